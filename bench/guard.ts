@@ -1,0 +1,2 @@
+/** Placeholder until the benchmark lands. */
+export async function* run(): AsyncIterable<Record<string, unknown>> {}

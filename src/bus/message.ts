@@ -1,0 +1,50 @@
+/**
+ * A message as it travels from hop to hop. Plain data only (invariant 6): no closures, no parsed
+ * trees, nothing another process could not receive as JSON. The envelope XML is the payload's
+ * carrier; the other fields are routing metadata the runtime itself wrote, so no hop has to trust
+ * what a handler put in the text.
+ */
+export type MessageKind =
+  /** An ordinary payload sent to a listener (by tag, by `to`, or by ingress). */
+  | 'message'
+  /** A reply travelling back up the call chain via respond(). */
+  | 'response'
+  /** `<huh>`: the sender's output did not parse, validate or route. */
+  | 'huh'
+  /** `<SystemError>`: delivery or handler failure reported to the sender. */
+  | 'system-error'
+  /** A tool call from a listener to a tool, and the tool's answer. */
+  | 'tool-call'
+  | 'tool-result';
+
+export interface Message {
+  /** Unique id of this message; the idempotency key for effects it causes. */
+  id: string;
+  /** Root thread id: one per injection, stable for the whole conversation, opaque to handlers. */
+  thread: string;
+  /** Call-chain frame the target handles this message in. Internal; never shown to handlers. */
+  frame: string;
+  /** Sender name, always written by the runtime. */
+  from: string;
+  /** Target listener name, resolved by the router. */
+  to: string;
+  /** Local name of the payload's root element. */
+  tag: string;
+  /** The full envelope XML, built by the runtime (see xml/envelope.ts). */
+  envelope: string;
+  kind: MessageKind;
+  /** How many hops the thread had taken when this message was sent. */
+  hop: number;
+  /** Epoch milliseconds when the message was sent. */
+  time: number;
+}
+
+/** What the API and history show for one message. */
+export interface MessageView {
+  id: string;
+  from: string;
+  to: string;
+  kind: MessageKind;
+  payload: string;
+  time: string;
+}

@@ -1,0 +1,33 @@
+import type { Message } from './message.ts';
+
+/**
+ * Carries messages between the router and the listeners' schedulers. The in-memory transport hands
+ * a message straight to the local consumer; the Redis Streams transport (several daemons) appends
+ * to a stream per listener and reads it through a consumer group. Everything above the transport
+ * sees only this interface, and one contract suite (test/bus/transport.contract.ts) runs against
+ * every implementation.
+ */
+export interface Transport {
+  /** Human-readable name for logs and metrics, e.g. `memory` or `redis`. */
+  readonly name: string;
+  /**
+   * Accept a message for later delivery to `message.to`. Resolves once the message is durable for
+   * this transport (in memory: queued; Redis: XADD acknowledged).
+   */
+  publish(message: Message): Promise<void>;
+  /**
+   * Start delivering messages addressed to `listener` to `deliver`. The transport considers a
+   * message done (acknowledges it) only when the promise returned by `deliver` settles, so a crash
+   * mid-handler leaves it to be redelivered where the transport supports that.
+   */
+  subscribe(listener: string, deliver: Deliver): Subscription;
+  /** Stop delivering and release connections. Pending publishes are flushed first. */
+  close(): Promise<void>;
+}
+
+export type Deliver = (message: Message) => Promise<void>;
+
+export interface Subscription {
+  /** Stop delivering to this subscriber. In-flight deliveries finish. */
+  unsubscribe(): Promise<void>;
+}

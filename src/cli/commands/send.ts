@@ -1,0 +1,8 @@
+import { UsageError } from '../../errors.ts';
+import type { CommandIo } from '../io.ts';
+
+export const summary = '(not built yet)';
+
+export async function run(_argv: string[], _io: CommandIo): Promise<number> {
+  throw new UsageError('send is not built yet');
+}

@@ -1,0 +1,65 @@
+/**
+ * `organism <command>`: each command is one module in ./commands exporting `run(argv, io)`.
+ * Exit codes: 0 success, 1 error, 2 refused (tools call) or as the command documents.
+ */
+import { OrganismError, UsageError } from '../errors.ts';
+import type { CommandIo } from './io.ts';
+import { processIo } from './io.ts';
+
+type CommandModule = { run(argv: string[], io: CommandIo): Promise<number>; summary: string };
+
+const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  run: () => import('./commands/run.ts'),
+  validate: () => import('./commands/validate.ts'),
+  send: () => import('./commands/send.ts'),
+  describe: () => import('./commands/describe.ts'),
+  tools: () => import('./commands/tools.ts'),
+  guard: () => import('./commands/guard.ts'),
+  audit: () => import('./commands/audit.ts'),
+};
+
+export async function main(argv: string[], io: CommandIo = processIo()): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.out(await usage());
+    return name === undefined ? 1 : 0;
+  }
+  if (name === '--version' || name === '-v') {
+    const pkg = await import('../../package.json', { with: { type: 'json' } });
+    io.out(pkg.default.version);
+    return 0;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    io.err(`organism: unknown command '${name}'. Run 'organism --help' for the list.`);
+    return 1;
+  }
+  try {
+    const command = await load();
+    return await command.run(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`organism ${name}: ${error.message}`);
+      return 1;
+    }
+    if (error instanceof OrganismError) {
+      io.err(`organism ${name}: ${error.message}`);
+      return 1;
+    }
+    io.err(`organism ${name}: ${(error as Error)?.stack ?? String(error)}`);
+    return 1;
+  }
+}
+
+async function usage(): Promise<string> {
+  const lines = ['usage: organism <command> [options]', '', 'commands:'];
+  for (const [name, load] of Object.entries(COMMANDS)) {
+    const summary = await load().then(
+      (m) => m.summary,
+      () => '',
+    );
+    lines.push(`  ${name.padEnd(10)} ${summary}`);
+  }
+  lines.push('', "Every command takes --config FILE (default ./organism.yaml). 'organism <command> --help' for more.");
+  return lines.join('\n');
+}

@@ -1,0 +1,132 @@
+/**
+ * Every failure Organism reports is one of these classes, each with a stable `code`.
+ * Transports, backends and the HTTP API all map failures through here, so the same failure reads
+ * the same wherever it surfaces. Add a class here rather than throwing a bare Error.
+ */
+
+export class OrganismError extends Error {
+  /** Stable, dotted, machine-readable code, e.g. `config.unknown_key`. */
+  readonly code: string;
+  /** Extra structured detail safe to show a caller (never secrets). */
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: string, message: string, details?: Record<string, unknown>, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.details = details;
+  }
+
+  toJSON(): { code: string; message: string } {
+    return { code: this.code, message: this.message };
+  }
+}
+
+/** One problem found in organism.yaml: where it is and what was expected. */
+export interface ConfigIssue {
+  file: string;
+  line?: number;
+  column?: number;
+  /** Key path such as `listeners[1].peers[0]`. */
+  path: string;
+  message: string;
+}
+
+/** organism.yaml could not be read, parsed or validated; carries every issue found, not just the first. */
+export class ConfigError extends OrganismError {
+  readonly issues: readonly ConfigIssue[];
+
+  constructor(issues: readonly ConfigIssue[]) {
+    super('config.invalid', issues.map(formatConfigIssue).join('\n'), { count: issues.length });
+    this.issues = issues;
+  }
+}
+
+export function formatConfigIssue(issue: ConfigIssue): string {
+  const where =
+    issue.line === undefined ? issue.file : `${issue.file}:${issue.line}${issue.column ? `:${issue.column}` : ''}`;
+  return `${where}: ${issue.path ? `${issue.path}: ` : ''}${issue.message}`;
+}
+
+/** Input XML refused by the parser: malformed, over a limit, DOCTYPE/entities, bad encoding. */
+export class XmlError extends OrganismError {
+  constructor(
+    code:
+      | 'xml.malformed'
+      | 'xml.too_large'
+      | 'xml.too_deep'
+      | 'xml.too_many_attributes'
+      | 'xml.text_too_long'
+      | 'xml.doctype'
+      | 'xml.encoding'
+      | 'xml.empty'
+      | 'xml.multiple_roots',
+    message: string,
+    details?: { line?: number; column?: number },
+  ) {
+    super(code, message, details);
+  }
+}
+
+/** A payload did not match its listener's schema. `path` names the field. */
+export class PayloadValidationError extends OrganismError {
+  constructor(message: string, details?: { tag: string; path?: string }) {
+    super('payload.invalid', message, details);
+  }
+}
+
+/** No listener accepts the message, or the sender may not address it. Text is deliberately generic. */
+export class RoutingError extends OrganismError {
+  constructor(message = 'Message could not be delivered. Please verify your target and try again.') {
+    super('routing', message);
+  }
+}
+
+/** A queue is full; the caller should retry later rather than the runtime growing memory. */
+export class BusyError extends OrganismError {
+  constructor(listener: string) {
+    super('busy', `listener ${listener} is busy; retry later`, { listener });
+  }
+}
+
+/** A per-thread budget (hops, depth) was exhausted. */
+export class BudgetError extends OrganismError {
+  constructor(what: 'hops' | 'depth', limit: number) {
+    super('budget', `thread ${what} budget of ${limit} exhausted`, { what, limit });
+  }
+}
+
+/** A handler did not finish in time. */
+export class HandlerTimeoutError extends OrganismError {
+  constructor(listener: string, ms: number) {
+    super('timeout', `handler ${listener} timed out after ${ms} ms`, { listener, ms });
+  }
+}
+
+/** The thread id given does not exist (or was collected). */
+export class ThreadNotFoundError extends OrganismError {
+  constructor(thread: string) {
+    super('thread.not_found', `thread not found: ${thread}`, { thread });
+  }
+}
+
+/** The bus is shutting down and accepts no new work. */
+export class ShuttingDownError extends OrganismError {
+  constructor() {
+    super('shutting_down', 'the organism is shutting down');
+  }
+}
+
+/** A listener module could not be loaded or does not export a listener. */
+export class ListenerLoadError extends OrganismError {
+  constructor(module: string, reason: string, options?: ErrorOptions) {
+    super('listener.load', `cannot load listener module ${module}: ${reason}`, { module }, options);
+  }
+}
+
+/** Bad use of the CLI (unknown flag, missing argument). Exit code 1 or 2 as the command documents. */
+export class UsageError extends OrganismError {
+  constructor(message: string) {
+    super('usage', message);
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The contract between the tool runtime and the tools. A tool is one file in tools/ (or
+ * librarian/) default-exporting a ToolDefinition; the runtime owns grants, guards, limits and audit,
+ * so a tool's `run` only does the work.
+ */
+import type { JsonSchema } from '../listener/types.ts';
+
+/** The one capability a tool needs. A thread's capability scope is a subset of these. */
+export const CAPABILITIES = [
+  'read',
+  'write',
+  'fetch_web',
+  'exec_shell',
+  'db_read',
+  'db_write',
+  'send_email',
+  'post_webhook',
+] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+/** Which guard judges a tool's calls before it runs. */
+export type GuardKind = 'shell' | 'file' | 'web' | 'email';
+
+/** Per-listener, per-tool settings from organism.yaml `tool_config`. Keys beyond these are tool-specific. */
+export interface ToolConfig {
+  rate_limit?: { per_minute: number; burst?: number };
+  timeout_ms?: number;
+  max_result_bytes?: number;
+  [key: string]: unknown;
+}
+
+/**
+ * Shared services tools reach through their run context (kv store, librarian backend, mailer...).
+ * Each service module adds its field here by declaration merging, so this file needs no imports.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: extended by declaration merging in service modules
+export interface ToolServices {}
+
+export interface ToolRunContext {
+  /** Aborted on timeout or shutdown; pass it to every I/O call. */
+  readonly signal: AbortSignal;
+  readonly listener: string;
+  readonly thread: string;
+  /** Unique id of this call; side-effecting tools use it to act once. */
+  readonly callId: string;
+  /** This listener's tool_config for this tool. */
+  readonly config: ToolConfig;
+  /** Absolute path of the organism's workspace (file tools and run_command are confined to it). */
+  readonly workspace: string;
+  /** Absolute path of the organism's data dir. */
+  readonly dataDir: string;
+  readonly services: ToolServices;
+}
+
+export interface ToolDefinition<Args = any, Result = unknown> {
+  /** snake_case, unique in the registry. */
+  name: string;
+  /** Written for an LLM: what it does, when to use it, what it returns. */
+  description: string;
+  /** JSON Schema of the arguments object; ajv checks it before anything runs. */
+  args: JsonSchema;
+  readOnly: boolean;
+  capability: Capability;
+  source: 'native' | 'external';
+  /** The guard that judges each call, if any. */
+  guard?: GuardKind;
+  /** True for tools with effects outside the organism (mail, webhooks, writes); they act once per call id. */
+  sideEffect?: boolean;
+  /** Why the tool cannot be used in this organism (say, no SMTP configured), or null when it can. */
+  unavailable?(services: ToolServices): string | null;
+  run(args: Args, ctx: ToolRunContext): Promise<Result>;
+}
+
+/** Why a call was refused or failed; readable by an agent so it can recover. */
+export interface ToolFailure {
+  code: string;
+  message: string;
+  rule_id?: string;
+  suggestion?: string;
+}
+
+/** What every call returns, refused or not. Never thrown. */
+export type ToolResult =
+  | { status: 'ok'; tool: string; value: unknown; warnings?: string[]; truncated?: { original_bytes: number } }
+  | { status: 'refused'; tool: string; error: ToolFailure }
+  | { status: 'error'; tool: string; error: ToolFailure };
+
+/** How handlers call tools: `await ctx.tools.call('calculate', { expression: '2 + 2' })`. */
+export interface ToolCaller {
+  call(name: string, args: unknown): Promise<ToolResult>;
+}
