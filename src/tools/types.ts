@@ -64,6 +64,11 @@ export interface ToolDefinition<Args = any, Result = unknown> {
   source: 'native' | 'external';
   /** The guard that judges each call, if any. */
   guard?: GuardKind;
+  /**
+   * JSON Schema of this tool's own `tool_config` keys (allowed_paths, allowed_domains, ...). The
+   * common keys (rate_limit, timeout_ms, max_result_bytes) are added by the runtime.
+   */
+  config?: JsonSchema;
   /** True for tools with effects outside the organism (mail, webhooks, writes); they act once per call id. */
   sideEffect?: boolean;
   /** Why the tool cannot be used in this organism (say, no SMTP configured), or null when it can. */
