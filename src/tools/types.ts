@@ -3,6 +3,7 @@
  * librarian/) default-exporting a ToolDefinition; the runtime owns grants, guards, limits and audit,
  * so a tool's `run` only does the work.
  */
+import type { OrganismConfig } from '../config/types.ts';
 import type { JsonSchema } from '../listener/types.ts';
 
 /** The one capability a tool needs. A thread's capability scope is a subset of these. */
@@ -30,11 +31,20 @@ export interface ToolConfig {
 }
 
 /**
- * Shared services tools reach through their run context (kv store, librarian backend, mailer...).
- * Each service module adds its field here by declaration merging, so this file needs no imports.
+ * Shared services tools reach through their run context. Long-lived clients (a Redis connection,
+ * an SMTP transport, a librarian backend) are created on first use through `resources`, keyed by
+ * name, and closed by the runtime at shutdown; so no tool keeps its own global state.
  */
-// biome-ignore lint/suspicious/noEmptyInterface: extended by declaration merging in service modules
-export interface ToolServices {}
+export interface ToolServices {
+  /** The whole validated organism config (tools read their own section: kv, smtp, librarian, ...). */
+  readonly config: OrganismConfig;
+  readonly resources: ResourceCache;
+}
+
+export interface ResourceCache {
+  /** The resource under `key`, created once by `create`; `close` runs at runtime shutdown. */
+  get<T>(key: string, create: () => T | Promise<T>, close?: (resource: T) => void | Promise<void>): Promise<T>;
+}
 
 export interface ToolRunContext {
   /** Aborted on timeout or shutdown; pass it to every I/O call. */
