@@ -3,7 +3,13 @@
  * truth for keys, defaults and descriptions; this type mirrors it (test/config/schema-types.test.ts
  * keeps the two in step). snake_case as in the file.
  */
-import type { ToolConfig } from '../tools/types.ts';
+/** Per-listener, per-tool settings from organism.yaml `tool_config`. Keys beyond these are tool-specific. */
+export interface ToolConfig {
+  rate_limit?: { per_minute: number; burst?: number };
+  timeout_ms?: number;
+  max_result_bytes?: number;
+  [key: string]: unknown;
+}
 
 export type TrustLevel = 'low' | 'medium' | 'high';
 

@@ -3,7 +3,7 @@
  * librarian/) default-exporting a ToolDefinition; the runtime owns grants, guards, limits and audit,
  * so a tool's `run` only does the work.
  */
-import type { OrganismConfig } from '../config/types.ts';
+import type { OrganismConfig, ToolConfig } from '../config/types.ts';
 import type { JsonSchema } from '../listener/types.ts';
 
 /** The one capability a tool needs. A thread's capability scope is a subset of these. */
@@ -22,13 +22,7 @@ export type Capability = (typeof CAPABILITIES)[number];
 /** Which guard judges a tool's calls before it runs. */
 export type GuardKind = 'shell' | 'file' | 'web' | 'email';
 
-/** Per-listener, per-tool settings from organism.yaml `tool_config`. Keys beyond these are tool-specific. */
-export interface ToolConfig {
-  rate_limit?: { per_minute: number; burst?: number };
-  timeout_ms?: number;
-  max_result_bytes?: number;
-  [key: string]: unknown;
-}
+export type { ToolConfig } from '../config/types.ts';
 
 /**
  * Shared services tools reach through their run context. Long-lived clients (a Redis connection,
