@@ -1,0 +1,269 @@
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OrganismConfig } from '../../src/config/types.ts';
+import type { ToolConfig, ToolRunContext } from '../../src/tools/types.ts';
+import { parseArgv, splitCommandList } from '../../tools/lib/proc-argv.ts';
+import runCommand from '../../tools/run-command.ts';
+
+let ws: string;
+
+function makeCtx(
+  config: ToolConfig = {},
+  signal: AbortSignal = new AbortController().signal,
+): ToolRunContext {
+  const cache = new Map<string, unknown>();
+  return {
+    signal,
+    listener: 'tester',
+    thread: 'thread-1',
+    callId: 'call-1',
+    config,
+    workspace: ws,
+    dataDir: ws,
+    services: {
+      config: {} as OrganismConfig,
+      resources: {
+        async get<T>(key: string, create: () => T | Promise<T>): Promise<T> {
+          if (!cache.has(key)) cache.set(key, await create());
+          return cache.get(key) as T;
+        },
+      },
+    },
+  };
+}
+
+const run = (command: string, config: ToolConfig = {}, extra: { cwd?: string; timeout_ms?: number } = {}) =>
+  runCommand.run({ command, ...extra }, makeCtx(config));
+
+/** A process is gone when kill(pid, 0) fails or it is only a zombie waiting to be reaped. */
+async function isGone(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return stat === '' || /^\d+ \(.*\) Z/.test(stat);
+}
+
+async function waitGone(pid: number): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    if (await isGone(pid)) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+beforeAll(async () => {
+  ws = await mkdtemp(path.join(os.tmpdir(), 'organism-run-command-'));
+  await mkdir(path.join(ws, 'sub'));
+  await writeFile(path.join(ws, 'a-file.txt'), 'x');
+  await symlink('/etc', path.join(ws, 'etc-link'));
+});
+
+afterAll(async () => {
+  await rm(ws, { recursive: true, force: true });
+});
+
+describe('argv tokenizer', () => {
+  it('splits on blanks and honours quotes and escapes', () => {
+    expect(parseArgv(`printf '%s|' a 'b c' "d\\"e" f\\ g`)).toEqual([
+      'printf',
+      '%s|',
+      'a',
+      'b c',
+      'd"e',
+      'f g',
+    ]);
+  });
+  it('keeps operators inside quotes literal', () => {
+    expect(parseArgv(`echo 'a | b' "c && d; e > f"`)).toEqual(['echo', 'a | b', 'c && d; e > f']);
+  });
+  it('refuses operators and substitution outside quotes, naming the column', () => {
+    for (const [cmd, col] of [
+      ['ls | wc', 4],
+      ['true && false', 6],
+      ['echo a; echo b', 7],
+      ['echo x > out.txt', 8],
+      ['echo $(id)', 6],
+      ['echo `id`', 6],
+    ] as const) {
+      expect(() => parseArgv(cmd)).toThrow(expect.objectContaining({ code: 'command.needs_shell' }));
+      expect(() => parseArgv(cmd)).toThrow(`column ${col}`);
+    }
+  });
+  it('splits a shell list into simple commands and drops 2>&1', () => {
+    expect(splitCommandList('git status && git diff 2>&1 | head -n 5; ls')).toEqual([
+      ['git', 'status'],
+      ['git', 'diff'],
+      ['head', '-n', '5'],
+      ['ls'],
+    ]);
+  });
+});
+
+describe('run_command: success', () => {
+  it('runs a program without a shell and returns its output', async () => {
+    const r = await run(`printf '%s|' a 'b c' "$HOME"`);
+    // $HOME is literal without a shell.
+    expect(r).toEqual({
+      exit_code: 0,
+      signal: null,
+      stdout: 'a|b c|$HOME|',
+      stderr: '',
+      timed_out: false,
+      truncated: false,
+    });
+  });
+  it('reports a non-zero exit and stderr as a normal result', async () => {
+    const r = await run(`sh -c 'echo oops >&2; exit 3'`);
+    expect(r.exit_code).toBe(3);
+    expect(r.stderr).toBe('oops\n');
+    expect(r.timed_out).toBe(false);
+  });
+  it('runs in the workspace, or in cwd inside it', async () => {
+    expect((await run('pwd')).stdout.trim()).toBe(await realpath(ws));
+    expect((await run('pwd', {}, { cwd: 'sub' })).stdout.trim()).toBe(await realpath(path.join(ws, 'sub')));
+  });
+  it('uses /bin/sh -c when tool_config says shell: true', async () => {
+    const r = await run('echo abc | tr a-c x-z && echo done', { shell: true });
+    expect(r.stdout).toBe('xyz\ndone\n');
+  });
+});
+
+describe('run_command: bad arguments', () => {
+  it('refuses shell syntax without shell: true and runs nothing', async () => {
+    const err = await run('echo hi > made.txt').catch((e) => e);
+    expect(err.code).toBe('command.needs_shell');
+    expect(err.message).toContain('shell: true');
+    await expect(readFile(path.join(ws, 'made.txt'))).rejects.toThrow();
+  });
+  it('refuses an unterminated quote', async () => {
+    await expect(run(`echo 'abc`)).rejects.toMatchObject({ code: 'command.syntax' });
+  });
+  it('refuses an empty command and a bad timeout', async () => {
+    await expect(run('   ')).rejects.toMatchObject({ code: 'command.bad_argument' });
+    await expect(run('true', {}, { timeout_ms: 0 })).rejects.toMatchObject({ code: 'command.bad_argument' });
+    await expect(run('true', {}, { timeout_ms: 1.5 })).rejects.toMatchObject({
+      code: 'command.bad_argument',
+    });
+  });
+  it('refuses a cwd outside the workspace, through a symlink, missing, or a file', async () => {
+    for (const cwd of ['..', '/tmp', 'etc-link', 'no-such-dir', 'a-file.txt']) {
+      await expect(run('pwd', {}, { cwd })).rejects.toMatchObject({ code: 'command.bad_cwd' });
+    }
+  });
+  it('refuses bad tool_config values by key', async () => {
+    await expect(run('true', { shell: 'yes' })).rejects.toThrow('tool_config.shell');
+    await expect(run('true', { max_output_bytes: -1 })).rejects.toThrow('tool_config.max_output_bytes');
+    await expect(run('true', { allowed_commands: [''] })).rejects.toThrow('allowed_commands[0]');
+  });
+});
+
+describe('run_command: allowed_commands', () => {
+  const config = { allowed_commands: ['echo', 'printf %s', ['sh', '-c', 'exit 0']] };
+  it('runs commands that start with an allowed program or prefix', async () => {
+    expect((await run('echo hi', config)).stdout).toBe('hi\n');
+    expect((await run('printf %s ok', config)).stdout).toBe('ok');
+    expect((await run(`sh -c 'exit 0'`, config)).exit_code).toBe(0);
+  });
+  it('refuses anything else with a clear error', async () => {
+    for (const cmd of ['ls', 'printf x', '/bin/echo hi', './echo', `sh -c 'exit 1'`]) {
+      const err = await run(cmd, config).catch((e) => e);
+      expect(err.code).toBe('command.not_allowed');
+      expect(err.message).toContain('"echo"');
+    }
+  });
+  it('with a shell, checks every command of a list and refuses substitution and redirection', async () => {
+    const shellConfig = { ...config, shell: true };
+    expect((await run('echo a && echo b 2>&1 | printf %s x', shellConfig)).stdout).toBe('a\nx');
+    for (const cmd of ['echo a; ls', 'echo $(ls)', 'echo "`ls`"', 'echo a > f.txt', '(ls)', 'echo a | cat']) {
+      await expect(run(cmd, shellConfig)).rejects.toMatchObject({ code: 'command.not_allowed' });
+    }
+  });
+});
+
+describe('run_command: environment', () => {
+  it('passes no API key to the child, only the allowlist', async () => {
+    process.env.FAKE_API_KEY = 'secret-value-123';
+    process.env.ORGANISM_TEST_VISIBLE = 'visible';
+    try {
+      const r = await run('env', { env_allowlist: ['ORGANISM_TEST_VISIBLE'] });
+      expect(r.exit_code).toBe(0);
+      expect(r.stdout).not.toContain('FAKE_API_KEY');
+      expect(r.stdout).not.toContain('secret-value-123');
+      expect(r.stdout).toContain('ORGANISM_TEST_VISIBLE=visible');
+      expect(r.stdout).toMatch(/^PATH=/m);
+      const names = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('=')[0]);
+      for (const n of names)
+        expect(['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TERM', 'ORGANISM_TEST_VISIBLE', 'PWD']).toContain(n);
+    } finally {
+      delete process.env.FAKE_API_KEY;
+      delete process.env.ORGANISM_TEST_VISIBLE;
+    }
+  });
+  it('refuses a credential-looking name in env_allowlist', async () => {
+    await expect(run('env', { env_allowlist: ['OPENAI_API_KEY'] })).rejects.toMatchObject({
+      code: 'command.bad_config',
+    });
+    await expect(run('env', { env_allowlist: ['GITHUB_TOKEN'] })).rejects.toMatchObject({
+      code: 'command.bad_config',
+    });
+  });
+});
+
+describe('run_command: the outside world failing', () => {
+  it('says command not found, with the exit code a shell would give', async () => {
+    const err = await run('no-such-program-xyz --flag').catch((e) => e);
+    expect(err.code).toBe('command.not_found');
+    expect(err.message).toContain('no-such-program-xyz');
+    expect(err.message).toContain('127');
+  });
+  it('kills a program that runs past its timeout', async () => {
+    const r = await run('sleep 30', {}, { timeout_ms: 300 });
+    expect(r.timed_out).toBe(true);
+    expect(r.exit_code).toBeNull();
+    expect(r.signal).toBe('SIGKILL');
+  });
+  it('caps the timeout at tool_config.timeout_ms', async () => {
+    const r = await run('sleep 30', { timeout_ms: 300 }, { timeout_ms: 60_000 });
+    expect(r.timed_out).toBe(true);
+  });
+  it('on timeout kills the whole process group, grandchildren included', async () => {
+    const r = await run(
+      `sleep 30 & echo $! > grandchild.pid; sleep 30`,
+      { shell: true },
+      { timeout_ms: 500 },
+    );
+    expect(r.timed_out).toBe(true);
+    const pid = Number((await readFile(path.join(ws, 'grandchild.pid'), 'utf8')).trim());
+    expect(pid).toBeGreaterThan(0);
+    expect(await waitGone(pid)).toBe(true);
+  });
+  it('leaves no background process behind when the command exits', async () => {
+    const r = await run('sleep 30 & echo $!', { shell: true });
+    expect(r.exit_code).toBe(0);
+    const pid = Number(r.stdout.trim());
+    expect(await waitGone(pid)).toBe(true);
+  });
+  it('cuts huge output at max_output_bytes and says so', async () => {
+    const r = await run(`sh -c 'seq 1 100000; seq 1 1000 >&2'`, { max_output_bytes: 1000 });
+    expect(r.exit_code).toBe(0);
+    expect(r.truncated).toBe(true);
+    expect(Buffer.byteLength(r.stdout)).toBe(1000);
+    expect(r.stdout.startsWith('1\n2\n3\n')).toBe(true);
+    expect(r.stdout_bytes).toBe((await run('seq 1 100000', { max_output_bytes: 10_000_000 })).stdout.length);
+    expect(Buffer.byteLength(r.stderr)).toBe(1000);
+  });
+  it('stops and kills the group when the call is cancelled', async () => {
+    const controller = new AbortController();
+    const pending = runCommand.run({ command: 'sleep 30' }, makeCtx({}, controller.signal));
+    setTimeout(() => controller.abort(), 100);
+    await expect(pending).rejects.toMatchObject({ code: 'command.aborted' });
+  });
+});

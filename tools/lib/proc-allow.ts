@@ -1,0 +1,43 @@
+/**
+ * The `allowed_commands` rule of run_command: a list of program names (`git`) or argv prefixes
+ * (`git status`, or `["git", "log"]`). A command runs only if its argv starts with one of them.
+ */
+import { CommandError } from '../../src/errors.ts';
+
+export type AllowedCommand = string | string[];
+
+/** Normalises config entries into argv prefixes; throws command.bad_config on an unusable entry. */
+export function compileAllowed(entries: readonly AllowedCommand[]): string[][] {
+  return entries.map((entry, i) => {
+    const prefix = typeof entry === 'string' ? entry.trim().split(/\s+/).filter(Boolean) : [...entry];
+    if (prefix.length === 0 || prefix.some((p) => typeof p !== 'string' || p === '')) {
+      throw new CommandError(
+        'command.bad_config',
+        `tool_config.allowed_commands[${i}] is empty; give a program name or an argv prefix such as "git status"`,
+      );
+    }
+    return prefix;
+  });
+}
+
+/**
+ * True when argv begins with the prefix, word for word. The program is compared as written: an
+ * entry `git` matches `git` (found on PATH) but not `./git` or `/tmp/git`, so a file the agent wrote
+ * cannot pass as an allowed program.
+ */
+export function matchesPrefix(argv: readonly string[], prefix: readonly string[]): boolean {
+  if (argv.length < prefix.length) return false;
+  return prefix.every((word, i) => argv[i] === word);
+}
+
+/** Throws command.not_allowed naming the program and what is allowed. */
+export function assertAllowed(argv: readonly string[], allowed: readonly string[][]): void {
+  if (allowed.some((prefix) => matchesPrefix(argv, prefix))) return;
+  const list = allowed.map((p) => `"${p.join(' ')}"`).join(', ');
+  const shown = argv.slice(0, 3).join(' ') + (argv.length > 3 ? ' ...' : '');
+  throw new CommandError(
+    'command.not_allowed',
+    `"${shown}" is not an allowed command here; this listener may run only commands starting with: ${list}`,
+    { rule_id: 'run_command.allowed_commands', program: argv[0] },
+  );
+}
