@@ -1,2 +1,81 @@
-/** Placeholder until the benchmark lands. */
-export async function* run(): AsyncIterable<Record<string, unknown>> {}
+/**
+ * Part 1's figures: a full pipeline pass against its floor (fast-xml-parser parse + build of the
+ * same envelope, the least work a naive bus could do), hop latency with one message in flight, and
+ * RSS after a 10,000-hop forward chain (measured in a fresh process).
+ */
+import { XMLBuilder, XMLParser } from 'fast-xml-parser';
+import { buildEnvelope } from '../src/xml/envelope.ts';
+import { percentile, round, runChild } from './support.ts';
+import { selfLoopBus } from './support-bus.ts';
+
+const SAMPLE_PAYLOAD = '<ping><text>Hello, Ada!</text><n>1</n></ping>';
+
+export async function* run(): AsyncIterable<Record<string, unknown>> {
+  const envelope = buildEnvelope({ from: 'pinger', to: 'pinger', thread: '2b1c8f0e-6a0c-4e52-9a53-4f3f5b3c9d11' }, SAMPLE_PAYLOAD);
+
+  const floor = floorPerSecond(envelope);
+  const passes = await pipelinePassesPerSecond();
+  yield {
+    name: 'pipeline',
+    pipeline_passes_per_s: round(passes, 0),
+    floor_fxp_parse_build_per_s: round(floor, 0),
+    ratio: round(passes / floor, 2),
+    target_ratio: 1.0,
+  };
+
+  const latency = await hopLatencies(20_000);
+  yield {
+    name: 'hop_latency',
+    hop_latency_us_p50: round(percentile(latency, 50), 1),
+    hop_latency_us_p99: round(percentile(latency, 99), 1),
+    samples: latency.length,
+    target_p50_us: 50,
+  };
+
+  const rss = JSON.parse(await runChild('./rss-chain.ts', ['10000'])) as Record<string, unknown>;
+  yield { name: 'rss_chain', ...rss, target_rss_mb: 80 };
+}
+
+/** fast-xml-parser parse + build of the envelope: the floor a pass must not fall below. */
+function floorPerSecond(envelope: string): number {
+  const parser = new XMLParser({ ignoreAttributes: false, parseTagValue: false });
+  const builder = new XMLBuilder({ ignoreAttributes: false });
+  const ms = 1_500;
+  let ops = 0;
+  for (let i = 0; i < 2_000; i++) builder.build(parser.parse(envelope));
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(ms) * 1_000_000n;
+  let now = start;
+  while (now < deadline) {
+    for (let i = 0; i < 100; i++) builder.build(parser.parse(envelope));
+    ops += 100;
+    now = process.hrtime.bigint();
+  }
+  return ops / (Number(now - start) / 1e9);
+}
+
+/** Several threads each looping through one listener: every handler call is one full pass. */
+async function pipelinePassesPerSecond(): Promise<number> {
+  const passesPerThread = 20_000;
+  const threads = 8;
+  const warm = await selfLoopBus(2_000);
+  await warm.run(4);
+  await warm.stop();
+  const loop = await selfLoopBus(passesPerThread);
+  const start = process.hrtime.bigint();
+  const total = await loop.run(threads);
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  await loop.stop();
+  return total / seconds;
+}
+
+/** Time between consecutive handler invocations of one self-looping thread, in microseconds. */
+async function hopLatencies(hops: number): Promise<Float64Array> {
+  const loop = await selfLoopBus(hops, true);
+  await loop.run(1);
+  await loop.stop();
+  const stamps = loop.stamps;
+  const deltas = new Float64Array(stamps.length - 1);
+  for (let i = 1; i < stamps.length; i++) deltas[i - 1] = Number(stamps[i]! - stamps[i - 1]!) / 1_000;
+  return deltas.sort();
+}

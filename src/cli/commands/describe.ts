@@ -1,8 +1,41 @@
+import { loadConfig } from '../../config/index.ts';
 import { UsageError } from '../../errors.ts';
+import { schemaToExample, schemaToPrompt, schemaToXsd } from '../../xml/describe.ts';
+import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
 import type { CommandIo } from '../io.ts';
 
-export const summary = '(not built yet)';
+export const summary = "print a listener's payload XSD, an example payload and its prompt fragment";
 
-export async function run(_argv: string[], _io: CommandIo): Promise<number> {
-  throw new UsageError('describe is not built yet');
+const HELP = `usage: organism describe <listener> [--example] [--config FILE]
+
+Prints the payload schema as XSD, an example payload, and the prompt fragment agents see.
+--example prints only the example XML (handy for 'organism send').`;
+
+export async function run(argv: string[], io: CommandIo): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, { ...CONFIG_OPTION, example: { type: 'boolean' } });
+  if (values.help) {
+    io.out(HELP);
+    return 0;
+  }
+  const name = positionals[0];
+  if (!name || positionals.length > 1) throw new UsageError('give one listener name');
+  const { listeners } = await loadConfig(values.config);
+  const listener = listeners.find((l) => l.config.name === name);
+  if (!listener) {
+    io.err(`organism describe: no listener named '${name}'. Listeners: ${listeners.map((l) => l.config.name).join(', ')}`);
+    return 1;
+  }
+  if (!listener.definition) {
+    io.err(`organism describe: '${name}' has no payload schema (an agent without a handler module)`);
+    return 1;
+  }
+  const spec = { tag: listener.tag, schema: listener.definition.payload.schema };
+  const example = schemaToExample(spec);
+  if (values.example) {
+    io.out(example);
+    return 0;
+  }
+  const description = listener.config.description || listener.definition.description || '';
+  io.out(`# ${name}: <${spec.tag}>\n\n## XSD\n${schemaToXsd(spec)}\n\n## Example\n${example}\n\n## Prompt\n${schemaToPrompt(spec, name, description)}`);
+  return 0;
 }

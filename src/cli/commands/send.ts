@@ -1,8 +1,77 @@
+import { loadConfig } from '../../config/index.ts';
 import { UsageError } from '../../errors.ts';
+import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
 import type { CommandIo } from '../io.ts';
 
-export const summary = '(not built yet)';
+export const summary = 'send a payload to a running daemon; --wait prints the thread as it unfolds';
 
-export async function run(_argv: string[], _io: CommandIo): Promise<number> {
-  throw new UsageError('send is not built yet');
+const HELP = `usage: organism send [--to LISTENER] '<payload/>' [--wait] [--thread ID] [--url URL] [--config FILE]
+
+Posts the payload to the daemon (its address from organism.yaml's server section, or --url) and
+prints {"thread", "message"}. With --wait it prints each message of the thread as it arrives and
+returns when the thread has nothing left in flight.`;
+
+export async function run(argv: string[], io: CommandIo): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    ...CONFIG_OPTION,
+    to: { type: 'string' },
+    wait: { type: 'boolean', short: 'w' },
+    thread: { type: 'string' },
+    url: { type: 'string' },
+  });
+  if (values.help) {
+    io.out(HELP);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError("give exactly one payload, e.g. '<greeting><name>Ada</name></greeting>'");
+  const base = values.url ?? (await daemonUrl(values.config));
+  let response: Response;
+  try {
+    response = await fetch(`${base}/api/v1/inject`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ to: values.to, payload: positionals[0], thread: values.thread }),
+    });
+  } catch (error) {
+    io.err(`organism send: cannot reach the daemon at ${base}: ${(error as Error).cause ?? (error as Error).message}. Is 'organism run' running?`);
+    return 1;
+  }
+  const body = (await response.json()) as { thread?: string; error?: { code: string; message: string } };
+  if (!response.ok || !body.thread) {
+    io.err(`organism send: ${response.status} ${body.error?.code ?? ''}: ${body.error?.message ?? 'unexpected answer'}`);
+    return 1;
+  }
+  io.out(JSON.stringify(body));
+  if (!values.wait) return 0;
+  return follow(base, body.thread, io);
+}
+
+async function follow(base: string, thread: string, io: CommandIo): Promise<number> {
+  const response = await fetch(`${base}/api/v1/threads/${encodeURIComponent(thread)}/follow`);
+  if (!response.ok || !response.body) {
+    io.err(`organism send: cannot follow thread ${thread}: ${response.status}`);
+    return 1;
+  }
+  const decoder = new TextDecoder();
+  let buffered = '';
+  for await (const chunk of response.body) {
+    buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+    let newline = buffered.indexOf('\n');
+    while (newline >= 0) {
+      const line = buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+      newline = buffered.indexOf('\n');
+      if (!line) continue;
+      const item = JSON.parse(line) as { idle?: boolean; from?: string; to?: string; kind?: string; payload?: string };
+      if (item.idle) return 0;
+      io.out(`${item.from} -> ${item.to} [${item.kind}] ${item.payload}`);
+    }
+  }
+  return 0;
+}
+
+async function daemonUrl(configPath: string): Promise<string> {
+  const { config } = await loadConfig(configPath, { loadModules: false });
+  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  return `http://${host}:${config.server.port}`;
 }

@@ -1,0 +1,96 @@
+/** A bus whose one listener sends each payload back to itself: each handler call is one hop. */
+import pino from 'pino';
+import { Bus } from '../src/bus/bus.ts';
+import { MemoryTransport } from '../src/bus/memory-transport.ts';
+import { defineListener } from '../src/listener/types.ts';
+
+const PING = {
+  tag: 'ping',
+  schema: {
+    type: 'object',
+    properties: { text: { type: 'string' }, n: { type: 'integer' } },
+    required: ['text', 'n'],
+    additionalProperties: false,
+  },
+};
+
+export interface SelfLoop {
+  /** Starts `threads` threads and resolves when each has made its hops; returns total handler calls. */
+  run(threads: number): Promise<number>;
+  stop(): Promise<void>;
+  /** hrtime of each handler call, when recording was asked for. */
+  stamps: bigint[];
+}
+
+export async function selfLoopBus(hopsPerThread: number, record = false, historyPerThread = 100): Promise<SelfLoop> {
+  const stamps: bigint[] = [];
+  let calls = 0;
+  const finished = new Map<string, () => void>();
+  const definition = defineListener<{ text: string; n: number }>({
+    payload: PING,
+    handler: (p, ctx) => {
+      calls++;
+      if (record) stamps.push(process.hrtime.bigint());
+      if (p.n >= hopsPerThread) {
+        finished.get(ctx.thread)?.();
+        return;
+      }
+      return ctx.send('pinger', { text: p.text, n: p.n + 1 });
+    },
+  });
+  const bus = new Bus(
+    [
+      {
+        tag: 'ping',
+        definition,
+        config: {
+          name: 'pinger',
+          description: 'bench',
+          agent: false,
+          peers: ['pinger'],
+          broadcast: false,
+          tools: [],
+          tool_config: {},
+          trust: 'medium',
+          max_turns: 10,
+        },
+      },
+    ],
+    new MemoryTransport(),
+    {
+      limits: {
+        max_message_bytes: 1_048_576,
+        max_xml_depth: 64,
+        max_attributes: 64,
+        max_text_length: 1_048_576,
+        max_thread_hops: hopsPerThread + 10,
+        max_call_depth: hopsPerThread + 10,
+        handler_timeout_ms: 30_000,
+        max_history_per_thread: historyPerThread,
+        thread_idle_ms: 600_000,
+      },
+      bus: { transport: 'memory', group: 'bench', queue_length: 1_000, max_concurrent: 16, drain_timeout_ms: 1_000 },
+      logger: pino({ level: 'silent' }),
+    },
+  );
+  bus.start();
+  return {
+    stamps,
+    async run(threads) {
+      const before = calls;
+      await Promise.all(
+        Array.from({ length: threads }, async () => {
+          const { thread } = await bus.inject({ to: 'pinger', payload: '<ping><text>Hello, Ada!</text><n>1</n></ping>' });
+          await new Promise<void>((resolve) => {
+            if (bus.thread(thread)?.status !== 'active') return resolve();
+            finished.set(thread, resolve);
+          });
+        }),
+      );
+      return calls - before;
+    },
+    async stop() {
+      await bus.stop(1_000);
+    },
+  };
+}

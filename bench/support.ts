@@ -1,0 +1,45 @@
+/** Small helpers shared by benchmarks: percentiles, timing, a child-process runner for clean RSS. */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export function percentile(sorted: Float64Array | number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
+
+export function round(value: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+/** Runs `fn` repeatedly for about `ms` milliseconds (after a warm-up) and returns operations per second. */
+export function opsPerSecond(fn: () => void, ms = 1_000): number {
+  for (let i = 0; i < 2_000; i++) fn();
+  let ops = 0;
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(ms) * 1_000_000n;
+  let now = start;
+  while (now < deadline) {
+    for (let i = 0; i < 200; i++) fn();
+    ops += 200;
+    now = process.hrtime.bigint();
+  }
+  return ops / (Number(now - start) / 1e9);
+}
+
+/** Runs a TypeScript file in a fresh Node process (so its RSS is its own) and returns its stdout. */
+export function runChild(relativeFile: string, args: string[] = []): Promise<string> {
+  const file = fileURLToPath(new URL(relativeFile, import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', file, ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${relativeFile} exited ${code}`))));
+  });
+}

@@ -1,0 +1,663 @@
+/**
+ * The bus: the way a message travels (ARCHITECTURE.md). Ingress and handler output are parsed,
+ * routed and permitted here, wrapped in an envelope whose `<from>` and `<thread>` come from the
+ * runtime's own state, published on the transport, and on delivery parsed, decoded, validated,
+ * scheduled and handled. Every failure becomes a message (`<huh>` or `<SystemError>`) and the bus
+ * keeps running.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { BusSection, LimitsSection } from '../config/types.ts';
+import {
+  BusyError,
+  OrganismError,
+  RoutingError,
+  ShuttingDownError,
+  ThreadNotFoundError,
+  XmlError,
+} from '../errors.ts';
+import type { HandlerResult, IncomingReply, Outgoing } from '../listener/types.ts';
+import type { Capability, ToolResult } from '../tools/types.ts';
+import { decodePayload, encodePayload } from '../xml/codec.ts';
+import { schemaToExample, schemaToPrompt, schemaToXsd } from '../xml/describe.ts';
+import { buildEnvelope, parseEnvelope } from '../xml/envelope.ts';
+import type { XmlLimits } from '../xml/limits.ts';
+import { parsePayload } from '../xml/parse.ts';
+import { repairPayloads } from '../xml/repair.ts';
+import type { BusApi, InjectRequest, InjectResult, ListenerInfo, ThreadView, ThreadWatcher } from './api.ts';
+import { DeliveryContext } from './context.ts';
+import { ThreadHistory } from './history.ts';
+import { buildRuntimeListeners, type ListenerSpec, type RuntimeListener } from './listeners.ts';
+import type { Message, MessageKind, MessageView } from './message.ts';
+import { ListenerQueue } from './scheduler.ts';
+import { huhXml, SYSTEM_SENDER, type HuhReason, type SystemErrorCode, systemErrorXml } from './system.ts';
+import { type Frame, ThreadRegistry, type ThreadState } from './threads.ts';
+import type { Subscription, Transport } from './transport.ts';
+
+/** How the bus reaches the tool dispatcher (src/tools), without depending on it. */
+export interface ToolPort {
+  call(request: {
+    tool: string;
+    args: unknown;
+    listener: string;
+    thread: string;
+    scope?: readonly Capability[];
+    callId?: string;
+  }): Promise<ToolResult>;
+}
+
+export interface BusOptions {
+  limits: LimitsSection;
+  bus: BusSection;
+  logger: Logger;
+  tools?: ToolPort;
+  /** Threads whose history is kept in memory. */
+  historyMaxThreads?: number;
+}
+
+interface Delivery {
+  message: Message;
+  thread: ThreadState;
+  frame: Frame;
+  target: RuntimeListener;
+  /** Decoded own payload, or undefined when `reply` is set. */
+  payload: Record<string, unknown> | undefined;
+  reply: IncomingReply | undefined;
+  done: () => void;
+}
+
+const INGRESS_DEFAULT = 'api';
+
+export class Bus implements BusApi {
+  private readonly listenersByName: Map<string, RuntimeListener>;
+  private readonly byTag = new Map<string, RuntimeListener[]>();
+  private readonly queues = new Map<string, ListenerQueue<Delivery>>();
+  private readonly subscriptions: Subscription[] = [];
+  private readonly threads: ThreadRegistry;
+  readonly history: ThreadHistory;
+  private readonly xmlLimits: XmlLimits;
+  private readonly watchers = new Map<string, Set<ThreadWatcher>>();
+  private readonly running = new Set<AbortController>();
+  private readonly logger: Logger;
+  private sweeper: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private totalInFlight = 0;
+  private drainWaiters: Array<() => void> = [];
+
+  constructor(
+    specs: readonly ListenerSpec[],
+    private readonly transport: Transport,
+    private readonly options: BusOptions,
+  ) {
+    this.logger = options.logger;
+    this.listenersByName = buildRuntimeListeners(specs, options.limits, options.bus);
+    for (const listener of this.listenersByName.values()) {
+      const list = this.byTag.get(listener.tag) ?? [];
+      list.push(listener);
+      this.byTag.set(listener.tag, list);
+    }
+    const { limits } = options;
+    this.xmlLimits = {
+      maxBytes: limits.max_message_bytes,
+      maxDepth: limits.max_xml_depth,
+      maxAttributes: limits.max_attributes,
+      maxTextLength: limits.max_text_length,
+    };
+    this.threads = new ThreadRegistry({
+      maxHops: limits.max_thread_hops,
+      maxDepth: limits.max_call_depth,
+      idleMs: limits.thread_idle_ms,
+    });
+    this.history = new ThreadHistory({
+      maxPerThread: limits.max_history_per_thread,
+      maxThreads: options.historyMaxThreads ?? 10_000,
+    });
+    this.history.subscribe((thread, view) => {
+      const set = this.watchers.get(thread);
+      if (set) for (const w of set) w.onMessage(view);
+    });
+  }
+
+  /** Subscribes every listener on the transport and starts collecting idle threads. */
+  start(): void {
+    for (const listener of this.listenersByName.values()) {
+      const queue = new ListenerQueue<Delivery>(
+        { capacity: listener.queueLength, maxConcurrent: listener.maxConcurrent },
+        (delivery) => this.handle(delivery),
+      );
+      this.queues.set(listener.name, queue);
+      this.subscriptions.push(this.transport.subscribe(listener.name, (message) => this.deliver(message)));
+    }
+    const every = Math.max(1_000, Math.min(this.options.limits.thread_idle_ms, 60_000));
+    this.sweeper = setInterval(() => this.threads.collectIdle(), every);
+    this.sweeper.unref();
+  }
+
+  // ---- ingress ---------------------------------------------------------------------------------
+
+  async inject(request: InjectRequest): Promise<InjectResult> {
+    if (this.stopping) throw new ShuttingDownError();
+    const from = request.from ?? INGRESS_DEFAULT;
+    if (this.listenersByName.has(from) || from === SYSTEM_SENDER) {
+      throw new OrganismError('ingress.from', `'${from}' is reserved and cannot be used as the sender of an injection`);
+    }
+    const parsed = parsePayload(request.payload, this.xmlLimits);
+    const targets = this.ingressTargets(parsed.tag, request.to);
+    for (const target of targets) {
+      const error = target.validate(decodePayload(parsed.node, target.schema));
+      if (error) throw error;
+      if (this.queues.get(target.name)?.full) throw new BusyError(target.name);
+    }
+    let thread: ThreadState;
+    if (request.thread) {
+      const existing = this.threads.thread(request.thread);
+      if (!existing) throw new ThreadNotFoundError(request.thread);
+      if (existing.stopped) throw new OrganismError('thread.stopped', `thread ${existing.id} has been stopped`);
+      thread = existing;
+    } else {
+      thread = this.threads.createThread(request.scope);
+      this.history.begin(thread.id, thread.created);
+    }
+    let firstId = '';
+    for (const target of targets) {
+      const frame = this.threads.openFrame(thread, target.name, from, null);
+      const id = await this.publish(thread, frame, 'message', from, target.name, parsed.tag, parsed.xml);
+      firstId ||= id ?? '';
+    }
+    return { thread: thread.id, message: firstId };
+  }
+
+  private ingressTargets(tag: string, to: string | undefined): RuntimeListener[] {
+    if (to !== undefined) {
+      const target = this.listenersByName.get(to);
+      if (!target) throw new RoutingError(`no listener named '${to}'`);
+      if (target.tag !== tag) {
+        throw new RoutingError(`listener '${to}' accepts <${target.tag}>, not <${tag}>`);
+      }
+      return [target];
+    }
+    const targets = this.byTag.get(tag);
+    if (!targets || targets.length === 0) throw new RoutingError(`no listener accepts <${tag}>`);
+    return targets;
+  }
+
+  // ---- publish (wrap) --------------------------------------------------------------------------
+
+  /**
+   * Wraps a payload in an envelope from the runtime's own state, records it in the thread history
+   * and publishes it. Returns the message id, or undefined when a budget stopped it.
+   */
+  private async publish(
+    thread: ThreadState,
+    frame: Frame,
+    kind: MessageKind,
+    from: string,
+    to: string,
+    tag: string,
+    payloadXml: string,
+  ): Promise<string | undefined> {
+    const budget = this.threads.chargeHop(thread, frame.depth);
+    if (!budget.ok) {
+      this.overBudget(thread, frame, from, budget.what, budget.limit);
+      return undefined;
+    }
+    const message: Message = {
+      id: randomUUID(),
+      thread: thread.id,
+      frame: frame.id,
+      from,
+      to,
+      tag,
+      envelope: buildEnvelope({ from, to, thread: thread.id }, payloadXml),
+      kind,
+      hop: thread.hops,
+      time: Date.now(),
+    };
+    this.record(thread.id, message.id, from, to, kind, payloadXml, message.time);
+    if (!this.listenersByName.has(to)) return message.id; // to an ingress: recorded, nothing to deliver
+    thread.inFlight++;
+    this.totalInFlight++;
+    try {
+      await this.transport.publish(message);
+    } catch (error) {
+      this.logger.error({ err: error, thread: thread.id, to }, 'transport refused a message');
+      this.settle(thread);
+    }
+    return message.id;
+  }
+
+  private record(
+    thread: string,
+    id: string,
+    from: string,
+    to: string,
+    kind: MessageKind,
+    payload: string,
+    time = Date.now(),
+  ): void {
+    const view: MessageView = { id, from, to, kind, payload, time: new Date(time).toISOString() };
+    this.history.append(thread, view);
+  }
+
+  /** A budget ran out: the sender is told in the history; a hop budget also stops the thread. */
+  private overBudget(thread: ThreadState, frame: Frame, from: string, what: 'hops' | 'depth', limit: number): void {
+    if (what === 'hops') thread.stopped = true;
+    const xml = systemErrorXml('budget', `(${what} limit ${limit})`);
+    this.record(thread.id, randomUUID(), SYSTEM_SENDER, from, 'system-error', xml);
+    this.logger.warn({ thread: thread.id, listener: from, what, limit, frame: frame.id }, 'thread budget exhausted');
+  }
+
+  // ---- delivery --------------------------------------------------------------------------------
+
+  private deliver(message: Message): Promise<void> {
+    const thread = this.threads.thread(message.thread);
+    const target = this.listenersByName.get(message.to);
+    const frame = this.threads.frame(message.frame);
+    if (!thread || !target || !frame || thread.stopped) {
+      // The frame was pruned (its caller already got an answer) or the thread stopped: nothing to do.
+      this.settle(thread);
+      return Promise.resolve();
+    }
+    let payload: Record<string, unknown> | undefined;
+    let reply: IncomingReply | undefined;
+    try {
+      const envelope = parseEnvelope(message.envelope, this.xmlLimits);
+      if (envelope.thread !== message.thread || envelope.from !== message.from || envelope.tag !== message.tag) {
+        throw new OrganismError('envelope.mismatch', 'envelope does not match its routing record');
+      }
+      if (message.kind === 'message') {
+        payload = decodePayload(envelope.node, target.schema);
+        const invalid = target.validate(payload);
+        if (invalid) {
+          this.huhToSender(thread, frame, message, 'validate', envelope.payloadXml, invalid.message);
+          return Promise.resolve();
+        }
+      } else {
+        const known = this.byTag.get(message.tag)?.[0] ?? this.responseSchemaOwner(message.tag);
+        reply = {
+          tag: message.tag,
+          kind: message.kind === 'huh' ? 'huh' : message.kind === 'system-error' ? 'system-error' : 'response',
+          payload: decodePayload(envelope.node, known?.schema ?? {}),
+          xml: envelope.payloadXml,
+        };
+      }
+    } catch (error) {
+      this.logger.warn({ err: error, thread: thread.id, to: message.to }, 'delivery refused a message');
+      this.huhToSender(thread, frame, message, 'parse', message.envelope);
+      return Promise.resolve();
+    }
+    const queue = this.queues.get(target.name)!;
+    return new Promise<void>((resolve) => {
+      const delivery: Delivery = { message, thread, frame, target, payload, reply, done: resolve };
+      if (!queue.offer(thread.id, delivery)) {
+        this.failFrame(thread, frame, message.kind, 'busy');
+        this.settle(thread);
+        resolve();
+      }
+    });
+  }
+
+  /** The schema a reply tag was declared with, by the listener whose `response` it is. */
+  private responseSchemaOwner(tag: string): { schema: Record<string, unknown> } | undefined {
+    for (const listener of this.listenersByName.values()) {
+      if (listener.response?.tag === tag) return { schema: listener.response.schema };
+    }
+    return undefined;
+  }
+
+  // ---- handle ----------------------------------------------------------------------------------
+
+  private async handle(delivery: Delivery): Promise<void> {
+    const { message, thread, frame, target } = delivery;
+    const controller = new AbortController();
+    this.running.add(controller);
+    const ctx = new DeliveryContext(target, thread.id, message.from, message.tag, controller.signal, this.logger, (name, args) =>
+      this.callTool(target, thread, frame, name, args),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const invoke = async (): Promise<HandlerResult> => {
+        if (delivery.payload !== undefined) return target.handler(delivery.payload, ctx);
+        if (delivery.reply && target.onReply) return target.onReply(delivery.reply, ctx);
+        return undefined;
+      };
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(TIMED_OUT), target.timeoutMs);
+      });
+      const result = await Promise.race([invoke(), timeout]);
+      if (!thread.stopped) await this.route(delivery, result);
+    } catch (error) {
+      const timedOut = error === TIMED_OUT;
+      controller.abort(timedOut ? new Error('handler timed out') : error);
+      this.logger.warn(
+        { err: timedOut ? undefined : error, thread: thread.id, listener: target.name },
+        timedOut ? `handler timed out after ${target.timeoutMs} ms` : 'handler threw',
+      );
+      if (!thread.stopped) this.failFrame(thread, frame, message.kind, timedOut ? 'timeout' : 'handler');
+    } finally {
+      clearTimeout(timer);
+      this.running.delete(controller);
+      this.settle(thread);
+      delivery.done();
+    }
+  }
+
+  // ---- route handler output --------------------------------------------------------------------
+
+  private async route(delivery: Delivery, result: HandlerResult): Promise<void> {
+    const outgoing = normalizeResult(result);
+    if (outgoing.length === 0) return;
+    const { thread, frame, target: source, message } = delivery;
+    // Output produced while handling an error report is not answered with another report: that
+    // could loop forever between a confused handler and the runtime.
+    const quiet = message.kind === 'huh' || message.kind === 'system-error';
+    // Responses go last: they prune this frame, and sends opened under it must exist first.
+    const ordered = [...outgoing.filter((o) => o.kind !== 'respond'), ...outgoing.filter((o) => o.kind === 'respond')];
+    let responded = false;
+    for (const out of ordered) {
+      if (thread.stopped) return;
+      try {
+        if (out.kind === 'send') await this.routeSend(thread, frame, source, out.to, out.payload, quiet);
+        else if (out.kind === 'emit') await this.routeByTag(thread, frame, source, out.payload, quiet);
+        else {
+          await this.routeRespond(thread, frame, source, out.payload);
+          responded = true;
+        }
+      } catch (error) {
+        const attempt = typeof out.payload === 'string' ? out.payload : safeJson(out.payload);
+        const reason: HuhReason = error instanceof XmlError ? 'parse' : 'validate';
+        this.logger.warn({ err: error, thread: thread.id, listener: source.name }, 'handler output refused');
+        if (!quiet) this.huhToSelf(thread, frame, source, reason, attempt, error instanceof OrganismError ? error.message : undefined);
+      }
+    }
+    if (responded) this.threads.pruneFrame(frame);
+  }
+
+  private async routeSend(
+    thread: ThreadState,
+    frame: Frame,
+    source: RuntimeListener,
+    to: string,
+    payload: Outgoing['payload'],
+    quiet: boolean,
+  ): Promise<void> {
+    const target = this.listenersByName.get(to);
+    if (!target || !source.peers.has(to)) {
+      if (!quiet) this.routingError(thread, frame, source);
+      return;
+    }
+    for (const xml of this.payloadXmls(payload, target.tag, target.schema)) {
+      const child = this.threads.openFrame(thread, target.name, source.name, frame);
+      await this.publish(thread, child, 'message', source.name, target.name, rootTag(xml), xml);
+    }
+  }
+
+  private async routeByTag(
+    thread: ThreadState,
+    frame: Frame,
+    source: RuntimeListener,
+    text: string,
+    quiet: boolean,
+  ): Promise<void> {
+    for (const xml of repairPayloads(text, this.xmlLimits)) {
+      const tag = rootTag(xml);
+      const targets = (this.byTag.get(tag) ?? []).filter((t) => source.peers.has(t.name));
+      if (targets.length === 0) {
+        if (!quiet) this.huhToSelf(thread, frame, source, 'route', xml);
+        continue;
+      }
+      for (const target of targets) {
+        const child = this.threads.openFrame(thread, target.name, source.name, frame);
+        await this.publish(thread, child, 'message', source.name, target.name, tag, xml);
+      }
+    }
+  }
+
+  private async routeRespond(
+    thread: ThreadState,
+    frame: Frame,
+    source: RuntimeListener,
+    payload: Outgoing['payload'],
+  ): Promise<void> {
+    if (typeof payload !== 'string' && !source.response) {
+      throw new OrganismError(
+        'respond.no_response_spec',
+        `${source.name} responded with an object but declares no response { tag, schema }; respond with XML text or declare one`,
+      );
+    }
+    const parent = frame.parent ? this.threads.frame(frame.parent) : null;
+    for (const xml of this.payloadXmls(payload, source.response?.tag ?? '', source.response?.schema ?? {})) {
+      if (parent === undefined) return; // the caller's frame is gone: nobody is waiting any more
+      const destination = parent ?? frame; // an ingress caller has no frame: the reply is recorded only
+      await this.publish(thread, destination, 'response', source.name, frame.caller, rootTag(xml), xml);
+    }
+  }
+
+  /** Handler payload (object or XML text) to clean payload XML strings. */
+  private payloadXmls(payload: Outgoing['payload'], tag: string, schema: Record<string, unknown>): string[] {
+    if (typeof payload === 'string') return repairPayloads(payload, this.xmlLimits);
+    return [encodePayload(tag, payload, schema)];
+  }
+
+  // ---- failures as messages --------------------------------------------------------------------
+
+  /** `<huh>` to whoever sent `message`, in the frame the sender handles messages in. */
+  private huhToSender(
+    thread: ThreadState,
+    frame: Frame,
+    message: Message,
+    reason: HuhReason,
+    attempt: string,
+    detail?: string,
+  ): void {
+    const xml = huhXml(reason, attempt, detail);
+    const senderFrame = message.kind === 'message' ? (frame.parent ? this.threads.frame(frame.parent) : null) : frame;
+    if (message.kind === 'message') this.threads.pruneFrame(frame);
+    void this.sendSystem(thread, senderFrame ?? null, message.from, 'huh', xml);
+    this.settle(thread);
+  }
+
+  private huhToSelf(
+    thread: ThreadState,
+    frame: Frame,
+    source: RuntimeListener,
+    reason: HuhReason,
+    attempt: string,
+    detail?: string,
+  ): void {
+    void this.sendSystem(thread, frame, source.name, 'huh', huhXml(reason, attempt, detail));
+  }
+
+  private routingError(thread: ThreadState, frame: Frame, source: RuntimeListener): void {
+    void this.sendSystem(thread, frame, source.name, 'system-error', systemErrorXml('routing'));
+  }
+
+  /**
+   * The work in `frame` failed: its caller gets a `<SystemError>` in the caller's own frame, and
+   * the frame ends. When the failing delivery was itself a reply, the listener handling it failed
+   * its own task, which is what its caller learns.
+   */
+  private failFrame(thread: ThreadState, frame: Frame, _kind: MessageKind, code: SystemErrorCode): void {
+    const parent = frame.parent ? (this.threads.frame(frame.parent) ?? null) : null;
+    this.threads.pruneFrame(frame);
+    void this.sendSystem(thread, parent, frame.caller, 'system-error', systemErrorXml(code));
+  }
+
+  /** A runtime-originated message to `to` in `frame` (null: `to` is an ingress; record only). */
+  private async sendSystem(
+    thread: ThreadState,
+    frame: Frame | null,
+    to: string,
+    kind: 'huh' | 'system-error',
+    xml: string,
+  ): Promise<void> {
+    const listener = this.listenersByName.get(to);
+    if (!frame || !listener) {
+      this.record(thread.id, randomUUID(), SYSTEM_SENDER, to, kind, xml);
+      return;
+    }
+    await this.publish(thread, frame, kind, SYSTEM_SENDER, to, rootTag(xml), xml);
+  }
+
+  // ---- tools -----------------------------------------------------------------------------------
+
+  /** A tool call is two messages in the thread: the call and the result, both counted as hops. */
+  private async callTool(
+    caller: RuntimeListener,
+    thread: ThreadState,
+    frame: Frame,
+    tool: string,
+    args: unknown,
+  ): Promise<ToolResult> {
+    const callId = randomUUID();
+    const refuse = (code: string, message: string): ToolResult => ({ status: 'refused', tool, error: { code, message } });
+    const budget = this.threads.chargeHop(thread, frame.depth);
+    if (!budget.ok) return refuse('budget', `thread ${budget.what} budget of ${budget.limit} exhausted`);
+    this.record(thread.id, callId, caller.name, tool, 'tool-call', toolCallXml(tool, args));
+    const result = this.options.tools
+      ? await this.options.tools.call({ tool, args, listener: caller.name, thread: thread.id, scope: thread.scope, callId })
+      : refuse('ToolsUnavailable', 'this organism has no tool runtime');
+    this.threads.chargeHop(thread, frame.depth);
+    this.record(thread.id, randomUUID(), tool, caller.name, 'tool-result', toolResultXml(result));
+    return result;
+  }
+
+  // ---- bookkeeping -----------------------------------------------------------------------------
+
+  /** One delivered message is finished with (handled, refused or dropped). Exactly once per delivery. */
+  private settle(thread: ThreadState | undefined): void {
+    this.totalInFlight = Math.max(0, this.totalInFlight - 1);
+    if (thread) {
+      thread.inFlight = Math.max(0, thread.inFlight - 1);
+      thread.lastActive = Date.now();
+    }
+    if (thread && thread.inFlight === 0) {
+      const set = this.watchers.get(thread.id);
+      if (set) for (const w of set) w.onIdle?.();
+    }
+    if (this.totalInFlight === 0 && this.drainWaiters.length > 0) {
+      const waiters = this.drainWaiters;
+      this.drainWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  // ---- queries (BusApi) ------------------------------------------------------------------------
+
+  thread(id: string): ThreadView | undefined {
+    const record = this.history.messages(id);
+    if (!record) return undefined;
+    const state = this.threads.thread(id);
+    return {
+      thread: id,
+      status: state ? this.threads.status(state) : 'idle',
+      created: new Date(record.created).toISOString(),
+      messages: record.messages,
+    };
+  }
+
+  watch(thread: string, watcher: ThreadWatcher): () => void {
+    let set = this.watchers.get(thread);
+    if (!set) this.watchers.set(thread, (set = new Set()));
+    set.add(watcher);
+    return () => {
+      set.delete(watcher);
+      if (set.size === 0) this.watchers.delete(thread);
+    };
+  }
+
+  listeners(): ListenerInfo[] {
+    return [...this.listenersByName.values()].map((l) => ({
+      name: l.name,
+      description: l.description,
+      tag: l.tag,
+      agent: l.agent,
+      peers: l.peerList,
+      broadcast: l.broadcast,
+      tools: l.tools,
+    }));
+  }
+
+  describe(name: string): { xsd: string; example: string; prompt: string } | undefined {
+    const l = this.listenersByName.get(name);
+    if (!l) return undefined;
+    const spec = { tag: l.tag, schema: l.schema };
+    return { xsd: schemaToXsd(spec), example: schemaToExample(spec), prompt: schemaToPrompt(spec, l.name, l.description) };
+  }
+
+  /** Queue depth and running handlers per listener, for health and metrics. */
+  stats(): { inFlight: number; threads: number; queues: Record<string, { depth: number; active: number }> } {
+    const queues: Record<string, { depth: number; active: number }> = {};
+    for (const [name, q] of this.queues) queues[name] = { depth: q.depth, active: q.active };
+    return { inFlight: this.totalInFlight, threads: this.threads.size.threads, queues };
+  }
+
+  // ---- shutdown --------------------------------------------------------------------------------
+
+  /**
+   * Stops accepting injections, lets in-flight messages finish for up to `drainMs`, then aborts
+   * what is still running and closes the transport. Resolves with how many messages were cut off.
+   */
+  async stop(drainMs = this.options.bus.drain_timeout_ms): Promise<{ drained: boolean; abandoned: number }> {
+    if (this.stopping) return { drained: true, abandoned: 0 };
+    this.stopping = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    let timer: NodeJS.Timeout | undefined;
+    const drained =
+      this.totalInFlight === 0 ||
+      (await Promise.race([
+        new Promise<boolean>((resolve) => this.drainWaiters.push(() => resolve(true))),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), drainMs);
+        }),
+      ]));
+    clearTimeout(timer);
+    let abandoned = 0;
+    if (!drained) {
+      for (const controller of this.running) controller.abort(new ShuttingDownError());
+      for (const queue of this.queues.values()) {
+        for (const delivery of queue.clear()) {
+          abandoned++;
+          delivery.done();
+        }
+      }
+      abandoned += this.running.size;
+    }
+    await Promise.all(this.subscriptions.map((s) => s.unsubscribe()));
+    await this.transport.close();
+    return { drained, abandoned };
+  }
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+function normalizeResult(result: HandlerResult): Outgoing[] {
+  if (result === undefined || result === null) return [];
+  if (typeof result === 'string') return result.trim() ? [{ kind: 'emit', payload: result }] : [];
+  if (Array.isArray(result)) return result as Outgoing[];
+  return [result as Outgoing];
+}
+
+/** Root tag of payload XML the runtime itself produced or repaired (so it starts with `<name`). */
+function rootTag(xml: string): string {
+  const match = /^<([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)/.exec(xml);
+  return match?.[2] ?? '';
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function toolCallXml(tool: string, args: unknown): string {
+  return encodePayload('tool-call', { tool, args: safeJson(args) });
+}
+
+function toolResultXml(result: ToolResult): string {
+  const body = result.status === 'ok' ? safeJson(result.value) : safeJson(result.error);
+  return encodePayload('tool-result', { tool: result.tool, status: result.status, result: body });
+}
+

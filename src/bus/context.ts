@@ -1,0 +1,66 @@
+/**
+ * The HandlerContext a handler receives. A class rather than an object literal so each delivery
+ * allocates one small object and the methods live on the prototype.
+ */
+import type { Logger } from 'pino';
+import type { HandlerContext, ListenerLogger, Outgoing, PayloadInput } from '../listener/types.ts';
+import type { ToolCaller, ToolResult } from '../tools/types.ts';
+import type { RuntimeListener } from './listeners.ts';
+
+export type ToolCallFn = (name: string, args: unknown) => Promise<ToolResult>;
+
+export class DeliveryContext implements HandlerContext {
+  private cachedLog: ListenerLogger | undefined;
+  private cachedTools: ToolCaller | undefined;
+
+  constructor(
+    private readonly listener: RuntimeListener,
+    readonly thread: string,
+    readonly from: string,
+    readonly tag: string,
+    readonly signal: AbortSignal,
+    private readonly baseLogger: Logger,
+    private readonly callTool: ToolCallFn,
+  ) {}
+
+  get self(): string {
+    return this.listener.name;
+  }
+
+  get peers(): readonly string[] {
+    return this.listener.peerList;
+  }
+
+  get usage(): string {
+    return this.listener.usage;
+  }
+
+  get log(): ListenerLogger {
+    if (!this.cachedLog) {
+      const child = this.baseLogger.child({ listener: this.listener.name, thread: this.thread });
+      const wrap =
+        (level: 'debug' | 'info' | 'warn' | 'error') =>
+        (msg: string, fields?: Record<string, unknown>): void => {
+          child[level](fields ?? {}, msg);
+        };
+      this.cachedLog = { debug: wrap('debug'), info: wrap('info'), warn: wrap('warn'), error: wrap('error') };
+    }
+    return this.cachedLog;
+  }
+
+  get tools(): ToolCaller {
+    if (!this.cachedTools) {
+      const callTool = this.callTool;
+      this.cachedTools = { call: (name, args) => callTool(name, args) };
+    }
+    return this.cachedTools;
+  }
+
+  respond(payload: PayloadInput): Outgoing {
+    return { kind: 'respond', payload };
+  }
+
+  send(to: string, payload: PayloadInput): Outgoing {
+    return { kind: 'send', to, payload };
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * One listener's inbox: bounded (a full queue refuses, it never grows), at most `maxConcurrent`
+ * handlers running, and fair across threads: pending work is kept per thread and taken round-robin,
+ * so one chatty thread cannot starve the others.
+ */
+
+export interface QueueOptions {
+  capacity: number;
+  maxConcurrent: number;
+}
+
+interface ThreadLane<T> {
+  items: T[];
+  head: number;
+}
+
+export class ListenerQueue<T> {
+  private readonly lanes = new Map<string, ThreadLane<T>>();
+  /** Threads with pending items, in the order they will be served. */
+  private readonly ring: string[] = [];
+  private ringHead = 0;
+  private pending = 0;
+  private running = 0;
+  private paused = false;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly options: QueueOptions,
+    private readonly run: (item: T) => Promise<void>,
+  ) {}
+
+  /** Queues an item; false when the queue is full (the caller reports busy). */
+  offer(thread: string, item: T): boolean {
+    if (this.pending >= this.options.capacity) return false;
+    let lane = this.lanes.get(thread);
+    if (!lane) {
+      lane = { items: [], head: 0 };
+      this.lanes.set(thread, lane);
+      this.ring.push(thread);
+    }
+    lane.items.push(item);
+    this.pending++;
+    this.pump();
+    return true;
+  }
+
+  /** True when an offer now would be refused. */
+  get full(): boolean {
+    return this.pending >= this.options.capacity;
+  }
+
+  get depth(): number {
+    return this.pending;
+  }
+
+  get active(): number {
+    return this.running;
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.pump();
+  }
+
+  /** Resolves when nothing is queued or running. */
+  idle(): Promise<void> {
+    if (this.pending === 0 && this.running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Drops everything still queued (shutdown after the drain deadline); returns the dropped items. */
+  clear(): T[] {
+    const dropped: T[] = [];
+    for (const lane of this.lanes.values()) dropped.push(...lane.items.slice(lane.head));
+    this.lanes.clear();
+    this.ring.length = 0;
+    this.ringHead = 0;
+    this.pending = 0;
+    this.settleIdle();
+    return dropped;
+  }
+
+  private pump(): void {
+    while (!this.paused && this.running < this.options.maxConcurrent && this.pending > 0) {
+      const item = this.next();
+      this.running++;
+      const done = (): void => {
+        this.running--;
+        this.pump();
+        this.settleIdle();
+      };
+      // `run` reports its own failures; a rejection here must still free the slot.
+      this.run(item).then(done, done);
+    }
+  }
+
+  private next(): T {
+    // Compact the ring once its consumed head grows, so it never holds stale entries for long.
+    if (this.ringHead > 64 && this.ringHead * 2 > this.ring.length) {
+      this.ring.splice(0, this.ringHead);
+      this.ringHead = 0;
+    }
+    const thread = this.ring[this.ringHead++]!;
+    const lane = this.lanes.get(thread)!;
+    const item = lane.items[lane.head]!;
+    lane.items[lane.head++] = undefined as T;
+    this.pending--;
+    if (lane.head === lane.items.length) {
+      this.lanes.delete(thread);
+    } else {
+      // More work for this thread: it goes to the back of the line.
+      if (lane.head > 64 && lane.head * 2 > lane.items.length) {
+        lane.items.splice(0, lane.head);
+        lane.head = 0;
+      }
+      this.ring.push(thread);
+    }
+    return item;
+  }
+
+  private settleIdle(): void {
+    if (this.pending === 0 && this.running === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+}

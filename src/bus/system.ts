@@ -1,0 +1,63 @@
+/**
+ * The runtime's own payloads: `<huh>` for output that did not parse, validate or route, and
+ * `<SystemError>` for delivery and handler failures. Their text is deliberately generic: it never
+ * tells a sender whether a listener it may not address exists.
+ */
+import { escapeText } from '../xml/codec.ts';
+
+/** Name the runtime writes as `<from>` on the messages it originates. */
+export const SYSTEM_SENDER = 'system';
+
+/** How much of a failed attempt a `<huh>` carries back, before base64. */
+const HUH_ATTEMPT_BYTES = 2048;
+
+export type SystemErrorCode = 'routing' | 'timeout' | 'handler' | 'busy' | 'budget' | 'shutdown';
+
+const SYSTEM_ERROR_TEXT: Record<SystemErrorCode, string> = {
+  routing: 'Message could not be delivered. Please verify your target and try again.',
+  timeout: 'Handler timed out. Please try again.',
+  handler: 'The handler failed while processing the message.',
+  busy: 'The target is busy. Please try again later.',
+  budget: 'The thread has used up its budget; no further messages are accepted in it.',
+  shutdown: 'The organism is shutting down.',
+};
+
+const RETRY_ALLOWED: Record<SystemErrorCode, boolean> = {
+  routing: true,
+  timeout: true,
+  handler: true,
+  busy: true,
+  budget: false,
+  shutdown: false,
+};
+
+export function systemErrorXml(code: SystemErrorCode, detail?: string): string {
+  const message = detail ? `${SYSTEM_ERROR_TEXT[code]} ${detail}` : SYSTEM_ERROR_TEXT[code];
+  return (
+    `<SystemError><code>${code}</code><message>${escapeText(message)}</message>` +
+    `<retry-allowed>${RETRY_ALLOWED[code]}</retry-allowed></SystemError>`
+  );
+}
+
+export type HuhReason = 'parse' | 'validate' | 'route';
+
+const HUH_TEXT: Record<HuhReason, string> = {
+  parse: 'Your output could not be read as XML.',
+  validate: 'Your payload does not match what the target accepts.',
+  route: 'Your output could not be delivered. Please verify your target and try again.',
+};
+
+/**
+ * `detail` is only ever a schema validation message about a target the sender was allowed to
+ * address; routing failures carry none.
+ */
+export function huhXml(reason: HuhReason, attempt: string, detail?: string): string {
+  const bytes = Buffer.from(attempt, 'utf8');
+  const truncated = bytes.length > HUH_ATTEMPT_BYTES;
+  const encoded = bytes.subarray(0, HUH_ATTEMPT_BYTES).toString('base64');
+  return (
+    `<huh><reason>${reason}</reason><message>${escapeText(HUH_TEXT[reason])}</message>` +
+    (detail ? `<detail>${escapeText(detail)}</detail>` : '') +
+    `<attempt encoding="base64" truncated="${truncated}">${encoded}</attempt></huh>`
+  );
+}

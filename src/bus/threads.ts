@@ -1,0 +1,148 @@
+/**
+ * The thread registry: which call chains exist and who answers whom.
+ *
+ * A thread is one conversation started by an injection. Inside it, every send opens a *frame*: the
+ * target handles the message in that frame, and respond() travels to the frame's caller in the
+ * parent frame, then prunes the frame and everything below it. Frames are records linked by parent
+ * id, so a 10,000-hop forward chain costs 10,000 small records (not a growing chain string), and
+ * many threads sharing the same path never collide: each has its own frame ids.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Capability } from '../tools/types.ts';
+import type { ThreadStatus } from './api.ts';
+
+export interface Frame {
+  id: string;
+  thread: string;
+  /** The listener that handles messages in this frame. */
+  listener: string;
+  /** Who respond() in this frame goes back to: a listener, or an ingress name such as `api`. */
+  caller: string;
+  /** The caller's own frame; null when the caller is outside the organism (ingress). */
+  parent: string | null;
+  depth: number;
+}
+
+export interface ThreadState {
+  id: string;
+  created: number;
+  lastActive: number;
+  hops: number;
+  /** Messages published but not yet fully handled. */
+  inFlight: number;
+  stopped: boolean;
+  /** Capabilities tools may use in this thread; undefined means unrestricted. */
+  scope: readonly Capability[] | undefined;
+  /** Frame ids of this thread, for pruning and collection. */
+  frames: Set<string>;
+}
+
+export interface ThreadRegistryOptions {
+  maxHops: number;
+  maxDepth: number;
+  idleMs: number;
+}
+
+export type BudgetCheck = { ok: true } | { ok: false; what: 'hops' | 'depth'; limit: number };
+
+export class ThreadRegistry {
+  private readonly threads = new Map<string, ThreadState>();
+  private readonly frames = new Map<string, Frame>();
+  /** Child frame ids by parent frame id, so pruning a subtree never scans the whole thread. */
+  private readonly children = new Map<string, Set<string>>();
+
+  constructor(private readonly options: ThreadRegistryOptions) {}
+
+  createThread(scope?: readonly Capability[]): ThreadState {
+    const now = Date.now();
+    const state: ThreadState = {
+      id: randomUUID(),
+      created: now,
+      lastActive: now,
+      hops: 0,
+      inFlight: 0,
+      stopped: false,
+      scope: scope ? Object.freeze([...new Set(scope)]) : undefined,
+      frames: new Set(),
+    };
+    this.threads.set(state.id, state);
+    return state;
+  }
+
+  thread(id: string): ThreadState | undefined {
+    return this.threads.get(id);
+  }
+
+  frame(id: string): Frame | undefined {
+    return this.frames.get(id);
+  }
+
+  status(state: ThreadState): ThreadStatus {
+    if (state.stopped) return 'stopped';
+    return state.inFlight > 0 ? 'active' : 'idle';
+  }
+
+  /** Opens a frame in which `listener` handles a message from `caller`. */
+  openFrame(thread: ThreadState, listener: string, caller: string, parent: Frame | null): Frame {
+    const frame: Frame = {
+      id: randomUUID(),
+      thread: thread.id,
+      listener,
+      caller,
+      parent: parent?.id ?? null,
+      depth: parent ? parent.depth + 1 : 0,
+    };
+    this.frames.set(frame.id, frame);
+    thread.frames.add(frame.id);
+    if (parent) {
+      let kids = this.children.get(parent.id);
+      if (!kids) this.children.set(parent.id, (kids = new Set()));
+      kids.add(frame.id);
+    }
+    return frame;
+  }
+
+  /** Removes a frame and every frame opened below it: a responder's sub-calls end with it. */
+  pruneFrame(frame: Frame): void {
+    const thread = this.threads.get(frame.thread);
+    if (frame.parent) this.children.get(frame.parent)?.delete(frame.id);
+    const stack = [frame.id];
+    while (stack.length > 0) {
+      const id = stack.pop()!;
+      const kids = this.children.get(id);
+      if (kids) for (const kid of kids) stack.push(kid);
+      this.children.delete(id);
+      this.frames.delete(id);
+      thread?.frames.delete(id);
+    }
+  }
+
+  /** Counts one hop against the thread's budgets; the frame's depth is checked too. */
+  chargeHop(thread: ThreadState, depth: number): BudgetCheck {
+    thread.lastActive = Date.now();
+    if (thread.hops >= this.options.maxHops) return { ok: false, what: 'hops', limit: this.options.maxHops };
+    if (depth > this.options.maxDepth) return { ok: false, what: 'depth', limit: this.options.maxDepth };
+    thread.hops++;
+    return { ok: true };
+  }
+
+  /** Forgets threads with nothing in flight that have been quiet longer than idleMs. Returns their ids. */
+  collectIdle(now = Date.now()): string[] {
+    const collected: string[] = [];
+    for (const [id, state] of this.threads) {
+      if (state.inFlight === 0 && now - state.lastActive >= this.options.idleMs) {
+        for (const frameId of state.frames) {
+          this.frames.delete(frameId);
+          this.children.delete(frameId);
+        }
+        this.threads.delete(id);
+        collected.push(id);
+      }
+    }
+    return collected;
+  }
+
+  get size(): { threads: number; frames: number } {
+    return { threads: this.threads.size, frames: this.frames.size };
+  }
+}
