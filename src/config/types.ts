@@ -43,7 +43,8 @@ export interface LimitsSection {
 export interface BusSection {
   transport: 'memory' | 'redis';
   url?: string;
-  group?: string;
+  /** Consumer group; defaults to organism.name. */
+  group: string;
   queue_length: number;
   max_concurrent: number;
   drain_timeout_ms: number;
@@ -67,8 +68,81 @@ export interface ListenerConfig {
   timeout_ms?: number;
   /** Agent-only keys (issue 6) pass through here. */
   prompt?: string;
-  max_turns?: number;
+  max_turns: number;
   budget?: { tokens?: number };
+}
+
+/** `tools:` section (issue 3). Paths resolved to absolute. */
+export interface ToolsSection {
+  revocations_file: string;
+  manifest: string;
+  public_key_env?: string;
+}
+
+/** `audit:` section. Path resolved to absolute. */
+export interface AuditSection {
+  path: string;
+}
+
+/** `kv:` section; no url means the embedded store on disk. */
+export interface KvSection {
+  url?: string;
+}
+
+/** `smtp:` section; absent means send_email is unavailable. */
+export interface SmtpSection {
+  host: string;
+  port: number;
+  secure: boolean;
+  user?: string;
+  password_env?: string;
+  from: string;
+}
+
+/** `web_search:` section; absent means web_search is unavailable. */
+export interface WebSearchSection {
+  provider: 'searxng' | 'brave';
+  url?: string;
+  api_key_env?: string;
+  timeout_ms: number;
+}
+
+export interface LibrarianSection {
+  backend: 'embedded' | 'exist';
+  url?: string;
+  user?: string;
+  password_env?: string;
+  default_collection: string;
+}
+
+export interface LlmBackendConfig {
+  provider: 'anthropic' | 'openai' | 'ollama' | 'openai-compatible' | 'scripted';
+  api_key_env?: string;
+  model?: string;
+  base_url?: string;
+  rate_limit_tpm?: number;
+  /** Resolved to an absolute path. */
+  script?: string;
+}
+
+export interface LlmSection {
+  strategy: 'failover' | 'round-robin';
+  retries: number;
+  /** Empty means the built-in scripted provider. */
+  backends: LlmBackendConfig[];
+}
+
+export interface AuthTokenConfig {
+  name: string;
+  role: 'viewer' | 'operator' | 'admin';
+  /** Exactly one of token_env / sha256 is set (checked by the loader). */
+  token_env?: string;
+  sha256?: string;
+}
+
+export interface AuthSection {
+  /** Empty means no authentication. */
+  tokens: AuthTokenConfig[];
 }
 
 export interface OrganismConfig {
@@ -79,6 +153,14 @@ export interface OrganismConfig {
   limits: LimitsSection;
   bus: BusSection;
   listeners: ListenerConfig[];
-  /** Sections owned by later parts (tools, llm, kv, smtp, librarian, web_search, auth) keep their raw validated shape here. */
+  tools: ToolsSection;
+  audit: AuditSection;
+  kv: KvSection;
+  smtp?: SmtpSection;
+  web_search?: WebSearchSection;
+  librarian: LibrarianSection;
+  llm: LlmSection;
+  auth: AuthSection;
+  /** Any section added to the schema later and not yet typed here keeps its validated shape. */
   [section: string]: unknown;
 }

@@ -1,8 +1,58 @@
-import { UsageError } from '../../errors.ts';
+/** `organism validate [file] [--config FILE]`: checks organism.yaml and the listener modules it names. */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../../config/index.ts';
+import { ConfigError, formatConfigIssue, UsageError } from '../../errors.ts';
 import type { CommandIo } from '../io.ts';
 
-export const summary = '(not built yet)';
+export const summary = 'check organism.yaml (schema, names, peers, tags, handler modules); exit 0 or 1';
 
-export async function run(_argv: string[], _io: CommandIo): Promise<number> {
-  throw new UsageError('validate is not built yet');
+const HELP = `usage: organism validate [file] [--config FILE]
+
+Checks an organism.yaml against organism.schema.json, checks listener names, peers, root tags and
+descriptions, and loads every handler module. Prints "ok: <file> (N listeners)" and exits 0, or
+prints every problem as file:line:column: key.path: message and exits 1.
+
+options:
+  -c, --config FILE   the file to check (default ./organism.yaml); same as the [file] argument
+  -h, --help          show this help`;
+
+export async function run(argv: string[], io: CommandIo): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n${HELP}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.out(HELP);
+    return 0;
+  }
+  if (positionals.length > 1)
+    throw new UsageError(`expected at most one file, got ${positionals.length}\n${HELP}`);
+  if (positionals.length === 1 && values.config !== undefined && positionals[0] !== values.config) {
+    throw new UsageError(`give the file either as an argument or with --config, not both\n${HELP}`);
+  }
+  const file = positionals[0] ?? values.config ?? './organism.yaml';
+  try {
+    const loaded = await loadConfig(file);
+    const n = loaded.listeners.length;
+    io.out(`ok: ${file} (${n} listener${n === 1 ? '' : 's'})`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    for (const issue of error.issues) io.err(formatConfigIssue(issue));
+    const n = error.issues.length;
+    io.err(`${file}: ${n} problem${n === 1 ? '' : 's'} found`);
+    return 1;
+  }
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+  });
 }

@@ -1,0 +1,161 @@
+/**
+ * loadConfig: organism.yaml -> validated, defaults-applied OrganismConfig plus the loaded listener
+ * modules. Every stage adds to one list of issues; if any were found, one ConfigError carries them
+ * all, sorted by position, so a user fixes the whole file in one pass.
+ */
+import { dirname, join, resolve } from 'node:path';
+import { ConfigError, type ConfigIssue, ListenerLoadError } from '../errors.ts';
+import { loadListenerModule } from '../listener/loader.ts';
+import type { ListenerDefinition } from '../listener/types.ts';
+import { finishConfig, resolveConfigPath } from './defaults.ts';
+import { interpolate, loadDotEnv } from './env.ts';
+import { parseConfigText, readConfigText, toPlain } from './read.ts';
+import { checkStructure, checkTags, rawListeners, type TaggedListener } from './semantic.ts';
+import type { ListenerConfig, OrganismConfig } from './types.ts';
+import { validateAgainstSchema } from './validate.ts';
+
+export interface LoadConfigOptions {
+  /** Variables for `${VAR}`; default process.env. A `.env` beside the file fills in what this lacks. */
+  env?: NodeJS.ProcessEnv;
+  /** Import each listener's handler module (and check it). Default true; false reads only the file. */
+  loadModules?: boolean;
+}
+
+export interface LoadedListener {
+  config: ListenerConfig;
+  /** The module's defineListener(...) value; absent for agents without a handler, or with loadModules: false. */
+  definition?: ListenerDefinition<any>;
+  /**
+   * Root tag the listener is routed by: the yaml `payload` override, else the module's payload.tag,
+   * else (agents) the listener name. '' only when loadModules is false and nothing else says.
+   */
+  tag: string;
+}
+
+export interface LoadedOrganism {
+  config: OrganismConfig;
+  listeners: LoadedListener[];
+}
+
+/** Loads and checks `file`. Throws ConfigError with every issue found. */
+export async function loadConfig(file: string, options: LoadConfigOptions = {}): Promise<LoadedOrganism> {
+  const loadModules = options.loadModules ?? true;
+  const absFile = resolve(file);
+  const base = dirname(absFile);
+
+  const text = await readConfigText(absFile, file);
+  if (typeof text !== 'string') throw new ConfigError([text]);
+  const parsed = parseConfigText(text, file);
+  if (!parsed.source) throw new ConfigError(parsed.issues);
+  const source = parsed.source;
+
+  const dotEnv = await loadDotEnv(join(base, '.env'), join(dirname(file), '.env'));
+  const issues: ConfigIssue[] = [...dotEnv.issues];
+  issues.push(...interpolate(source, { ...dotEnv.vars, ...(options.env ?? process.env) }));
+
+  let data: unknown;
+  try {
+    data = toPlain(source);
+  } catch (error) {
+    throw new ConfigError([...issues, { file, path: '', message: (error as Error).message }]);
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    issues.push(source.issue([], 'expected a mapping with at least `organism:` and `listeners:`'));
+    throw new ConfigError(sortIssues(issues));
+  }
+
+  const schemaIssues = validateAgainstSchema(data, source);
+  issues.push(...schemaIssues, ...checkStructure(data, source));
+
+  const raws = rawListeners(data);
+  const definitions = new Map<number, ListenerDefinition<any>>();
+  const failed = new Set<number>();
+  if (loadModules) {
+    await Promise.all(
+      raws.map(async ({ index, raw }) => {
+        if (typeof raw.handler !== 'string' || raw.handler === '') return;
+        const absModule = resolveConfigPath(raw.handler, base);
+        try {
+          definitions.set(index, await loadListenerModule(absModule));
+        } catch (error) {
+          failed.add(index);
+          issues.push(
+            source.issue(['listeners', index, 'handler'], moduleMessage(raw.handler, absModule, error)),
+          );
+        }
+      }),
+    );
+  }
+
+  const tagged: TaggedListener[] = raws.flatMap(({ index, raw }) => {
+    if (typeof raw.name !== 'string') return [];
+    const definition = definitions.get(index);
+    const hasHandler = typeof raw.handler === 'string';
+    const moduleKnown = !hasHandler || (loadModules && !failed.has(index));
+    const described =
+      (typeof raw.description === 'string' && raw.description !== '') ||
+      (typeof definition?.description === 'string' && definition.description.trim() !== '');
+    return [
+      {
+        index,
+        name: raw.name,
+        tag: listenerTag(raw.payload, definition, raw.agent === true, raw.name),
+        agent: raw.agent === true,
+        broadcast: raw.broadcast === true,
+        described: described ? true : moduleKnown ? false : undefined,
+        hasHandler,
+      },
+    ];
+  });
+  issues.push(...checkTags(tagged, source));
+
+  if (issues.length > 0) throw new ConfigError(sortIssues(issues));
+
+  const config = finishConfig(data as Record<string, any>, absFile, base);
+  const listeners = config.listeners.map((listenerConfig, index): LoadedListener => {
+    const definition = definitions.get(index);
+    if (listenerConfig.description === undefined)
+      listenerConfig.description = definition?.description?.trim() ?? '';
+    const loaded: LoadedListener = {
+      config: listenerConfig,
+      tag: tagged.find((t) => t.index === index)?.tag ?? '',
+    };
+    if (definition) loaded.definition = definition;
+    return loaded;
+  });
+  return { config, listeners };
+}
+
+function listenerTag(
+  override: unknown,
+  definition: ListenerDefinition<any> | undefined,
+  agent: boolean,
+  name: string,
+): string {
+  if (typeof override === 'string' && override !== '') return override;
+  if (definition) return definition.payload.tag;
+  return agent ? name : '';
+}
+
+function moduleMessage(shown: string, absModule: string, error: unknown): string {
+  const prefix = `cannot load listener module ${absModule}: `;
+  const reason =
+    error instanceof ListenerLoadError && error.message.startsWith(prefix)
+      ? error.message.slice(prefix.length)
+      : ((error as Error)?.message ?? String(error));
+  return `handler module '${shown}' does not load: ${reason}`;
+}
+
+function sortIssues(issues: ConfigIssue[]): ConfigIssue[] {
+  const far = Number.MAX_SAFE_INTEGER;
+  return issues
+    .map((issue, order) => ({ issue, order }))
+    .sort(
+      (a, b) =>
+        (a.issue.file === b.issue.file ? 0 : a.issue.file < b.issue.file ? -1 : 1) ||
+        (a.issue.line ?? far) - (b.issue.line ?? far) ||
+        (a.issue.column ?? far) - (b.issue.column ?? far) ||
+        a.order - b.order,
+    )
+    .map(({ issue }) => issue);
+}
