@@ -109,8 +109,9 @@ describe('loadConfig on valid files', () => {
     expect(listeners[1]!.config).toMatchObject({ agent: true, max_turns: 3, budget: { tokens: 5000 } });
   });
 
-  it('fills max_result_bytes in each tool_config entry', async () => {
+  it('fills max_result_bytes in each tool_config entry that lacks it', async () => {
     const { listeners } = await loadConfig(fixture('full.yaml'), { env: {}, loadModules: false });
+    expect(listeners[0]!.config.tool_config.calculate).toEqual({ timeout_ms: 100, max_result_bytes: 102400 });
     expect(listeners[0]!.config.tool_config.fetch_url!.max_result_bytes).toBe(2048);
     const { config } = await loadConfig(fixture('broadcast.yaml'), { env: {} });
     expect(config.listeners.map((l) => l.broadcast)).toEqual([true, true]);
