@@ -1,0 +1,382 @@
+/**
+ * Payload XML <-> plain object, guided by the listener's JSON Schema.
+ *
+ * Mapping (decode; encode is the inverse):
+ * - each child element is a property named by its local name; attributes are read as properties
+ *   too when no child element of that name exists (encode always writes child elements);
+ * - `integer`/`number` text such as "42" becomes 42, "true"/"false" (and "1"/"0") become booleans
+ *   for `boolean`, an empty element becomes null for `null` (when `string` is not also allowed);
+ * - a property of type `array` is written as the element repeated once per item
+ *   (`<tag>a</tag><tag>b</tag>` -> `tag: ['a', 'b']`); an empty array is simply absent;
+ * - nested objects are nested elements; missing optional fields stay absent;
+ * - elements the schema does not name are decoded generically and kept, so ajv
+ *   (`additionalProperties: false`) can reject them by name. Generic decoding: a leaf element is
+ *   its text, an element with children an object, a repeated element an array.
+ * Text that does not coerce (e.g. "abc" for an integer) stays a string so ajv reports it.
+ *
+ * Compiled decoders/encoders are cached per schema object (WeakMap), so the per-message cost is one
+ * walk over the tree with no schema interpretation.
+ */
+import { XmlError } from '../errors.ts';
+import type { JsonSchema } from '../listener/types.ts';
+import { isXmlName } from './chars.ts';
+import type { XmlNode } from './parse.ts';
+import { NO_ATTRS } from './parser.ts';
+
+// ---------------------------------------------------------------- escaping
+
+const TEXT_SPECIAL = /[&<>\r\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/;
+const ATTR_SPECIAL = /[&<>"'\t\n\r\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/;
+
+function escapeWith(s: string, attr: boolean): string {
+  let out = '';
+  let last = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    let rep: string;
+    switch (c) {
+      case 38:
+        rep = '&amp;';
+        break;
+      case 60:
+        rep = '&lt;';
+        break;
+      case 62:
+        rep = '&gt;';
+        break;
+      case 13:
+        // A literal CR would be normalized away by any parser; a reference survives.
+        rep = '&#13;';
+        break;
+      case 34:
+        if (!attr) continue;
+        rep = '&quot;';
+        break;
+      case 39:
+        if (!attr) continue;
+        rep = '&apos;';
+        break;
+      case 9:
+      case 10:
+        // Literal tabs and newlines in attribute values are normalized to spaces; references are not.
+        if (!attr) continue;
+        rep = c === 9 ? '&#9;' : '&#10;';
+        break;
+      default:
+        if (c < 0x20 || c === 0xfffe || c === 0xffff) {
+          throw new XmlError(
+            'xml.unencodable',
+            `character U+${c.toString(16).toUpperCase().padStart(4, '0')} cannot be represented in XML 1.0`,
+          );
+        }
+        continue;
+    }
+    out += s.slice(last, i) + rep;
+    last = i + 1;
+  }
+  return out + s.slice(last);
+}
+
+/** Escapes character data: & < > and CR; refuses characters XML 1.0 cannot carry (NUL, C0 controls). */
+export function escapeText(s: string): string {
+  return TEXT_SPECIAL.test(s) ? escapeWith(s, false) : s;
+}
+
+/** Escapes an attribute value for either quote style: & < > " ' and tab/newline/CR as references. */
+export function escapeAttr(s: string): string {
+  return ATTR_SPECIAL.test(s) ? escapeWith(s, true) : s;
+}
+
+// ---------------------------------------------------------------- schema -> plan
+
+/** What one schema position accepts, reduced to the facts the codec needs. */
+interface Plan {
+  any: boolean;
+  str: boolean;
+  num: boolean;
+  bool: boolean;
+  nul: boolean;
+  obj: boolean;
+  arr: boolean;
+  /** Properties in schema order (encode writes them in this order, matching the XSD sequence). */
+  props: Map<string, Plan> | null;
+  /** Plan for properties the schema does not name (additionalProperties schema), else generic. */
+  extra: Plan;
+  items: Plan;
+}
+
+const GENERIC: Plan = {
+  any: true,
+  str: false,
+  num: false,
+  bool: false,
+  nul: false,
+  obj: false,
+  arr: false,
+  props: null,
+  extra: null as unknown as Plan,
+  items: null as unknown as Plan,
+};
+GENERIC.extra = GENERIC;
+GENERIC.items = GENERIC;
+
+const plans = new WeakMap<object, Plan>();
+
+function isSchema(v: unknown): v is JsonSchema {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function jsonTypeOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v === 'object' ? 'object' : typeof v;
+}
+
+/** Schema -> plan, cached by schema object. Cycles are safe: the plan is cached before it is filled. */
+function planFor(schema: unknown): Plan {
+  if (!isSchema(schema)) return GENERIC;
+  const cached = plans.get(schema);
+  if (cached !== undefined) return cached;
+  const plan: Plan = {
+    any: false,
+    str: false,
+    num: false,
+    bool: false,
+    nul: false,
+    obj: false,
+    arr: false,
+    props: null,
+    extra: GENERIC,
+    items: GENERIC,
+  };
+  plans.set(schema, plan);
+  fillPlan(plan, schema);
+  if (!(plan.str || plan.num || plan.bool || plan.nul || plan.obj || plan.arr)) plan.any = true;
+  return plan;
+}
+
+function fillPlan(plan: Plan, schema: JsonSchema): void {
+  const types = new Set<string>();
+  const t = schema.type;
+  if (typeof t === 'string') types.add(t);
+  else if (Array.isArray(t)) for (const x of t) if (typeof x === 'string') types.add(x);
+  if (types.size === 0) {
+    if (
+      isSchema(schema.properties) ||
+      schema.required !== undefined ||
+      schema.additionalProperties !== undefined
+    ) {
+      types.add('object');
+    }
+    if (schema.items !== undefined || schema.prefixItems !== undefined) types.add('array');
+    if (Array.isArray(schema.enum)) for (const v of schema.enum) types.add(jsonTypeOf(v));
+    if ('const' in schema) types.add(jsonTypeOf(schema.const));
+  }
+  for (const type of types) {
+    if (type === 'string') plan.str = true;
+    else if (type === 'number' || type === 'integer') plan.num = true;
+    else if (type === 'boolean') plan.bool = true;
+    else if (type === 'null') plan.nul = true;
+    else if (type === 'object') plan.obj = true;
+    else if (type === 'array') plan.arr = true;
+  }
+  if (isSchema(schema.properties)) {
+    plan.props = new Map();
+    for (const [key, sub] of Object.entries(schema.properties)) plan.props.set(key, planFor(sub));
+  }
+  if (isSchema(schema.additionalProperties)) plan.extra = planFor(schema.additionalProperties);
+  if (isSchema(schema.items)) plan.items = planFor(schema.items);
+  // Combinators: merge what the branches say (first definition of a property wins).
+  for (const key of ['allOf', 'anyOf', 'oneOf'] as const) {
+    const branches = schema[key];
+    if (!Array.isArray(branches)) continue;
+    for (const branch of branches) {
+      if (!isSchema(branch)) continue;
+      const sub = planFor(branch);
+      if (types.size === 0) {
+        plan.str ||= sub.str;
+        plan.num ||= sub.num;
+        plan.bool ||= sub.bool;
+        plan.nul ||= sub.nul;
+        plan.obj ||= sub.obj;
+        plan.arr ||= sub.arr;
+      }
+      if (sub.props !== null) {
+        plan.props ??= new Map();
+        for (const [k, v] of sub.props) if (!plan.props.has(k)) plan.props.set(k, v);
+      }
+      if (plan.items === GENERIC) plan.items = sub.items;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- decode
+
+const NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+
+/** Assigns without ever touching the prototype: an element may be called `__proto__`. */
+function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
+function coerceText(text: string, plan: Plan): unknown {
+  if (plan.any || !(plan.num || plan.bool || plan.nul || plan.obj || plan.arr)) return text;
+  const t = text.trim();
+  if (plan.num && NUMBER.test(t)) return Number(t);
+  if (plan.bool) {
+    if (t === 'true' || t === '1') return true;
+    if (t === 'false' || t === '0') return false;
+  }
+  if (t === '' && !plan.str) {
+    if (plan.nul) return null;
+    if (plan.obj) return {};
+    if (plan.arr) return [];
+  }
+  return text;
+}
+
+function decodeElement(el: XmlNode, plan: Plan): unknown {
+  if (plan.any) {
+    if (el.children.length > 0) return decodeObject(el, plan);
+    if (el.attrs !== NO_ATTRS && el.text.trim() === '' && hasDataAttributes(el))
+      return decodeObject(el, plan);
+    return el.text;
+  }
+  if (plan.obj && (el.children.length > 0 || !plan.str)) return decodeObject(el, plan);
+  if (plan.arr && !plan.str && !plan.num && !plan.bool) {
+    // An array that is itself an element (array of arrays): each child element is one item.
+    return el.children.map((child) => decodeElement(child, plan.items));
+  }
+  return coerceText(el.text, plan);
+}
+
+function hasDataAttributes(el: XmlNode): boolean {
+  for (const key in el.attrs) if (key.indexOf(':') === -1 && key !== 'xmlns') return true;
+  return false;
+}
+
+function decodeObject(el: XmlNode, plan: Plan): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const props = plan.props;
+  let repeated: Set<string> | null = null;
+  const children = el.children;
+  for (let i = 0; i < children.length; i++) {
+    const child = children[i]!;
+    const key = child.local;
+    const sub = (props === null ? undefined : props.get(key)) ?? plan.extra;
+    if (sub.arr && !sub.any) {
+      const list = out[key];
+      const value = decodeElement(child, sub.items);
+      if (Array.isArray(list)) list.push(value);
+      else setOwn(out, key, [value]);
+      continue;
+    }
+    const value = decodeElement(child, sub);
+    if (!Object.hasOwn(out, key)) {
+      setOwn(out, key, value);
+    } else if (repeated?.has(key)) {
+      (out[key] as unknown[]).push(value);
+    } else {
+      // Repeated although not declared an array: keep every value; ajv then names the field.
+      repeated ??= new Set();
+      repeated.add(key);
+      setOwn(out, key, [out[key], value]);
+    }
+  }
+  if (el.attrs !== NO_ATTRS) {
+    for (const key in el.attrs) {
+      if (key.indexOf(':') !== -1 || key === 'xmlns' || Object.hasOwn(out, key)) continue;
+      const sub = (props === null ? undefined : props.get(key)) ?? plan.extra;
+      const text = el.attrs[key]!;
+      setOwn(out, key, sub.arr && !sub.any ? [coerceText(text, sub.items)] : coerceText(text, sub));
+    }
+  }
+  return out;
+}
+
+/**
+ * Payload element -> object by `schema` (the payload's JSON Schema, an object schema whose
+ * properties are the child elements). Pass `{}` to decode generically.
+ */
+export function decodePayload(node: XmlNode, schema: JsonSchema): Record<string, unknown> {
+  return decodeObject(node, planFor(schema));
+}
+
+// ---------------------------------------------------------------- encode
+
+const MAX_ENCODE_DEPTH = 1000;
+const knownNames = new Set<string>();
+
+function checkName(name: string): void {
+  if (knownNames.has(name)) return;
+  if (!isXmlName(name)) {
+    throw new XmlError('xml.unencodable', `"${name}" cannot be an XML element name`);
+  }
+  if (knownNames.size < 10_000) knownNames.add(name);
+}
+
+function encodeProp(key: string, v: unknown, plan: Plan, depth: number): string {
+  if (v === undefined) return '';
+  checkName(key);
+  switch (typeof v) {
+    case 'string':
+      return v === '' ? `<${key}/>` : '<' + key + '>' + escapeText(v) + '</' + key + '>';
+    case 'number':
+      if (!Number.isFinite(v))
+        throw new XmlError('xml.unencodable', `property "${key}" is ${v}, not a finite number`);
+      return '<' + key + '>' + String(v) + '</' + key + '>';
+    case 'boolean':
+      return '<' + key + '>' + (v ? 'true' : 'false') + '</' + key + '>';
+    case 'bigint':
+      return '<' + key + '>' + v.toString() + '</' + key + '>';
+    case 'object': {
+      if (v === null) return `<${key}/>`;
+      if (depth > MAX_ENCODE_DEPTH) {
+        throw new XmlError(
+          'xml.unencodable',
+          `value nests deeper than ${MAX_ENCODE_DEPTH} levels (is it cyclic?)`,
+        );
+      }
+      if (Array.isArray(v)) {
+        let s = '';
+        for (const item of v) {
+          s += Array.isArray(item)
+            ? '<' + key + '>' + encodeProp('item', item, plan.items, depth + 1) + '</' + key + '>'
+            : encodeProp(key, item, plan.items, depth + 1);
+        }
+        return s;
+      }
+      if (v instanceof Date) return '<' + key + '>' + v.toISOString() + '</' + key + '>';
+      const body = encodeBody(v as Record<string, unknown>, plan, depth + 1);
+      return body === '' ? `<${key}/>` : '<' + key + '>' + body + '</' + key + '>';
+    }
+    default:
+      throw new XmlError('xml.unencodable', `property "${key}" holds a ${typeof v}, which has no XML form`);
+  }
+}
+
+function encodeBody(obj: Record<string, unknown>, plan: Plan, depth: number): string {
+  let s = '';
+  const props = plan.props;
+  if (props !== null) {
+    for (const [key, sub] of props) if (Object.hasOwn(obj, key)) s += encodeProp(key, obj[key], sub, depth);
+    for (const key of Object.keys(obj))
+      if (!props.has(key)) s += encodeProp(key, obj[key], plan.extra, depth);
+  } else {
+    for (const key of Object.keys(obj)) s += encodeProp(key, obj[key], plan.extra, depth);
+  }
+  return s;
+}
+
+/**
+ * Object -> payload XML `<tag>...</tag>`: properties become child elements (in schema order when a
+ * schema is given), arrays repeat the element, text is escaped. Throws XmlError('xml.unencodable')
+ * for names that cannot be XML element names and values with no XML form.
+ */
+export function encodePayload(tag: string, value: Record<string, unknown>, schema?: JsonSchema): string {
+  checkName(tag);
+  const body = encodeBody(value, schema === undefined ? GENERIC : planFor(schema), 0);
+  return '<' + tag + '>' + body + '</' + tag + '>';
+}
