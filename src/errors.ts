@@ -130,3 +130,47 @@ export class UsageError extends OrganismError {
     super('usage', message);
   }
 }
+
+/** The key/value store refused an input or its backend failed. Same codes from every backend. */
+export class KvError extends OrganismError {
+  constructor(
+    code:
+      | 'kv.invalid_key'
+      | 'kv.invalid_namespace'
+      | 'kv.invalid_value'
+      | 'kv.invalid_ttl'
+      | 'kv.value_too_large'
+      | 'kv.namespace_denied'
+      | 'kv.unavailable'
+      | 'kv.backend'
+      | 'kv.io'
+      | 'kv.corrupt'
+      | 'kv.locked'
+      | 'kv.closed',
+    message: string,
+    details?: Record<string, unknown>,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, details, options);
+  }
+}
+
+/** send_email refused its input or the SMTP server failed. Messages never carry the SMTP password. */
+export class MailError extends OrganismError {
+  constructor(
+    code:
+      | 'mail.not_configured'
+      | 'mail.header_injection'
+      | 'mail.invalid_address'
+      | 'mail.too_many_recipients'
+      | 'mail.connection'
+      | 'mail.auth'
+      | 'mail.rejected'
+      | 'mail.send_failed',
+    message: string,
+    details?: Record<string, unknown>,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, details, options);
+  }
+}
