@@ -1,8 +1,276 @@
+/**
+ * `organism tools list|call|sign|revoke|unrevoke`: the tool runtime from the command line, for users
+ * trying a policy and for tests. `call` goes through the full dispatcher (grants, guard, limits,
+ * audit) exactly as a listener's call would.
+ */
+import { createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { loadConfig } from '../../config/index.ts';
+import type { OrganismConfig } from '../../config/types.ts';
 import { UsageError } from '../../errors.ts';
+import { loadToolCatalog } from '../../tools/catalog.ts';
+import {
+  buildManifest,
+  ensureSigningKey,
+  keyId,
+  readPrivateKey,
+  writeManifest,
+} from '../../tools/integrity.ts';
+import { ToolRegistry } from '../../tools/registry.ts';
+import { revokeTool, unrevokeTool } from '../../tools/revocations.ts';
+import {
+  createToolRuntime,
+  defaultToolRuntimeOptions,
+  toolPaths,
+  trustedPublicKey,
+} from '../../tools/runtime.ts';
+import { didYouMean } from '../../tools/tool-config.ts';
+import { CAPABILITIES, type Capability } from '../../tools/types.ts';
+import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
 import type { CommandIo } from '../io.ts';
 
-export const summary = '(not built yet)';
+export const summary =
+  'list tools, call one through the dispatcher, sign tool modules, revoke/unrevoke a tool';
 
-export async function run(_argv: string[], _io: CommandIo): Promise<number> {
-  throw new UsageError('tools is not built yet');
+const HELP = `usage: organism tools <subcommand> [options]
+
+subcommands:
+  list [--as LISTENER]                          tools in registration order with descriptions; with --as,
+                                                each tool LISTENER cannot use is marked [UNAVAILABLE: reason]
+  call TOOL --as LISTENER [--args JSON] [--scope CAPS]
+                                                one call through the full dispatcher (grants, guard, rate
+                                                limit, audit); prints the result as JSON. Exit 0 when the
+                                                tool ran, 2 when refused, 1 on error
+  sign [--key FILE]                             write the signed manifest of tool module hashes
+                                                (tools.manifest); without --key, the Ed25519 key pair in
+                                                the data dir is used (generated on first use)
+  revoke TOOL --reason TEXT                     revoke a tool (kept across restarts; a running daemon
+                                                picks it up within seconds)
+  unrevoke TOOL                                 lift a revocation
+
+options:
+  -c, --config FILE   organism.yaml to use (default ./organism.yaml)
+      --root DIR      folder holding tools/ and librarian/tools/ (default: Organism's own)
+      --scope CAPS    comma-separated capability scope for the call (${CAPABILITIES.join(', ')})
+  -h, --help          show this help`;
+
+const OPTIONS = {
+  ...CONFIG_OPTION,
+  as: { type: 'string' },
+  args: { type: 'string' },
+  scope: { type: 'string' },
+  key: { type: 'string' },
+  reason: { type: 'string' },
+  root: { type: 'string' },
+} as const;
+
+type Values = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
+
+export async function run(argv: string[], io: CommandIo): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, OPTIONS);
+  const [sub, ...rest] = positionals;
+  if (values.help || sub === undefined || sub === 'help') {
+    io.out(HELP);
+    return sub === undefined && !values.help ? 1 : 0;
+  }
+  switch (sub) {
+    case 'list':
+      return list(values, rest, io);
+    case 'call':
+      return call(values, rest, io);
+    case 'sign':
+      return sign(values, rest, io);
+    case 'revoke':
+      return revoke(values, rest, io);
+    case 'unrevoke':
+      return unrevoke(values, rest, io);
+    default:
+      throw new UsageError(`unknown subcommand '${sub}'; expected list, call, sign, revoke or unrevoke`);
+  }
+}
+
+function expectArgs(sub: string, rest: string[], count: number, what: string): void {
+  if (rest.length !== count) {
+    throw new UsageError(
+      count === 0
+        ? `tools ${sub} takes no arguments (got ${rest.join(' ')})`
+        : `tools ${sub} needs ${what} (got ${rest.length} arguments)`,
+    );
+  }
+}
+
+async function config(values: Values): Promise<OrganismConfig> {
+  // Tool commands need the file's settings, not the listeners' handler modules.
+  return (await loadConfig(values.config, { loadModules: false })).config;
+}
+
+function checkListener(cfg: OrganismConfig, name: string): void {
+  const names = cfg.listeners.map((l) => l.name);
+  if (!names.includes(name)) {
+    throw new UsageError(
+      `no listener named '${name}' in ${cfg.file}${didYouMean(name, names)}; listeners: ${names.join(', ')}`,
+    );
+  }
+}
+
+function runtimeOptions(values: Values, io: CommandIo) {
+  return {
+    warn: (message: string) => io.err(`warning: ${message}`),
+    ...(values.root ? { root: values.root } : {}),
+  };
+}
+
+async function list(values: Values, rest: string[], io: CommandIo): Promise<number> {
+  expectArgs('list', rest, 0, '');
+  const cfg = await config(values);
+  if (values.as !== undefined) checkListener(cfg, values.as);
+  const runtime = await createToolRuntime({ config: cfg }, runtimeOptions(values, io));
+  try {
+    const rows =
+      values.as === undefined
+        ? runtime.registry.list().map((t) => ({
+            tool: t.definition.name,
+            description: t.definition.description,
+            reason: undefined,
+          }))
+        : runtime.dispatcher.availability(values.as);
+    if (rows.length === 0) io.out('(no tools registered)');
+    const width = Math.max(0, ...rows.map((r) => r.tool.length));
+    for (const row of rows) {
+      const mark = row.reason === undefined ? '' : ` [UNAVAILABLE: ${row.reason}]`;
+      io.out(`${row.tool.padEnd(width)}  ${row.description.replace(/\s+/g, ' ').trim()}${mark}`);
+    }
+    return 0;
+  } finally {
+    await runtime.close();
+  }
+}
+
+function parseScope(text: string | undefined): Capability[] | undefined {
+  if (text === undefined) return undefined;
+  const caps = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  for (const cap of caps) {
+    if (!(CAPABILITIES as readonly string[]).includes(cap)) {
+      throw new UsageError(
+        `--scope: unknown capability '${cap}'; expected some of ${CAPABILITIES.join(', ')}`,
+      );
+    }
+  }
+  return caps as Capability[];
+}
+
+async function call(values: Values, rest: string[], io: CommandIo): Promise<number> {
+  expectArgs('call', rest, 1, 'one tool name');
+  const tool = rest[0] as string;
+  if (values.as === undefined)
+    throw new UsageError('tools call needs --as LISTENER (whose grants and tool_config apply)');
+  let args: unknown = {};
+  if (values.args !== undefined) {
+    try {
+      args = JSON.parse(values.args);
+    } catch (error) {
+      throw new UsageError(`--args is not valid JSON: ${(error as Error).message}`);
+    }
+    if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+      throw new UsageError('--args must be a JSON object, e.g. --args \'{"expression": "2 + 2"}\'');
+    }
+  }
+  const scope = parseScope(values.scope);
+  const cfg = await config(values);
+  checkListener(cfg, values.as);
+  const runtime = await createToolRuntime({ config: cfg }, runtimeOptions(values, io));
+  try {
+    const result = await runtime.dispatcher.call({
+      tool,
+      args,
+      listener: values.as,
+      thread: `cli-${randomUUID()}`,
+      ...(scope ? { scope } : {}),
+    });
+    io.out(JSON.stringify(result, null, 2));
+    return result.status === 'ok' ? 0 : result.status === 'refused' ? 2 : 1;
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function sign(values: Values, rest: string[], io: CommandIo): Promise<number> {
+  expectArgs('sign', rest, 0, '');
+  const cfg = await config(values);
+  const paths = toolPaths(cfg);
+  let privateKey: KeyObject;
+  if (values.key !== undefined) {
+    privateKey = await readPrivateKey(values.key);
+  } else {
+    const key = await ensureSigningKey(paths.dataDir);
+    if (key.created) io.out(`generated a new Ed25519 signing key: ${key.path} (mode 0600)`);
+    privateKey = key.privateKey;
+  }
+  const publicKey = createPublicKey(privateKey);
+  // Check every module registers before signing it: a manifest of broken tools helps nobody.
+  const catalog = await loadToolCatalog(values.root ?? defaultToolRuntimeOptions().root);
+  const registry = new ToolRegistry();
+  for (const entry of catalog) registry.register(entry.definition, { module: entry.module });
+  const manifest = buildManifest(
+    catalog.map((e) => ({ name: e.definition.name, module: e.module })),
+    privateKey,
+    paths.manifest,
+  );
+  await writeManifest(paths.manifest, manifest);
+  const der = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+  const envName = cfg.tools?.public_key_env;
+  if (envName) {
+    let trusted: KeyObject | undefined;
+    try {
+      trusted = trustedPublicKey(cfg).key;
+    } catch {
+      trusted = undefined;
+    }
+    if (!trusted || keyId(trusted) !== keyId(publicKey)) {
+      io.err(
+        `warning: ${envName} does not hold this key; set ${envName}=${der} or the runtime will refuse every tool`,
+      );
+    }
+  } else {
+    await writeFile(paths.publicKey, publicKey.export({ type: 'spki', format: 'pem' }));
+  }
+  io.out(
+    `signed ${catalog.length} tool${catalog.length === 1 ? '' : 's'} into ${paths.manifest} (key ${manifest.key_id})`,
+  );
+  io.out(`public key (base64 SPKI, for tools.public_key_env): ${der}`);
+  return 0;
+}
+
+async function knownTools(values: Values): Promise<string[]> {
+  return (await loadToolCatalog(values.root ?? defaultToolRuntimeOptions().root)).map(
+    (e) => e.definition.name,
+  );
+}
+
+async function revoke(values: Values, rest: string[], io: CommandIo): Promise<number> {
+  expectArgs('revoke', rest, 1, 'one tool name');
+  const tool = rest[0] as string;
+  const reason = values.reason?.trim();
+  if (!reason)
+    throw new UsageError('tools revoke needs --reason "why" (the reason is shown to every caller refused)');
+  const cfg = await config(values);
+  const known = await knownTools(values);
+  if (!known.includes(tool)) throw new UsageError(`no tool named '${tool}'${didYouMean(tool, known)}`);
+  const path = toolPaths(cfg).revocations;
+  await revokeTool(path, tool, reason);
+  io.out(`revoked ${tool}: ${reason} (${path}); a running organism picks this up within seconds`);
+  return 0;
+}
+
+async function unrevoke(values: Values, rest: string[], io: CommandIo): Promise<number> {
+  expectArgs('unrevoke', rest, 1, 'one tool name');
+  const tool = rest[0] as string;
+  const cfg = await config(values);
+  const path = toolPaths(cfg).revocations;
+  if (await unrevokeTool(path, tool)) io.out(`unrevoked ${tool} (${path})`);
+  else io.out(`${tool} was not revoked (${path})`);
+  return 0;
 }

@@ -1,0 +1,204 @@
+/**
+ * The append-only audit log writer. `append` only queues (the bus never waits on the disk); a single
+ * writer drains the queue in order, in batches. If the disk refuses a write, the records stay queued,
+ * the failure is reported loudly on stderr, and the write is retried: nothing is dropped quietly.
+ * The chain is computed at write time from the file's actual last line, so another process that
+ * appended in between (say `organism tools call` next to the daemon) does not break it.
+ */
+import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { AuditError } from '../errors.ts';
+import { chainLine } from './chain.ts';
+import type { AuditEntry } from './record.ts';
+
+export interface AuditLogOptions {
+  /** Absolute path of the JSON-lines file. */
+  path: string;
+  /** Where loud failures go; stderr by default. */
+  onError?: (message: string) => void;
+  /** Wait before retrying a failed write (ms). */
+  retryMs?: number;
+}
+
+export function defaultAuditLogOptions(): Required<Omit<AuditLogOptions, 'path'>> {
+  return {
+    onError: (message) => process.stderr.write(`[organism audit] ${message}\n`),
+    retryMs: 1000,
+  };
+}
+
+/** Where callers send entries; the dispatcher depends on this, tests may pass their own. */
+export interface AuditSink {
+  append(entry: AuditEntry): void;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Reads the last complete line of a file, or undefined when it is empty. */
+async function lastLine(handle: FileHandle, size: number): Promise<string | undefined> {
+  if (size === 0) return undefined;
+  let window = 64 * 1024;
+  for (;;) {
+    const start = Math.max(0, size - window);
+    const buffer = Buffer.alloc(size - start);
+    await handle.read(buffer, 0, buffer.length, start);
+    let text = buffer.toString('utf8');
+    if (text.endsWith('\n')) text = text.slice(0, -1);
+    const cut = text.lastIndexOf('\n');
+    if (cut >= 0) return text.slice(cut + 1);
+    if (start === 0) return text === '' ? undefined : text;
+    window *= 4;
+  }
+}
+
+async function endsWithNewline(handle: FileHandle, size: number): Promise<boolean> {
+  const byte = Buffer.alloc(1);
+  await handle.read(byte, 0, 1, size - 1);
+  return byte[0] === 0x0a;
+}
+
+export class AuditLog implements AuditSink {
+  readonly path: string;
+  readonly #options: Required<Omit<AuditLogOptions, 'path'>>;
+  #queue: AuditEntry[] = [];
+  #handle: FileHandle | undefined;
+  #ino = -1;
+  /** Size of the file after our last write, to notice appends by others. */
+  #size = -1;
+  #prevLine: string | undefined;
+  #running: Promise<void> | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #failing = false;
+  #closed = false;
+
+  constructor(options: AuditLogOptions) {
+    this.path = options.path;
+    this.#options = { ...defaultAuditLogOptions(), ...stripUndefined(options) } as Required<
+      Omit<AuditLogOptions, 'path'>
+    >;
+  }
+
+  /** Records waiting to be written. */
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  append(entry: AuditEntry): void {
+    if (this.#closed) {
+      this.#options.onError(
+        `record for ${entry.tool} arrived after the audit log was closed; writing it anyway`,
+      );
+    }
+    this.#queue.push(entry);
+    if (!this.#running && !this.#retryTimer)
+      this.#running = this.#drain().finally(() => (this.#running = undefined));
+  }
+
+  /** Resolves when every record queued so far is on disk; rejects with AuditError if the disk refuses. */
+  async flush(): Promise<void> {
+    for (;;) {
+      if (this.#running) {
+        await this.#running;
+        continue;
+      }
+      if (this.#queue.length === 0) return;
+      if (this.#retryTimer) {
+        clearTimeout(this.#retryTimer);
+        this.#retryTimer = undefined;
+      }
+      this.#running = this.#drain().finally(() => (this.#running = undefined));
+      await this.#running;
+      if (this.#failing) {
+        throw new AuditError(
+          'audit.write',
+          `cannot write the audit log ${this.path}; ${this.#queue.length} record(s) still queued`,
+          {
+            path: this.path,
+            pending: this.#queue.length,
+          },
+        );
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    try {
+      await this.flush();
+    } finally {
+      if (this.#retryTimer) clearTimeout(this.#retryTimer);
+      this.#retryTimer = undefined;
+      const handle = this.#handle;
+      this.#handle = undefined;
+      await handle?.close().catch(() => {});
+    }
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue;
+      this.#queue = [];
+      try {
+        await this.#write(batch);
+        if (this.#failing)
+          this.#options.onError(`audit log ${this.path} is writable again; queued records written`);
+        this.#failing = false;
+      } catch (error) {
+        this.#queue = batch.concat(this.#queue);
+        this.#failing = true;
+        await this.#handle?.close().catch(() => {});
+        this.#handle = undefined;
+        this.#options.onError(
+          `CANNOT WRITE AUDIT LOG ${this.path}: ${(error as Error).message}. ${this.#queue.length} record(s) kept in memory; retrying in ${this.#options.retryMs} ms`,
+        );
+        if (!this.#closed) {
+          this.#retryTimer = setTimeout(() => {
+            this.#retryTimer = undefined;
+            if (!this.#running) this.#running = this.#drain().finally(() => (this.#running = undefined));
+          }, this.#options.retryMs);
+          this.#retryTimer.unref();
+        }
+        return;
+      }
+    }
+  }
+
+  async #write(batch: AuditEntry[]): Promise<void> {
+    const info = await stat(this.path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (!this.#handle || !info || info.ino !== this.#ino) {
+      await this.#handle?.close().catch(() => {});
+      await mkdir(dirname(this.path), { recursive: true });
+      this.#handle = await open(this.path, 'a+', 0o600);
+      const opened = await this.#handle.stat();
+      this.#ino = opened.ino;
+      this.#size = -1;
+    }
+    const handle = this.#handle;
+    const size = (await handle.stat()).size;
+    // Someone else appended (or this is our first write): chain onto what is actually there.
+    let lead = '';
+    if (size !== this.#size) {
+      this.#prevLine = await lastLine(handle, size);
+      // A line cut short by a crash must not swallow ours: start on a fresh line (verify names it).
+      if (size > 0 && !(await endsWithNewline(handle, size))) lead = '\n';
+    }
+    const lines: string[] = [];
+    let prev = this.#prevLine;
+    for (const entry of batch) {
+      const line = chainLine(entry, prev);
+      lines.push(line);
+      prev = line;
+    }
+    const text = `${lead}${lines.join('\n')}\n`;
+    await handle.appendFile(text, 'utf8');
+    this.#prevLine = prev;
+    this.#size = size + Buffer.byteLength(text, 'utf8');
+  }
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,25 @@
+/** Reading the audit log back: the last N records, and a verification of the whole chain. */
+import { readFile } from 'node:fs/promises';
+import { AuditError } from '../errors.ts';
+import { type ChainReport, verifyChain } from './chain.ts';
+
+async function readLog(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw new AuditError('audit.read', `cannot read the audit log ${path}: ${(error as Error).message}`, {
+      path,
+    });
+  }
+}
+
+/** The last `tail` lines (all when undefined), as written. A missing file has no records. */
+export async function readAuditLines(path: string, tail?: number): Promise<string[]> {
+  const lines = (await readLog(path)).split('\n').filter((line) => line.length > 0);
+  return tail === undefined ? lines : lines.slice(Math.max(0, lines.length - tail));
+}
+
+export async function verifyAuditFile(path: string): Promise<ChainReport> {
+  return verifyChain(await readLog(path));
+}

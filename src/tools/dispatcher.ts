@@ -1,0 +1,390 @@
+/**
+ * Every tool call passes here, in one order (ARCHITECTURE.md invariant 4):
+ *   exists -> granted -> not revoked -> integrity -> available -> arguments valid -> within the
+ *   thread's capability scope -> guard verdict -> rate limit -> loop -> run with timeout -> cap -> audit.
+ * Each refusal is a ToolResult the caller can read and act on; nothing here throws at a caller.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AuditSink } from '../audit/log.ts';
+import type { CallRecord } from '../audit/record.ts';
+import { redact, redactString } from '../audit/redact.ts';
+import type { TrustLevel } from '../config/types.ts';
+import { OrganismError } from '../errors.ts';
+import type { GuardInput, Verdict } from '../guard/types.ts';
+import { canonicalJson } from './canonical.ts';
+import { LoopDetector, RateLimiter } from './limits.ts';
+import type { RegisteredTool, ToolRegistry } from './registry.ts';
+import { capResult } from './result-cap.ts';
+import { formatArgErrors } from './schema.ts';
+import {
+  didYouMean,
+  type ListenerGrants,
+  type ResolvedListener,
+  type ResolvedToolConfig,
+  resolveListeners,
+} from './tool-config.ts';
+import type { Capability, GuardKind, ToolFailure, ToolResult, ToolServices } from './types.ts';
+
+/** The guard entry point (src/guard's checkCall); tests may pass their own. */
+export type GuardCheck = (kind: GuardKind, input: GuardInput) => Verdict | Promise<Verdict>;
+
+export interface CallRequest {
+  tool: string;
+  args: unknown;
+  /** The calling listener; its grants and tool_config apply. */
+  listener: string;
+  thread: string;
+  /** The thread's capability scope; grants are intersected with it. Absent means unscoped. */
+  scope?: readonly Capability[];
+  /** Idempotency key for side-effecting tools; one is made up when absent. */
+  callId?: string;
+}
+
+export interface Availability {
+  tool: string;
+  description: string;
+  available: boolean;
+  reason?: string;
+}
+
+export interface DispatcherDefaults {
+  /** Run time allowed a tool unless tool_config.timeout_ms says otherwise. */
+  timeoutMs: number;
+  /** Largest JSON result unless tool_config.max_result_bytes says otherwise. */
+  maxResultBytes: number;
+  /** Trust of a listener that does not say. */
+  trust: TrustLevel;
+  /** The same call this many times within `loopWindow` calls of a thread is a loop. */
+  loopRepeats: number;
+  loopWindow: number;
+  /** Threads whose recent calls are remembered for loop detection. */
+  loopMaxThreads: number;
+}
+
+export function defaultDispatcherDefaults(): DispatcherDefaults {
+  return {
+    timeoutMs: 30_000,
+    maxResultBytes: 102_400,
+    trust: 'medium',
+    loopRepeats: 3,
+    loopWindow: 5,
+    loopMaxThreads: 10_000,
+  };
+}
+
+export interface DispatcherOptions {
+  registry: ToolRegistry;
+  /** Listeners with their grants, tool_config and trust, as in organism.yaml. */
+  listeners: readonly ListenerGrants[];
+  workspace: string;
+  dataDir: string;
+  guard: GuardCheck;
+  audit?: AuditSink;
+  integrity?: { check(tool: RegisteredTool): string | null };
+  revocations?: { get(tool: string): { reason: string } | undefined };
+  services: ToolServices;
+  /** Named in configuration errors. */
+  configFile?: string;
+  defaults?: Partial<DispatcherDefaults>;
+  /** Clock for rate limits (tests). */
+  now?: () => number;
+}
+
+type Refusal = ToolFailure & { status: 'refused' | 'error' };
+
+function refuse(code: string, message: string, extra: Partial<ToolFailure> = {}): Refusal {
+  return { status: 'refused', code, message, ...extra };
+}
+
+class TimeoutSignal extends Error {}
+
+export class Dispatcher {
+  readonly #registry: ToolRegistry;
+  readonly #listeners: Map<string, ResolvedListener>;
+  readonly #options: DispatcherOptions;
+  readonly #defaults: DispatcherDefaults;
+  readonly #limiter: RateLimiter;
+  readonly #loops: LoopDetector;
+
+  /** Throws ConfigError naming every bad grant or tool_config key. */
+  constructor(options: DispatcherOptions) {
+    this.#options = options;
+    this.#registry = options.registry;
+    this.#defaults = { ...defaultDispatcherDefaults(), ...options.defaults };
+    this.#listeners = resolveListeners(
+      options.listeners,
+      options.registry,
+      this.#defaults,
+      options.configFile ?? 'organism.yaml',
+    );
+    this.#limiter = new RateLimiter(options.now);
+    this.#loops = new LoopDetector({
+      repeats: this.#defaults.loopRepeats,
+      window: this.#defaults.loopWindow,
+      maxThreads: this.#defaults.loopMaxThreads,
+    });
+  }
+
+  /** Whether each tool, in registration order, can be used by the listener, and if not why. */
+  availability(listener: string): Availability[] {
+    const resolved = this.#listeners.get(listener);
+    return this.#registry.list().map((tool) => {
+      const { name, description } = tool.definition;
+      const reason = !resolved?.tools.has(name) ? `not granted to ${listener}` : this.#blocked(tool);
+      return reason === null
+        ? { tool: name, description, available: true }
+        : { tool: name, description, available: false, reason };
+    });
+  }
+
+  /** Revoked, failing integrity or unavailable: the reason, or null. */
+  #blocked(tool: RegisteredTool): string | null {
+    const revoked = this.#options.revocations?.get(tool.definition.name);
+    if (revoked) return `revoked: ${revoked.reason}`;
+    const integrity = this.#options.integrity?.check(tool);
+    if (integrity) return `integrity failure: ${integrity}`;
+    return this.#unavailable(tool);
+  }
+
+  #unavailable(tool: RegisteredTool): string | null {
+    if (!tool.definition.unavailable) return null;
+    try {
+      return tool.definition.unavailable(this.#options.services);
+    } catch (error) {
+      return `its availability check failed: ${(error as Error).message}`;
+    }
+  }
+
+  /** Listener names known to the dispatcher, in config order. */
+  listenerNames(): string[] {
+    return [...this.#listeners.keys()];
+  }
+
+  async call(request: CallRequest): Promise<ToolResult> {
+    const started = performance.now();
+    const record: CallRecord = {
+      type: 'call',
+      time: new Date().toISOString(),
+      thread: request.thread,
+      listener: request.listener,
+      trust: this.#listeners.get(request.listener)?.trust ?? null,
+      tool: request.tool,
+      call_id: request.callId ?? randomUUID(),
+      input: null,
+      segment: null,
+      verdict: null,
+      rule_id: null,
+      reason: null,
+      suggestion: null,
+      outcome: 'ok',
+      code: null,
+      message: null,
+      duration_ms: 0,
+    };
+    let result: ToolResult;
+    try {
+      result = await this.#dispatch(request, record);
+    } catch (error) {
+      // A bug in the runtime itself still answers the caller rather than crashing it.
+      result = {
+        status: 'error',
+        tool: request.tool,
+        error: { code: 'InternalError', message: `tool runtime failed: ${(error as Error).message}` },
+      };
+    }
+    record.duration_ms = Math.round((performance.now() - started) * 1000) / 1000;
+    record.outcome = result.status;
+    if (result.status !== 'ok') {
+      record.code = result.error.code;
+      record.message = redactString(result.error.message);
+    }
+    this.#options.audit?.append(record);
+    return result;
+  }
+
+  async #dispatch(request: CallRequest, record: CallRecord): Promise<ToolResult> {
+    const name = request.tool;
+    const fail = (r: Refusal): ToolResult => {
+      const { status, ...error } = r;
+      return { status, tool: name, error };
+    };
+    record.input = redact(request.args);
+
+    // 1. exists
+    const tool = this.#registry.get(name);
+    const listener = this.#listeners.get(request.listener);
+    if (!tool) {
+      const hint = listener ? didYouMean(String(name), [...listener.tools.keys()]) : '';
+      return fail(refuse('ToolNotFound', `no tool named "${String(name)}"${hint}`));
+    }
+    // 2. granted
+    const settings = listener?.tools.get(name);
+    if (!listener || !settings) {
+      return fail(refuse('PermissionDenied', `tool ${name} is not granted to ${request.listener}`));
+    }
+    // 3. not revoked
+    const revoked = this.#options.revocations?.get(name);
+    if (revoked) return fail(refuse('ToolRevoked', `tool ${name} is revoked: ${revoked.reason}`));
+    // 4. integrity
+    const integrity = this.#options.integrity?.check(tool);
+    if (integrity)
+      return fail(refuse('IntegrityFailure', `tool ${name} failed its integrity check: ${integrity}`));
+    // 5. available
+    const unavailable = this.#unavailable(tool);
+    if (unavailable) return fail(refuse('ToolUnavailable', `tool ${name} is unavailable: ${unavailable}`));
+    // 6. arguments: validated on a copy, which gets the schema's defaults and is what the tool sees.
+    let args: unknown;
+    try {
+      args = request.args === undefined || request.args === null ? {} : structuredClone(request.args);
+    } catch {
+      return fail(refuse('InvalidArguments', `arguments for ${name} must be plain JSON data`));
+    }
+    if (!tool.validateArgs(args)) {
+      return fail(
+        refuse(
+          'InvalidArguments',
+          `invalid arguments for ${name}: ${formatArgErrors(tool.validateArgs.errors, args, tool.argNames)}`,
+        ),
+      );
+    }
+    // 7. capability scope: grants intersected with the thread's scope, never widened.
+    const capability = tool.definition.capability;
+    if (request.scope !== undefined && !request.scope.includes(capability)) {
+      return fail(
+        refuse(
+          'OutsideScope',
+          `tool ${name} needs capability ${capability}, which is outside this thread's scope [${request.scope.join(', ')}]`,
+        ),
+      );
+    }
+    // 8. guard
+    const warnings: string[] = [];
+    if (tool.definition.guard) {
+      let verdict: Verdict;
+      try {
+        verdict = await this.#options.guard(tool.definition.guard, {
+          tool: name,
+          args: args as Record<string, unknown>,
+          trust: listener.trust,
+          toolConfig: settings.config,
+          workspace: this.#options.workspace,
+        });
+      } catch (error) {
+        // Fail closed: a guard that cannot judge does not let the call through.
+        return fail(
+          refuse('GuardError', `the ${tool.definition.guard} guard failed: ${(error as Error).message}`),
+        );
+      }
+      record.verdict = verdict.verdict;
+      record.rule_id = verdict.rule_id;
+      record.reason = verdict.reason === null ? null : redactString(verdict.reason);
+      record.suggestion = verdict.suggestion === null ? null : redactString(verdict.suggestion);
+      record.segment = verdict.segment === undefined ? null : redactString(verdict.segment);
+      const rule = verdict.rule_id ?? `${tool.definition.guard}.unspecified`;
+      const why = verdict.reason ?? 'no reason given';
+      if (verdict.verdict === 'deny') {
+        const extra: Partial<ToolFailure> = { rule_id: rule };
+        if (verdict.suggestion) extra.suggestion = verdict.suggestion;
+        return fail(
+          refuse(
+            'GuardDenied',
+            `denied by ${rule}: ${why}${verdict.suggestion ? `; ${verdict.suggestion}` : ''}`,
+            extra,
+          ),
+        );
+      }
+      if (verdict.verdict === 'warn') {
+        warnings.push(`${rule}: ${why}${verdict.suggestion ? ` (${verdict.suggestion})` : ''}`);
+      }
+    }
+    // 9. rate limit
+    if (settings.rateLimit) {
+      const wait = this.#limiter.take(`${listener.name}\u0000${name}`, settings.rateLimit);
+      if (wait > 0) {
+        return fail(
+          refuse(
+            'RateLimited',
+            `rate limit for ${name} (${settings.rateLimit.per_minute} per minute) reached; retry in ${Math.ceil(wait / 1000)} s`,
+          ),
+        );
+      }
+    }
+    // 10. loop
+    if (this.#loops.record(request.thread, `${name}\u0000${canonicalJson(args)}`)) {
+      return fail(
+        refuse(
+          'LoopDetected',
+          `${name} was called with the same arguments ${this.#defaults.loopRepeats} times within the last ${this.#defaults.loopWindow} calls of this thread; change the arguments or try another approach`,
+        ),
+      );
+    }
+    // 11. run with a timeout and an AbortSignal
+    const value = await this.#run(tool, args, settings, request, record.call_id, listener);
+    if ('failure' in value) return fail(value.failure);
+    // 12. cap
+    let capped: ReturnType<typeof capResult>;
+    try {
+      capped = capResult(value.ok, settings.maxResultBytes);
+    } catch (error) {
+      return fail({
+        status: 'error',
+        code: 'ResultNotSerializable',
+        message: `${name} returned a result that is not JSON: ${(error as Error).message}`,
+      });
+    }
+    const result: ToolResult = { status: 'ok', tool: name, value: capped.value };
+    if (warnings.length > 0) result.warnings = warnings;
+    if (capped.truncated) result.truncated = capped.truncated;
+    return result;
+  }
+
+  async #run(
+    tool: RegisteredTool,
+    args: unknown,
+    settings: ResolvedToolConfig,
+    request: CallRequest,
+    callId: string,
+    { name: listener, trust }: ResolvedListener,
+  ): Promise<{ ok: unknown } | { failure: Refusal }> {
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new TimeoutSignal()), settings.timeoutMs);
+    });
+    const running = (async () =>
+      tool.run(args, {
+        signal: controller.signal,
+        listener,
+        thread: request.thread,
+        callId,
+        config: settings.config,
+        workspace: this.#options.workspace,
+        dataDir: this.#options.dataDir,
+        services: this.#options.services,
+        trust,
+      }))();
+    try {
+      return { ok: await Promise.race([running, timeout]) };
+    } catch (error) {
+      if (error instanceof TimeoutSignal) {
+        controller.abort(new Error(`timed out after ${settings.timeoutMs} ms`));
+        running.catch(() => {}); // its late failure has nobody to tell
+        return {
+          failure: {
+            status: 'error',
+            code: 'Timeout',
+            message: `tool ${tool.definition.name} timed out after ${settings.timeoutMs} ms`,
+          },
+        };
+      }
+      const code = error instanceof OrganismError ? error.code : 'ToolError';
+      // The message goes back to an agent (and its LLM): scrub anything that looks like a credential.
+      const message = redactString(error instanceof Error ? error.message : String(error));
+      return {
+        failure: { status: 'error', code, message: `tool ${tool.definition.name} failed: ${message}` },
+      };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The tools an organism knows, in registration order, with unique names. Each declaration is
+ * checked when it is registered, so a bad tool fails the start with its name in the message rather
+ * than surfacing on the first call.
+ */
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { ToolRegistrationError } from '../errors.ts';
+import { compileSchema } from './schema.ts';
+import { CAPABILITIES, type ToolDefinition } from './types.ts';
+
+const NAME = /^[a-z][a-z0-9_]{0,63}$/;
+const GUARDS = ['shell', 'file', 'web', 'email'];
+
+export interface RegisteredTool {
+  readonly definition: ToolDefinition;
+  /** Absolute path of the module file that declared it (native tools); integrity hashes this file. */
+  readonly module?: string;
+  /** The `run` function as registered; the integrity check compares against it before each call. */
+  readonly run: ToolDefinition['run'];
+  readonly validateArgs: ValidateFunction;
+  /** Top-level argument names, for "expected one of" hints. */
+  readonly argNames: string[];
+}
+
+export class ToolRegistry {
+  readonly #tools = new Map<string, RegisteredTool>();
+
+  /** Throws ToolRegistrationError naming the tool and what is wrong with it. */
+  register(definition: ToolDefinition, options: { module?: string } = {}): RegisteredTool {
+    const label = typeof definition?.name === 'string' ? definition.name : String(definition?.name);
+    const fail = (message: string): never => {
+      throw new ToolRegistrationError(label, options.module ? `${message} (in ${options.module})` : message);
+    };
+    if (definition === null || typeof definition !== 'object') fail('is not a tool definition object');
+    if (typeof definition.name !== 'string' || !NAME.test(definition.name)) {
+      fail('name must be snake_case: a lowercase letter, then lowercase letters, digits or _ (at most 64)');
+    }
+    const existing = this.#tools.get(definition.name);
+    if (existing) {
+      fail(
+        `is registered twice${existing.module ? ` (first in ${existing.module})` : ''}; tool names must be unique`,
+      );
+    }
+    if (typeof definition.description !== 'string' || definition.description.trim().length < 10) {
+      fail('needs a description of at least 10 characters, written so an LLM knows when to use it');
+    }
+    if (!(CAPABILITIES as readonly string[]).includes(definition.capability)) {
+      fail(`capability ${JSON.stringify(definition.capability)} is not one of ${CAPABILITIES.join(', ')}`);
+    }
+    if (definition.source !== 'native' && definition.source !== 'external') {
+      fail(`source must be 'native' or 'external', not ${JSON.stringify(definition.source)}`);
+    }
+    if (typeof definition.readOnly !== 'boolean') fail('readOnly must be true or false');
+    if (definition.guard !== undefined && !GUARDS.includes(definition.guard)) {
+      fail(`guard ${JSON.stringify(definition.guard)} is not one of ${GUARDS.join(', ')}`);
+    }
+    if (typeof definition.run !== 'function') fail('run must be a function');
+    if (definition.unavailable !== undefined && typeof definition.unavailable !== 'function') {
+      fail('unavailable must be a function when given');
+    }
+    const args = definition.args;
+    if (args === null || typeof args !== 'object' || Array.isArray(args))
+      fail('args must be a JSON Schema object');
+    if (args.type !== 'object') fail("args schema must describe an object (type: 'object')");
+    let validateArgs: ValidateFunction;
+    try {
+      validateArgs = compileSchema(args);
+    } catch (error) {
+      return fail(`args schema does not compile: ${(error as Error).message}`);
+    }
+    if (definition.config !== undefined) {
+      try {
+        compileSchema(definition.config);
+      } catch (error) {
+        fail(`config schema does not compile: ${(error as Error).message}`);
+      }
+    }
+    const properties = (args.properties ?? {}) as Record<string, unknown>;
+    const entry: RegisteredTool = {
+      definition,
+      run: definition.run,
+      validateArgs,
+      argNames: Object.keys(properties),
+      ...(options.module === undefined ? {} : { module: options.module }),
+    };
+    this.#tools.set(definition.name, entry);
+    return entry;
+  }
+
+  get(name: string): RegisteredTool | undefined {
+    return this.#tools.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.#tools.has(name);
+  }
+
+  /** Registration order. */
+  list(): RegisteredTool[] {
+    return [...this.#tools.values()];
+  }
+
+  names(): string[] {
+    return [...this.#tools.keys()];
+  }
+
+  get size(): number {
+    return this.#tools.size;
+  }
+}

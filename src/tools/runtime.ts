@@ -1,0 +1,206 @@
+/**
+ * Builds the whole tool runtime from a loaded organism: discovers and registers the native tools,
+ * sets up their shared services (config + resource cache), opens the audit log, loads the integrity manifest and the
+ * revocations, and checks every grant and tool_config. Defaults live in defaultToolRuntimeOptions().
+ */
+import type { KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { AuditLog, type AuditSink } from '../audit/log.ts';
+import type { LoadedOrganism } from '../config/index.ts';
+import type { OrganismConfig } from '../config/types.ts';
+import { IntegrityError } from '../errors.ts';
+import { loadToolCatalog, PACKAGE_ROOT } from './catalog.ts';
+import { Dispatcher, type DispatcherDefaults, type GuardCheck } from './dispatcher.ts';
+import { IntegrityChecker, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, parsePublicKey } from './integrity.ts';
+import { ToolRegistry } from './registry.ts';
+import { RevocationWatcher } from './revocations.ts';
+import { createToolServices } from './services.ts';
+import type { ToolDefinition, ToolServices } from './types.ts';
+
+export interface ToolRuntimeOptions {
+  /** Folder holding tools/ and librarian/tools/ (default: Organism's own package root). */
+  root?: string;
+  /** Discover the native tools under root (default true). */
+  discover?: boolean;
+  /** More tools, registered after the discovered ones (embedders, tests). */
+  tools?: ToolDefinition[];
+  /** Services handed to tools (default: the config plus a resource cache closed by close()). */
+  services?: ToolServices;
+  /** The guard (default: src/guard's checkCall). */
+  guard?: GuardCheck;
+  /** Audit sink (default: an AuditLog at config.audit.path). */
+  audit?: AuditSink;
+  /** How often the revocations file is polled, ms (default 2000, well within the 10 s promise). */
+  revocationPollMs?: number;
+  /** One-line warnings (unsigned manifest, bad revocations file...). Default: stderr. */
+  warn?: (message: string) => void;
+  /** Environment for `tools.public_key_env` (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  defaults?: Partial<DispatcherDefaults>;
+}
+
+export function defaultToolRuntimeOptions(): Required<
+  Pick<ToolRuntimeOptions, 'root' | 'discover' | 'revocationPollMs' | 'warn'>
+> {
+  return {
+    root: PACKAGE_ROOT,
+    discover: true,
+    revocationPollMs: 2000,
+    warn: (message) => process.stderr.write(`[organism tools] ${message}\n`),
+  };
+}
+
+export interface ToolRuntime {
+  registry: ToolRegistry;
+  dispatcher: Dispatcher;
+  audit: AuditSink;
+  services: ToolServices;
+  integrity: IntegrityChecker;
+  revocations: RevocationWatcher;
+  /** Stops polling, closes the services' resources and flushes the audit log. */
+  close(): Promise<void>;
+}
+
+/** Where the runtime's files are for an organism (absolute; the loader resolved them). */
+export interface ToolPaths {
+  dataDir: string;
+  workspace: string;
+  audit: string;
+  revocations: string;
+  manifest: string;
+  privateKey: string;
+  publicKey: string;
+}
+
+export function toolPaths(config: OrganismConfig): ToolPaths {
+  const dataDir = config.organism.data_dir;
+  const tools = (config.tools ?? {}) as Partial<OrganismConfig['tools']>;
+  const audit = (config.audit ?? {}) as Partial<OrganismConfig['audit']>;
+  return {
+    dataDir,
+    workspace: config.organism.workspace,
+    audit: audit.path ?? join(dataDir, 'audit.jsonl'),
+    revocations: tools.revocations_file ?? join(dataDir, 'revocations.json'),
+    manifest: tools.manifest ?? join(dirname(config.file), 'tools.manifest.json'),
+    privateKey: join(dataDir, PRIVATE_KEY_FILE),
+    publicKey: join(dataDir, PUBLIC_KEY_FILE),
+  };
+}
+
+/**
+ * The public key the manifest must be signed with: the env var named by `tools.public_key_env`
+ * when set, else `<data_dir>/tools-signing.pub` (written by `organism tools sign`).
+ */
+export function trustedPublicKey(
+  config: OrganismConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): { key?: KeyObject; hint: string } {
+  const name = (config.tools as Partial<OrganismConfig['tools']> | undefined)?.public_key_env;
+  if (name) {
+    const value = env[name];
+    const hint = `environment variable ${name}`;
+    if (!value) return { hint: `${hint} is not set` };
+    return { key: parsePublicKey(value, hint), hint };
+  }
+  const path = toolPaths(config).publicKey;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return { hint: `no ${path}; set tools.public_key_env or run 'organism tools sign'` };
+  }
+  return { key: parsePublicKey(text, path), hint: path };
+}
+
+async function loadGuard(): Promise<GuardCheck> {
+  // Resolved at run time so the runtime builds while src/guard is still being written.
+  const spec = '../guard/index.ts';
+  const mod = (await import(spec)) as { checkCall?: GuardCheck };
+  if (typeof mod.checkCall !== 'function')
+    throw new IntegrityError('src/guard/index.ts does not export checkCall');
+  return mod.checkCall;
+}
+
+export async function createToolRuntime(
+  loaded: Pick<LoadedOrganism, 'config'>,
+  options: ToolRuntimeOptions = {},
+): Promise<ToolRuntime> {
+  const opts = { ...defaultToolRuntimeOptions(), ...stripUndefined(options) };
+  const config = loaded.config;
+  const paths = toolPaths(config);
+  const warn = opts.warn;
+
+  const registry = new ToolRegistry();
+  if (opts.discover) {
+    for (const entry of await loadToolCatalog(opts.root))
+      registry.register(entry.definition, { module: entry.module });
+  }
+  for (const tool of opts.tools ?? []) registry.register(tool);
+
+  const guard = opts.guard ?? (await loadGuard());
+  const audit = opts.audit ?? new AuditLog({ path: paths.audit });
+  const owned = opts.services ? undefined : createToolServices(config);
+  const services = opts.services ?? (owned as NonNullable<typeof owned>).services;
+  const revocations = new RevocationWatcher({ path: paths.revocations, pollMs: opts.revocationPollMs, warn });
+  const shutdown = async () => {
+    revocations.close();
+    for (const failure of (await owned?.resources.closeAll()) ?? [])
+      warn(`a tool resource did not close cleanly: ${failure}`);
+    await audit.close();
+  };
+  try {
+    const publicKey = trustedPublicKey(config, opts.env);
+    const integrity = await IntegrityChecker.load({
+      manifestPath: paths.manifest,
+      publicKey: publicKey.key,
+      publicKeyHint: publicKey.hint,
+      warn,
+      threat: (tool, reason, module) =>
+        audit.append({
+          type: 'threat',
+          time: new Date().toISOString(),
+          kind: 'integrity',
+          tool,
+          reason,
+          module: module ?? null,
+        }),
+    });
+    for (const tool of registry.list()) integrity.check(tool); // a threat record for each bad module, now
+
+    const dispatcher = new Dispatcher({
+      registry,
+      listeners: config.listeners,
+      workspace: paths.workspace,
+      dataDir: paths.dataDir,
+      guard,
+      audit,
+      integrity,
+      revocations,
+      services,
+      configFile: config.file,
+      ...(opts.defaults ? { defaults: opts.defaults } : {}),
+    });
+
+    let closing: Promise<void> | undefined;
+    return {
+      registry,
+      dispatcher,
+      audit,
+      services,
+      integrity,
+      revocations,
+      close: () => {
+        closing ??= shutdown();
+        return closing;
+      },
+    };
+  } catch (error) {
+    await shutdown().catch(() => {});
+    throw error;
+  }
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
