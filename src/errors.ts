@@ -131,6 +131,34 @@ export class UsageError extends OrganismError {
   }
 }
 
+/** A tool definition was refused at registration (bad name, schema, capability, duplicate). */
+export class ToolRegistrationError extends OrganismError {
+  constructor(tool: string, message: string) {
+    super('tools.registration', `tool ${tool}: ${message}`, { tool });
+  }
+}
+
+/** The tool manifest or its signature could not be read, written or verified. */
+export class IntegrityError extends OrganismError {
+  constructor(message: string, details?: Record<string, unknown>) {
+    super('tools.integrity', message, details);
+  }
+}
+
+/** The revocations file could not be read or written. */
+export class RevocationError extends OrganismError {
+  constructor(message: string, details?: Record<string, unknown>) {
+    super('tools.revocations', message, details);
+  }
+}
+
+/** The audit log could not be written, read, or its hash chain is broken. */
+export class AuditError extends OrganismError {
+  constructor(code: 'audit.write' | 'audit.read' | 'audit.broken', message: string, details?: Record<string, unknown>) {
+    super(code, message, details);
+  }
+}
+
 /** The key/value store refused an input or its backend failed. Same codes from every backend. */
 export class KvError extends OrganismError {
   constructor(
