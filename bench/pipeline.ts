@@ -11,7 +11,10 @@ import { selfLoopBus } from './support-bus.ts';
 const SAMPLE_PAYLOAD = '<ping><text>Hello, Ada!</text><n>1</n></ping>';
 
 export async function* run(): AsyncIterable<Record<string, unknown>> {
-  const envelope = buildEnvelope({ from: 'pinger', to: 'pinger', thread: '2b1c8f0e-6a0c-4e52-9a53-4f3f5b3c9d11' }, SAMPLE_PAYLOAD);
+  const envelope = buildEnvelope(
+    { from: 'pinger', to: 'pinger', thread: '2b1c8f0e-6a0c-4e52-9a53-4f3f5b3c9d11' },
+    SAMPLE_PAYLOAD,
+  );
 
   const floor = floorPerSecond(envelope);
   const passes = await pipelinePassesPerSecond();

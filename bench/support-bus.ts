@@ -22,7 +22,11 @@ export interface SelfLoop {
   stamps: bigint[];
 }
 
-export async function selfLoopBus(hopsPerThread: number, record = false, historyPerThread = 100): Promise<SelfLoop> {
+export async function selfLoopBus(
+  hopsPerThread: number,
+  record = false,
+  historyPerThread = 100,
+): Promise<SelfLoop> {
   const stamps: bigint[] = [];
   let calls = 0;
   const finished = new Map<string, () => void>();
@@ -69,7 +73,13 @@ export async function selfLoopBus(hopsPerThread: number, record = false, history
         max_history_per_thread: historyPerThread,
         thread_idle_ms: 600_000,
       },
-      bus: { transport: 'memory', group: 'bench', queue_length: 1_000, max_concurrent: 16, drain_timeout_ms: 1_000 },
+      bus: {
+        transport: 'memory',
+        group: 'bench',
+        queue_length: 1_000,
+        max_concurrent: 16,
+        drain_timeout_ms: 1_000,
+      },
       logger: pino({ level: 'silent' }),
     },
   );
@@ -80,7 +90,10 @@ export async function selfLoopBus(hopsPerThread: number, record = false, history
       const before = calls;
       await Promise.all(
         Array.from({ length: threads }, async () => {
-          const { thread } = await bus.inject({ to: 'pinger', payload: '<ping><text>Hello, Ada!</text><n>1</n></ping>' });
+          const { thread } = await bus.inject({
+            to: 'pinger',
+            payload: '<ping><text>Hello, Ada!</text><n>1</n></ping>',
+          });
           await new Promise<void>((resolve) => {
             if (bus.thread(thread)?.status !== 'active') return resolve();
             finished.set(thread, resolve);

@@ -40,6 +40,8 @@ export function runChild(relativeFile: string, args: string[] = []): Promise<str
       out += chunk;
     });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${relativeFile} exited ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${relativeFile} exited ${code}`)),
+    );
   });
 }

@@ -3,8 +3,8 @@
  * end-to-end tests start it through here, so both run exactly the same assembly.
  */
 import pino, { type Logger } from 'pino';
-import type { ListenerSpec } from './bus/listeners.ts';
 import { Bus } from './bus/bus.ts';
+import type { ListenerSpec } from './bus/listeners.ts';
 import { MemoryTransport } from './bus/memory-transport.ts';
 import { type LoadedOrganism, loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
@@ -31,7 +31,8 @@ export interface Daemon {
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const loaded = await loadConfig(options.configPath, { env: options.env });
   const { config } = loaded;
-  const logger = options.logger ?? pino({ level: config.organism.log_level, base: { organism: config.organism.name } });
+  const logger =
+    options.logger ?? pino({ level: config.organism.log_level, base: { organism: config.organism.name } });
   const bus = new Bus(listenerSpecs(loaded), new MemoryTransport(), {
     limits: config.limits,
     bus: config.bus,
@@ -69,7 +70,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 function listenerSpecs(loaded: LoadedOrganism): ListenerSpec[] {
   const specs: ListenerSpec[] = [];
   for (const listener of loaded.listeners) {
-    if (listener.definition) specs.push({ config: listener.config, definition: listener.definition, tag: listener.tag });
+    if (listener.definition)
+      specs.push({ config: listener.config, definition: listener.definition, tag: listener.tag });
   }
   return specs;
 }

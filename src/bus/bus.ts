@@ -30,7 +30,7 @@ import { ThreadHistory } from './history.ts';
 import { buildRuntimeListeners, type ListenerSpec, type RuntimeListener } from './listeners.ts';
 import type { Message, MessageKind, MessageView } from './message.ts';
 import { ListenerQueue } from './scheduler.ts';
-import { huhXml, SYSTEM_SENDER, type HuhReason, type SystemErrorCode, systemErrorXml } from './system.ts';
+import { type HuhReason, huhXml, SYSTEM_SENDER, type SystemErrorCode, systemErrorXml } from './system.ts';
 import { type Frame, ThreadRegistry, type ThreadState } from './threads.ts';
 import type { Subscription, Transport } from './transport.ts';
 
@@ -139,7 +139,10 @@ export class Bus implements BusApi {
     if (this.stopping) throw new ShuttingDownError();
     const from = request.from ?? INGRESS_DEFAULT;
     if (this.listenersByName.has(from) || from === SYSTEM_SENDER) {
-      throw new OrganismError('ingress.from', `'${from}' is reserved and cannot be used as the sender of an injection`);
+      throw new OrganismError(
+        'ingress.from',
+        `'${from}' is reserved and cannot be used as the sender of an injection`,
+      );
     }
     const parsed = parsePayload(request.payload, this.xmlLimits);
     const targets = this.ingressTargets(parsed.tag, request.to);
@@ -152,7 +155,8 @@ export class Bus implements BusApi {
     if (request.thread) {
       const existing = this.threads.thread(request.thread);
       if (!existing) throw new ThreadNotFoundError(request.thread);
-      if (existing.stopped) throw new OrganismError('thread.stopped', `thread ${existing.id} has been stopped`);
+      if (existing.stopped)
+        throw new OrganismError('thread.stopped', `thread ${existing.id} has been stopped`);
       thread = existing;
     } else {
       thread = this.threads.createThread(request.scope);
@@ -240,11 +244,20 @@ export class Bus implements BusApi {
   }
 
   /** A budget ran out: the sender is told in the history; a hop budget also stops the thread. */
-  private overBudget(thread: ThreadState, frame: Frame, from: string, what: 'hops' | 'depth', limit: number): void {
+  private overBudget(
+    thread: ThreadState,
+    frame: Frame,
+    from: string,
+    what: 'hops' | 'depth',
+    limit: number,
+  ): void {
     if (what === 'hops') thread.stopped = true;
     const xml = systemErrorXml('budget', `(${what} limit ${limit})`);
     this.record(thread.id, randomUUID(), SYSTEM_SENDER, from, 'system-error', xml);
-    this.logger.warn({ thread: thread.id, listener: from, what, limit, frame: frame.id }, 'thread budget exhausted');
+    this.logger.warn(
+      { thread: thread.id, listener: from, what, limit, frame: frame.id },
+      'thread budget exhausted',
+    );
   }
 
   // ---- delivery --------------------------------------------------------------------------------
@@ -262,7 +275,11 @@ export class Bus implements BusApi {
     let reply: IncomingReply | undefined;
     try {
       const envelope = parseEnvelope(message.envelope, this.xmlLimits);
-      if (envelope.thread !== message.thread || envelope.from !== message.from || envelope.tag !== message.tag) {
+      if (
+        envelope.thread !== message.thread ||
+        envelope.from !== message.from ||
+        envelope.tag !== message.tag
+      ) {
         throw new OrganismError('envelope.mismatch', 'envelope does not match its routing record');
       }
       if (message.kind === 'message') {
@@ -276,7 +293,8 @@ export class Bus implements BusApi {
         const known = this.byTag.get(message.tag)?.[0] ?? this.responseSchemaOwner(message.tag);
         reply = {
           tag: message.tag,
-          kind: message.kind === 'huh' ? 'huh' : message.kind === 'system-error' ? 'system-error' : 'response',
+          kind:
+            message.kind === 'huh' ? 'huh' : message.kind === 'system-error' ? 'system-error' : 'response',
           payload: decodePayload(envelope.node, known?.schema ?? {}),
           xml: envelope.payloadXml,
         };
@@ -311,8 +329,14 @@ export class Bus implements BusApi {
     const { message, thread, frame, target } = delivery;
     const controller = new AbortController();
     this.running.add(controller);
-    const ctx = new DeliveryContext(target, thread.id, message.from, message.tag, controller.signal, this.logger, (name, args) =>
-      this.callTool(target, thread, frame, name, args),
+    const ctx = new DeliveryContext(
+      target,
+      thread.id,
+      message.from,
+      message.tag,
+      controller.signal,
+      this.logger,
+      (name, args) => this.callTool(target, thread, frame, name, args),
     );
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -352,7 +376,10 @@ export class Bus implements BusApi {
     // could loop forever between a confused handler and the runtime.
     const quiet = message.kind === 'huh' || message.kind === 'system-error';
     // Responses go last: they prune this frame, and sends opened under it must exist first.
-    const ordered = [...outgoing.filter((o) => o.kind !== 'respond'), ...outgoing.filter((o) => o.kind === 'respond')];
+    const ordered = [
+      ...outgoing.filter((o) => o.kind !== 'respond'),
+      ...outgoing.filter((o) => o.kind === 'respond'),
+    ];
     let responded = false;
     for (const out of ordered) {
       if (thread.stopped) return;
@@ -367,7 +394,15 @@ export class Bus implements BusApi {
         const attempt = typeof out.payload === 'string' ? out.payload : safeJson(out.payload);
         const reason: HuhReason = error instanceof XmlError ? 'parse' : 'validate';
         this.logger.warn({ err: error, thread: thread.id, listener: source.name }, 'handler output refused');
-        if (!quiet) this.huhToSelf(thread, frame, source, reason, attempt, error instanceof OrganismError ? error.message : undefined);
+        if (!quiet)
+          this.huhToSelf(
+            thread,
+            frame,
+            source,
+            reason,
+            attempt,
+            error instanceof OrganismError ? error.message : undefined,
+          );
       }
     }
     if (responded) this.threads.pruneFrame(frame);
@@ -451,7 +486,8 @@ export class Bus implements BusApi {
     detail?: string,
   ): void {
     const xml = huhXml(reason, attempt, detail);
-    const senderFrame = message.kind === 'message' ? (frame.parent ? this.threads.frame(frame.parent) : null) : frame;
+    const senderFrame =
+      message.kind === 'message' ? (frame.parent ? this.threads.frame(frame.parent) : null) : frame;
     if (message.kind === 'message') this.threads.pruneFrame(frame);
     void this.sendSystem(thread, senderFrame ?? null, message.from, 'huh', xml);
     this.settle(thread);
@@ -510,12 +546,23 @@ export class Bus implements BusApi {
     args: unknown,
   ): Promise<ToolResult> {
     const callId = randomUUID();
-    const refuse = (code: string, message: string): ToolResult => ({ status: 'refused', tool, error: { code, message } });
+    const refuse = (code: string, message: string): ToolResult => ({
+      status: 'refused',
+      tool,
+      error: { code, message },
+    });
     const budget = this.threads.chargeHop(thread, frame.depth);
     if (!budget.ok) return refuse('budget', `thread ${budget.what} budget of ${budget.limit} exhausted`);
     this.record(thread.id, callId, caller.name, tool, 'tool-call', toolCallXml(tool, args));
     const result = this.options.tools
-      ? await this.options.tools.call({ tool, args, listener: caller.name, thread: thread.id, scope: thread.scope, callId })
+      ? await this.options.tools.call({
+          tool,
+          args,
+          listener: caller.name,
+          thread: thread.id,
+          scope: thread.scope,
+          callId,
+        })
       : refuse('ToolsUnavailable', 'this organism has no tool runtime');
     this.threads.chargeHop(thread, frame.depth);
     this.record(thread.id, randomUUID(), tool, caller.name, 'tool-result', toolResultXml(result));
@@ -558,7 +605,10 @@ export class Bus implements BusApi {
 
   watch(thread: string, watcher: ThreadWatcher): () => void {
     let set = this.watchers.get(thread);
-    if (!set) this.watchers.set(thread, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.watchers.set(thread, set);
+    }
     set.add(watcher);
     return () => {
       set.delete(watcher);
@@ -582,7 +632,11 @@ export class Bus implements BusApi {
     const l = this.listenersByName.get(name);
     if (!l) return undefined;
     const spec = { tag: l.tag, schema: l.schema };
-    return { xsd: schemaToXsd(spec), example: schemaToExample(spec), prompt: schemaToPrompt(spec, l.name, l.description) };
+    return {
+      xsd: schemaToXsd(spec),
+      example: schemaToExample(spec),
+      prompt: schemaToPrompt(spec, l.name, l.description),
+    };
   }
 
   /** Queue depth and running handlers per listener, for health and metrics. */
@@ -660,4 +714,3 @@ function toolResultXml(result: ToolResult): string {
   const body = result.status === 'ok' ? safeJson(result.value) : safeJson(result.error);
   return encodePayload('tool-result', { tool: result.tool, status: result.status, result: body });
 }
-

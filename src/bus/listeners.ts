@@ -3,7 +3,13 @@
  * and peer usage text generated once at start, so no hop pays for any of it.
  */
 import type { BusSection, LimitsSection, ListenerConfig, TrustLevel } from '../config/types.ts';
-import type { Handler, JsonSchema, ListenerDefinition, PayloadSpec, ReplyHandler } from '../listener/types.ts';
+import type {
+  Handler,
+  JsonSchema,
+  ListenerDefinition,
+  PayloadSpec,
+  ReplyHandler,
+} from '../listener/types.ts';
 import { schemaToPrompt } from '../xml/describe.ts';
 import { compileValidator, type PayloadValidator } from '../xml/validate.ts';
 

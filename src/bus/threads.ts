@@ -96,7 +96,10 @@ export class ThreadRegistry {
     thread.frames.add(frame.id);
     if (parent) {
       let kids = this.children.get(parent.id);
-      if (!kids) this.children.set(parent.id, (kids = new Set()));
+      if (!kids) {
+        kids = new Set();
+        this.children.set(parent.id, kids);
+      }
       kids.add(frame.id);
     }
     return frame;

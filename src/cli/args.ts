@@ -10,7 +10,12 @@ export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options'
   allowPositionals = true,
 ) {
   try {
-    return parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals, strict: true });
+    return parseArgs({
+      args: argv,
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals,
+      strict: true,
+    });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

@@ -60,6 +60,9 @@ async function usage(): Promise<string> {
     );
     lines.push(`  ${name.padEnd(10)} ${summary}`);
   }
-  lines.push('', "Every command takes --config FILE (default ./organism.yaml). 'organism <command> --help' for more.");
+  lines.push(
+    '',
+    "Every command takes --config FILE (default ./organism.yaml). 'organism <command> --help' for more.",
+  );
   return lines.join('\n');
 }

@@ -2,7 +2,14 @@
  * One mapping from OrganismError codes to HTTP statuses, so every endpoint answers the same failure
  * the same way: 4xx for the caller's mistakes (never 5xx for bad input), 503 when busy.
  */
-import { BusyError, OrganismError, PayloadValidationError, RoutingError, ShuttingDownError, XmlError } from '../errors.ts';
+import {
+  BusyError,
+  OrganismError,
+  PayloadValidationError,
+  RoutingError,
+  ShuttingDownError,
+  XmlError,
+} from '../errors.ts';
 
 export interface HttpError {
   status: number;

@@ -8,7 +8,7 @@ import { type Context, Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { BusApi } from '../bus/api.ts';
 import type { MessageView } from '../bus/message.ts';
-import { huhXml, type HuhReason } from '../bus/system.ts';
+import { type HuhReason, huhXml } from '../bus/system.ts';
 import { PayloadValidationError, RoutingError, XmlError } from '../errors.ts';
 import { decodeUtf8Strict } from '../xml/parse.ts';
 import { type HttpError, httpError, toHttpError } from './errors.ts';
@@ -37,8 +37,10 @@ export function createApp(bus: BusApi, options: Pick<HttpServerOptions, 'maxBody
     const body = await readJsonBody(c, options.maxBodyBytes);
     if ('status' in body) return fail(c, body);
     const { to, payload, thread } = body.value as Record<string, unknown>;
-    if (typeof payload !== 'string') return fail(c, httpError(400, 'request.invalid', '`payload` must be a string of XML'));
-    if (to !== undefined && typeof to !== 'string') return fail(c, httpError(400, 'request.invalid', '`to` must be a string'));
+    if (typeof payload !== 'string')
+      return fail(c, httpError(400, 'request.invalid', '`payload` must be a string of XML'));
+    if (to !== undefined && typeof to !== 'string')
+      return fail(c, httpError(400, 'request.invalid', '`to` must be a string'));
     if (thread !== undefined && typeof thread !== 'string') {
       return fail(c, httpError(400, 'request.invalid', '`thread` must be a string'));
     }
@@ -47,10 +49,12 @@ export function createApp(bus: BusApi, options: Pick<HttpServerOptions, 'maxBody
       return c.json(result, 202);
     } catch (error) {
       const mapped = toHttpError(error);
-      if (mapped.status >= 500 && mapped.status !== 503) options.logger.error({ err: error }, 'inject failed');
+      if (mapped.status >= 500 && mapped.status !== 503)
+        options.logger.error({ err: error }, 'inject failed');
       // Input that does not parse, validate or route also gets the <huh> a listener would get.
       const reason = huhReason(error);
-      if (reason) return c.json({ ...mapped.body, huh: huhXml(reason, payload) }, mapped.status as 400, mapped.headers);
+      if (reason)
+        return c.json({ ...mapped.body, huh: huhXml(reason, payload) }, mapped.status as 400, mapped.headers);
       return fail(c, mapped);
     }
   });
@@ -94,7 +98,8 @@ async function readJsonBody(c: Context, maxBytes: number): Promise<{ value: unkn
     return httpError(415, 'request.content_type', 'send the request as application/json');
   }
   const bytes = new Uint8Array(await c.req.arrayBuffer());
-  if (bytes.length > maxBytes) return httpError(413, 'request.too_large', `request body over ${maxBytes} bytes`);
+  if (bytes.length > maxBytes)
+    return httpError(413, 'request.too_large', `request body over ${maxBytes} bytes`);
   try {
     return { value: JSON.parse(decodeUtf8Strict(bytes)) };
   } catch (error) {

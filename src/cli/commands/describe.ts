@@ -22,7 +22,9 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   const { listeners } = await loadConfig(values.config);
   const listener = listeners.find((l) => l.config.name === name);
   if (!listener) {
-    io.err(`organism describe: no listener named '${name}'. Listeners: ${listeners.map((l) => l.config.name).join(', ')}`);
+    io.err(
+      `organism describe: no listener named '${name}'. Listeners: ${listeners.map((l) => l.config.name).join(', ')}`,
+    );
     return 1;
   }
   if (!listener.definition) {
@@ -36,6 +38,8 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     return 0;
   }
   const description = listener.config.description || listener.definition.description || '';
-  io.out(`# ${name}: <${spec.tag}>\n\n## XSD\n${schemaToXsd(spec)}\n\n## Example\n${example}\n\n## Prompt\n${schemaToPrompt(spec, name, description)}`);
+  io.out(
+    `# ${name}: <${spec.tag}>\n\n## XSD\n${schemaToXsd(spec)}\n\n## Example\n${example}\n\n## Prompt\n${schemaToPrompt(spec, name, description)}`,
+  );
   return 0;
 }

@@ -23,7 +23,8 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     io.out(HELP);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError("give exactly one payload, e.g. '<greeting><name>Ada</name></greeting>'");
+  if (positionals.length !== 1)
+    throw new UsageError("give exactly one payload, e.g. '<greeting><name>Ada</name></greeting>'");
   const base = values.url ?? (await daemonUrl(values.config));
   let response: Response;
   try {
@@ -33,12 +34,16 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       body: JSON.stringify({ to: values.to, payload: positionals[0], thread: values.thread }),
     });
   } catch (error) {
-    io.err(`organism send: cannot reach the daemon at ${base}: ${(error as Error).cause ?? (error as Error).message}. Is 'organism run' running?`);
+    io.err(
+      `organism send: cannot reach the daemon at ${base}: ${(error as Error).cause ?? (error as Error).message}. Is 'organism run' running?`,
+    );
     return 1;
   }
   const body = (await response.json()) as { thread?: string; error?: { code: string; message: string } };
   if (!response.ok || !body.thread) {
-    io.err(`organism send: ${response.status} ${body.error?.code ?? ''}: ${body.error?.message ?? 'unexpected answer'}`);
+    io.err(
+      `organism send: ${response.status} ${body.error?.code ?? ''}: ${body.error?.message ?? 'unexpected answer'}`,
+    );
     return 1;
   }
   io.out(JSON.stringify(body));
@@ -62,7 +67,13 @@ async function follow(base: string, thread: string, io: CommandIo): Promise<numb
       buffered = buffered.slice(newline + 1);
       newline = buffered.indexOf('\n');
       if (!line) continue;
-      const item = JSON.parse(line) as { idle?: boolean; from?: string; to?: string; kind?: string; payload?: string };
+      const item = JSON.parse(line) as {
+        idle?: boolean;
+        from?: string;
+        to?: string;
+        kind?: string;
+        payload?: string;
+      };
       if (item.idle) return 0;
       io.out(`${item.from} -> ${item.to} [${item.kind}] ${item.payload}`);
     }
