@@ -75,6 +75,15 @@ export function runCommandOptions(config: ToolConfig): RunCommandOptions {
   };
 }
 
+/**
+ * tool_config.timeout_ms is also the runtime's limit for the whole call. Killing at that same moment
+ * would race the runtime's own timeout, which answers with a bare error and loses the output; so the
+ * command is killed a little earlier (10%, at most 1 s) and the caller gets timed_out with the output.
+ */
+export function ownTimeout(configured: number): number {
+  return Math.max(1, configured - Math.min(1000, Math.floor(configured / 10)));
+}
+
 async function workingDir(ctx: ToolRunContext, cwd: string | undefined): Promise<string> {
   if (cwd !== undefined && typeof cwd !== 'string') {
     throw new CommandError('command.bad_argument', 'cwd must be a path relative to the workspace');
@@ -187,7 +196,7 @@ const tool: ToolDefinition<RunCommandArgs, RunCommandResult> = {
         'timeout_ms must be a positive whole number of milliseconds',
       );
     }
-    const timeoutMs = Math.min(args.timeout_ms ?? opts.timeoutMs, opts.timeoutMs);
+    const timeoutMs = Math.min(args.timeout_ms ?? opts.timeoutMs, ownTimeout(opts.timeoutMs));
 
     let argv: string[];
     if (opts.shell) {

@@ -3,6 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OrganismConfig } from '../../src/config/types.ts';
+import { Dispatcher } from '../../src/tools/dispatcher.ts';
+import { ToolRegistry } from '../../src/tools/registry.ts';
+import { createToolServices } from '../../src/tools/services.ts';
 import type { ToolConfig, ToolRunContext } from '../../src/tools/types.ts';
 import { parseArgv, splitCommandList } from '../../tools/lib/proc-argv.ts';
 import runCommand from '../../tools/run-command.ts';
@@ -265,5 +268,50 @@ describe('run_command: the outside world failing', () => {
     const pending = runCommand.run({ command: 'sleep 30' }, makeCtx({}, controller.signal));
     setTimeout(() => controller.abort(), 100);
     await expect(pending).rejects.toMatchObject({ code: 'command.aborted' });
+  });
+});
+
+describe('run_command through the Dispatcher', () => {
+  const allowAll = () => ({ verdict: 'allow' as const, rule_id: null, reason: null, suggestion: null });
+  function dispatcher(toolConfig: ToolConfig) {
+    const registry = new ToolRegistry();
+    registry.register(runCommand);
+    return new Dispatcher({
+      registry,
+      listeners: [
+        { name: 'ops', tools: ['run_command'], tool_config: { run_command: toolConfig }, trust: 'medium' },
+      ],
+      workspace: ws,
+      dataDir: ws,
+      guard: allowAll,
+      services: createToolServices({} as OrganismConfig).services,
+    });
+  }
+  it('runs a command, and reports timed_out with output before the runtime gives up', async () => {
+    const d = dispatcher({ timeout_ms: 1000, allowed_commands: ['echo', 'sh'] });
+    const ok = await d.call({
+      tool: 'run_command',
+      args: { command: 'echo via dispatcher' },
+      listener: 'ops',
+      thread: 't',
+    });
+    expect(ok).toMatchObject({ status: 'ok', value: { exit_code: 0, stdout: 'via dispatcher\n' } });
+    const slow = await d.call({
+      tool: 'run_command',
+      args: { command: `sh -c 'echo started; sleep 30'` },
+      listener: 'ops',
+      thread: 't',
+    });
+    expect(slow).toMatchObject({ status: 'ok', value: { timed_out: true, stdout: 'started\n' } });
+    const refused = await d.call({
+      tool: 'run_command',
+      args: { command: 'ls' },
+      listener: 'ops',
+      thread: 't',
+    });
+    expect(refused).toMatchObject({ status: 'error', error: { code: 'command.not_allowed' } });
+  });
+  it('rejects an unknown tool_config key when the organism starts', () => {
+    expect(() => dispatcher({ shel: true })).toThrow(/tool_config\.run_command\.shel/);
   });
 });
