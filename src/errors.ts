@@ -202,3 +202,52 @@ export class MailError extends OrganismError {
     super(code, message, details, options);
   }
 }
+
+/**
+ * run_command could not run what it was asked to. A program that runs and exits non-zero is a
+ * normal result (exit_code), not this error. A refusal by a rule carries `details.rule_id`.
+ */
+export class CommandError extends OrganismError {
+  constructor(
+    code:
+      | 'command.bad_argument'
+      | 'command.syntax'
+      | 'command.needs_shell'
+      | 'command.not_allowed'
+      | 'command.not_found'
+      | 'command.not_executable'
+      | 'command.bad_cwd'
+      | 'command.bad_config'
+      | 'command.spawn'
+      | 'command.aborted',
+    message: string,
+    details?: Record<string, unknown>,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, details, options);
+  }
+}
+
+/**
+ * read_file / write_file / list_dir failed: the path was refused (`details.rule_id`), does not
+ * exist, has the wrong type, is over a size limit, or the file system said no.
+ */
+export class FileToolError extends OrganismError {
+  constructor(
+    code:
+      | 'file.path_refused'
+      | 'file.not_found'
+      | 'file.is_directory'
+      | 'file.not_directory'
+      | 'file.permission_denied'
+      | 'file.too_large'
+      | 'file.bad_argument'
+      | 'file.io'
+      | 'file.aborted',
+    message: string,
+    details?: Record<string, unknown>,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, details, options);
+  }
+}

@@ -3,7 +3,7 @@
  * librarian/) default-exporting a ToolDefinition; the runtime owns grants, guards, limits and audit,
  * so a tool's `run` only does the work.
  */
-import type { OrganismConfig, ToolConfig } from '../config/types.ts';
+import type { OrganismConfig, ToolConfig, TrustLevel } from '../config/types.ts';
 import type { JsonSchema } from '../listener/types.ts';
 
 /** The one capability a tool needs. A thread's capability scope is a subset of these. */
@@ -54,6 +54,8 @@ export interface ToolRunContext {
   /** Absolute path of the organism's data dir. */
   readonly dataDir: string;
   readonly services: ToolServices;
+  /** The calling listener's trust level (organism.yaml `trust`); tools pass it to guard checks. Absent: 'medium'. */
+  readonly trust?: TrustLevel;
 }
 
 export interface ToolDefinition<Args = any, Result = unknown> {
