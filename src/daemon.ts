@@ -9,6 +9,7 @@ import { MemoryTransport } from './bus/memory-transport.ts';
 import { type LoadedOrganism, loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
 import { type RunningServer, startHttpServer } from './server/http.ts';
+import { createToolRuntime, type ToolRuntime } from './tools/runtime.ts';
 
 export interface DaemonOptions {
   configPath: string;
@@ -22,6 +23,7 @@ export interface DaemonOptions {
 export interface Daemon {
   config: OrganismConfig;
   bus: Bus;
+  tools: ToolRuntime;
   url: string;
   logger: Logger;
   /** Stops the HTTP server, drains the bus within `drainMs`, releases everything. */
@@ -33,10 +35,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config } = loaded;
   const logger =
     options.logger ?? pino({ level: config.organism.log_level, base: { organism: config.organism.name } });
+  const tools: ToolRuntime = await createToolRuntime(loaded, {
+    warn: (message) => logger.warn({ component: 'tools' }, message),
+  });
   const bus = new Bus(listenerSpecs(loaded), new MemoryTransport(), {
     limits: config.limits,
     bus: config.bus,
     logger,
+    tools: tools.dispatcher,
   });
   bus.start();
   let server: RunningServer;
@@ -50,17 +56,20 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     });
   } catch (error) {
     await bus.stop(0);
+    await tools.close();
     throw error;
   }
   logger.info({ url: server.url, listeners: bus.listeners().length }, 'organism running');
   return {
     config,
     bus,
+    tools,
     url: server.url,
     logger,
     async close(drainMs) {
       await server.close();
       const result = await bus.stop(drainMs);
+      await tools.close();
       logger.info(result, 'organism stopped');
       return result;
     },
