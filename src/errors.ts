@@ -251,3 +251,69 @@ export class FileToolError extends OrganismError {
     super(code, message, details, options);
   }
 }
+
+/**
+ * calculate refused or could not evaluate an expression. Syntax errors carry `details.column`
+ * (1-based, in the expression as the caller wrote it).
+ */
+export class CalculationError extends OrganismError {
+  constructor(
+    code:
+      | 'calculate.empty'
+      | 'calculate.too_long'
+      | 'calculate.too_complex'
+      | 'calculate.syntax'
+      | 'calculate.not_allowed'
+      | 'calculate.unknown_name'
+      | 'calculate.math'
+      | 'calculate.not_finite'
+      | 'calculate.aborted',
+    message: string,
+    details?: { column?: number },
+  ) {
+    super(code, message, details);
+  }
+}
+
+/**
+ * An outbound HTTP request (fetch_url, webhook, web_search) was refused or failed. A refusal by
+ * the web guard (first hop or a redirect) is `net.refused` with `details.rule_id` / `suggestion`.
+ * An HTTP error status is not this error: it is a normal result with its status_code.
+ */
+export class NetworkError extends OrganismError {
+  constructor(
+    code:
+      | 'net.bad_url'
+      | 'net.bad_config'
+      | 'net.bad_header'
+      | 'net.bad_body'
+      | 'net.method_not_allowed'
+      | 'net.refused'
+      | 'net.too_many_redirects'
+      | 'net.dns'
+      | 'net.connection_refused'
+      | 'net.unreachable'
+      | 'net.connection_reset'
+      | 'net.tls'
+      | 'net.protocol'
+      | 'net.timeout'
+      | 'net.aborted'
+      | 'net.failed',
+    message: string,
+    details?: Record<string, unknown>,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, details, options);
+  }
+}
+
+/** web_search is not configured, or its provider answered with an error or something unreadable. Never carries the API key. */
+export class SearchError extends OrganismError {
+  constructor(
+    code: 'search.not_configured' | 'search.bad_query' | 'search.provider_status' | 'search.bad_response',
+    message: string,
+    details?: Record<string, unknown>,
+  ) {
+    super(code, message, details);
+  }
+}
