@@ -18,11 +18,11 @@
  * Every live value is also held in memory (as JSON text), so reads never touch the disk; this store
  * is meant for the modest data of one daemon. Several daemons sharing data use Redis.
  */
-import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { mkdir, open, readFile, rename, rm, truncate } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { KvError } from '../errors.ts';
+import { acquireLock, releaseLock } from './lock.ts';
 import {
   checkKey,
   checkNamespace,
@@ -58,9 +58,6 @@ function defaultOptions(options: EmbeddedKvOptions): Required<EmbeddedKvOptions>
 }
 
 const LOG = 'kv.log';
-const LOCK = 'LOCK';
-/** Folders opened by a live store in this process: a second open would interleave two logs. */
-const openDirs = new Set<string>();
 
 interface Entry {
   json: string;
@@ -374,68 +371,6 @@ async function syncDir(dir: string): Promise<void> {
   if (!fh) return;
   await fh.sync().catch(() => {});
   await fh.close();
-}
-
-function acquireLock(dir: string): void {
-  const path = join(dir, LOCK);
-  if (openDirs.has(dir)) {
-    throw new KvError('kv.locked', `the kv store in ${dir} is already open in this process`, { dir });
-  }
-  let fd: number;
-  try {
-    fd = openSync(path, 'wx');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw ioError(`cannot create ${path}`, err);
-    let owner = Number.NaN;
-    try {
-      owner = Number.parseInt(readLockSync(path), 10);
-    } catch {}
-    if (Number.isInteger(owner) && owner !== process.pid && alive(owner)) {
-      throw new KvError(
-        'kv.locked',
-        `the kv store in ${dir} is in use by process ${owner}; stop it or configure kv.url to share a Redis store`,
-        { dir, pid: owner },
-      );
-    }
-    // The owner is gone (crashed, killed): the lock is stale, take it over.
-    fd = openSync(path, 'w');
-  }
-  try {
-    writeSync(fd, String(process.pid));
-  } finally {
-    closeSync(fd);
-  }
-  openDirs.add(dir);
-}
-
-function readLockSync(path: string): string {
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.alloc(32);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    return buf.subarray(0, n).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function releaseLock(dir: string): void {
-  if (!openDirs.delete(dir)) return;
-  try {
-    // Only remove a lock that is still ours.
-    if (Number.parseInt(readLockSync(join(dir, LOCK)), 10) === process.pid) unlinkSync(join(dir, LOCK));
-  } catch {
-    // Already gone or unreadable: nothing of ours to remove.
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function ioError(message: string, err: unknown): KvError {
