@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { PayloadValidationError, SchemaError } from '../../src/errors.ts';
+import type { JsonSchema } from '../../src/listener/types.ts';
+import { decodePayload } from '../../src/xml/codec.ts';
+import { DEFAULT_XML_LIMITS as L } from '../../src/xml/limits.ts';
+import { parsePayload } from '../../src/xml/parse.ts';
+import { compileValidator } from '../../src/xml/validate.ts';
+
+const schema: JsonSchema = {
+  type: 'object',
+  properties: {
+    text: { type: 'string', minLength: 1 },
+    count: { type: 'integer', minimum: 1, default: 1 },
+    mood: { enum: ['calm', 'loud'] },
+    email: { type: 'string', format: 'email' },
+    items: {
+      type: 'array',
+      items: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+    },
+  },
+  required: ['text'],
+  additionalProperties: false,
+};
+
+function check(xml: string): PayloadValidationError | null {
+  const node = parsePayload(xml, L).node;
+  return compileValidator('shout', schema)(decodePayload(node, schema));
+}
+
+describe('compileValidator', () => {
+  it('accepts a valid payload and fills defaults', () => {
+    const value = decodePayload(parsePayload('<shout><text>hi</text></shout>', L).node, schema);
+    expect(compileValidator('shout', schema)(value)).toBeNull();
+    expect(value).toEqual({ text: 'hi', count: 1 });
+  });
+
+  it('names the field and what was expected', () => {
+    const cases: [string, string, string][] = [
+      ['<shout/>', 'text', '<shout> missing required field "text"'],
+      [
+        '<shout><text>hi</text><count>many</count></shout>',
+        'count',
+        '<shout> field "count": must be integer (got a string)',
+      ],
+      ['<shout><text>hi</text><count>0</count></shout>', 'count', '<shout> field "count": must be >= 1'],
+      [
+        '<shout><text>hi</text><mood>angry</mood></shout>',
+        'mood',
+        '<shout> field "mood": must be one of "calm", "loud"',
+      ],
+      [
+        '<shout><text>hi</text><colour>red</colour></shout>',
+        'colour',
+        '<shout> unknown field "colour" (the schema does not allow it)',
+      ],
+      [
+        '<shout><text>hi</text><email>nope</email></shout>',
+        'email',
+        '<shout> field "email": must match format "email"',
+      ],
+      [
+        '<shout><text>a</text><text>b</text></shout>',
+        'text',
+        '<shout> field "text": must be string (got an array)',
+      ],
+      [
+        '<shout><text>hi</text><items><n>1</n></items><items><m>2</m></items></shout>',
+        'items[1].n',
+        '<shout> missing required field "items[1].n"',
+      ],
+      [
+        '<shout><text>hi</text><items><n>x</n></items></shout>',
+        'items[0].n',
+        '<shout> field "items[0].n": must be integer (got a string)',
+      ],
+    ];
+    for (const [xml, path, message] of cases) {
+      const err = check(xml);
+      expect(err, xml).toBeInstanceOf(PayloadValidationError);
+      expect(err!.code).toBe('payload.invalid');
+      expect(err!.message, xml).toBe(message);
+      expect(err!.details).toEqual({ tag: 'shout', path });
+    }
+  });
+
+  it('does not echo the offending value', () => {
+    const err = check('<shout><text>hi</text><count>hunter2-secret</count></shout>');
+    expect(err!.message).not.toContain('hunter2');
+  });
+
+  it('reuses the compiled validator for the same schema object', () => {
+    const s = { type: 'object', properties: { a: { type: 'string' } } };
+    const v1 = compileValidator('a', s);
+    const v2 = compileValidator('b', s);
+    expect(v1({ a: 1 })!.message).toMatch(/^<a> /);
+    expect(v2({ a: 1 })!.message).toMatch(/^<b> /);
+    expect(v1({ a: 'x' })).toBeNull();
+  });
+
+  it('throws SchemaError for a schema ajv refuses', () => {
+    expect(() => compileValidator('bad', { type: 'no-such-type' })).toThrow(SchemaError);
+    expect(() => compileValidator('bad', { type: 'no-such-type' })).toThrow(
+      /payload schema for <bad> is invalid/,
+    );
+  });
+});
