@@ -58,6 +58,8 @@ function defaultOptions(options: EmbeddedKvOptions): Required<EmbeddedKvOptions>
 }
 
 const LOG = 'kv.log';
+/** Agents' state may be private: readable by the daemon's user only. */
+const FILE_MODE = 0o600;
 
 interface Entry {
   json: string;
@@ -126,7 +128,7 @@ class EmbeddedKvStore implements KvStore {
       // A torn tail from a crash mid-append: never acknowledged, so dropping it loses nothing.
       await truncate(this.path, goodBytes);
     }
-    this.fh = await open(this.path, 'a');
+    this.fh = await open(this.path, 'a', FILE_MODE);
     if (goodBytes < text.length) await this.fh.datasync();
     if (created) await syncDir(this.opts.dir);
     this.logBytes = goodBytes;
@@ -330,7 +332,7 @@ class EmbeddedKvStore implements KvStore {
       }
     }
     const buf = Buffer.from(lines.join(''), 'utf8');
-    const out = await open(tmp, 'w');
+    const out = await open(tmp, 'w', FILE_MODE);
     try {
       await out.writeFile(buf);
       await out.datasync();
@@ -340,7 +342,7 @@ class EmbeddedKvStore implements KvStore {
     await rename(tmp, this.path);
     await syncDir(this.opts.dir);
     const old = this.fh;
-    this.fh = await open(this.path, 'a');
+    this.fh = await open(this.path, 'a', FILE_MODE);
     await old?.close().catch(() => {});
     this.logBytes = buf.length;
     this.nextCompactCheck = Math.max(this.opts.compactMinBytes, 0);

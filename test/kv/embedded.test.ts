@@ -191,5 +191,7 @@ describe('embedded kv store on disk', () => {
     expect(s.kind).toBe('embedded');
     await s.set('ns', 'k', 'on disk');
     expect(await readFile(path.join(dataDir, 'kv', 'kv.log'), 'utf8')).toContain('"on disk"');
+    // Agents' state is private to the daemon's user.
+    expect((await stat(path.join(dataDir, 'kv', 'kv.log'))).mode & 0o777).toBe(0o600);
   });
 });

@@ -299,6 +299,9 @@ describe('send_email', () => {
     expect(sendEmail.unavailable!(unset)).toBe(
       'smtp.password_env names ORGANISM_TEST_SMTP_UNSET, which is not set in the environment',
     );
+    expect(sendEmail.unavailable!(await services({ from: 'not an address' }))).toBe(
+      'smtp.from in organism.yaml is not one e-mail address: "not an address"',
+    );
     expect(sendEmail.unavailable!(await services())).toBeNull();
   });
 

@@ -8,6 +8,7 @@ import { createTransport, type Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import { MailError } from '../../src/errors.ts';
 import type { ToolServices } from '../../src/tools/types.ts';
+import { parseAddress } from './mail-headers.ts';
 
 export interface SmtpSettings {
   host: string;
@@ -57,7 +58,11 @@ export function smtpUnavailable(
   const s = smtpSettings(config);
   if (!s) return 'no smtp section in organism.yaml';
   if (!s.host) return 'smtp.host is empty in organism.yaml';
-  if (!s.from) return 'smtp.from is empty in organism.yaml';
+  try {
+    parseAddress('smtp.from', s.from);
+  } catch {
+    return `smtp.from in organism.yaml is not one e-mail address: ${JSON.stringify(s.from)}`;
+  }
   if (s.passwordEnv !== undefined && !env[s.passwordEnv]) {
     return `smtp.password_env names ${s.passwordEnv}, which is not set in the environment`;
   }
