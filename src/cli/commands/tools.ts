@@ -4,7 +4,7 @@
  * audit) exactly as a listener's call would.
  */
 import { createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { loadConfig } from '../../config/index.ts';
 import type { OrganismConfig } from '../../config/types.ts';
 import { UsageError } from '../../errors.ts';
@@ -235,7 +235,10 @@ async function sign(values: Values, rest: string[], io: CommandIo): Promise<numb
       );
     }
   } else {
+    // The runtime trusts this file when tools.public_key_env is not set.
+    await mkdir(paths.dataDir, { recursive: true });
     await writeFile(paths.publicKey, publicKey.export({ type: 'spki', format: 'pem' }));
+    io.out(`trusted public key: ${paths.publicKey}`);
   }
   io.out(
     `signed ${catalog.length} tool${catalog.length === 1 ? '' : 's'} into ${paths.manifest} (key ${manifest.key_id})`,
