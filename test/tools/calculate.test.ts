@@ -1,5 +1,10 @@
+import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import type { OrganismConfig } from '../../src/config/types.ts';
 import { CalculationError } from '../../src/errors.ts';
+import { Dispatcher } from '../../src/tools/dispatcher.ts';
+import { ToolRegistry } from '../../src/tools/registry.ts';
+import { createToolServices } from '../../src/tools/services.ts';
 import calculateTool, { calculate } from '../../tools/calculate.ts';
 import { math } from '../../tools/lib/calc-parse.ts';
 import { caught, makeContext } from './net-helpers.ts';
@@ -198,5 +203,41 @@ describe('calculate: math errors are clear', () => {
 
   it('a non-finite result from the inf constant is refused as not finite', () => {
     expect(fails('inf - 1').code).toBe('calculate.not_finite');
+  });
+});
+
+describe('calculate through the Dispatcher', () => {
+  function dispatcher(): Dispatcher {
+    const registry = new ToolRegistry();
+    registry.register(calculateTool);
+    return new Dispatcher({
+      registry,
+      listeners: [{ name: 'mathematician', tools: ['calculate'] }],
+      workspace: tmpdir(),
+      dataDir: tmpdir(),
+      guard: () => {
+        throw new Error('calculate has no guard and must not be judged by one');
+      },
+      services: createToolServices({} as OrganismConfig).services,
+    });
+  }
+  const call = (d: Dispatcher, args: unknown) =>
+    d.call({ tool: 'calculate', args, listener: 'mathematician', thread: 't1' });
+
+  it('returns the value, a syntax error as an error result with its column, bad arguments as refused', async () => {
+    const d = dispatcher();
+    expect(await call(d, { expression: '2 ** 10' })).toEqual({
+      status: 'ok',
+      tool: 'calculate',
+      value: { result: 1024, expression: '2 ** 10' },
+    });
+    const syntax = await call(d, { expression: '2 +' });
+    expect(syntax).toMatchObject({ status: 'error', error: { code: 'calculate.syntax' } });
+    expect(syntax.status !== 'ok' && syntax.error.message).toContain('at column 4');
+    expect(await call(d, {})).toMatchObject({ status: 'refused', error: { code: 'InvalidArguments' } });
+    expect(await call(d, { expression: 'x'.repeat(1001) })).toMatchObject({
+      status: 'refused',
+      error: { code: 'InvalidArguments' },
+    });
   });
 });

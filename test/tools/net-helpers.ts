@@ -77,7 +77,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void | Promise<void>;
+export type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => unknown;
 
 /** A real node:http server on `host` (127.0.0.1 by default), port 0 unless given; records each request. */
 export async function startServer(handler: Handler, host = '127.0.0.1', port = 0): Promise<TestServer> {

@@ -1,4 +1,9 @@
+import { tmpdir } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { OrganismConfig } from '../../src/config/types.ts';
+import { Dispatcher } from '../../src/tools/dispatcher.ts';
+import { ToolRegistry } from '../../src/tools/registry.ts';
+import { createToolServices } from '../../src/tools/services.ts';
 import webSearch from '../../tools/web-search.ts';
 import { caught, closedPort, makeContext, startServer, type TestServer } from './net-helpers.ts';
 
@@ -242,5 +247,41 @@ describe('web_search: the provider failing', () => {
     const error = await caught(() => webSearch.run({ query: 'x' }, ctx));
     expect(error.code).toBe('net.aborted');
     expect(error.message).toContain('shutting down');
+  });
+});
+
+describe('web_search through the Dispatcher', () => {
+  function dispatcher(webSearchSection: unknown): Dispatcher {
+    const registry = new ToolRegistry();
+    registry.register(webSearch);
+    const config = (webSearchSection === undefined ? {} : { web_search: webSearchSection }) as OrganismConfig;
+    return new Dispatcher({
+      registry,
+      listeners: [{ name: 'researcher', tools: ['web_search'] }],
+      workspace: tmpdir(),
+      dataDir: tmpdir(),
+      guard: () => {
+        throw new Error('web_search has no guard and must not be judged by one');
+      },
+      services: createToolServices(config).services,
+    });
+  }
+  const call = (d: Dispatcher, args: unknown) =>
+    d.call({ tool: 'web_search', args, listener: 'researcher', thread: 't1' });
+
+  it('searches with the default num_results, and says unavailable when not configured', async () => {
+    const s = await serve((_req, res) => res.end(JSON.stringify(searxngAnswer(9))));
+    const ok = await call(dispatcher({ provider: 'searxng', url: s.url, timeout_ms: 5000 }), { query: 'x' });
+    expect(ok.status).toBe('ok');
+    expect(ok.status === 'ok' && (ok.value as { results: unknown[] }).results).toHaveLength(5);
+    const off = await call(dispatcher(undefined), { query: 'x' });
+    expect(off).toMatchObject({ status: 'refused', error: { code: 'ToolUnavailable' } });
+    expect(off.status !== 'ok' && off.error.message).toContain('web_search is not configured');
+    expect(
+      await call(dispatcher({ provider: 'searxng', url: s.url }), { query: 'x', num_results: 50 }),
+    ).toMatchObject({
+      status: 'refused',
+      error: { code: 'InvalidArguments' },
+    });
   });
 });
