@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import { CommandError, FileToolError } from '../src/errors.ts';
 import type { ToolConfig, ToolDefinition, ToolRunContext } from '../src/tools/types.ts';
 import { resolveWorkspaceDir } from './lib/fs-confine.ts';
-import { type AllowedCommand, assertAllowed, compileAllowed } from './lib/proc-allow.ts';
+import { type AllowedCommand, assertAllowed, assertNotBlocked, compileAllowed } from './lib/proc-allow.ts';
 import { parseArgv, splitCommandList } from './lib/proc-argv.ts';
 import { buildChildEnv, checkEnvAllowlist } from './lib/proc-env.ts';
 import { runProcess } from './lib/proc-spawn.ts';
@@ -38,6 +38,7 @@ export interface RunCommandOptions {
   maxOutputBytes: number;
   envAllowlist: string[];
   allowedCommands: string[][] | undefined;
+  blockedCommands: string[];
 }
 
 export const RUN_COMMAND_DEFAULTS = {
@@ -66,7 +67,12 @@ export function runCommandOptions(config: ToolConfig): RunCommandOptions {
   if (allowed !== undefined && !Array.isArray(allowed)) {
     throw bad('allowed_commands', 'must be a list of program names or argv prefixes');
   }
+  const blocked = config.blocked_commands ?? [];
+  if (!Array.isArray(blocked) || blocked.some((b) => typeof b !== 'string' || b === '')) {
+    throw bad('blocked_commands', 'must be a list of program names');
+  }
   return {
+    blockedCommands: blocked as string[],
     shell,
     timeoutMs,
     maxOutputBytes: maxOutputBytes as number,
@@ -160,6 +166,12 @@ const tool: ToolDefinition<RunCommandArgs, RunCommandResult> = {
           'Environment variables passed to the command besides PATH, HOME, LANG, LC_ALL, TZ, TERM. ' +
           'Names that look like credentials are refused.',
       },
+      blocked_commands: {
+        type: 'array',
+        items: { type: 'string', minLength: 1 },
+        description:
+          'Program names that never run here (judged by the shell guard, and checked again by the tool).',
+      },
       allowed_commands: {
         type: 'array',
         items: {
@@ -206,6 +218,7 @@ const tool: ToolDefinition<RunCommandArgs, RunCommandResult> = {
       argv = ['/bin/sh', '-c', command];
     } else {
       argv = parseArgv(command);
+      assertNotBlocked(argv, opts.blockedCommands);
       if (opts.allowedCommands) assertAllowed(argv, opts.allowedCommands);
     }
 

@@ -188,6 +188,17 @@ describe('run_command: allowed_commands', () => {
   });
 });
 
+describe('run_command: blocked_commands', () => {
+  it('refuses a blocked program by name or by path', async () => {
+    for (const cmd of ['rm -f x', '/bin/rm -f x']) {
+      await expect(run(cmd, { blocked_commands: ['rm'] })).rejects.toMatchObject({
+        code: 'command.not_allowed',
+      });
+    }
+    expect((await run('echo fine', { blocked_commands: ['rm'] })).stdout).toBe('fine\n');
+  });
+});
+
 describe('run_command: environment', () => {
   it('passes no API key to the child, only the allowlist', async () => {
     process.env.FAKE_API_KEY = 'secret-value-123';

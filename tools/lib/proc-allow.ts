@@ -41,3 +41,19 @@ export function assertAllowed(argv: readonly string[], allowed: readonly string[
     { rule_id: 'run_command.allowed_commands', program: argv[0] },
   );
 }
+
+/**
+ * `blocked_commands`: program names that never run, whatever path they are called by (`rm`,
+ * `/bin/rm`). The shell guard judges them first; this is the tool's own check of its argv.
+ */
+export function assertNotBlocked(argv: readonly string[], blocked: readonly string[]): void {
+  const program = argv[0];
+  if (program === undefined || blocked.length === 0) return;
+  const name = program.slice(program.lastIndexOf('/') + 1);
+  if (blocked.includes(program) || blocked.includes(name)) {
+    throw new CommandError('command.not_allowed', `"${name}" is in this listener's blocked_commands`, {
+      rule_id: 'shell.config.blocked_command',
+      program: name,
+    });
+  }
+}
