@@ -1,0 +1,315 @@
+/**
+ * The file guard: judges a path before read_file / list_dir / write_file touch it. The path is
+ * normalised (`~`, relative to the workspace, `..`), its symlinks are resolved as far as the path
+ * exists (a dangling link counts as its target, since a write would create that), and both the
+ * written and the real location are checked: system and sensitive places, `.git` internals, and
+ * anything outside the workspace that `allowed_paths` does not allow.
+ */
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import picomatch from 'picomatch';
+import type { TrustLevel } from '../config/types.ts';
+import { allow, deny, type Verdict } from './types.ts';
+
+export type Access = 'read' | 'write';
+
+export interface PathCheckInput {
+  /** Absolute path of the workspace; relative paths are taken against it. */
+  workspace: string;
+  /** Globs (picomatch) of places outside the workspace this tool may use; `~` and relative globs are expanded. */
+  allowedPaths?: string[];
+  trust: TrustLevel;
+}
+
+export type PathVerdict = Verdict & { resolved?: string };
+
+/** No access at all: kernel and device interfaces. */
+const SYSTEM_ANY = /^\/(proc|sys|dev)(\/|$)/;
+/** No writes: the operating system itself. */
+const SYSTEM_WRITE = /^\/(etc|usr|boot|bin|sbin|lib|lib32|lib64|libx32|private\/etc|System)(\/|$)/;
+
+/** Credential stores under the home directory (relative to it). */
+const HOME_SECRETS = [
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.azure',
+  '.kube',
+  '.config/gcloud',
+  '.config/gh',
+  '.docker/config.json',
+  '.npmrc',
+  '.pypirc',
+  '.gem/credentials',
+  '.cargo/credentials',
+  '.cargo/credentials.toml',
+  '.terraform.d/credentials.tfrc.json',
+  '.password-store',
+  '.vault-token',
+  '.local/share/keyrings',
+];
+/** Directories that hold secrets wherever they are (another user's home, /root). */
+const SECRET_DIRS = new Set(['.ssh', '.gnupg', '.aws', '.kube', '.password-store']);
+/** File names that hold secrets or run code at login, wherever they are. */
+const SECRET_FILES = new Set([
+  '.netrc',
+  '_netrc',
+  '.pgpass',
+  '.my.cnf',
+  '.git-credentials',
+  '.htpasswd',
+  'id_rsa',
+  'id_dsa',
+  'id_ecdsa',
+  'id_ed25519',
+  'id_ecdsa_sk',
+  'id_ed25519_sk',
+  '.bashrc',
+  '.bash_profile',
+  '.bash_login',
+  '.bash_logout',
+  '.bash_aliases',
+  '.profile',
+  '.zshrc',
+  '.zprofile',
+  '.zshenv',
+  '.zlogin',
+  '.zlogout',
+  '.kshrc',
+  '.mkshrc',
+  '.cshrc',
+  '.tcshrc',
+  '.login',
+  '.logout',
+  'config.fish',
+]);
+const SYSTEM_SECRETS =
+  /^\/(private\/)?etc\/(shadow|gshadow|master\.passwd|sudoers|sudoers\.d|security\/opasswd|ssh\/ssh_host_[^/]*_key)(\/|$)/;
+/** `.env`, `.env.local`, `.env.production`...; but templates are meant to be read. */
+const DOTENV = /^\.env(\..+)?$/;
+const DOTENV_TEMPLATE = /^\.env\.(example|sample|template|dist|defaults?)$/;
+
+export function checkPath(raw: string, access: Access, input: PathCheckInput): PathVerdict {
+  if (typeof raw !== 'string' || raw.trim() === '') {
+    return deny('file.invalid_path', 'The path is empty.', 'Give a path relative to the workspace.');
+  }
+  if (raw.includes('\0')) {
+    return deny(
+      'file.invalid_path',
+      'The path contains a NUL byte.',
+      'Remove control characters from the path.',
+    );
+  }
+  const home = homedir();
+  let expanded = raw;
+  if (raw === '~' || raw.startsWith('~/')) expanded = path.join(home, raw.slice(1));
+  else if (raw.startsWith('~')) {
+    return deny(
+      'file.invalid_path',
+      `"${raw}": ~user paths are not supported.`,
+      'Write the path out in full.',
+    );
+  }
+  const workspace = path.resolve(input.workspace);
+  const workspaceReal = realOrSelf(workspace);
+  const lexical = path.resolve(workspace, expanded);
+  let resolved: string;
+  try {
+    resolved = resolveReal(lexical);
+  } catch {
+    return deny(
+      'file.invalid_path',
+      'The path has a symbolic link loop.',
+      'Use a path without looping links.',
+    );
+  }
+  const result = (v: Verdict): PathVerdict => ({ ...v, resolved });
+  const candidates = lexical === resolved ? [lexical] : [lexical, resolved];
+
+  for (const p of candidates) {
+    if (SYSTEM_ANY.test(p)) {
+      return result(
+        deny(
+          'file.system_path',
+          `${p} is a kernel or device interface.`,
+          'Work with files inside the workspace.',
+          p,
+        ),
+      );
+    }
+    if (access === 'write' && SYSTEM_WRITE.test(p)) {
+      return result(
+        deny(
+          'file.system_write',
+          `${p} is a system location; it may not be written.`,
+          'Write inside the workspace.',
+          p,
+        ),
+      );
+    }
+  }
+  for (const p of candidates) {
+    const secret = sensitive(p, home);
+    if (secret) {
+      return result(
+        deny(
+          'file.sensitive',
+          `${p} holds credentials or login configuration (${secret}).`,
+          'Leave credentials and shell configuration alone; ask an operator if a secret is needed.',
+          p,
+        ),
+      );
+    }
+  }
+  for (const p of candidates) {
+    const git = gitInternal(p);
+    if (!git) continue;
+    const segment = p;
+    if (access === 'write' || git === 'config' || input.trust !== 'high') {
+      return result(
+        deny(
+          'file.git_internals',
+          `${p} is inside .git; git's own files (config, hooks, objects) are not for direct ${access}s.`,
+          access === 'write'
+            ? 'Change the repository through git commands.'
+            : 'Use git log / git show / git status to inspect the repository.',
+          segment,
+        ),
+      );
+    }
+    return result({
+      verdict: 'warn',
+      rule_id: 'file.git_internals',
+      reason: `${p} is inside .git; reading git's internals directly is rarely what you want.`,
+      suggestion: 'Use git log / git show / git status to inspect the repository.',
+      segment,
+    });
+  }
+
+  const insideLexical = isInside(workspace, lexical) || isInside(workspaceReal, lexical);
+  const insideReal = isInside(workspaceReal, resolved) || isInside(workspace, resolved);
+  if (insideLexical && insideReal) return result(allow());
+  if (allowedBy(input.allowedPaths, workspace, home, resolved)) return result(allow());
+  if (insideLexical) {
+    return result(
+      deny(
+        'file.symlink_escape',
+        `${raw} leads outside the workspace through a symbolic link (to ${resolved}).`,
+        'Use a path whose real location is inside the workspace.',
+        resolved,
+      ),
+    );
+  }
+  return result(
+    deny(
+      'file.outside_workspace',
+      `${resolved} is outside the workspace${input.allowedPaths?.length ? ' and matches none of allowed_paths' : ''}.`,
+      'Use a path inside the workspace, or add the location to this tool’s allowed_paths.',
+      resolved,
+    ),
+  );
+}
+
+/** Why `p` is sensitive, or null. */
+function sensitive(p: string, home: string): string | null {
+  if (SYSTEM_SECRETS.test(p)) return 'system credentials';
+  if (isInside(home, p)) {
+    const rel = path.relative(home, p);
+    for (const s of HOME_SECRETS) if (rel === s || rel.startsWith(`${s}/`)) return `~/${s}`;
+  }
+  const parts = p.split('/');
+  for (const part of parts.slice(0, -1)) if (SECRET_DIRS.has(part)) return `${part} directory`;
+  const base = parts[parts.length - 1] ?? '';
+  if (SECRET_DIRS.has(base)) return `${base} directory`;
+  if (SECRET_FILES.has(base)) return base;
+  if (DOTENV.test(base) && !DOTENV_TEMPLATE.test(base)) return 'environment file';
+  return null;
+}
+
+/** 'config' for .git/config, 'internal' for anything else in or at a `.git` directory, null otherwise. */
+function gitInternal(p: string): 'config' | 'internal' | null {
+  const parts = p.split('/');
+  const i = parts.indexOf('.git');
+  if (i < 0) return null;
+  return parts[i + 1] === 'config' && parts.length === i + 2 ? 'config' : 'internal';
+}
+
+export function isInside(dir: string, p: string): boolean {
+  const rel = path.relative(dir, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync.native(p);
+  } catch {
+    return p;
+  }
+}
+
+/**
+ * The real path of `p`: realpath of the longest existing prefix, plus the rest. A dangling symlink
+ * at the junction is followed to its target. Throws on a link loop.
+ */
+export function resolveReal(p: string, hops = 0): string {
+  if (hops > 40) throw new Error('symbolic link loop');
+  try {
+    return realpathSync.native(p);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw error;
+  }
+  const rest: string[] = [];
+  let dir = p;
+  for (;;) {
+    const parent = path.dirname(dir);
+    if (parent === dir) return p;
+    rest.unshift(path.basename(dir));
+    dir = parent;
+    let real: string;
+    try {
+      real = realpathSync.native(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw error;
+      continue;
+    }
+    const first = path.join(real, rest[0]!);
+    const st = lstatSync(first, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) {
+      const target = path.resolve(real, readlinkSync(first));
+      return resolveReal(path.join(target, ...rest.slice(1)), hops + 1);
+    }
+    return path.join(real, ...rest);
+  }
+}
+
+type Matcher = (p: string) => boolean;
+const matcherCache = new Map<string, Matcher[]>();
+
+/**
+ * allowed_paths: each glob (with `~` and relative globs expanded) matches the real path, either as
+ * written or with its literal base directory resolved (so `/data/**` works when /data is a link).
+ */
+function allowedBy(globs: string[] | undefined, workspace: string, home: string, resolved: string): boolean {
+  if (!globs || globs.length === 0) return false;
+  const key = `${workspace}\0${globs.join('\0')}`;
+  let matchers = matcherCache.get(key);
+  if (!matchers) {
+    matchers = [];
+    for (const g of globs) {
+      if (typeof g !== 'string' || g === '') continue;
+      let glob = g === '~' || g.startsWith('~/') ? path.join(home, g.slice(1)) : g;
+      if (!path.isAbsolute(glob)) glob = path.join(workspace, glob);
+      const forms = new Set([glob]);
+      const scan = picomatch.scan(glob);
+      if (scan.base) {
+        const realBase = realOrSelf(scan.base);
+        if (realBase !== scan.base) forms.add(scan.isGlob ? `${realBase}/${scan.glob}` : realBase);
+      }
+      for (const form of forms) matchers.push(picomatch(form, { dot: true }));
+    }
+    if (matcherCache.size > 256) matcherCache.clear();
+    matcherCache.set(key, matchers);
+  }
+  return matchers.some((m) => m(resolved));
+}

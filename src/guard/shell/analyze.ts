@@ -1,0 +1,338 @@
+/**
+ * Parsed script -> the flat list of commands that would run, each with its arguments after quote
+ * removal and wrapper removal (`sudo timeout 5 nice -n 10 rm -rf /` is an `rm`), and with every
+ * nested script followed: substitutions, `bash -c '...'`, `eval`, `ssh host '...'`, `env -S`,
+ * `find -exec`, and literal text piped or here-doc'd into a shell. Rules then look at one command
+ * at a time (and at its pipeline neighbours).
+ */
+import { ShellParseError } from '../../errors.ts';
+import { MAX_NESTING, parse, type Redirect, type SimpleCommand } from './parse.ts';
+import { SUB, type Word } from './tokenizer.ts';
+import { SHELLS, shellMode, WRAPPERS, wrappedStart } from './wrappers.ts';
+
+/** Shown for a substitution whose output is unknown. Starts with `$`, so it reads as dynamic. */
+export const UNKNOWN = '$(…)';
+const REPARSE_UNKNOWN = '$__sub';
+
+export interface Cmd {
+  /** Basename of the command word (`/usr/bin/rm` -> `rm`); '' for a line of only redirects or assignments. */
+  name: string;
+  /** Arguments after the command word, quotes removed. */
+  args: string[];
+  argWords: Word[];
+  redirects: Redirect[];
+  /** Wrappers peeled off, outermost first (`sudo`, `timeout`, `xargs`, `bash -c` shows as `bash`). */
+  wrappers: string[];
+  /** The command word is a variable or an unknown substitution. */
+  dynamicName: boolean;
+  /** Arguments come from stdin (xargs), so targets are unknown. */
+  viaXargs: boolean;
+  /** A shell given `-c SCRIPT`: its script is judged as commands of its own. */
+  inlineScript: boolean;
+  /** Text fed to stdin when known: here-string, here-document, or the literal output of echo/printf before `|`. */
+  stdinText: string | null;
+  /** stdinText was parsed and judged as a script (a shell reading it). */
+  stdinJudged: boolean;
+  /** Commands inside this command's substitutions (arguments, redirections, here-documents, assignments). */
+  subCmds: Cmd[];
+  /** The same, per word (a here-document's are under its delimiter word). */
+  wordSubs: Map<Word, Cmd[]>;
+  /** The stages of this command's pipeline, this command at `stage`. */
+  pipeline: Cmd[];
+  stage: number;
+  /** Source text of the simple command, for the verdict's `segment`. */
+  segment: string;
+  depth: number;
+}
+
+export interface Analysis {
+  cmds: Cmd[];
+  /** Every script text parsed (the command and each nested script), for rules on raw text. */
+  sources: string[];
+}
+
+export function analyze(command: string): Analysis {
+  const out: Analysis = { cmds: [], sources: [] };
+  analyzeScript(command, 0, [], out);
+  return out;
+}
+
+/** Parses and analyses one script; returns the commands it produced (also appended to `out`). */
+function analyzeScript(source: string, depth: number, wrappers: string[], out: Analysis): Cmd[] {
+  if (depth > MAX_NESTING) {
+    throw new ShellParseError('guard.shell_too_deep', `commands nested deeper than ${MAX_NESTING} levels`);
+  }
+  out.sources.push(source);
+  const first = out.cmds.length;
+  const script = parse(source, depth);
+  for (const pipeline of script.pipelines) {
+    const stages: Cmd[] = [];
+    for (const sc of pipeline.commands) stages.push(buildStage(sc, source, depth, wrappers, out));
+    stages.forEach((cmd, i) => {
+      cmd.pipeline = stages;
+      cmd.stage = i;
+      if (cmd.stdinText === null && i > 0) cmd.stdinText = literalOutput(stages[i - 1]!);
+    });
+    for (const cmd of stages) judgeStdinScript(cmd, depth, out);
+  }
+  return out.cmds.slice(first);
+}
+
+function buildStage(
+  sc: SimpleCommand,
+  source: string,
+  depth: number,
+  wrappers: string[],
+  out: Analysis,
+): Cmd {
+  const segment = source.slice(sc.start, sc.end);
+  const subCmds: Cmd[] = [];
+  const wordSubs = new Map<Word, Cmd[]>();
+  const texts = sc.words.map((w) => resolveWord(w, depth, out, subCmds, wordSubs));
+  for (const a of sc.assignments) resolveWord(a, depth, out, subCmds, wordSubs);
+  let stdinText: string | null = null;
+  for (const r of sc.redirects) {
+    if (r.target) {
+      const text = resolveWord(r.target, depth, out, subCmds, wordSubs);
+      if (r.op === '<<<') stdinText = text;
+    }
+    if (r.heredoc) {
+      const cmds: Cmd[] = [];
+      for (const sub of r.heredoc.subs) cmds.push(...analyzeScript(sub.source, depth + 1, [], out));
+      subCmds.push(...cmds);
+      if (r.target) wordSubs.set(r.target, [...(wordSubs.get(r.target) ?? []), ...cmds]);
+      stdinText = r.heredoc.body;
+    }
+  }
+  const base: Omit<Cmd, 'name' | 'args' | 'argWords' | 'dynamicName'> = {
+    redirects: sc.redirects,
+    wrappers,
+    viaXargs: false,
+    inlineScript: false,
+    stdinText,
+    stdinJudged: false,
+    subCmds,
+    wordSubs,
+    pipeline: [],
+    stage: 0,
+    segment,
+    depth,
+  };
+  return emit(texts, sc.words, base, depth, out);
+}
+
+/**
+ * Peels wrappers off `argv` and emits the command that runs, following nested scripts. Returns the
+ * command that stands for this pipeline stage.
+ */
+function emit(
+  argv: string[],
+  words: Word[],
+  base: Omit<Cmd, 'name' | 'args' | 'argWords' | 'dynamicName'>,
+  depth: number,
+  out: Analysis,
+): Cmd {
+  let wrappers = base.wrappers;
+  let viaXargs = base.viaXargs;
+  for (;;) {
+    const make = (): Cmd => ({
+      ...base,
+      wrappers,
+      viaXargs,
+      name: argv.length > 0 ? basename(argv[0]!) : '',
+      args: argv.slice(1),
+      argWords: words.slice(1),
+      dynamicName: argv.length > 0 && isDynamic(argv[0]!, words[0]),
+    });
+    if (argv.length === 0) return push(make(), out);
+    const name = basename(argv[0]!);
+    if (isDynamic(argv[0]!, words[0])) return push(make(), out);
+    const args = argv.slice(1);
+    const spec = WRAPPERS[name];
+    if (spec) {
+      if (name === 'env') {
+        const split = splitStringArg(args);
+        if (split !== null) {
+          const self = push(make(), out);
+          analyzeScript(split, depth + 1, [...wrappers, 'env'], out);
+          return self;
+        }
+      }
+      const start = wrappedStart(name, spec, args);
+      if (start < 0) return push(make(), out);
+      if (spec.remote) {
+        const self = push(make(), out);
+        analyzeScript(args.slice(start).map(forReparse).join(' '), depth + 1, [...wrappers, name], out);
+        return self;
+      }
+      wrappers = [...wrappers, name];
+      if (name === 'xargs') viaXargs = true;
+      argv = argv.slice(1 + start);
+      words = words.slice(1 + start);
+      continue;
+    }
+    const self = push(make(), out);
+    if (SHELLS.has(name)) {
+      const mode = shellMode(args);
+      if (mode.mode === 'c' && mode.index < args.length) {
+        self.inlineScript = true;
+        analyzeScript(forReparse(args[mode.index]!), depth + 1, [...wrappers, name], out);
+      }
+    } else if (name === 'su') {
+      const i = args.findIndex((a) => a === '-c' || a === '--command' || a.startsWith('--command='));
+      if (i >= 0) {
+        const script = args[i]!.startsWith('--command=') ? args[i]!.slice(10) : args[i + 1];
+        if (script !== undefined) {
+          self.inlineScript = true;
+          analyzeScript(forReparse(script), depth + 1, [...wrappers, 'su'], out);
+        }
+      }
+    } else if (name === 'eval' && args.length > 0) {
+      self.inlineScript = true;
+      analyzeScript(args.map(forReparse).join(' '), depth + 1, [...wrappers, 'eval'], out);
+    } else if (name === 'watch') {
+      const rest = watchCommand(args);
+      if (rest.length > 0) {
+        self.inlineScript = true;
+        analyzeScript(rest.map(forReparse).join(' '), depth + 1, [...wrappers, 'watch'], out);
+      }
+    } else if (name === 'find') {
+      emitFindExec(self, argv, words, base, depth, out);
+    }
+    return self;
+  }
+}
+
+/** `find ... -exec cmd {} ;` runs `cmd` once per file: judge it as a command of its own. */
+function emitFindExec(
+  find: Cmd,
+  argv: string[],
+  words: Word[],
+  base: Omit<Cmd, 'name' | 'args' | 'argWords' | 'dynamicName'>,
+  depth: number,
+  out: Analysis,
+) {
+  for (let i = 1; i < argv.length; i++) {
+    if (!/^-(exec|execdir|ok|okdir)$/.test(argv[i]!)) continue;
+    let end = i + 1;
+    while (end < argv.length && argv[end] !== ';' && argv[end] !== '+') end++;
+    if (end > i + 1) {
+      emit(
+        argv.slice(i + 1, end),
+        words.slice(i + 1, end),
+        { ...base, wrappers: [...find.wrappers, 'find'] },
+        depth,
+        out,
+      );
+    }
+    i = end;
+  }
+}
+
+/** A shell reading literal text on stdin (`echo 'rm -rf /' | sh`, `bash <<EOF`) runs that text: judge it. */
+function judgeStdinScript(cmd: Cmd, depth: number, out: Analysis) {
+  if (cmd.stdinText === null) return;
+  const readsStdin =
+    (SHELLS.has(cmd.name) && shellMode(cmd.args).mode === 'stdin') ||
+    ((cmd.name === 'source' || cmd.name === '.') && cmd.args[0] === '/dev/stdin');
+  if (!readsStdin) return;
+  cmd.stdinJudged = true;
+  analyzeScript(forReparse(cmd.stdinText), depth + 1, [...cmd.wrappers, cmd.name], out);
+}
+
+/** What echo / printf with only literal arguments writes; null when it cannot be known. */
+export function literalOutput(cmd: Cmd): string | null {
+  if (cmd.name !== 'echo' && cmd.name !== 'printf') return null;
+  if (cmd.argWords.some((w) => w.dynamic)) return null;
+  let args = cmd.args;
+  if (cmd.name === 'echo') {
+    let escapes = false;
+    while (args.length > 0 && /^-[neE]+$/.test(args[0]!)) {
+      if (args[0]!.includes('e')) escapes = true;
+      args = args.slice(1);
+    }
+    const text = args.join(' ');
+    return escapes ? unescapeC(text) : text;
+  }
+  if (args.length === 0) return null;
+  const format = args[0]!;
+  if (format === '%s' || format === '%s\\n') return args.slice(1).join('');
+  if (format.includes('%')) return null;
+  return unescapeC(format);
+}
+
+function unescapeC(text: string): string {
+  return text.replace(/\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)/g, (_, e: string) => {
+    if (e[0] === 'x') return String.fromCharCode(Number.parseInt(e.slice(1), 16));
+    if (/^[0-7]/.test(e)) return String.fromCharCode(Number.parseInt(e, 8));
+    return ({ n: '\n', t: '\t', r: '\r', '\\': '\\' } as Record<string, string>)[e] ?? e;
+  });
+}
+
+/**
+ * A word's text with each substitution replaced by its output when that is a literal echo/printf
+ * (`$(echo rm)` -> `rm`), else by UNKNOWN. Every substitution is analysed, its commands added to
+ * `subCmds` and to the analysis.
+ */
+function resolveWord(
+  w: Word,
+  depth: number,
+  out: Analysis,
+  subCmds: Cmd[],
+  wordSubs: Map<Word, Cmd[]>,
+): string {
+  if (w.subs.length === 0) return w.text;
+  const values: string[] = [];
+  const all: Cmd[] = [];
+  wordSubs.set(w, all);
+  for (const sub of w.subs) {
+    const cmds = analyzeScript(sub.source, depth + 1, [], out);
+    subCmds.push(...cmds);
+    all.push(...cmds);
+    const only = cmds.length === 1 ? cmds[0]! : null;
+    const literal = sub.kind === 'cmd' && only ? literalOutput(only) : null;
+    values.push(literal === null ? UNKNOWN : literal.replace(/\n+$/, ''));
+  }
+  let k = 0;
+  return w.text.replace(new RegExp(SUB, 'g'), () => values[k++] ?? UNKNOWN);
+}
+
+/** Text handed to a nested shell: unknown substitutions become a variable so they stay dynamic. */
+function forReparse(text: string): string {
+  return text.includes(UNKNOWN) ? text.split(UNKNOWN).join(REPARSE_UNKNOWN) : text;
+}
+
+function isDynamic(text: string, word: Word | undefined): boolean {
+  if (text.includes(UNKNOWN)) return true;
+  return word?.dynamic === true && text.includes('$');
+}
+
+export function basename(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i >= 0 ? path.slice(i + 1) : path;
+}
+
+function push(cmd: Cmd, out: Analysis): Cmd {
+  out.cmds.push(cmd);
+  return cmd;
+}
+
+/** `env -S 'cmd args' more`: the string is split into words and run. */
+function splitStringArg(args: string[]): string | null {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-S' || a === '--split-string') return [args[i + 1] ?? '', ...args.slice(i + 2)].join(' ');
+    if (a.startsWith('--split-string=')) return [a.slice(15), ...args.slice(i + 1)].join(' ');
+    if (/^-[^-]*S./.test(a)) return [a.slice(a.indexOf('S') + 1), ...args.slice(i + 1)].join(' ');
+    if (!a.startsWith('-')) return null;
+  }
+  return null;
+}
+
+function watchCommand(args: string[]): string[] {
+  let i = 0;
+  while (i < args.length && args[i]!.startsWith('-')) {
+    i += /^(-n|--interval|-q|--equexit)$/.test(args[i]!) ? 2 : 1;
+  }
+  return args.slice(i);
+}

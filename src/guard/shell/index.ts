@@ -1,0 +1,158 @@
+/**
+ * The shell guard: judges a run_command command line before it runs. The line is tokenized and
+ * parsed (tokenizer.ts, parse.ts), every command that would run is found (analyze.ts), and each is
+ * matched against the rule catalog (rules/). Trust decides what a match means (types.ts
+ * `verdictFor`); at low trust, anything outside the known-safe set (safe.ts) is denied too.
+ */
+import type { ToolConfig, TrustLevel } from '../../config/types.ts';
+import { ShellParseError } from '../../errors.ts';
+import { allow, deny, stricter, type Verdict, verdictFor } from '../types.ts';
+import { analyze, type Cmd } from './analyze.ts';
+import { RAW_RULES, rulesFor } from './rules/index.ts';
+import { isKnownSafe, writesFiles } from './safe.ts';
+import { SHELLS, WRAPPERS } from './wrappers.ts';
+
+/** Longest command line judged, in UTF-8 bytes. Longer ones are denied: nobody reviews 8 KiB of shell. */
+export const MAX_COMMAND_BYTES = 8192;
+
+const PARSE_RULES: Record<ShellParseError['code'] & string, string> = {
+  'guard.shell_unbalanced': 'shell.parse.unbalanced',
+  'guard.shell_too_long': 'shell.parse.too_long',
+  'guard.shell_too_deep': 'shell.parse.too_deep',
+};
+
+export function checkShell(command: string, trust: TrustLevel, toolConfig?: ToolConfig): Verdict {
+  if (typeof command !== 'string' || command.trim() === '') {
+    return deny(
+      'shell.parse.empty',
+      'The command is empty.',
+      'Give the command line to run as a non-empty string.',
+    );
+  }
+  if (command.length > MAX_COMMAND_BYTES || Buffer.byteLength(command, 'utf8') > MAX_COMMAND_BYTES) {
+    return deny(
+      'shell.parse.too_long',
+      `The command is longer than ${MAX_COMMAND_BYTES} bytes.`,
+      'Put long scripts in a file inside the workspace and run the file.',
+    );
+  }
+  if (command.includes('\0')) {
+    return deny(
+      'shell.parse.unbalanced',
+      'The command contains a NUL byte.',
+      'Remove control characters from the command.',
+    );
+  }
+  let cmds: Cmd[];
+  let sources: string[];
+  try {
+    ({ cmds, sources } = analyze(command));
+  } catch (error) {
+    if (!(error instanceof ShellParseError)) throw error;
+    return deny(
+      PARSE_RULES[error.code] ?? 'shell.parse.unbalanced',
+      `The command cannot be checked: ${error.message}.`,
+      error.code === 'guard.shell_too_deep'
+        ? 'Flatten the command: fewer nested $(...), subshells and sh -c levels.'
+        : 'Close every quote, $( and backtick, or put the script in a file and run the file.',
+    );
+  }
+
+  for (const rule of RAW_RULES) {
+    for (const source of sources) {
+      const m = rule.pattern.exec(source);
+      if (m && verdictFor(rule.severity, trust) === 'deny')
+        return deny(rule.id, rule.reason, rule.suggestion, m[0]);
+    }
+  }
+
+  const config = shellConfig(toolConfig);
+  let best = allow();
+  for (const cmd of cmds) {
+    if (config.blocked.has(cmd.name)) {
+      return deny(
+        'shell.config.blocked_command',
+        `${cmd.name} is in this tool's blocked_commands.`,
+        'Use another command, or ask for the tool_config to change.',
+        cmd.segment,
+      );
+    }
+    for (const rule of rulesFor(cmd.name)) {
+      if (!rule.match(cmd)) continue;
+      const kind = verdictFor(rule.severity, trust);
+      if (kind === 'allow') continue;
+      const v: Verdict = {
+        verdict: kind,
+        rule_id: rule.id,
+        reason: rule.reason,
+        suggestion: rule.suggestion,
+        segment: cmd.segment,
+      };
+      if (kind === 'deny') return v;
+      best = stricter(best, v);
+    }
+  }
+  if (trust === 'low') {
+    const refused = lowTrustRefusal(cmds, config.allowed);
+    if (refused) return refused;
+  }
+  return best;
+}
+
+const ELEVATING = new Set(
+  Object.entries(WRAPPERS)
+    .filter(([, s]) => s.elevates || s.remote)
+    .map(([n]) => n)
+    .concat('su'),
+);
+
+/** At low trust, the first command outside the known-safe set, or writing a file, is refused. */
+function lowTrustRefusal(cmds: Cmd[], allowed: ReadonlySet<string>): Verdict | null {
+  for (const cmd of cmds) {
+    const wrapper = cmd.wrappers.find((w) => ELEVATING.has(w));
+    if (wrapper) {
+      return deny(
+        'shell.trust.not_allowlisted',
+        `At low trust, commands may not run through ${wrapper}.`,
+        'Run read-only commands directly, without changing user or host.',
+        cmd.segment,
+      );
+    }
+    // A shell given -c or eval of literal text: its own commands are judged one by one.
+    const container = cmd.inlineScript && (SHELLS.has(cmd.name) || cmd.name === 'eval');
+    if (!container && !isKnownSafe(cmd, allowed)) {
+      const what = cmd.dynamicName ? 'a command built at run time' : `'${cmd.name}'`;
+      return deny(
+        'shell.trust.not_allowlisted',
+        `At low trust only known read-only commands run, and ${what} is not one of them.`,
+        'Use read-only commands (ls, cat, grep, head, git status/log/diff...), or ask for a higher trust level or allowed_commands.',
+        cmd.segment,
+      );
+    }
+    if (writesFiles(cmd)) {
+      return deny(
+        'shell.trust.not_allowlisted',
+        'At low trust commands may not write files by redirection.',
+        'Print the output instead of redirecting it to a file.',
+        cmd.segment,
+      );
+    }
+  }
+  return null;
+}
+
+interface ShellConfig {
+  allowed: ReadonlySet<string>;
+  blocked: ReadonlySet<string>;
+}
+
+const EMPTY: ShellConfig = { allowed: new Set(), blocked: new Set() };
+
+/** run_command's own tool_config keys: allowed_commands (extra known-safe names at low trust) and blocked_commands. */
+function shellConfig(config: ToolConfig | undefined): ShellConfig {
+  if (!config) return EMPTY;
+  const names = (v: unknown) =>
+    new Set(Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  if (config.allowed_commands === undefined && config.blocked_commands === undefined) return EMPTY;
+  return { allowed: names(config.allowed_commands), blocked: names(config.blocked_commands) };
+}
