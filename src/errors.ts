@@ -253,6 +253,17 @@ export class FileToolError extends OrganismError {
 }
 
 /**
+ * The shell guard could not read a command: unbalanced quotes or parentheses, over 8 KiB, or
+ * nested deeper than the guard follows. The guard turns it into a deny verdict; it is not thrown
+ * past the guard.
+ */
+export class ShellParseError extends OrganismError {
+  constructor(code: 'guard.shell_unbalanced' | 'guard.shell_too_long' | 'guard.shell_too_deep', message: string) {
+    super(code, message);
+  }
+}
+
+/**
  * calculate refused or could not evaluate an expression. Syntax errors carry `details.column`
  * (1-based, in the expression as the caller wrote it).
  */
