@@ -1,5 +1,6 @@
 /** Small helpers shared by benchmarks: percentiles, timing, a child-process runner for clean RSS. */
 import { spawn } from 'node:child_process';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export function percentile(sorted: Float64Array | number[], p: number): number {
@@ -28,11 +29,31 @@ export function opsPerSecond(fn: () => void, ms = 1_000): number {
   return ops / (Number(now - start) / 1e9);
 }
 
-/** Runs a TypeScript file in a fresh Node process (so its RSS is its own) and returns its stdout. */
-export function runChild(relativeFile: string, args: string[] = []): Promise<string> {
+/** The V8 flags the daemon runs with (package.json `start`, bin/organism.js); RSS is measured with them. */
+export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=4'];
+
+/**
+ * Runs a TypeScript file in a fresh Node process (so its RSS is its own) and returns its stdout.
+ * The file is bundled to plain JavaScript first: under the TypeScript loader, Node 20 runs module
+ * hooks on a second thread that alone adds ~35 MB, which would measure the loader, not Organism.
+ */
+export async function runChild(relativeFile: string, args: string[] = []): Promise<string> {
+  const { build } = await import('esbuild');
   const file = fileURLToPath(new URL(relativeFile, import.meta.url));
+  const outfile = fileURLToPath(
+    new URL(`../node_modules/.cache/organism-bench/${basename(file, '.ts')}.mjs`, import.meta.url),
+  );
+  await build({
+    entryPoints: [file],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    outfile,
+    logLevel: 'error',
+  });
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', file, ...args], {
+    const child = spawn(process.execPath, ['--expose-gc', outfile, ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -43,5 +64,20 @@ export function runChild(relativeFile: string, args: string[] = []): Promise<str
     child.on('exit', (code) =>
       code === 0 ? resolve(out) : reject(new Error(`${relativeFile} exited ${code}`)),
     );
+  });
+}
+
+/** RSS of a bare `node` process, the least any Node program costs, measured in the same run. */
+export function bareNodeRssMb(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', 'process.stdout.write(String(process.memoryUsage().rss))'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (c) => {
+      out += c;
+    });
+    child.on('error', reject);
+    child.on('exit', () => resolve(Math.round((Number(out) / 1048576) * 10) / 10));
   });
 }

@@ -26,9 +26,10 @@ import { parsePayload } from '../xml/parse.ts';
 import { repairPayloads } from '../xml/repair.ts';
 import type { BusApi, InjectRequest, InjectResult, ListenerInfo, ThreadView, ThreadWatcher } from './api.ts';
 import { DeliveryContext } from './context.ts';
-import { ThreadHistory } from './history.ts';
+import { ThreadHistory, toView } from './history.ts';
+import { nextId } from './ids.ts';
 import { buildRuntimeListeners, type ListenerSpec, type RuntimeListener } from './listeners.ts';
-import type { Message, MessageKind, MessageView } from './message.ts';
+import type { Message, MessageKind } from './message.ts';
 import { ListenerQueue } from './scheduler.ts';
 import { type HuhReason, huhXml, SYSTEM_SENDER, type SystemErrorCode, systemErrorXml } from './system.ts';
 import { type Frame, ThreadRegistry, type ThreadState } from './threads.ts';
@@ -77,7 +78,8 @@ export class Bus implements BusApi {
   readonly history: ThreadHistory;
   private readonly xmlLimits: XmlLimits;
   private readonly watchers = new Map<string, Set<ThreadWatcher>>();
-  private readonly running = new Set<AbortController>();
+  /** Handlers running now, so shutdown can abort them. */
+  private readonly running = new Set<DeliveryContext>();
   private readonly logger: Logger;
   private sweeper: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -112,9 +114,11 @@ export class Bus implements BusApi {
       maxPerThread: limits.max_history_per_thread,
       maxThreads: options.historyMaxThreads ?? 10_000,
     });
-    this.history.subscribe((thread, view) => {
+    this.history.subscribe((thread, entry) => {
       const set = this.watchers.get(thread);
-      if (set) for (const w of set) w.onMessage(view);
+      if (!set) return;
+      const view = toView(entry);
+      for (const w of set) w.onMessage(view);
     });
   }
 
@@ -193,22 +197,23 @@ export class Bus implements BusApi {
    */
   private async publish(
     thread: ThreadState,
-    frame: Frame,
+    frame: Frame | null,
     kind: MessageKind,
     from: string,
     to: string,
     tag: string,
     payloadXml: string,
+    depth = frame?.depth ?? 0,
   ): Promise<string | undefined> {
-    const budget = this.threads.chargeHop(thread, frame.depth);
+    const budget = this.threads.chargeHop(thread, depth);
     if (!budget.ok) {
-      this.overBudget(thread, frame, from, budget.what, budget.limit);
+      this.overBudget(thread, from, budget.what, budget.limit);
       return undefined;
     }
     const message: Message = {
-      id: randomUUID(),
+      id: nextId(),
       thread: thread.id,
-      frame: frame.id,
+      frame: frame?.id ?? '',
       from,
       to,
       tag,
@@ -218,7 +223,8 @@ export class Bus implements BusApi {
       time: Date.now(),
     };
     this.record(thread.id, message.id, from, to, kind, payloadXml, message.time);
-    if (!this.listenersByName.has(to)) return message.id; // to an ingress: recorded, nothing to deliver
+    // No frame (a reply nobody can receive) or an ingress target: recorded, nothing to deliver.
+    if (!frame || !this.listenersByName.has(to)) return message.id;
     thread.inFlight++;
     this.totalInFlight++;
     try {
@@ -239,25 +245,15 @@ export class Bus implements BusApi {
     payload: string,
     time = Date.now(),
   ): void {
-    const view: MessageView = { id, from, to, kind, payload, time: new Date(time).toISOString() };
-    this.history.append(thread, view);
+    this.history.append(thread, { id, from, to, kind, payload, time });
   }
 
   /** A budget ran out: the sender is told in the history; a hop budget also stops the thread. */
-  private overBudget(
-    thread: ThreadState,
-    frame: Frame,
-    from: string,
-    what: 'hops' | 'depth',
-    limit: number,
-  ): void {
+  private overBudget(thread: ThreadState, from: string, what: 'hops' | 'depth', limit: number): void {
     if (what === 'hops') thread.stopped = true;
     const xml = systemErrorXml('budget', `(${what} limit ${limit})`);
-    this.record(thread.id, randomUUID(), SYSTEM_SENDER, from, 'system-error', xml);
-    this.logger.warn(
-      { thread: thread.id, listener: from, what, limit, frame: frame.id },
-      'thread budget exhausted',
-    );
+    this.record(thread.id, nextId(), SYSTEM_SENDER, from, 'system-error', xml);
+    this.logger.warn({ thread: thread.id, listener: from, what, limit }, 'thread budget exhausted');
   }
 
   // ---- delivery --------------------------------------------------------------------------------
@@ -327,32 +323,20 @@ export class Bus implements BusApi {
 
   private async handle(delivery: Delivery): Promise<void> {
     const { message, thread, frame, target } = delivery;
-    const controller = new AbortController();
-    this.running.add(controller);
-    const ctx = new DeliveryContext(
-      target,
-      thread.id,
-      message.from,
-      message.tag,
-      controller.signal,
-      this.logger,
-      (name, args) => this.callTool(target, thread, frame, name, args),
+    const ctx = new DeliveryContext(target, thread.id, message.from, message.tag, this.logger, (name, args) =>
+      this.callTool(target, thread, frame, name, args),
     );
+    this.running.add(ctx);
     let timer: NodeJS.Timeout | undefined;
     try {
-      const invoke = async (): Promise<HandlerResult> => {
-        if (delivery.payload !== undefined) return target.handler(delivery.payload, ctx);
-        if (delivery.reply && target.onReply) return target.onReply(delivery.reply, ctx);
-        return undefined;
-      };
-      const timeout = new Promise<never>((_, reject) => {
+      const result = await new Promise<HandlerResult>((resolve, reject) => {
         timer = setTimeout(() => reject(TIMED_OUT), target.timeoutMs);
+        invokeHandler(target, delivery, ctx).then(resolve, reject);
       });
-      const result = await Promise.race([invoke(), timeout]);
       if (!thread.stopped) await this.route(delivery, result);
     } catch (error) {
       const timedOut = error === TIMED_OUT;
-      controller.abort(timedOut ? new Error('handler timed out') : error);
+      ctx.abort(timedOut ? new Error('handler timed out') : error);
       this.logger.warn(
         { err: timedOut ? undefined : error, thread: thread.id, listener: target.name },
         timedOut ? `handler timed out after ${target.timeoutMs} ms` : 'handler threw',
@@ -360,7 +344,9 @@ export class Bus implements BusApi {
       if (!thread.stopped) this.failFrame(thread, frame, message.kind, timedOut ? 'timeout' : 'handler');
     } finally {
       clearTimeout(timer);
-      this.running.delete(controller);
+      this.running.delete(ctx);
+      // Nothing can be delivered into the frame of a listener without onReply once it is handled.
+      if (!target.onReply) this.threads.pruneFrame(frame);
       this.settle(thread);
       delivery.done();
     }
@@ -422,7 +408,7 @@ export class Bus implements BusApi {
       return;
     }
     for (const xml of this.payloadXmls(payload, target.tag, target.schema)) {
-      const child = this.threads.openFrame(thread, target.name, source.name, frame);
+      const child = this.openChildFrame(thread, target, source, frame);
       await this.publish(thread, child, 'message', source.name, target.name, rootTag(xml), xml);
     }
   }
@@ -442,7 +428,7 @@ export class Bus implements BusApi {
         continue;
       }
       for (const target of targets) {
-        const child = this.threads.openFrame(thread, target.name, source.name, frame);
+        const child = this.openChildFrame(thread, target, source, frame);
         await this.publish(thread, child, 'message', source.name, target.name, tag, xml);
       }
     }
@@ -461,11 +447,40 @@ export class Bus implements BusApi {
       );
     }
     const parent = frame.parent ? this.threads.frame(frame.parent) : null;
+    if (parent === undefined) return; // the caller's frame is gone: nobody is waiting any more
     for (const xml of this.payloadXmls(payload, source.response?.tag ?? '', source.response?.schema ?? {})) {
-      if (parent === undefined) return; // the caller's frame is gone: nobody is waiting any more
-      const destination = parent ?? frame; // an ingress caller has no frame: the reply is recorded only
-      await this.publish(thread, destination, 'response', source.name, frame.caller, rootTag(xml), xml);
+      // parent null: the caller is an ingress or cannot receive replies; the reply is recorded only.
+      await this.publish(
+        thread,
+        parent,
+        'response',
+        source.name,
+        frame.caller,
+        rootTag(xml),
+        xml,
+        frame.depth,
+      );
     }
+  }
+
+  /**
+   * A send opens a frame below the sender's. It links back only if the sender has onReply: a reply
+   * to a listener that cannot receive one is recorded and goes no further, so nothing needs the
+   * sender's frame once its handler is done (see handle()).
+   */
+  private openChildFrame(
+    thread: ThreadState,
+    target: RuntimeListener,
+    source: RuntimeListener,
+    frame: Frame,
+  ): Frame {
+    return this.threads.openFrame(
+      thread,
+      target.name,
+      source.name,
+      source.onReply ? frame : null,
+      frame.depth + 1,
+    );
   }
 
   /** Handler payload (object or XML text) to clean payload XML strings. */
@@ -527,11 +542,6 @@ export class Bus implements BusApi {
     kind: 'huh' | 'system-error',
     xml: string,
   ): Promise<void> {
-    const listener = this.listenersByName.get(to);
-    if (!frame || !listener) {
-      this.record(thread.id, randomUUID(), SYSTEM_SENDER, to, kind, xml);
-      return;
-    }
     await this.publish(thread, frame, kind, SYSTEM_SENDER, to, rootTag(xml), xml);
   }
 
@@ -565,7 +575,7 @@ export class Bus implements BusApi {
         })
       : refuse('ToolsUnavailable', 'this organism has no tool runtime');
     this.threads.chargeHop(thread, frame.depth);
-    this.record(thread.id, randomUUID(), tool, caller.name, 'tool-result', toolResultXml(result));
+    this.record(thread.id, nextId(), tool, caller.name, 'tool-result', toolResultXml(result));
     return result;
   }
 
@@ -668,7 +678,7 @@ export class Bus implements BusApi {
     clearTimeout(timer);
     let abandoned = 0;
     if (!drained) {
-      for (const controller of this.running) controller.abort(new ShuttingDownError());
+      for (const ctx of this.running) ctx.abort(new ShuttingDownError());
       for (const queue of this.queues.values()) {
         for (const delivery of queue.clear()) {
           abandoned++;
@@ -684,6 +694,16 @@ export class Bus implements BusApi {
 }
 
 const TIMED_OUT = Symbol('timed out');
+
+async function invokeHandler(
+  target: RuntimeListener,
+  delivery: Delivery,
+  ctx: DeliveryContext,
+): Promise<HandlerResult> {
+  if (delivery.payload !== undefined) return target.handler(delivery.payload, ctx);
+  if (delivery.reply && target.onReply) return target.onReply(delivery.reply, ctx);
+  return undefined;
+}
 
 function normalizeResult(result: HandlerResult): Outgoing[] {
   if (result === undefined || result === null) return [];

@@ -12,16 +12,35 @@ export type ToolCallFn = (name: string, args: unknown) => Promise<ToolResult>;
 export class DeliveryContext implements HandlerContext {
   private cachedLog: ListenerLogger | undefined;
   private cachedTools: ToolCaller | undefined;
+  // Created on first use of `signal`: most handlers never look, and one per hop is measurable.
+  private controller: AbortController | undefined;
+  private abortReason: unknown;
+  private aborted = false;
 
   constructor(
     private readonly listener: RuntimeListener,
     readonly thread: string,
     readonly from: string,
     readonly tag: string,
-    readonly signal: AbortSignal,
     private readonly baseLogger: Logger,
     private readonly callTool: ToolCallFn,
   ) {}
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
+  /** Timeout or shutdown: the handler's signal fires (now, or as soon as it is first read). */
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+  }
 
   get self(): string {
     return this.listener.name;

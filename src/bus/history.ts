@@ -3,7 +3,21 @@
  * audit and agents. Bounded twice: per thread (oldest messages drop, and the thread says how many
  * it dropped) and in the number of threads kept (least recently active thread goes first).
  */
-import type { MessageView } from './message.ts';
+import type { MessageKind, MessageView } from './message.ts';
+
+/** One entry as kept: the view's fields, with the time as epoch ms (formatted only when read). */
+export interface HistoryEntry {
+  id: string;
+  from: string;
+  to: string;
+  kind: MessageKind;
+  payload: string;
+  time: number;
+}
+
+export function toView(entry: HistoryEntry): MessageView {
+  return { ...entry, time: new Date(entry.time).toISOString() };
+}
 
 export interface HistoryOptions {
   maxPerThread: number;
@@ -13,12 +27,12 @@ export interface HistoryOptions {
 interface ThreadRecord {
   created: number;
   /** Ring buffer of views; `start` is the index of the oldest. */
-  items: MessageView[];
+  items: HistoryEntry[];
   start: number;
   dropped: number;
 }
 
-export type HistoryListener = (thread: string, message: MessageView) => void;
+export type HistoryListener = (thread: string, entry: HistoryEntry) => void;
 
 export class ThreadHistory {
   // Map iteration order is insertion order: re-inserting on append keeps it least-recently-active first.
@@ -33,7 +47,7 @@ export class ThreadHistory {
     this.evict();
   }
 
-  append(thread: string, message: MessageView): void {
+  append(thread: string, message: HistoryEntry): void {
     let record = this.records.get(thread);
     if (record) {
       this.records.delete(thread);
@@ -61,8 +75,8 @@ export class ThreadHistory {
     const record = this.records.get(thread);
     if (!record) return undefined;
     const { items, start } = record;
-    const messages = start === 0 ? items.slice() : [...items.slice(start), ...items.slice(0, start)];
-    return { created: record.created, dropped: record.dropped, messages };
+    const ordered = start === 0 ? items : [...items.slice(start), ...items.slice(0, start)];
+    return { created: record.created, dropped: record.dropped, messages: ordered.map(toView) };
   }
 
   /** Called for every appended message; returns an unsubscribe function. */

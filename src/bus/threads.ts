@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Capability } from '../tools/types.ts';
 import type { ThreadStatus } from './api.ts';
+import { nextId } from './ids.ts';
 
 export interface Frame {
   id: string;
@@ -82,15 +83,19 @@ export class ThreadRegistry {
     return state.inFlight > 0 ? 'active' : 'idle';
   }
 
-  /** Opens a frame in which `listener` handles a message from `caller`. */
-  openFrame(thread: ThreadState, listener: string, caller: string, parent: Frame | null): Frame {
+  /**
+   * Opens a frame in which `listener` handles a message from `caller`. `parent` is the caller's
+   * frame, or null when nothing can be delivered back to the caller (an ingress, or a listener
+   * with no onReply): then the frame links to nothing, and a forward chain keeps no frames alive.
+   */
+  openFrame(thread: ThreadState, listener: string, caller: string, parent: Frame | null, depth = 0): Frame {
     const frame: Frame = {
-      id: randomUUID(),
+      id: nextId(),
       thread: thread.id,
       listener,
       caller,
       parent: parent?.id ?? null,
-      depth: parent ? parent.depth + 1 : 0,
+      depth,
     };
     this.frames.set(frame.id, frame);
     thread.frames.add(frame.id);
