@@ -100,6 +100,12 @@ const sendEmail: ToolDefinition<SendEmailArgs, SendEmailResult> = {
   config: {
     type: 'object',
     properties: {
+      allowed_recipients: {
+        type: 'array',
+        items: { type: 'string', minLength: 1 },
+        description:
+          'Who may receive mail: exact addresses or *@domain (checked by the email guard). Unset: anyone.',
+      },
       max_recipients: {
         type: 'integer',
         minimum: 1,
