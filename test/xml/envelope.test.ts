@@ -1,8 +1,10 @@
 import { parseXmlDocument } from 'slimdom';
 import { describe, expect, it } from 'vitest';
 import { XmlError } from '../../src/errors.ts';
+import { decodePayload, encodePayload } from '../../src/xml/codec.ts';
 import { buildEnvelope, ENVELOPE_NS, parseEnvelope } from '../../src/xml/envelope.ts';
 import { DEFAULT_XML_LIMITS as L, xmlLimits } from '../../src/xml/limits.ts';
+import { compileValidator } from '../../src/xml/validate.ts';
 
 const THREAD = '2b1c7a3e-5f0d-4a8b-9c61-0e2d4f7b8a91';
 
@@ -144,6 +146,26 @@ describe('buildEnvelope / parseEnvelope', () => {
     expect(() => parseEnvelope(env, L)).toThrow(/deeper than the limit of 64/);
     expect(() => parseEnvelope(env, xmlLimits({ maxBytes: 64 }))).toThrow(/limit is 64 bytes/);
     expect(envelopeError(`<!DOCTYPE m><message xmlns="${ENVELOPE_NS}"/>`).code).toBe('xml.doctype');
+  });
+
+  it('carries one pipeline pass: parse, decode, validate, encode, wrap', () => {
+    const schema = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
+    const inbound = buildEnvelope(
+      { from: 'greeter', to: 'shouter', thread: THREAD },
+      '<shout><text>Hello, Ada!</text></shout>',
+    );
+    const parsed = parseEnvelope(inbound, L);
+    const value = decodePayload(parsed.node, schema);
+    expect(compileValidator('shout', schema)(value)).toBeNull();
+    const reply = encodePayload('shout', { text: String(value.text).toUpperCase() }, schema);
+    const outbound = buildEnvelope({ from: 'shouter', to: 'printer', thread: parsed.thread }, reply);
+    expect(parseEnvelope(outbound, L)).toMatchObject({
+      from: 'shouter',
+      to: 'printer',
+      thread: THREAD,
+      tag: 'shout',
+      payloadXml: '<shout><text>HELLO, ADA!</text></shout>',
+    });
   });
 
   it('refuses a payload that is not an element', () => {

@@ -46,12 +46,26 @@ describe('parsePayload', () => {
       ['z', ''],
     ]);
     expect(refusal('<p:a/>').message).toMatch(/undeclared namespace prefix "p"/);
+    expect(refusal('<a x:y="1"/>').message).toMatch(/undeclared namespace prefix "x" on attribute x:y/);
+    for (const bad of ['<:a/>', '<a:/>', '<a:b:c xmlns:a="urn:a"/>']) {
+      expect(refusal(bad).message, bad).toMatch(/not a valid namespaced name/);
+    }
+    expect(refusal('<a xmlns:p=""/>').message).toMatch(/cannot be undeclared/);
+    // Bindings end with their element.
+    expect(refusal('<r><a xmlns:p="urn:p"/><p:b/></r>').message).toMatch(
+      /undeclared namespace prefix "p" on <p:b>/,
+    );
   });
 
   it('treats attribute names like __proto__ as plain keys', () => {
     const p = parsePayload('<a __proto__="x" constructor="y"/>', L);
-    expect(p.node.attrs['__proto__']).toBe('x');
-    expect(Object.getPrototypeOf(p.node.attrs)).toBeNull();
+    expect(Object.entries(p.node.attrs)).toEqual([
+      ['__proto__', 'x'],
+      ['constructor', 'y'],
+    ]);
+    // Nothing is inherited: a lookup of any name not written is undefined.
+    expect(parsePayload('<a/>', L).node.attrs.constructor).toBeUndefined();
+    expect(p.node.attrs.toString).toBeUndefined();
   });
 
   it('refuses malformed XML with line and column', () => {
