@@ -187,10 +187,22 @@ export function checkPath(raw: string, access: Access, input: PathCheckInput): P
     });
   }
 
+  // allowed_paths, when given, is the whole allowlist (it may name places outside the workspace);
+  // without it the workspace is. Either way the real path is what is judged.
+  if (input.allowedPaths?.length) {
+    if (allowedBy(input.allowedPaths, workspace, home, resolved)) return result(allow());
+    return result(
+      deny(
+        'file.allowed_paths',
+        `${resolved} matches none of allowed_paths (${input.allowedPaths.join(', ')}).`,
+        'Use a path that allowed_paths allows, or ask an operator to widen them.',
+        resolved,
+      ),
+    );
+  }
   const insideLexical = isInside(workspace, lexical) || isInside(workspaceReal, lexical);
   const insideReal = isInside(workspaceReal, resolved) || isInside(workspace, resolved);
   if (insideLexical && insideReal) return result(allow());
-  if (allowedBy(input.allowedPaths, workspace, home, resolved)) return result(allow());
   if (insideLexical) {
     return result(
       deny(
@@ -204,7 +216,7 @@ export function checkPath(raw: string, access: Access, input: PathCheckInput): P
   return result(
     deny(
       'file.outside_workspace',
-      `${resolved} is outside the workspace${input.allowedPaths?.length ? ' and matches none of allowed_paths' : ''}.`,
+      `${resolved} is outside the workspace.`,
       'Use a path inside the workspace, or add the location to this tool’s allowed_paths.',
       resolved,
     ),

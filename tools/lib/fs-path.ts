@@ -104,9 +104,9 @@ export function refused(
 }
 
 /**
- * Judges `raw` with the file guard, then, whatever the guard's rules say, confines its real path to
- * the workspace and to allowed_paths. (The guard is also given allowed_paths; it may use them to
- * admit places outside the workspace, which these tools still refuse: they are confined to it.)
+ * Judges `raw` with the file guard, then, whatever the guard's rules say, confines its real path:
+ * to allowed_paths when the listener has them (they are the whole allowlist and may name places
+ * outside the workspace), else to the workspace.
  */
 export async function resolveToolPath(
   raw: string,
@@ -137,34 +137,35 @@ export async function resolveToolPath(
   });
   const lexical = path.resolve(ctx.workspace, raw);
   const wsLexical = path.resolve(ctx.workspace);
-  const inside = (p: string) => isInside(wsLexical, p) || isInside(workspaceReal, p);
-  // Both where the caller pointed and where the guard says that leads (it expands `~`) must be inside.
-  if (!inside(lexical) || (verdict.resolved !== undefined && !inside(verdict.resolved))) {
-    throw refused(
-      raw,
-      'file.outside_workspace',
-      'the path is outside the workspace',
-      'use a path inside the workspace',
-    );
-  }
   const { real, missing } = await realpathPartial(lexical).catch((error) => {
     throw fsError(error, raw, 'resolve');
   });
-  if (!isInside(workspaceReal, real)) {
-    throw refused(
-      raw,
-      'file.symlink_escape',
-      'it leads outside the workspace through a symbolic link',
-      'use a path whose real location is inside the workspace',
-    );
-  }
-  if (allowedPaths && !matchesAllowed(allowedPaths, workspaceReal, real)) {
-    throw refused(
-      raw,
-      'file.allowed_paths',
-      `this listener may use only ${allowedPaths.map((g) => JSON.stringify(g)).join(', ')} (allowed_paths)`,
-      'use a path matching allowed_paths, or ask an operator to widen them',
-    );
+  if (allowedPaths) {
+    // allowed_paths is the whole allowlist: it may name places outside the workspace, and inside
+    // the workspace only what it matches is usable. The real path must match, so a symlink cannot
+    // lead anywhere else.
+    if (!matchesAllowed(allowedPaths, workspaceReal, real)) {
+      throw refused(
+        raw,
+        'file.allowed_paths',
+        `this listener may use only ${allowedPaths.map((g) => JSON.stringify(g)).join(', ')} (allowed_paths)`,
+        'use a path matching allowed_paths, or ask an operator to widen them',
+      );
+    }
+  } else {
+    const inside = (p: string) => isInside(wsLexical, p) || isInside(workspaceReal, p);
+    // Both where the caller pointed and where the guard says that leads (it expands `~`) must be inside.
+    if (!inside(lexical) || (verdict.resolved !== undefined && !inside(verdict.resolved))) {
+      throw refused(raw, 'file.outside_workspace', 'the path is outside the workspace', 'use a path inside the workspace');
+    }
+    if (!isInside(workspaceReal, real)) {
+      throw refused(
+        raw,
+        'file.symlink_escape',
+        'it leads outside the workspace through a symbolic link',
+        'use a path whose real location is inside the workspace',
+      );
+    }
   }
   const base = isInside(wsLexical, lexical) ? wsLexical : workspaceReal;
   const relative = path.relative(base, lexical) || '.';
