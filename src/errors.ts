@@ -328,3 +328,67 @@ export class SearchError extends OrganismError {
     super(code, message, details);
   }
 }
+
+/**
+ * A librarian_* call failed: a path outside allowed_collections, a query refused as not read-only,
+ * a document or collection that does not exist, an XQuery error (with eXist's or fontoxpath's line
+ * and column in `details`), eXist refusing the credentials, or the backend being unreachable. Both
+ * backends (embedded, exist) use the same codes. Never carries the eXist password.
+ */
+export class LibrarianError extends OrganismError {
+  constructor(
+    code:
+      | 'librarian.invalid_path'
+      | 'librarian.invalid_argument'
+      | 'librarian.denied'
+      | 'librarian.read_only'
+      | 'librarian.not_found'
+      | 'librarian.conflict'
+      | 'librarian.query'
+      | 'librarian.auth'
+      | 'librarian.not_configured'
+      | 'librarian.backend'
+      | 'librarian.io',
+    message: string,
+    details?: Record<string, unknown>,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, details, options);
+  }
+}
+
+/**
+ * An LLM backend could not be used or answered badly. `retryable` says whether the same request
+ * may succeed later (429, 5xx, network); `retryAfterMs` carries the server's retry-after. Messages
+ * never carry an API key: provider error bodies are redacted before they get here.
+ */
+export class LlmError extends OrganismError {
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    code:
+      | 'llm.not_configured'
+      | 'llm.unavailable'
+      | 'llm.rate_limited'
+      | 'llm.server'
+      | 'llm.http'
+      | 'llm.network'
+      | 'llm.timeout'
+      | 'llm.aborted'
+      | 'llm.bad_response'
+      | 'llm.script'
+      | 'llm.all_failed',
+    message: string,
+    options: {
+      retryable?: boolean;
+      retryAfterMs?: number;
+      details?: Record<string, unknown>;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(code, message, options.details, options.cause === undefined ? undefined : { cause: options.cause });
+    this.retryable = options.retryable ?? false;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The one librarian backend of an organism, created on first use through the runtime's resource
+ * cache (key `librarian`) from organism.yaml's `librarian:` section and closed by the runtime at
+ * shutdown. Tools never hold a backend of their own.
+ */
+import { LibrarianError } from '../src/errors.ts';
+import type { ToolRunContext, ToolServices } from '../src/tools/types.ts';
+import type { LibrarianBackend } from './backend.ts';
+import { type LibrarianOptions, librarianUnavailable, resolveLibrarianOptions } from './config.ts';
+import { EmbeddedBackend } from './embedded/backend.ts';
+import { ExistBackend } from './exist/backend.ts';
+
+export const RESOURCE_KEY = 'librarian';
+
+/** The librarian options of this organism (defaults applied). */
+export function librarianOptions(services: ToolServices, dataDir?: string): LibrarianOptions {
+  const config = services.config as { librarian?: unknown; organism?: { data_dir?: string } };
+  const dir = config.organism?.data_dir ?? dataDir;
+  if (!dir)
+    throw new LibrarianError(
+      'librarian.not_configured',
+      'organism.data_dir is not set, so the embedded librarian has no home',
+    );
+  return resolveLibrarianOptions(config.librarian, dir);
+}
+
+export async function createBackend(
+  options: LibrarianOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<LibrarianBackend> {
+  const reason = librarianUnavailable(options, env);
+  if (reason) throw new LibrarianError('librarian.not_configured', reason);
+  if (options.backend === 'embedded') {
+    return EmbeddedBackend.open({ dir: options.dataDir, defaultCollection: options.defaultCollection });
+  }
+  const backend = new ExistBackend({
+    url: options.url!,
+    defaultCollection: options.defaultCollection,
+    ...(options.user ? { user: options.user } : {}),
+    ...(options.passwordEnv ? { passwordEnv: options.passwordEnv } : {}),
+    env,
+  });
+  // Collection and index set-up start now; calls that need them wait for them, and a server that
+  // is down now is tried again on the next call.
+  backend.start().catch(() => {});
+  return backend;
+}
+
+/** The organism's backend, created once. */
+export function librarianBackend(ctx: ToolRunContext): Promise<LibrarianBackend> {
+  return ctx.services.resources.get(
+    RESOURCE_KEY,
+    () => createBackend(librarianOptions(ctx.services, ctx.dataDir)),
+    (backend) => backend.close(),
+  );
+}
+
+/** For ToolDefinition.unavailable: why the configured librarian cannot be used, or null. */
+export function librarianUnavailableReason(services: ToolServices): string | null {
+  try {
+    return librarianUnavailable(librarianOptions(services));
+  } catch (error) {
+    return (error as Error).message;
+  }
+}

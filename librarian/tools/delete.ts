@@ -1,0 +1,45 @@
+/** librarian_delete: deletes one document, or a whole collection when asked explicitly. */
+import type { ToolDefinition, ToolRunContext } from '../../src/tools/types.ts';
+import type { DeleteResult } from '../backend.ts';
+import { LIBRARIAN_TOOL_CONFIG, librarianCall, PATH_ARG, unavailable } from '../tool-support.ts';
+
+export interface DeleteArgs {
+  path: string;
+  recursive?: boolean;
+}
+
+const deleteTool: ToolDefinition<DeleteArgs, DeleteResult> = {
+  name: 'librarian_delete',
+  description:
+    'Delete one XML document from the librarian by its path. Deleting a collection (with every document and ' +
+    'sub-collection in it) needs "recursive": true; without it a collection path is refused. ' +
+    'Example: {"path": "notes/old.xml"} -> {"path": "/db/organism/notes/old.xml", "deleted": "document"}.',
+  args: {
+    type: 'object',
+    properties: {
+      path: PATH_ARG,
+      recursive: {
+        type: 'boolean',
+        default: false,
+        description: 'Allow deleting a collection and everything in it.',
+      },
+    },
+    required: ['path'],
+    additionalProperties: false,
+  },
+  readOnly: false,
+  capability: 'db_write',
+  source: 'native',
+  sideEffect: true,
+  config: LIBRARIAN_TOOL_CONFIG,
+  unavailable,
+  async run(args: DeleteArgs, ctx: ToolRunContext): Promise<DeleteResult> {
+    const call = await librarianCall(ctx);
+    const path = call.document(args.path);
+    // A collection is deleted with all it holds, so the collection itself must be allowed too.
+    if (args.recursive) call.policy.checkCollection(path);
+    return call.backend.delete(path, { recursive: args.recursive === true, signal: ctx.signal });
+  },
+};
+
+export default deleteTool;
