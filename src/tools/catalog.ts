@@ -54,20 +54,20 @@ export async function loadToolCatalog(root: string = PACKAGE_ROOT): Promise<Cata
     try {
       mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     } catch (error) {
-      throw new ToolRegistrationError(file, `module does not load: ${(error as Error).message}`);
+      throw new ToolRegistrationError(`module ${file}`, `does not load: ${(error as Error).message}`);
     }
     const exported = mod.default;
     const list = Array.isArray(exported) ? exported : [exported];
     if (exported === undefined || list.length === 0) {
       throw new ToolRegistrationError(
-        file,
-        'module has no default export; export a ToolDefinition or an array of them',
+        `module ${file}`,
+        'has no default export; export a ToolDefinition or an array of them',
       );
     }
     for (const definition of list) {
       if (definition === null || typeof definition !== 'object' || typeof definition.run !== 'function') {
         throw new ToolRegistrationError(
-          file,
+          `module ${file}`,
           'default export is not a ToolDefinition (an object with name, args, run...)',
         );
       }

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { AuditLog, type AuditSink } from '../audit/log.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import type { OrganismConfig } from '../config/types.ts';
-import { IntegrityError } from '../errors.ts';
+import { checkCall } from '../guard/index.ts';
 import { loadToolCatalog, PACKAGE_ROOT } from './catalog.ts';
 import { Dispatcher, type DispatcherDefaults, type GuardCheck } from './dispatcher.ts';
 import { IntegrityChecker, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, parsePublicKey } from './integrity.ts';
@@ -113,15 +113,6 @@ export function trustedPublicKey(
   return { key: parsePublicKey(text, path), hint: path };
 }
 
-async function loadGuard(): Promise<GuardCheck> {
-  // Resolved at run time so the runtime builds while src/guard is still being written.
-  const spec = '../guard/index.ts';
-  const mod = (await import(spec)) as { checkCall?: GuardCheck };
-  if (typeof mod.checkCall !== 'function')
-    throw new IntegrityError('src/guard/index.ts does not export checkCall');
-  return mod.checkCall;
-}
-
 export async function createToolRuntime(
   loaded: Pick<LoadedOrganism, 'config'>,
   options: ToolRuntimeOptions = {},
@@ -138,7 +129,7 @@ export async function createToolRuntime(
   }
   for (const tool of opts.tools ?? []) registry.register(tool);
 
-  const guard = opts.guard ?? (await loadGuard());
+  const guard = opts.guard ?? checkCall;
   const audit = opts.audit ?? new AuditLog({ path: paths.audit });
   const owned = opts.services ? undefined : createToolServices(config);
   const services = opts.services ?? (owned as NonNullable<typeof owned>).services;
