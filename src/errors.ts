@@ -60,11 +60,20 @@ export class XmlError extends OrganismError {
       | 'xml.doctype'
       | 'xml.encoding'
       | 'xml.empty'
-      | 'xml.multiple_roots',
+      | 'xml.multiple_roots'
+      | 'xml.envelope'
+      | 'xml.unencodable',
     message: string,
     details?: { line?: number; column?: number },
   ) {
     super(code, message, details);
+  }
+}
+
+/** A listener's payload JSON Schema could not be compiled (ajv refused it). */
+export class SchemaError extends OrganismError {
+  constructor(tag: string, message: string) {
+    super('schema.invalid', `payload schema for <${tag}> is invalid: ${message}`, { tag });
   }
 }
 
