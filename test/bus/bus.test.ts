@@ -134,6 +134,39 @@ describe('routing', () => {
   });
 });
 
+describe('repair of handler output', () => {
+  it('turns prose around several unclosed roots into one message per payload', async () => {
+    const got: string[] = [];
+    bus = startBus([
+      {
+        name: 'writer',
+        peers: ['reader'],
+        definition: defineListener({
+          payload: textPayload('start'),
+          handler: () =>
+            'Here you go:\n```xml\n<note><text>one</text></note>\n<note><text>two & three</text>\n```',
+        }),
+      },
+      {
+        name: 'reader',
+        definition: defineListener<{ text: string }>({
+          payload: textPayload('note'),
+          handler: (p) => {
+            got.push(p.text);
+          },
+        }),
+      },
+    ]);
+    const { thread } = await bus.inject({ to: 'writer', payload: '<start><text>go</text></start>' });
+    const messages = await settled(bus, thread);
+    expect(got).toEqual(['one', 'two & three']);
+    const sent = messages.filter((m) => m.from === 'writer').map((m) => m.payload);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toBe('<note><text>one</text></note>');
+    expect(sent[1]).toMatch(/^<note><text>two &amp; three<\/text>\s*<\/note>$/);
+  });
+});
+
 describe('identity', () => {
   it('ignores <from> and <thread> written by a handler or an injecting caller', async () => {
     const seen: Array<{ from: string; thread: string }> = [];

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { ThreadRegistry } from '../../src/bus/threads.ts';
+
+const registry = () => new ThreadRegistry({ maxHops: 5, maxDepth: 3, idleMs: 1_000 });
+
+describe('ThreadRegistry', () => {
+  it('prunes a frame with everything opened below it, and nothing else', () => {
+    const r = registry();
+    const t = r.createThread();
+    const root = r.openFrame(t, 'a', 'api', null);
+    const b = r.openFrame(t, 'b', 'a', root, 1);
+    const c = r.openFrame(t, 'c', 'b', b, 2);
+    const sibling = r.openFrame(t, 'd', 'a', root, 1);
+    r.pruneFrame(b);
+    expect(r.frame(b.id)).toBeUndefined();
+    expect(r.frame(c.id)).toBeUndefined();
+    expect(r.frame(root.id)).toBeDefined();
+    expect(r.frame(sibling.id)).toBeDefined();
+    expect(r.size.frames).toBe(2);
+  });
+
+  it('charges hops and depth against the budgets', () => {
+    const r = registry();
+    const t = r.createThread();
+    for (let i = 0; i < 5; i++) expect(r.chargeHop(t, 0)).toEqual({ ok: true });
+    expect(r.chargeHop(t, 0)).toEqual({ ok: false, what: 'hops', limit: 5 });
+    const u = r.createThread();
+    expect(r.chargeHop(u, 4)).toEqual({ ok: false, what: 'depth', limit: 3 });
+  });
+
+  it('collects idle threads with nothing in flight, and only those', () => {
+    const r = registry();
+    const idle = r.createThread();
+    r.openFrame(idle, 'a', 'api', null);
+    const busy = r.createThread();
+    busy.inFlight = 1;
+    const fresh = r.createThread();
+    const now = Date.now();
+    fresh.lastActive = now + 5_000;
+    expect(r.collectIdle(now + 2_000)).toEqual([idle.id]);
+    expect(r.thread(idle.id)).toBeUndefined();
+    expect(r.thread(busy.id)).toBeDefined();
+    expect(r.thread(fresh.id)).toBeDefined();
+    expect(r.size.frames).toBe(0);
+  });
+
+  it('keeps a scope frozen and de-duplicated', () => {
+    const r = registry();
+    const t = r.createThread(['read', 'read', 'fetch_web']);
+    expect(t.scope).toEqual(['read', 'fetch_web']);
+    expect(Object.isFrozen(t.scope)).toBe(true);
+  });
+});
