@@ -1,0 +1,79 @@
+/** The `organism` command as a user runs it: a real process, real files. */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import greeter from '../../listeners/greeter.ts';
+import { decodePayload } from '../../src/xml/codec.ts';
+import { DEFAULT_XML_LIMITS } from '../../src/xml/limits.ts';
+import { parsePayload } from '../../src/xml/parse.ts';
+import { compileValidator } from '../../src/xml/validate.ts';
+import { REPO_ROOT, runCli } from '../helpers/daemon.ts';
+
+describe('organism validate', () => {
+  it('accepts the default organism.yaml', async () => {
+    const { code, stdout } = await runCli(['validate']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^ok: .*organism\.yaml \(\d+ listeners\)/);
+  });
+
+  it('prints file:line:column for each problem in a broken file and exits 1', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'organism-cli-'));
+    const file = join(dir, 'organism.yaml');
+    await writeFile(
+      file,
+      [
+        'organism:',
+        '  name: broken',
+        'listeners:',
+        '  - name: greeter',
+        '    description: Greets.',
+        `    handler: ${join(REPO_ROOT, 'listeners/greeter.ts')}`,
+        '    peer: [shouter]',
+        '',
+      ].join('\n'),
+    );
+    const { code, stderr, stdout } = await runCli(['validate', file]);
+    expect(code).toBe(1);
+    const output = stdout + stderr;
+    expect(output).toContain(`${file}:7:5`);
+    expect(output).toMatch(/did you mean 'peers'/);
+  });
+});
+
+describe('organism describe', () => {
+  it('prints the XSD, an example and the prompt fragment', async () => {
+    const { code, stdout } = await runCli(['describe', 'greeter']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('<xs:element name="greeting"');
+    expect(stdout).toContain('## Example');
+    expect(stdout).toContain('Greets someone by name');
+  });
+
+  it('prints only an example that the daemon would accept, with --example', async () => {
+    const { code, stdout } = await runCli(['describe', 'greeter', '--example']);
+    expect(code).toBe(0);
+    const parsed = parsePayload(stdout.trim(), DEFAULT_XML_LIMITS);
+    expect(parsed.tag).toBe('greeting');
+    const payload = decodePayload(parsed.node, greeter.payload.schema);
+    expect(compileValidator('greeting', greeter.payload.schema)(payload)).toBeNull();
+  });
+
+  it('names the listeners when asked for one that does not exist', async () => {
+    const { code, stderr } = await runCli(['describe', 'nobody']);
+    expect(code).toBe(1);
+    expect(stderr).toContain('greeter');
+  });
+});
+
+describe('organism (no command)', () => {
+  it('lists the commands and exits 1; --help exits 0', async () => {
+    const bare = await runCli([]);
+    expect(bare.code).toBe(1);
+    expect(bare.stdout).toContain('validate');
+    expect((await runCli(['--help'])).code).toBe(0);
+    const unknown = await runCli(['frobnicate']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("unknown command 'frobnicate'");
+  });
+});
