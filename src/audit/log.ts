@@ -16,7 +16,7 @@ export interface AuditLogOptions {
   path: string;
   /** Where loud failures go; stderr by default. */
   onError?: (message: string) => void;
-  /** Wait before retrying a failed write (ms). */
+  /** Wait before the first retry of a failed write (ms); doubles on each failure, up to 30 s. */
   retryMs?: number;
 }
 
@@ -69,6 +69,7 @@ export class AuditLog implements AuditSink {
   #running: Promise<void> | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #failing = false;
+  #failures = 0;
   #closed = false;
 
   constructor(options: AuditLogOptions) {
@@ -143,19 +144,22 @@ export class AuditLog implements AuditSink {
         if (this.#failing)
           this.#options.onError(`audit log ${this.path} is writable again; queued records written`);
         this.#failing = false;
+        this.#failures = 0;
       } catch (error) {
         this.#queue = batch.concat(this.#queue);
         this.#failing = true;
+        this.#failures++;
         await this.#handle?.close().catch(() => {});
         this.#handle = undefined;
+        const wait = Math.min(30_000, this.#options.retryMs * 2 ** Math.min(this.#failures - 1, 15));
         this.#options.onError(
-          `CANNOT WRITE AUDIT LOG ${this.path}: ${(error as Error).message}. ${this.#queue.length} record(s) kept in memory; retrying in ${this.#options.retryMs} ms`,
+          `CANNOT WRITE AUDIT LOG ${this.path}: ${(error as Error).message}. ${this.#queue.length} record(s) kept in memory; retrying in ${wait} ms`,
         );
         if (!this.#closed) {
           this.#retryTimer = setTimeout(() => {
             this.#retryTimer = undefined;
             if (!this.#running) this.#running = this.#drain().finally(() => (this.#running = undefined));
-          }, this.#options.retryMs);
+          }, wait);
           this.#retryTimer.unref();
         }
         return;

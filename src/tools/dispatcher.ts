@@ -4,7 +4,7 @@
  *   thread's capability scope -> guard verdict -> rate limit -> loop -> run with timeout -> cap -> audit.
  * Each refusal is a ToolResult the caller can read and act on; nothing here throws at a caller.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { AuditSink } from '../audit/log.ts';
 import type { CallRecord } from '../audit/record.ts';
 import { redact, redactString } from '../audit/redact.ts';
@@ -97,6 +97,14 @@ function refuse(code: string, message: string, extra: Partial<ToolFailure> = {})
 }
 
 class TimeoutSignal extends Error {}
+
+/** Tool plus canonical arguments; long ones hashed so remembered calls stay small (think write_file content). */
+function loopKey(tool: string, args: unknown): string {
+  const json = canonicalJson(args);
+  return json.length <= 256
+    ? `${tool}\u0000${json}`
+    : `${tool}\u0000#${createHash('sha256').update(json).digest('base64')}`;
+}
 
 export class Dispatcher {
   readonly #registry: ToolRegistry;
@@ -310,7 +318,7 @@ export class Dispatcher {
       }
     }
     // 10. loop
-    if (this.#loops.record(request.thread, `${name}\u0000${canonicalJson(args)}`)) {
+    if (this.#loops.record(request.thread, loopKey(name, args))) {
       return fail(
         refuse(
           'LoopDetected',

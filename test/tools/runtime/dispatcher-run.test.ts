@@ -76,6 +76,16 @@ describe('loop detection', () => {
     expect((await echoCall({ text: 'a' }, 'other-thread')).status).toBe('ok');
   });
 
+  it('recognises a repeated call with long arguments (remembered by hash)', async () => {
+    const d = makeDispatcher([echoTool()], [{ name: 'alice', tools: ['echo'] }]);
+    const text = 'x'.repeat(10_000);
+    const statuses: string[] = [];
+    for (const t of [text, `${text}y`, text, text]) {
+      statuses.push((await d.call({ tool: 'echo', args: { text: t }, listener: 'alice', thread: 't' })).status);
+    }
+    expect(statuses).toEqual(['ok', 'ok', 'ok', 'refused']);
+  });
+
   it('forgets calls that fell out of the five-call window', async () => {
     const d = makeDispatcher([echoTool()], [{ name: 'alice', tools: ['echo'] }]);
     const echoCall = (text: string) =>
