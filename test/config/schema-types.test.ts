@@ -115,6 +115,7 @@ const backend: Presence<LlmBackendConfig> = {
   api_key_env: 'optional',
   model: 'optional',
   base_url: 'optional',
+  base_url_env: 'optional',
   rate_limit_tpm: 'optional',
   script: 'optional',
 };

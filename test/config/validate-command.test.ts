@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { captureIo } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import { fixture } from './helpers.ts';
@@ -22,7 +24,9 @@ describe('organism validate', () => {
     const io = captureIo();
     const file = join(REPO, 'organism.yaml');
     expect(await main(['validate', file], io)).toBe(0);
-    expect(io.stdout).toEqual([`ok: ${file} (3 listeners)`]);
+    const count = (parse(readFileSync(file, 'utf8')) as { listeners: unknown[] }).listeners.length;
+    expect(count).toBeGreaterThanOrEqual(3);
+    expect(io.stdout).toEqual([`ok: ${file} (${count} listeners)`]);
     expect(io.stderr).toEqual([]);
   });
 
