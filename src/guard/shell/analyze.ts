@@ -17,6 +17,8 @@ const REPARSE_UNKNOWN = '$__sub';
 export interface Cmd {
   /** Basename of the command word (`/usr/bin/rm` -> `rm`); '' for a line of only redirects or assignments. */
   name: string;
+  /** The command word as written (`./install.sh`). */
+  argv0: string;
   /** Arguments after the command word, quotes removed. */
   args: string[];
   argWords: Word[];
@@ -43,18 +45,59 @@ export interface Cmd {
   /** Source text of the simple command, for the verdict's `segment`. */
   segment: string;
   depth: number;
+  /** Directory set by an earlier literal `cd` in the command line (`cd / && rm -rf *`), or null when unknown. */
+  cwd: string | null;
+  /** Files written by a download (curl -o, wget -O, curl > f) or decode anywhere in the command line; shared by all its commands. */
+  downloads: ReadonlySet<string>;
 }
 
 export interface Analysis {
   cmds: Cmd[];
   /** Every script text parsed (the command and each nested script), for rules on raw text. */
   sources: string[];
+  /** The working directory while analysing: what the last literal `cd` set. */
+  cwd: string | null;
+  downloads: Set<string>;
 }
 
 export function analyze(command: string): Analysis {
-  const out: Analysis = { cmds: [], sources: [] };
+  const out: Analysis = { cmds: [], sources: [], cwd: null, downloads: new Set() };
   analyzeScript(command, 0, [], out);
+  for (const cmd of out.cmds) for (const f of downloadedFiles(cmd)) out.downloads.add(f);
   return out;
+}
+
+const FETCH_OR_DECODE = /^(curl|wget|fetch|http|https|xh|aria2c|base64|base32|xxd|openssl|uudecode)$/;
+
+/** Files a fetch or decode writes, by basename: `curl -o f`, `curl -O url`, `wget url`, `wget -O f`, `curl url > f`. */
+function downloadedFiles(cmd: Cmd): string[] {
+  if (!FETCH_OR_DECODE.test(cmd.name)) return [];
+  const out: string[] = [];
+  const a = cmd.args;
+  let named = false;
+  for (let i = 0; i < a.length; i++) {
+    const arg = a[i]!;
+    if (arg === '-o' || arg === '--output' || (cmd.name === 'wget' && arg === '-O')) {
+      if (a[i + 1] !== undefined) out.push(a[i + 1]!);
+      named = true;
+      i++;
+    } else if (/^--(output|output-document)=/.test(arg)) {
+      out.push(arg.slice(arg.indexOf('=') + 1));
+      named = true;
+    }
+  }
+  const remoteName =
+    cmd.name === 'wget'
+      ? !named
+      : a.some((x) => x === '-O' || x === '--remote-name' || /^-[a-zA-Z]*O[a-zA-Z]*$/.test(x));
+  if (remoteName)
+    for (const x of a)
+      if (/^https?:\/\//.test(x)) out.push(x.split(/[?#]/)[0]!.split('/').pop() || 'index.html');
+  for (const r of cmd.redirects) {
+    if (r.target && (r.op === '>' || r.op === '>>' || r.op === '>|' || r.op === '&>'))
+      out.push(r.target.text);
+  }
+  return out.filter((f) => f !== '-' && f !== '/dev/null').map(basename);
 }
 
 /** Parses and analyses one script; returns the commands it produced (also appended to `out`). */
@@ -64,6 +107,8 @@ function analyzeScript(source: string, depth: number, wrappers: string[], out: A
   }
   out.sources.push(source);
   const first = out.cmds.length;
+  // A nested script (substitution, sh -c) runs in its own process: its `cd` does not leak out.
+  const savedCwd = out.cwd;
   const script = parse(source, depth);
   for (const pipeline of script.pipelines) {
     const stages: Cmd[] = [];
@@ -74,8 +119,23 @@ function analyzeScript(source: string, depth: number, wrappers: string[], out: A
       if (cmd.stdinText === null && i > 0) cmd.stdinText = literalOutput(stages[i - 1]!);
     });
     for (const cmd of stages) judgeStdinScript(cmd, depth, out);
+    // Only a `cd` that is the whole pipeline changes this shell's directory.
+    if (stages.length === 1) trackCd(stages[0]!, out);
   }
+  out.cwd = savedCwd;
   return out.cmds.slice(first);
+}
+
+/** Follows literal `cd` / `pushd`; an unknown target makes the directory unknown. */
+function trackCd(cmd: Cmd, out: Analysis) {
+  if (cmd.name !== 'cd' && cmd.name !== 'pushd') return;
+  const target = cmd.args.find((a) => !a.startsWith('-') || a === '-');
+  const word = target === undefined ? undefined : cmd.argWords[cmd.args.indexOf(target)];
+  if (target === undefined) out.cwd = '~';
+  else if (target === '-' || word?.dynamic)
+    out.cwd = /^(\$HOME|\$\{HOME\})(\/.*)?$/.test(target) ? `~${target.replace(/^\$\{?HOME\}?/, '')}` : null;
+  else if (target.startsWith('/') || target.startsWith('~')) out.cwd = target;
+  else out.cwd = out.cwd === null ? null : `${out.cwd.replace(/\/$/, '')}/${target}`;
 }
 
 function buildStage(
@@ -104,7 +164,7 @@ function buildStage(
       stdinText = r.heredoc.body;
     }
   }
-  const base: Omit<Cmd, 'name' | 'args' | 'argWords' | 'dynamicName'> = {
+  const base: Omit<Cmd, 'name' | 'argv0' | 'args' | 'argWords' | 'dynamicName'> = {
     redirects: sc.redirects,
     wrappers,
     viaXargs: false,
@@ -117,6 +177,8 @@ function buildStage(
     stage: 0,
     segment,
     depth,
+    cwd: out.cwd,
+    downloads: out.downloads,
   };
   return emit(texts, sc.words, base, depth, out);
 }
@@ -128,7 +190,7 @@ function buildStage(
 function emit(
   argv: string[],
   words: Word[],
-  base: Omit<Cmd, 'name' | 'args' | 'argWords' | 'dynamicName'>,
+  base: Omit<Cmd, 'name' | 'argv0' | 'args' | 'argWords' | 'dynamicName'>,
   depth: number,
   out: Analysis,
 ): Cmd {
@@ -140,6 +202,7 @@ function emit(
       wrappers,
       viaXargs,
       name: argv.length > 0 ? basename(argv[0]!) : '',
+      argv0: argv[0] ?? '',
       args: argv.slice(1),
       argWords: words.slice(1),
       dynamicName: argv.length > 0 && isDynamic(argv[0]!, words[0]),
@@ -208,7 +271,7 @@ function emitFindExec(
   find: Cmd,
   argv: string[],
   words: Word[],
-  base: Omit<Cmd, 'name' | 'args' | 'argWords' | 'dynamicName'>,
+  base: Omit<Cmd, 'name' | 'argv0' | 'args' | 'argWords' | 'dynamicName'>,
   depth: number,
   out: Analysis,
 ) {

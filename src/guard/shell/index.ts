@@ -6,7 +6,7 @@
  */
 import type { ToolConfig, TrustLevel } from '../../config/types.ts';
 import { ShellParseError } from '../../errors.ts';
-import { allow, deny, stricter, type Verdict, verdictFor } from '../types.ts';
+import { allow, deny, type Severity, type Verdict, type VerdictKind, verdictFor } from '../types.ts';
 import { analyze, type Cmd } from './analyze.ts';
 import { RAW_RULES, rulesFor } from './rules/index.ts';
 import { isKnownSafe, writesFiles } from './safe.ts';
@@ -67,7 +67,10 @@ export function checkShell(command: string, trust: TrustLevel, toolConfig?: Tool
   }
 
   const config = shellConfig(toolConfig);
+  // The strictest verdict wins; between equal verdicts the graver rule (so a low-trust deny names
+  // curl | sh rather than a lesser match), then the first in command and catalog order.
   let best = allow();
+  let bestRank = -1;
   for (const cmd of cmds) {
     if (config.blocked.has(cmd.name)) {
       return deny(
@@ -88,16 +91,24 @@ export function checkShell(command: string, trust: TrustLevel, toolConfig?: Tool
         suggestion: rule.suggestion,
         segment: cmd.segment,
       };
-      if (kind === 'deny') return v;
-      best = stricter(best, v);
+      if (rule.severity === 'catastrophic') return v;
+      const rank = VERDICT_RANK[kind] * 10 + SEVERITY_RANK[rule.severity];
+      if (rank > bestRank) {
+        best = v;
+        bestRank = rank;
+      }
     }
   }
+  if (best.verdict === 'deny') return best;
   if (trust === 'low') {
     const refused = lowTrustRefusal(cmds, config.allowed);
     if (refused) return refused;
   }
   return best;
 }
+
+const VERDICT_RANK: Record<VerdictKind, number> = { allow: 0, warn: 1, deny: 2 };
+const SEVERITY_RANK: Record<Severity, number> = { risky: 0, destructive: 1, catastrophic: 2 };
 
 const ELEVATING = new Set(
   Object.entries(WRAPPERS)

@@ -170,9 +170,19 @@ export function targetKind(raw: string): TargetKind {
   return 'absolute';
 }
 
-/** Any positional argument of kind in `kinds`. */
+/** A relative path taken against the directory an earlier `cd` set, when it is known. */
+export function inCwd(cmd: Cmd, p: string): string {
+  if (cmd.cwd === null || p.startsWith('/') || p.startsWith('~') || p.startsWith('$') || p === '{}') return p;
+  return `${cmd.cwd.replace(/\/$/, '')}/${p}`;
+}
+
+/** Any of `paths` (default: the positional arguments) of a kind in `kinds`. */
 export function targets(cmd: Cmd, ...kinds: TargetKind[]): boolean {
-  for (const p of flags(cmd).positionals) if (kinds.includes(targetKind(p))) return true;
+  return targetsIn(cmd, flags(cmd).positionals, ...kinds);
+}
+
+export function targetsIn(cmd: Cmd, paths: readonly string[], ...kinds: TargetKind[]): boolean {
+  for (const p of paths) if (kinds.includes(targetKind(inCwd(cmd, p)))) return true;
   return false;
 }
 

@@ -6,9 +6,8 @@ import {
   isDevice,
   isSystemPath,
   type ShellRule,
-  type TargetKind,
-  targetKind,
   targets,
+  targetsIn,
   writeTargets,
 } from '../match.ts';
 
@@ -24,6 +23,38 @@ function writtenPaths(c: Cmd): string[] {
   if (c.name === 'tee' || c.name === 'truncate' || c.name === 'touch') return p;
   return p.length > 1 ? [p[p.length - 1]!] : [];
 }
+
+/** Credential files: reading one puts the secret into the agent's context (and its provider's logs). */
+const SECRET_FILE =
+  /(^|\/)(\.ssh\/(?!.*\.pub$)[^/]+|\.gnupg(\/|$)|\.aws\/credentials$|\.netrc$|\.git-credentials$|\.pgpass$|\.docker\/config\.json$|\.kube\/config$|\.config\/gcloud\/|id_(rsa|dsa|ecdsa|ed25519)(_sk)?$)|^\/etc\/(shadow|gshadow|sudoers)|(^|\/)\.env(\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
+/** Commands that name a secret file without printing or sending its contents. */
+const NAMES_ONLY = new Set([
+  'echo',
+  'printf',
+  'ls',
+  'test',
+  '[',
+  '[[',
+  'stat',
+  'file',
+  'cd',
+  'source',
+  '.',
+  'export',
+  'ssh',
+  'ssh-add',
+  'ssh-keygen',
+  'git',
+  'tee',
+  'chmod',
+  'chown',
+  'touch',
+  'mkdir',
+  'rm',
+]);
+/** Files the shell or sshd runs or trusts at login: writing one persists code or access. */
+const STARTUP_FILE =
+  /(^|\/)(\.(bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin|kshrc|cshrc|tcshrc)|\.ssh\/authorized_keys2?|\.config\/fish\/config\.fish)$/;
 
 export const FILESYSTEM_RULES: ShellRule[] = [
   {
@@ -85,6 +116,33 @@ export const FILESYSTEM_RULES: ShellRule[] = [
     match: (c) => c.viaXargs && recursiveRm(c),
   },
   {
+    id: 'shell.filesystem.rm_git_dir',
+    severity: 'destructive',
+    commands: RM,
+    reason: 'Deletes a .git directory: the repository’s whole history and unpushed work.',
+    suggestion: 'Leave .git alone; use git commands to change the repository.',
+    match: (c) => recursiveRm(c) && flags(c).positionals.some((p) => /(^|\/)\.git\/?$/.test(p)),
+  },
+  {
+    id: 'shell.filesystem.read_secrets',
+    severity: 'destructive',
+    reason: 'Reads or copies a credential file (SSH keys, cloud credentials, .env, /etc/shadow...).',
+    suggestion: 'Leave secrets where they are; tools that need them get them from configuration.',
+    match: (c) =>
+      !NAMES_ONLY.has(c.name) &&
+      (c.args.some((a) => SECRET_FILE.test(a)) ||
+        c.redirects.some((r) => r.op === '<' && SECRET_FILE.test(r.target?.text ?? ''))),
+  },
+  {
+    id: 'shell.filesystem.write_startup_file',
+    severity: 'destructive',
+    reason: 'Writes a shell startup file or authorized_keys: code or access that persists across logins.',
+    suggestion: 'Put environment setup in the workspace and source it explicitly.',
+    match: (c) =>
+      writeTargets(c).some((t) => STARTUP_FILE.test(t)) ||
+      (COPIERS.includes(c.name) && writtenPaths(c).some((t) => STARTUP_FILE.test(t))),
+  },
+  {
     id: 'shell.filesystem.find_delete_root',
     severity: 'catastrophic',
     commands: ['find'],
@@ -101,7 +159,7 @@ export const FILESYSTEM_RULES: ShellRule[] = [
       const start = c.args.filter(
         (a, i) => !a.startsWith('-') && (i === 0 || !c.args[i - 1]!.startsWith('-')),
       );
-      return targetsIn(start, 'root', 'system', 'home');
+      return targetsIn(c, start, 'root', 'system', 'home');
     },
   },
   {
@@ -182,7 +240,7 @@ export const FILESYSTEM_RULES: ShellRule[] = [
     suggestion: 'Move only files inside the workspace.',
     match: (c) => {
       const p = flags(c).positionals;
-      return p.length > 1 && targetsIn(p.slice(0, -1), 'root', 'system', 'home');
+      return p.length > 1 && targetsIn(c, p.slice(0, -1), 'root', 'system', 'home');
     },
   },
   {
@@ -210,7 +268,3 @@ export const FILESYSTEM_RULES: ShellRule[] = [
     match: (c) => has(c, 'i', '--in-place') && flags(c).positionals.some(isSystemPath),
   },
 ];
-
-function targetsIn(paths: string[], ...kinds: TargetKind[]): boolean {
-  return paths.some((p) => kinds.includes(targetKind(p)));
-}

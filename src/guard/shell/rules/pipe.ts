@@ -2,7 +2,7 @@
  * Pipe-to-shell and obfuscation: code fetched from the network or decoded from an opaque blob and
  * run without anyone reading it (`curl ... | sh`, `bash <(curl ...)`, `eval "$(base64 -d ...)"`).
  */
-import type { Cmd } from '../analyze.ts';
+import { basename, type Cmd } from '../analyze.ts';
 import { flags, type ShellRule } from '../match.ts';
 import type { Word } from '../tokenizer.ts';
 import { INTERPRETER_CODE_FLAGS, interpreterFamily, shellMode } from '../wrappers.ts';
@@ -31,7 +31,10 @@ const FETCHERS = new Set([
 ]);
 
 function isFetcher(c: Cmd): boolean {
-  return FETCHERS.has(c.name) || c.subCmds.some(isFetcher);
+  if (FETCHERS.has(c.name) || c.subCmds.some(isFetcher)) return true;
+  // `curl${IFS}x`: a name spliced with a variable is still that command.
+  if (c.dynamicName) for (const f of FETCHERS) if (c.argv0.startsWith(`${f}$`)) return true;
+  return false;
 }
 
 /** Commands that turn an opaque blob into text (base64 -d, xxd -r, openssl enc -d, rev). */
@@ -127,6 +130,23 @@ function codeCommands(c: Cmd): Cmd[] {
 const isInterpreter = (c: Cmd) =>
   c.name === 'eval' || c.name === 'source' || c.name === '.' || interpreterFamily(c.name) !== null;
 
+/** The file an interpreter runs, or the command's own name when it is run as a program (`./install.sh`). */
+function programFile(c: Cmd): string | null {
+  if (c.name === 'source' || c.name === '.') return c.args[0] ?? null;
+  const family = interpreterFamily(c.name);
+  if (family === null) return c.argv0.includes('/') ? c.argv0 : null;
+  if (family === 'shell') {
+    const mode = shellMode(c.args);
+    return mode.mode === 'file' ? (c.args[mode.index] ?? null) : null;
+  }
+  const codeFlags = INTERPRETER_CODE_FLAGS[family] ?? [];
+  for (const a of c.args) {
+    if (codeFlags.includes(a) || a === '-m') return null;
+    if (!a.startsWith('-')) return a;
+  }
+  return null;
+}
+
 export const PIPE_RULES: ShellRule[] = [
   {
     id: 'shell.pipe.remote_to_interpreter',
@@ -144,6 +164,17 @@ export const PIPE_RULES: ShellRule[] = [
     suggestion:
       'Download to a file, read it, then run it deliberately; or install through a package manager.',
     match: (c) => isInterpreter(c) && codeCommands(c).some(isFetcher),
+  },
+  {
+    id: 'shell.pipe.download_then_run',
+    severity: 'catastrophic',
+    reason: 'Runs a file the same command line downloaded or decoded (curl -o x.sh ... && sh x.sh).',
+    suggestion: 'Download in one step, read the file, then run it deliberately in another.',
+    match: (c) => {
+      if (c.downloads.size === 0 || FETCHERS.has(c.name)) return false;
+      const file = programFile(c);
+      return file !== null && c.downloads.has(basename(file));
+    },
   },
   {
     id: 'shell.pipe.decoded_to_interpreter',

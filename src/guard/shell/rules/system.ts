@@ -31,6 +31,15 @@ const toTcp = (c: Cmd) =>
     .concat(c.redirects.filter((r) => r.op === '<' || r.op === '<>').map((r) => r.target?.text ?? ''))
     .some((t) => /^\/dev\/(tcp|udp)\//.test(t));
 
+/** The PIDs `kill` signals: past a signal option (`-9`, `-KILL`, `-s SIG`, `-n N`) and `--`. */
+function killTargets(args: readonly string[]): string[] {
+  let i = 0;
+  if (args[i] === '-s' || args[i] === '-n') i += 2;
+  else if (args.length > 1 && args[i]!.startsWith('-') && args[i] !== '--') i++;
+  if (args[i] === '--') i++;
+  return args.slice(i);
+}
+
 export const SYSTEM_RULES: ShellRule[] = [
   {
     id: 'shell.system.shutdown',
@@ -55,10 +64,7 @@ export const SYSTEM_RULES: ShellRule[] = [
     suggestion: 'Kill the specific process you started, by its PID.',
     match: (c) => {
       if (c.name === 'killall5') return true;
-      if (c.name === 'kill')
-        return c.args.some(
-          (a, i) => (a === '1' || a === '-1') && !(i > 0 && /^-(s|n)$/.test(c.args[i - 1]!)),
-        );
+      if (c.name === 'kill') return killTargets(c.args).some((p) => p === '1' || p === '-1');
       return flags(c).positionals.some((p) => p === 'init' || p === 'systemd');
     },
   },
