@@ -1,0 +1,164 @@
+/**
+ * The one way providers talk HTTP: a JSON POST over undici, with a timeout, and every failure
+ * classified into an LlmError that says whether a retry may help (429, 5xx, network) and what the
+ * server's retry-after was. Error text from a provider is cut short and scrubbed of the API key, so
+ * a server echoing the key back cannot put it into a log or a thread.
+ */
+import { request } from 'undici';
+import { LlmError } from '../../errors.ts';
+
+export interface PostJsonOptions {
+  /** Provider label for messages, e.g. `anthropic/claude-sonnet-4-5`. */
+  label: string;
+  headers: Record<string, string>;
+  body: unknown;
+  signal: AbortSignal;
+  timeoutMs: number;
+  /** Strings that must never appear in an error (the API key). */
+  secrets: readonly string[];
+}
+
+const ERROR_TEXT_CHARS = 300;
+
+export async function postJson(url: string, options: PostJsonOptions): Promise<unknown> {
+  const { label, signal } = options;
+  if (signal.aborted) throw aborted(label);
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  const combined = AbortSignal.any([signal, timeout]);
+  let response: Awaited<ReturnType<typeof request>>;
+  try {
+    response = await request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...options.headers },
+      body: JSON.stringify(options.body),
+      signal: combined,
+    });
+  } catch (error) {
+    if (signal.aborted) throw aborted(label);
+    if (timeout.aborted) throw timedOut(label, options.timeoutMs);
+    const code = (error as { code?: string }).code ?? (error as Error).name;
+    throw new LlmError('llm.network', `${label}: cannot reach the API (${code})`, {
+      retryable: true,
+      details: { backend: label, cause: code },
+    });
+  }
+  let text: string;
+  try {
+    text = await response.body.text();
+  } catch {
+    if (signal.aborted) throw aborted(label);
+    if (timeout.aborted) throw timedOut(label, options.timeoutMs);
+    throw new LlmError('llm.network', `${label}: the connection broke while reading the answer`, {
+      retryable: true,
+      details: { backend: label },
+    });
+  }
+  const status = response.statusCode;
+  if (status < 200 || status >= 300)
+    throw statusError(label, status, response.headers, text, options.secrets);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new LlmError(
+      'llm.bad_response',
+      `${label}: the answer is not JSON: ${clip(text, options.secrets)}`,
+      {
+        details: { backend: label },
+      },
+    );
+  }
+}
+
+function aborted(label: string): LlmError {
+  return new LlmError('llm.aborted', `${label}: the request was aborted`, { details: { backend: label } });
+}
+
+function timedOut(label: string, ms: number): LlmError {
+  return new LlmError('llm.timeout', `${label}: no answer within ${ms} ms`, {
+    retryable: true,
+    details: { backend: label, ms },
+  });
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+function statusError(
+  label: string,
+  status: number,
+  headers: Headers,
+  text: string,
+  secrets: readonly string[],
+) {
+  const detail = errorDetail(text, secrets);
+  const details = { backend: label, status };
+  if (status === 429) {
+    const retryAfterMs = retryAfter(headers);
+    return new LlmError('llm.rate_limited', `${label}: rate limited (HTTP 429)${detail}`, {
+      retryable: true,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      details,
+    });
+  }
+  if (status >= 500 || status === 408) {
+    const retryAfterMs = retryAfter(headers);
+    return new LlmError('llm.server', `${label}: server error (HTTP ${status})${detail}`, {
+      retryable: true,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      details,
+    });
+  }
+  return new LlmError('llm.http', `${label}: request refused (HTTP ${status})${detail}`, { details });
+}
+
+/** retry-after-ms (OpenAI), else retry-after in seconds or as an HTTP date. */
+export function retryAfter(headers: Headers, now = Date.now()): number | undefined {
+  const first = (name: string): string | undefined => {
+    const v = headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const ms = first('retry-after-ms');
+  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms.trim())) return Math.round(Number(ms));
+  const value = first('retry-after')?.trim();
+  if (value === undefined || value === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** The provider's own error message when the body has one (`{error: {message}}` or `{error: "..."}`). */
+function errorDetail(text: string, secrets: readonly string[]): string {
+  let message: string | undefined;
+  try {
+    const body = JSON.parse(text) as { error?: unknown; message?: unknown };
+    const error = body.error;
+    if (typeof error === 'string') message = error;
+    else if (
+      error &&
+      typeof error === 'object' &&
+      typeof (error as { message?: unknown }).message === 'string'
+    )
+      message = (error as { message: string }).message;
+    else if (typeof body.message === 'string') message = body.message;
+  } catch {
+    message = text;
+  }
+  return message && message.trim() !== '' ? `: ${clip(message, secrets)}` : '';
+}
+
+/** Short, single-line and with every secret replaced. */
+export function clip(text: string, secrets: readonly string[]): string {
+  let out = redactSecrets(text, secrets).replace(/\s+/g, ' ').trim();
+  if (out.length > ERROR_TEXT_CHARS) out = `${out.slice(0, ERROR_TEXT_CHARS)}...`;
+  return out;
+}
+
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
+  return out;
+}
+
+/** `base` without a trailing slash, joined with `path`. */
+export function joinUrl(base: string, path: string): string {
+  return base.replace(/\/+$/, '') + path;
+}

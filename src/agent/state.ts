@@ -1,0 +1,82 @@
+/**
+ * Per-thread loop state of one agent. A loop that only calls tools lives and ends inside one
+ * handler call; a loop that consults a peer is suspended here between the message it sent and the
+ * reply (which arrives at onReply). Bounded: at most `max` loops are kept, the oldest go first, and
+ * a loop waiting longer than `ttlMs` is dropped; both are logged, since the caller then gets no
+ * answer from this agent.
+ */
+import type { ChatMessage, ToolCallRequest, ToolCallResult } from './types.ts';
+
+export interface PendingPeer {
+  callId: string;
+  peer: string;
+}
+
+export interface LoopState {
+  thread: string;
+  /** Who gave the task (ctx.from), for the logs. */
+  caller: string;
+  messages: ChatMessage[];
+  turns: number;
+  phase: 'running' | 'waiting';
+  /** The calls of the turn being answered, in order. */
+  calls: ToolCallRequest[];
+  /** Answers so far to `calls`. */
+  results: Map<string, ToolCallResult>;
+  /** Peer consultations still waiting for a reply, oldest first. */
+  pending: PendingPeer[];
+  /** The last model text, for a final message when the loop stops early. */
+  lastText: string;
+  /** `provider/model` that answered last. */
+  backend: string;
+  updated: number;
+}
+
+export class LoopStore {
+  readonly #loops = new Map<string, LoopState>();
+
+  constructor(
+    private readonly max: number,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+    private readonly onDrop: (state: LoopState, why: 'ttl' | 'capacity') => void = () => {},
+  ) {}
+
+  get size(): number {
+    return this.#loops.size;
+  }
+
+  get(thread: string): LoopState | undefined {
+    return this.#loops.get(thread);
+  }
+
+  has(thread: string): boolean {
+    return this.#loops.has(thread);
+  }
+
+  set(state: LoopState): void {
+    state.updated = this.now();
+    this.#loops.delete(state.thread);
+    this.#loops.set(state.thread, state);
+    while (this.#loops.size > this.max) {
+      const oldest = this.#loops.values().next().value as LoopState;
+      this.#loops.delete(oldest.thread);
+      this.onDrop(oldest, 'capacity');
+    }
+  }
+
+  delete(thread: string): void {
+    this.#loops.delete(thread);
+  }
+
+  /** Drops loops that waited too long. Cheap: stops at the first fresh one (Map order is age). */
+  sweep(): void {
+    const limit = this.now() - this.ttlMs;
+    for (const state of this.#loops.values()) {
+      if (state.updated > limit) break;
+      if (state.phase !== 'waiting') continue;
+      this.#loops.delete(state.thread);
+      this.onDrop(state, 'ttl');
+    }
+  }
+}
