@@ -99,6 +99,40 @@ const XMLDB_READ = new Set([
 
 const UPDATE_SYNTAX = /\bupdate\s+(insert|replace|value|delete|rename)\b/;
 
+/**
+ * The query without comments and string literals, for spotting eXist's `update` syntax by eye.
+ * Safety does not rest on this scan: fontoxpath cannot parse eXist's update syntax, so a query the
+ * scan misreads is refused by the parser anyway; the scan only makes the message clearer.
+ */
+function codeOnly(query: string): string {
+  let out = '';
+  let depth = 0;
+  let quote: string | null = null;
+  for (let i = 0; i < query.length; i++) {
+    const c = query[i]!;
+    const next = query[i + 1];
+    if (quote) {
+      if (c === quote && next === quote) i++;
+      else if (c === quote) quote = null;
+      out += ' ';
+    } else if (c === '(' && next === ':') {
+      depth++;
+      i++;
+      out += '  ';
+    } else if (depth > 0) {
+      if (c === ':' && next === ')') {
+        depth--;
+        i++;
+      }
+      out += ' ';
+    } else {
+      if (c === '"' || c === "'") quote = c;
+      out += c;
+    }
+  }
+  return out;
+}
+
 function children(el: Element, name: string): Element[] {
   return el.children.filter((c) => c.localName === name);
 }
@@ -136,7 +170,7 @@ function parse(query: string): Element {
 /** What in `query` would write or escape the database, one line each; empty when it only reads. */
 export function findWrites(query: string): string[] {
   const found: string[] = [];
-  const update = UPDATE_SYNTAX.exec(query);
+  const update = UPDATE_SYNTAX.exec(codeOnly(query));
   if (update) {
     found.push(`eXist update expression "update ${update[1]}"`);
     return found;

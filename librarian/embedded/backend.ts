@@ -20,6 +20,7 @@ import type {
   StoreResult,
 } from '../backend.ts';
 import { isWithin, joinPath, parentOf, ROOT } from '../paths.ts';
+import { findWrites } from '../readonly.ts';
 import { documentText } from '../text/extract.ts';
 import { InvertedIndex, roundScore } from '../text/index.ts';
 import { makeSnippet } from '../text/snippet.ts';
@@ -141,11 +142,30 @@ export class EmbeddedBackend implements LibrarianBackend, DocumentSource {
   }
 
   async query(query: string, options: QueryOptions): Promise<QueryResult> {
-    return evaluateQuery(
-      query,
-      { source: this, collection: options.collection, canRead: options.canRead ?? (() => true) },
-      { variables: options.variables, maxResults: options.maxResults },
-    );
+    try {
+      return evaluateQuery(
+        query,
+        { source: this, collection: options.collection, canRead: options.canRead ?? (() => true) },
+        { variables: options.variables, maxResults: options.maxResults },
+      );
+    } catch (error) {
+      // With allow_updates the read-only check is skipped, but fontoxpath has no xmldb module and
+      // no persistent updates: say that rather than "prefix xmldb could not be resolved".
+      const writes = (() => {
+        try {
+          return findWrites(query);
+        } catch {
+          return [];
+        }
+      })();
+      if (writes.length === 0) throw error;
+      throw new LibrarianError(
+        'librarian.read_only',
+        `the embedded librarian runs read-only queries only (this one uses ${writes.slice(0, 3).join(', ')}); ` +
+          'use librarian_store and librarian_delete to change documents, or the exist backend for updating queries',
+        { found: writes },
+      );
+    }
   }
 
   async search(terms: string, options: SearchOptions): Promise<SearchResult> {

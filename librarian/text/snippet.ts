@@ -14,18 +14,27 @@ export interface SnippetParts {
 /** Characters of context on each side of the hit (kwic:summarize's `width`). */
 export const SNIPPET_WIDTH = 40;
 
+/** The text from `from` on, starting at a whole word, with "..." where it was cut. */
 function cutStart(text: string, from: number): string {
   if (from <= 0) return text;
-  const rest = text.slice(from);
-  const space = rest.indexOf(' ');
-  return `...${space >= 0 ? rest.slice(space) : rest}`;
+  let rest = text.slice(from);
+  // Cut inside a word: drop what is left of it.
+  if (text[from - 1] !== ' ' && text[from] !== ' ') {
+    const space = rest.indexOf(' ');
+    rest = space >= 0 ? rest.slice(space) : '';
+  }
+  return `...${rest.trimStart()}`;
 }
 
+/** The text up to `to`, ending at a whole word, with "..." where it was cut. */
 function cutEnd(text: string, to: number): string {
   if (to >= text.length) return text;
-  const head = text.slice(0, to);
-  const space = head.lastIndexOf(' ');
-  return `${space >= 0 ? head.slice(0, space) : head}...`;
+  let head = text.slice(0, to);
+  if (text[to] !== ' ' && text[to - 1] !== ' ') {
+    const space = head.lastIndexOf(' ');
+    head = space >= 0 ? head.slice(0, space) : '';
+  }
+  return `${head.trimEnd()}...`;
 }
 
 /** The parts around the first token of `text` that is one of `terms`, or null if none is. */

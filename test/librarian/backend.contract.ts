@@ -250,7 +250,7 @@ export function backendContract(name: string, setup: () => Promise<ContractHarne
         expect(result.results[0]!.score).toBeGreaterThan(result.results[1]!.score);
         expect(result.results[0]!.snippet).toBe('<mark>Red</mark> wine A red wine from the south, red as...');
         expect(result.results[1]!.snippet).toBe(
-          'Apples One <mark>red</mark> apple among many green apples and...',
+          'Apples One <mark>red</mark> apple among many green apples and pears...',
         );
       });
 
