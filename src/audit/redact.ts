@@ -5,8 +5,11 @@
 
 export const REDACTED = '[REDACTED]';
 
-/** Keys whose values are never recorded. Deliberately broad: a lost kv key name beats a leaked token. */
-export const SECRET_KEY = /pass|secret|token|key|auth|credential|cookie/i;
+/**
+ * Keys whose values are never recorded. Broad, but a bare `key` (the key_value_* tools' argument:
+ * a name, not a credential) is kept readable; any `*_key` such as api_key or private_key is not.
+ */
+export const SECRET_KEY = /pass|secret|token|auth|credential|cookie|[a-z0-9][_-]?key$|[_-]key[_-]|^key[_-]/i;
 
 const PATTERNS: Array<[RegExp, string]> = [
   [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g, REDACTED],

@@ -388,6 +388,21 @@ export class Dispatcher {
       const code = error instanceof OrganismError ? error.code : 'ToolError';
       // The message goes back to an agent (and its LLM): scrub anything that looks like a credential.
       const message = redactString(error instanceof Error ? error.message : String(error));
+      // A tool that refuses by one of its own rules (a path outside allowed_paths, a command not in
+      // allowed_commands) says so with a rule_id: that is a refusal the caller can act on, not a failure.
+      const ruleId = error instanceof OrganismError ? error.details?.rule_id : undefined;
+      if (typeof ruleId === 'string') {
+        const suggestion = (error as OrganismError).details?.suggestion;
+        return {
+          failure: {
+            status: 'refused',
+            code,
+            message: `tool ${tool.definition.name} refused: ${message}`,
+            rule_id: ruleId,
+            ...(typeof suggestion === 'string' ? { suggestion } : {}),
+          },
+        };
+      }
       return {
         failure: { status: 'error', code, message: `tool ${tool.definition.name} failed: ${message}` },
       };

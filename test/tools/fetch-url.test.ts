@@ -444,7 +444,7 @@ describe('fetch_url through the Dispatcher and the real guard', () => {
       error: { code: 'GuardDenied', rule_id: 'web.loopback' },
     });
     const hop = await call(dispatcher({ allow_loopback: true }), { url: `${s.url}/inside` });
-    expect(hop).toMatchObject({ status: 'error', error: { code: 'net.refused' } });
+    expect(hop).toMatchObject({ status: 'refused', error: { code: 'net.refused', rule_id: 'web.private' } });
     expect(hop.status !== 'ok' && hop.error.message).toContain(
       'the redirect to http://10.0.0.8 was refused by the web guard (web.private)',
     );

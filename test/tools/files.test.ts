@@ -405,11 +405,11 @@ describe('file tools through the Dispatcher', () => {
   it('refuses an escape even when the guard lets it through, and allowed_paths misses', async () => {
     const d = dispatcher();
     expect(await call(d, 'read_file', { path: 'secret-link' })).toMatchObject({
-      status: 'error',
+      status: 'refused',
       error: { code: 'file.path_refused' },
     });
     expect(await call(d, 'write_file', { path: 'elsewhere.txt', content: 'x' })).toMatchObject({
-      status: 'error',
+      status: 'refused',
       error: { code: 'file.path_refused' },
     });
   });

@@ -320,7 +320,7 @@ describe('run_command through the Dispatcher', () => {
       listener: 'ops',
       thread: 't',
     });
-    expect(refused).toMatchObject({ status: 'error', error: { code: 'command.not_allowed' } });
+    expect(refused).toMatchObject({ status: 'refused', error: { code: 'command.not_allowed' } });
   });
   it('rejects an unknown tool_config key when the organism starts', () => {
     expect(() => dispatcher({ shel: true })).toThrow(/tool_config\.run_command\.shel/);
