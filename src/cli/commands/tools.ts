@@ -37,7 +37,7 @@ const HELP = `usage: organism tools <subcommand> [options]
 subcommands:
   list [--as LISTENER]                          tools in registration order with descriptions; with --as,
                                                 each tool LISTENER cannot use is marked [UNAVAILABLE: reason]
-  call TOOL --as LISTENER [--args JSON] [--scope CAPS]
+  call TOOL --as LISTENER [--args JSON | JSON] [--scope CAPS]
                                                 one call through the full dispatcher (grants, guard, rate
                                                 limit, audit); prints the result as JSON. Exit 0 when the
                                                 tool ran, 2 when refused, 1 on error
@@ -163,7 +163,9 @@ function parseScope(text: string | undefined): Capability[] | undefined {
 }
 
 async function call(values: Values, rest: string[], io: CommandIo): Promise<number> {
-  expectArgs('call', rest, 1, 'one tool name');
+  // The arguments may come as --args JSON or as a second positional word: `tools call calculate '{...}'`.
+  if (rest.length === 2 && values.args === undefined) values = { ...values, args: rest.pop() };
+  expectArgs('call', rest, 1, 'one tool name (and its arguments as --args JSON)');
   const tool = rest[0] as string;
   if (values.as === undefined)
     throw new UsageError('tools call needs --as LISTENER (whose grants and tool_config apply)');

@@ -72,6 +72,16 @@ describe('organism tools call', () => {
     expect(JSON.parse(out)).toEqual({ status: 'ok', tool: 'echo', value: { echoed: 'hi' } });
   });
 
+  it('takes the arguments as a positional JSON word too', async () => {
+    const o = await organism();
+    const { code, out } = await tools(o, 'call', 'echo', '{"text": "positional"}', '--as', 'writer');
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toEqual({ status: 'ok', tool: 'echo', value: { echoed: 'positional' } });
+    const both = await tools(o, 'call', 'echo', '{"text": "a"}', '--as', 'writer', '--args', '{"text": "b"}');
+    expect(both.code).toBe(1);
+    expect(both.err).toContain('one tool name');
+  });
+
   it('exit 2 when refused: not granted, bad arguments, outside the scope, guard deny', async () => {
     const o = await organism();
     const notGranted = await tools(o, 'call', 'noop', '--as', 'writer');
