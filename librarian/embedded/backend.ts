@@ -1,11 +1,10 @@
 /**
- * The embedded librarian: documents on disk (DiskStore), parsed once into slimdom documents kept
- * in memory, XQuery through fontoxpath (evaluate.ts), and a BM25 inverted index for search that is
- * rebuilt from the files at open, so nothing but the documents themselves needs to survive a
- * restart. Changes are serialized through one queue, so the files, the parsed documents and the
- * index never disagree.
+ * The embedded librarian: documents on disk (DiskStore), a BM25 inverted index for search rebuilt
+ * from the files at open (so the documents are the only state that must survive a restart), and
+ * XQuery through fontoxpath on a worker thread (QueryRunner), which keeps its own parsed copy of
+ * the documents. Changes go through one queue, so the files, the index and the worker's copy never
+ * disagree about what a completed call did.
  */
-import type { Document } from 'slimdom';
 import { serializeToWellFormedString } from 'slimdom';
 import { LibrarianError } from '../../src/errors.ts';
 import type {
@@ -27,18 +26,23 @@ import { makeSnippet } from '../text/snippet.ts';
 import { requireSearchTerms } from '../text/tokenize.ts';
 import { parseWellFormed } from '../xml-check.ts';
 import { DiskStore } from './disk.ts';
-import { evaluateQuery } from './evaluate.ts';
-import type { DocumentSource } from './functions.ts';
+import { QueryRunner } from './query-runner.ts';
 
 export interface EmbeddedOptions {
   /** Folder holding the store (`<data_dir>/librarian`). */
   dir: string;
   /** Created at open so a fresh organism can list it. */
   defaultCollection: string;
+  /** Backstop for a query no signal stops (default 60 s; the runtime's timeout usually comes first). */
+  maxQueryMs?: number;
+  /** Heap limit of the query thread in MB (default 1024). */
+  maxQueryHeapMb?: number;
 }
 
 interface Entry {
-  doc: Document;
+  /** The document as get returns it (serialized, no XML declaration). */
+  content: string;
+  /** Its searchable text, for snippets. */
   text: string;
 }
 
@@ -46,27 +50,32 @@ function notFound(path: string): LibrarianError {
   return new LibrarianError('librarian.not_found', `not found: ${path}`, { path });
 }
 
-export class EmbeddedBackend implements LibrarianBackend, DocumentSource {
+export class EmbeddedBackend implements LibrarianBackend {
   readonly kind = 'embedded' as const;
   private readonly disk: DiskStore;
   private readonly docs = new Map<string, Entry>();
-  private readonly paths = new WeakMap<Document, string>();
   private readonly index = new InvertedIndex();
+  private readonly runner: QueryRunner;
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(options: EmbeddedOptions) {
     this.disk = new DiskStore(options.dir);
+    this.runner = new QueryRunner({
+      dir: options.dir,
+      maxQueryMs: options.maxQueryMs ?? 60_000,
+      maxHeapMb: options.maxQueryHeapMb ?? 1024,
+    });
   }
 
-  /** Opens (or creates) the store and loads every document and the index from disk. */
+  /** Opens (or creates) the store and indexes every document on disk. */
   static async open(options: EmbeddedOptions): Promise<EmbeddedBackend> {
     const backend = new EmbeddedBackend(options);
     await backend.disk.ensureCollection(options.defaultCollection);
-    for (const path of await backend.disk.walk(ROOT)) {
+    for (const path of await backend.disk.walk(ROOT, { sweep: true })) {
       const content = await backend.disk.read(path);
       if (content === null) continue;
       try {
-        backend.remember(path, parseWellFormed(content, path));
+        backend.remember(path, content);
       } catch {
         // A file that no longer parses (edited by hand) is skipped rather than blocking the store.
       }
@@ -74,16 +83,11 @@ export class EmbeddedBackend implements LibrarianBackend, DocumentSource {
     return backend;
   }
 
-  private remember(path: string, doc: Document): void {
+  private remember(path: string, content: string): void {
+    const doc = parseWellFormed(content, path);
     const text = documentText(doc);
-    this.docs.set(path, { doc, text });
-    this.paths.set(doc, path);
+    this.docs.set(path, { content: serializeToWellFormedString(doc), text });
     this.index.set(path, text);
-  }
-
-  private forget(path: string): void {
-    this.docs.delete(path);
-    this.index.remove(path);
   }
 
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
@@ -92,25 +96,8 @@ export class EmbeddedBackend implements LibrarianBackend, DocumentSource {
     return next;
   }
 
-  // DocumentSource, read by collection()/doc() during a query. A collection that does not exist
-  // holds no documents (an empty sequence rather than an error).
-  collectionDocuments(collection: string): Document[] {
-    const out: Array<[string, Document]> = [];
-    for (const [path, entry] of this.docs)
-      if (isWithin(path, collection) && path !== collection) out.push([path, entry.doc]);
-    return out.sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, d]) => d);
-  }
-
-  document(path: string): Document | null {
-    return this.docs.get(path)?.doc ?? null;
-  }
-
-  pathOf(document: Document): string | null {
-    return this.paths.get(document) ?? null;
-  }
-
   async store(path: string, content: string): Promise<StoreResult> {
-    const doc = parseWellFormed(content);
+    parseWellFormed(content);
     return this.exclusive(async () => {
       if ((await this.disk.kind(path)) === 'collection') {
         throw new LibrarianError(
@@ -121,7 +108,8 @@ export class EmbeddedBackend implements LibrarianBackend, DocumentSource {
       }
       await this.disk.ensureCollection(parentOf(path));
       await this.disk.write(path, content);
-      this.remember(path, doc);
+      this.remember(path, content);
+      this.runner.notify({ type: 'set', path, content });
       return { path };
     });
   }
@@ -138,26 +126,33 @@ export class EmbeddedBackend implements LibrarianBackend, DocumentSource {
       }
       throw notFound(path);
     }
-    return { path, content: serializeToWellFormedString(entry.doc) };
+    return { path, content: entry.content };
   }
 
   async query(query: string, options: QueryOptions): Promise<QueryResult> {
+    const canRead = options.canRead;
+    const readable = canRead ? [...this.docs.keys()].filter((p) => canRead(p)) : null;
     try {
-      return evaluateQuery(
-        query,
-        { source: this, collection: options.collection, canRead: options.canRead ?? (() => true) },
-        { variables: options.variables, maxResults: options.maxResults },
+      return await this.runner.query(
+        {
+          query,
+          collection: options.collection,
+          variables: options.variables,
+          maxResults: options.maxResults,
+          readable,
+        },
+        options.signal,
       );
     } catch (error) {
       // With allow_updates the read-only check is skipped, but fontoxpath has no xmldb module and
       // no persistent updates: say that rather than "prefix xmldb could not be resolved".
-      const writes = (() => {
-        try {
-          return findWrites(query);
-        } catch {
-          return [];
-        }
-      })();
+      if (!(error instanceof LibrarianError) || error.code !== 'librarian.query') throw error;
+      let writes: string[] = [];
+      try {
+        writes = findWrites(query);
+      } catch {
+        // Not parseable: the original error says where.
+      }
       if (writes.length === 0) throw error;
       throw new LibrarianError(
         'librarian.read_only',
@@ -214,17 +209,21 @@ export class EmbeddedBackend implements LibrarianBackend, DocumentSource {
             { path },
           );
         }
-        await this.disk.remove(path);
-        for (const p of [...this.docs.keys()]) if (isWithin(p, path)) this.forget(p);
-        return { path, deleted: 'collection' };
       }
       await this.disk.remove(path);
-      this.forget(path);
-      return { path, deleted: 'document' };
+      for (const p of [...this.docs.keys()]) {
+        if (isWithin(p, path)) {
+          this.docs.delete(p);
+          this.index.remove(p);
+        }
+      }
+      this.runner.notify({ type: 'delete', path });
+      return { path, deleted: kind };
     });
   }
 
   async close(): Promise<void> {
     await this.queue;
+    await this.runner.close();
   }
 }

@@ -123,14 +123,18 @@ export class DiskStore {
     return { collections: collections.sort(), documents: documents.sort() };
   }
 
-  /** Every document path under `collection`, recursively; sweeps leftover temp files on the way. */
-  async walk(collection: string): Promise<string[]> {
+  /**
+   * Every document path under `collection`, recursively. With `sweep`, temp files left by a crash
+   * are deleted on the way; only the writer may sweep (a reader would delete writes in flight).
+   */
+  async walk(collection: string, options: { sweep: boolean }): Promise<string[]> {
     const out: string[] = [];
     const visit = async (path: string): Promise<void> => {
       const dir = this.location(path);
       for (const e of await readdir(dir, { withFileTypes: true })) {
         if (e.name.startsWith('.')) {
-          if (e.isFile() && e.name.endsWith('.tmp')) await unlink(join(dir, e.name)).catch(() => {});
+          if (options.sweep && e.isFile() && e.name.endsWith('.tmp'))
+            await unlink(join(dir, e.name)).catch(() => {});
           continue;
         }
         const child = joinPath(path, decodeSegment(e.name));

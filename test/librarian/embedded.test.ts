@@ -120,4 +120,44 @@ describe('embedded backend on disk', () => {
       code: 'librarian.query',
     });
   });
+
+  it('stops a runaway query when its signal aborts, and answers the next queries', async () => {
+    await backend.store(`${C}/a.xml`, '<a>still here</a>');
+    const controller = new AbortController();
+    const runaway = backend.query('count(for $i in 1 to 100000000000 return $i * 2)', {
+      collection: C,
+      maxResults: 1,
+      signal: controller.signal,
+    });
+    // Queued behind the runaway on the same thread; it must be answered by the replacement thread.
+    const behind = backend.query('string(doc("/db/organism/a.xml"))', { collection: C, maxResults: 1 });
+    // The event loop is free while the query runs on its thread: this timer fires.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    controller.abort(new Error('timed out by the runtime'));
+    await expect(runaway).rejects.toThrow('timed out by the runtime');
+    expect(await behind).toEqual({ hits: 1, results: ['still here'] });
+    await backend.store(`${C}/b.xml`, '<b>new</b>');
+    expect(await backend.query('count(collection())', { collection: C, maxResults: 1 })).toEqual({
+      hits: 1,
+      results: ['2'],
+    });
+  });
+
+  it('stops a query at its own time limit when nothing else does', async () => {
+    const limited = await EmbeddedBackend.open({ dir, defaultCollection: C, maxQueryMs: 300 });
+    try {
+      await expect(
+        limited.query('count(for $i in 1 to 100000000000 return $i)', { collection: C, maxResults: 1 }),
+      ).rejects.toMatchObject({
+        code: 'librarian.query',
+        message: 'the query ran longer than 300 ms and was stopped',
+      });
+      expect(await limited.query('1 + 1', { collection: C, maxResults: 1 })).toEqual({
+        hits: 1,
+        results: ['2'],
+      });
+    } finally {
+      await limited.close();
+    }
+  });
 });

@@ -1,0 +1,177 @@
+/**
+ * Runs the embedded backend's queries on a worker thread (query-worker.ts), so a query that runs
+ * away costs that query, not the daemon: when the call's signal aborts (the runtime's timeout) or
+ * `maxQueryMs` passes, the worker is terminated and a fresh one takes over the queries still
+ * waiting. The worker also has its own heap limit, so a query that builds an enormous result runs
+ * out of memory alone.
+ */
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { LibrarianError, OrganismError } from '../../src/errors.ts';
+import type { QueryResult } from '../backend.ts';
+import type { WorkerReply, WorkerRequest } from './query-protocol.ts';
+
+export interface QueryRunnerOptions {
+  /** The store's folder, read by the worker at start. */
+  dir: string;
+  /** A query still running after this long is stopped (the runtime's own timeout usually comes first). */
+  maxQueryMs: number;
+  /** Heap limit of the query thread. */
+  maxHeapMb: number;
+}
+
+type QueryRequest = Extract<WorkerRequest, { type: 'query' }>;
+
+interface Pending {
+  request: QueryRequest;
+  resolve(result: QueryResult): void;
+  reject(error: unknown): void;
+}
+
+// The worker entry is TypeScript like the rest; tsx's loader is registered in the worker first, as
+// bin/organism.js does for the main thread (a worker does not inherit programmatic loader hooks).
+const TSX_API = pathToFileURL(
+  join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs'),
+).href;
+const ENTRY = new URL('./query-worker.ts', import.meta.url).href;
+const BOOTSTRAP = `import(${JSON.stringify(TSX_API)})
+  .then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY)}); })
+  .catch((error) => { console.error(error); process.exit(70); });`;
+
+function fromReply(error: {
+  code: string;
+  message: string;
+  details: Record<string, unknown> | undefined;
+}): OrganismError {
+  return error.code.startsWith('librarian.')
+    ? new LibrarianError(error.code as 'librarian.query', error.message, error.details)
+    : new OrganismError(error.code, error.message, error.details);
+}
+
+export class QueryRunner {
+  private worker: Worker | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+
+  constructor(private readonly options: QueryRunnerOptions) {}
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(BOOTSTRAP, {
+      eval: true,
+      resourceLimits: { maxOldGenerationSizeMb: this.options.maxHeapMb },
+    });
+    worker.on('message', (reply: WorkerReply) => {
+      const pending = this.pending.get(reply.id);
+      if (!pending) return;
+      this.settle(reply.id);
+      if (reply.ok) pending.resolve(reply.result);
+      else pending.reject(fromReply(reply.error));
+    });
+    const lost = (why: string) => {
+      if (this.worker !== worker) return;
+      this.worker = null;
+      for (const [id, pending] of this.pending) {
+        this.settle(id);
+        pending.reject(
+          new LibrarianError(
+            'librarian.query',
+            `the query thread stopped (${why}); the query did not finish`,
+          ),
+        );
+      }
+    };
+    worker.on('error', (error) => lost(error.message));
+    worker.on('exit', (code) => lost(`exit code ${code}`));
+    worker.postMessage({ type: 'init', dir: this.options.dir } satisfies WorkerRequest);
+    worker.unref();
+    this.worker = worker;
+    return worker;
+  }
+
+  private settle(id: number): void {
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.worker?.unref();
+  }
+
+  /** Tells a running worker about a change; a worker started later reads it from disk. */
+  notify(message: Extract<WorkerRequest, { type: 'set' | 'delete' }>): void {
+    this.worker?.postMessage(message);
+  }
+
+  /** Stops the running query by replacing the worker; the queries behind it go to the new one. */
+  private restart(): void {
+    const old = this.worker;
+    this.worker = null;
+    if (old) {
+      old.removeAllListeners();
+      old.terminate().catch(() => {});
+    }
+    if (this.pending.size === 0) return;
+    const worker = this.start();
+    worker.ref();
+    for (const { request } of this.pending.values()) worker.postMessage(request);
+  }
+
+  query(request: Omit<QueryRequest, 'type' | 'id'>, signal?: AbortSignal): Promise<QueryResult> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const worker = this.start();
+    const id = this.nextId++;
+    const message: QueryRequest = { type: 'query', id, ...request };
+    return new Promise<QueryResult>((resolve, reject) => {
+      const stop = (error: unknown) => {
+        const pending = this.pending.get(id);
+        if (!pending) return;
+        this.settle(id);
+        pending.reject(error);
+        this.restart();
+      };
+      const timer = setTimeout(
+        () =>
+          stop(
+            new LibrarianError(
+              'librarian.query',
+              `the query ran longer than ${this.options.maxQueryMs} ms and was stopped`,
+            ),
+          ),
+        this.options.maxQueryMs,
+      );
+      timer.unref();
+      const onAbort = () =>
+        stop(signal?.reason ?? new LibrarianError('librarian.query', 'the query was cancelled'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      this.pending.set(id, {
+        request: message,
+        resolve: (result) => {
+          done();
+          resolve(result);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
+      });
+      worker.ref();
+      worker.postMessage(message);
+    });
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    for (const [id, pending] of this.pending) {
+      this.settle(id);
+      pending.reject(new LibrarianError('librarian.query', 'the librarian is closing'));
+    }
+    if (worker) {
+      worker.removeAllListeners();
+      await worker.terminate();
+    }
+  }
+}
