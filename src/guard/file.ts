@@ -3,7 +3,8 @@
  * normalised (`~`, relative to the workspace, `..`), its symlinks are resolved as far as the path
  * exists (a dangling link counts as its target, since a write would create that), and both the
  * written and the real location are checked: system and sensitive places, `.git` internals, and
- * anything outside the workspace that `allowed_paths` does not allow.
+ * then the allowlist: `allowed_paths` when the tool_config gives it (the whole list, which may
+ * name places outside the workspace and leave parts of it out), else the workspace.
  */
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -17,7 +18,11 @@ export type Access = 'read' | 'write';
 export interface PathCheckInput {
   /** Absolute path of the workspace; relative paths are taken against it. */
   workspace: string;
-  /** Globs (picomatch) of places outside the workspace this tool may use; `~` and relative globs are expanded. */
+  /**
+   * Globs (picomatch) of the places this tool may use, replacing the workspace as the allowlist;
+   * `~` and relative globs (against the workspace) are expanded. System, sensitive and .git rules
+   * apply whatever they say.
+   */
   allowedPaths?: string[];
   trust: TrustLevel;
 }

@@ -197,16 +197,8 @@ function emit(
   let wrappers = base.wrappers;
   let viaXargs = base.viaXargs;
   for (;;) {
-    const make = (): Cmd => ({
-      ...base,
-      wrappers,
-      viaXargs,
-      name: argv.length > 0 ? basename(argv[0]!) : '',
-      argv0: argv[0] ?? '',
-      args: argv.slice(1),
-      argWords: words.slice(1),
-      dynamicName: argv.length > 0 && isDynamic(argv[0]!, words[0]),
-    });
+    // A plain function (not a closure per iteration): this loop runs for every command judged.
+    const make = () => makeCmd(base, wrappers, viaXargs, argv, words);
     if (argv.length === 0) return push(make(), out);
     const name = basename(argv[0]!);
     if (isDynamic(argv[0]!, words[0])) return push(make(), out);
@@ -264,6 +256,37 @@ function emit(
     }
     return self;
   }
+}
+
+function makeCmd(
+  base: Omit<Cmd, 'name' | 'argv0' | 'args' | 'argWords' | 'dynamicName'>,
+  wrappers: string[],
+  viaXargs: boolean,
+  argv: string[],
+  words: Word[],
+): Cmd {
+  const argv0 = argv[0] ?? '';
+  return {
+    name: argv0 === '' ? '' : basename(argv0),
+    argv0,
+    args: argv.slice(1),
+    argWords: words.slice(1),
+    redirects: base.redirects,
+    wrappers,
+    dynamicName: argv.length > 0 && isDynamic(argv0, words[0]),
+    viaXargs,
+    inlineScript: false,
+    stdinText: base.stdinText,
+    stdinJudged: false,
+    subCmds: base.subCmds,
+    wordSubs: base.wordSubs,
+    pipeline: base.pipeline,
+    stage: base.stage,
+    segment: base.segment,
+    depth: base.depth,
+    cwd: base.cwd,
+    downloads: base.downloads,
+  };
 }
 
 /** `find ... -exec cmd {} ;` runs `cmd` once per file: judge it as a command of its own. */

@@ -3,7 +3,7 @@
  * only when every command in it (after wrappers) is here and nothing is written by redirection.
  */
 import type { Cmd } from './analyze.ts';
-import { flags, has, parseFlags, writeTargets } from './match.ts';
+import { flags, has, writeTargets } from './match.ts';
 import { gitCall } from './rules/git.ts';
 
 type Check = true | ((c: Cmd) => boolean);
@@ -44,7 +44,7 @@ function safeGit(c: Cmd): boolean {
   if (call.args.some((a) => a.startsWith('--output') || a === '--ext-diff')) return false;
   if (READ_ONLY_GIT.has(call.sub))
     return call.sub !== 'reflog' || !/^(expire|delete)$/.test(call.args[0] ?? '');
-  const f = parseFlags(call.args);
+  const f = call.flags;
   if (call.sub === 'branch') {
     const listing = f.short.has('l') || f.long.has('--list') || f.positionals.length === 0;
     const changes =

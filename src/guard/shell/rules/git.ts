@@ -1,6 +1,6 @@
 /** Git: history rewrites and discards that lose work, here or on the remote. */
 import type { Cmd } from '../analyze.ts';
-import { parseFlags, type ShellRule } from '../match.ts';
+import { type Flags, parseFlags, type ShellRule } from '../match.ts';
 
 /** Global options that take the next word (`git -C repo`, `git -c k=v`). */
 const GLOBAL_WITH_VALUE = new Set([
@@ -18,6 +18,7 @@ const GLOBAL_WITH_VALUE = new Set([
 export interface GitCall {
   sub: string;
   args: string[];
+  flags: Flags;
 }
 
 const cache = new WeakMap<Cmd, GitCall | null>();
@@ -32,18 +33,19 @@ export function gitCall(c: Cmd): GitCall | null {
       if (!a.includes('=') && GLOBAL_WITH_VALUE.has(a) && a !== '--exec-path') i++;
       continue;
     }
-    call = { sub: a, args: c.args.slice(i + 1) };
+    const args = c.args.slice(i + 1);
+    call = { sub: a, args, flags: parseFlags(args) };
     break;
   }
   cache.set(c, call);
   return call;
 }
 
-function git(sub: string | string[], test: (args: string[], f: ReturnType<typeof parseFlags>) => boolean) {
+function git(sub: string | string[], test: (args: string[], f: Flags) => boolean) {
   const subs = Array.isArray(sub) ? sub : [sub];
   return (c: Cmd) => {
     const call = gitCall(c);
-    return call !== null && subs.includes(call.sub) && test(call.args, parseFlags(call.args));
+    return call !== null && subs.includes(call.sub) && test(call.args, call.flags);
   };
 }
 
@@ -131,7 +133,7 @@ export const GIT_RULES: ShellRule[] = [
     match: (c) => {
       const call = gitCall(c);
       if (!call) return false;
-      const f = parseFlags(call.args);
+      const f = call.flags;
       if (call.sub === 'checkout') {
         if (f.short.has('f') || f.long.has('--force')) return true;
         const dd = call.args.indexOf('--');
