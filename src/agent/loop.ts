@@ -101,7 +101,7 @@ export class AgentLoop {
   /** A reply, `<huh>` or `<SystemError>` addressed to the agent. */
   async reply(reply: IncomingReply, ctx: HandlerContext): Promise<HandlerResult> {
     const state = this.loops.get(ctx.thread);
-    if (!state || state.phase !== 'waiting' || state.pending.length === 0) {
+    if (state?.phase !== 'waiting' || state.pending.length === 0) {
       this.#d.logger.debug(
         { agent: this.#d.name, thread: ctx.thread, from: ctx.from },
         'reply with no loop waiting for it',

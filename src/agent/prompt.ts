@@ -32,9 +32,8 @@ export function buildSystemPrompt(options: {
   prompt: string | undefined;
   functions: readonly AgentFunction[];
 }): string {
-  const role =
-    options.prompt?.trim() ||
-    `You are ${options.name}${options.description ? `: ${options.description}` : ''}.`;
+  const fallback = `You are ${options.name}${options.description ? `: ${options.description}` : ''}`;
+  const role = options.prompt?.trim() || (/[.!?]$/.test(fallback) ? fallback : `${fallback}.`);
   const parts = [role, `You are the agent "${options.name}".\n${PREAMBLE}`];
   const tools = options.functions.filter((f) => f.kind === 'tool');
   const peers = options.functions.filter((f) => f.kind !== 'tool');

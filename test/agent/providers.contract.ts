@@ -1,0 +1,237 @@
+/**
+ * One contract every HTTP provider passes, each against a local server answering in that
+ * provider's documented wire format. A Wire says how the format looks; the cases are the same.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { LlmClient } from '../../src/agent/client.ts';
+import { createBackend } from '../../src/agent/providers/index.ts';
+import type { CompletionRequest, Provider } from '../../src/agent/types.ts';
+import type { LlmBackendConfig } from '../../src/config/types.ts';
+import { LlmError } from '../../src/errors.ts';
+import {
+  type FakeLlm,
+  type FakeReply,
+  type RecordedRequest,
+  recordingOptions,
+  startFakeLlm,
+} from './helpers.ts';
+
+export interface WireCall {
+  id?: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+export interface Wire {
+  name: string;
+  /** Path the provider must post to, given the server's base URL as configured by `backend`. */
+  path: string;
+  /** organism.yaml backend for a server at `url`, its key in env var `keyEnv`. */
+  backend(url: string, keyEnv: string): LlmBackendConfig;
+  /** Checks the auth headers carry `key` (and whatever else the API requires). */
+  checkHeaders(request: RecordedRequest, key: string): void;
+  textReply(text: string, usage: { input: number; output: number }): unknown;
+  callsReply(calls: WireCall[]): unknown;
+  /** Read from a request body. */
+  model(body: any): string;
+  system(body: any): string;
+  tools(body: any): Array<{ name: string; description: string; parameters: unknown }>;
+  /** The calls of the last assistant turn as sent back. */
+  sentCalls(body: any): WireCall[];
+  /** The answers to them as sent back, in order. */
+  sentResults(body: any): Array<{ id?: string; name?: string; content: string }>;
+  /** Whether the wire carries call ids (Ollama's does not). */
+  ids: boolean;
+}
+
+export const KEY = 'sk-test-4f1d9c0e7b2a4c3d';
+const KEY_ENV = 'ORGANISM_TEST_LLM_KEY';
+
+export const REQUEST: CompletionRequest = {
+  system: 'You are a test agent.',
+  messages: [{ role: 'user', content: '<task from="api">\nAdd.\n</task>' }],
+  functions: [
+    {
+      name: 'calculate',
+      description: 'Evaluates arithmetic.',
+      parameters: {
+        type: 'object',
+        properties: { expression: { type: 'string' } },
+        required: ['expression'],
+      },
+    },
+  ],
+  maxTokens: 256,
+};
+
+/** A conversation whose last assistant turn made two calls, both answered (one failed). */
+export const ANSWERED: CompletionRequest = {
+  ...REQUEST,
+  messages: [
+    REQUEST.messages[0]!,
+    {
+      role: 'assistant',
+      text: 'Working.',
+      toolCalls: [
+        { id: 'call_a', name: 'calculate', args: { expression: '1 + 1' } },
+        { id: 'call_b', name: 'calculate', args: { expression: '1 / 0' } },
+      ],
+    },
+    {
+      role: 'tool',
+      results: [
+        { callId: 'call_a', name: 'calculate', content: 'RESULT A', isError: false },
+        { callId: 'call_b', name: 'calculate', content: 'RESULT B', isError: true },
+      ],
+    },
+  ],
+};
+
+export function providerContract(wire: Wire): void {
+  describe(`${wire.name} provider contract`, () => {
+    let servers: FakeLlm[] = [];
+    afterEach(async () => {
+      await Promise.all(servers.map((s) => s.close()));
+      servers = [];
+    });
+    const serve = async (answer: (r: RecordedRequest, i: number) => FakeReply) => {
+      const server = await startFakeLlm(answer);
+      servers.push(server);
+      return server;
+    };
+    const client = (urls: string[], retries = 2, strategy: 'failover' | 'round-robin' = 'failover') => {
+      const options = recordingOptions();
+      const llm = LlmClient.fromConfig(
+        { strategy, retries, backends: urls.map((u) => wire.backend(u, KEY_ENV)) },
+        { env: { [KEY_ENV]: KEY }, options },
+      );
+      return { llm, delays: options.delays };
+    };
+    const signal = () => new AbortController().signal;
+
+    it('posts the prompt, the tool schemas and the key; reads text and usage', async () => {
+      const server = await serve(() => ({ json: wire.textReply('Two.', { input: 31, output: 7 }) }));
+      const { llm } = client([server.url]);
+      const { turn, backend } = await llm.complete(REQUEST, signal());
+      expect(turn).toMatchObject({ text: 'Two.', toolCalls: [], usage: { input: 31, output: 7 } });
+      expect(backend).toBe(llm.backends[0]);
+      const [request] = server.requests;
+      expect(request!.method).toBe('POST');
+      expect(request!.path).toBe(wire.path);
+      expect(request!.headers['content-type']).toBe('application/json');
+      wire.checkHeaders(request!, KEY);
+      expect(wire.model(request!.body)).toBe('test-model');
+      expect(wire.system(request!.body)).toBe('You are a test agent.');
+      expect(wire.tools(request!.body)).toEqual([
+        {
+          name: 'calculate',
+          description: 'Evaluates arithmetic.',
+          parameters: REQUEST.functions[0]!.parameters,
+        },
+      ]);
+      expect(JSON.stringify(request!.body)).toContain('Add.');
+    });
+
+    it('reads tool calls, and sends results back under the ids of the calls', async () => {
+      const server = await serve(() => ({
+        json: wire.callsReply([
+          { id: 'id_1', name: 'calculate', args: { expression: '2 * 3' } },
+          { id: 'id_2', name: 'calculate', args: { expression: '4 - 1' } },
+        ]),
+      }));
+      const { llm } = client([server.url]);
+      const { turn } = await llm.complete(REQUEST, signal());
+      expect(turn.toolCalls.map((c) => [c.name, c.args])).toEqual([
+        ['calculate', { expression: '2 * 3' }],
+        ['calculate', { expression: '4 - 1' }],
+      ]);
+      const ids = turn.toolCalls.map((c) => c.id);
+      expect(new Set(ids).size).toBe(2);
+      if (wire.ids) expect(ids).toEqual(['id_1', 'id_2']);
+
+      await llm.complete(ANSWERED, signal());
+      const body = server.requests[1]!.body;
+      const calls = wire.sentCalls(body);
+      expect(calls.map((c) => [c.name, c.args])).toEqual([
+        ['calculate', { expression: '1 + 1' }],
+        ['calculate', { expression: '1 / 0' }],
+      ]);
+      const results = wire.sentResults(body);
+      expect(results.map((r) => r.content)).toEqual(['RESULT A', 'RESULT B']);
+      if (wire.ids) {
+        expect(calls.map((c) => c.id)).toEqual(['call_a', 'call_b']);
+        expect(results.map((r) => r.id)).toEqual(['call_a', 'call_b']);
+      } else {
+        expect(results.map((r) => r.name)).toEqual(['calculate', 'calculate']);
+      }
+    });
+
+    it('waits out a 429 for as long as retry-after says, then retries', async () => {
+      const server = await serve((_, i) =>
+        i === 0
+          ? { status: 429, headers: { 'retry-after': '7' }, json: { error: { message: 'slow down' } } }
+          : { json: wire.textReply('after the wait', { input: 1, output: 1 }) },
+      );
+      const { llm, delays } = client([server.url]);
+      const { turn } = await llm.complete(REQUEST, signal());
+      expect(turn.text).toBe('after the wait');
+      expect(delays).toEqual([7000]);
+      expect(server.requests).toHaveLength(2);
+    });
+
+    it('retries a 500 and a dropped connection with backoff, then succeeds', async () => {
+      const server = await serve((_, i) =>
+        i === 0
+          ? { status: 500, json: { error: { message: 'internal' } } }
+          : i === 1
+            ? { hangUp: true }
+            : { json: wire.textReply('third time', { input: 1, output: 1 }) },
+      );
+      const { llm, delays } = client([server.url]);
+      const { turn } = await llm.complete(REQUEST, signal());
+      expect(turn.text).toBe('third time');
+      // Backoff 500 ms then 1000 ms ceilings, jitter fixed at the middle by the test's random().
+      expect(delays).toEqual([375, 750]);
+    });
+
+    it('fails over to the second backend when the first keeps failing', async () => {
+      const down = await serve(() => ({ status: 503, json: { error: { message: 'overloaded' } } }));
+      const up = await serve(() => ({ json: wire.textReply('from the second', { input: 2, output: 3 }) }));
+      const { llm } = client([down.url, up.url], 1);
+      const { turn, backend } = await llm.complete(REQUEST, signal());
+      expect(turn.text).toBe('from the second');
+      expect(backend).toBe(llm.backends[1]);
+      expect(down.requests).toHaveLength(2); // the first try and one retry
+      expect(up.requests).toHaveLength(1);
+    });
+
+    it('does not retry a refusal, and never shows the key the server echoed', async () => {
+      const server = await serve(() => ({
+        status: 401,
+        json: { error: { message: `invalid key ${KEY} for this account` } },
+      }));
+      const { llm, delays } = client([server.url]);
+      const error = await llm.complete(REQUEST, signal()).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LlmError);
+      expect((error as LlmError).code).toBe('llm.all_failed');
+      expect((error as LlmError).message).toContain('HTTP 401');
+      expect((error as LlmError).message).toContain('invalid key [redacted] for this account');
+      expect(JSON.stringify(error) + String((error as Error).stack)).not.toContain(KEY);
+      expect(server.requests).toHaveLength(1);
+      expect(delays).toEqual([]);
+    });
+
+    it('reports an answer that is not the wire format as a bad response', async () => {
+      const server = await serve(() => ({ text: 'not json at all' }));
+      const provider = directProvider(wire, server.url);
+      await expect(provider.complete(REQUEST, signal())).rejects.toMatchObject({ code: 'llm.bad_response' });
+    });
+  });
+}
+
+/** The provider alone (no client, so no retries): one attempt. */
+export function directProvider(wire: Wire, url: string): Provider {
+  const made = createBackend(wire.backend(url, KEY_ENV), { env: { [KEY_ENV]: KEY }, timeoutMs: 5_000 });
+  if (!('provider' in made)) throw new Error(`backend unavailable: ${made.unavailable}`);
+  return made.provider;
+}
