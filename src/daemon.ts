@@ -3,6 +3,7 @@
  * end-to-end tests start it through here, so both run exactly the same assembly.
  */
 import pino, { type Logger } from 'pino';
+import { type AgentRuntime, attachAgents } from './agent/attach.ts';
 import { Bus } from './bus/bus.ts';
 import type { ListenerSpec } from './bus/listeners.ts';
 import { MemoryTransport } from './bus/memory-transport.ts';
@@ -24,6 +25,8 @@ export interface Daemon {
   config: OrganismConfig;
   bus: Bus;
   tools: ToolRuntime;
+  /** LLM agents: the shared client and token usage per agent and thread. */
+  agents: AgentRuntime;
   url: string;
   logger: Logger;
   /** Stops the HTTP server, drains the bus within `drainMs`, releases everything. */
@@ -37,6 +40,16 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     options.logger ?? pino({ level: config.organism.log_level, base: { organism: config.organism.name } });
   const tools: ToolRuntime = await createToolRuntime(loaded, {
     warn: (message) => logger.warn({ component: 'tools' }, message),
+  });
+  // Agents (agent: true, no handler) get their LLM loop as their definition before the bus is built.
+  const agents = await attachAgents(loaded, {
+    logger: logger.child({ component: 'agents' }),
+    env: options.env ?? process.env,
+    history: (thread) => bus.thread(thread)?.messages,
+    tools: (name) => tools.registry.get(name)?.definition,
+  }).catch(async (error: unknown) => {
+    await tools.close();
+    throw error;
   });
   const bus = new Bus(listenerSpecs(loaded), new MemoryTransport(), {
     limits: config.limits,
@@ -64,6 +77,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     config,
     bus,
     tools,
+    agents,
     url: server.url,
     logger,
     async close(drainMs) {

@@ -366,3 +366,45 @@ export class LibrarianError extends OrganismError {
   }
 }
 
+/**
+ * An LLM backend could not be used or answered badly. `retryable` says whether the same request
+ * may succeed later (429, 5xx, network); `retryAfterMs` carries the server's retry-after. Messages
+ * never carry an API key: provider error bodies are redacted before they get here.
+ */
+export class LlmError extends OrganismError {
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    code:
+      | 'llm.not_configured'
+      | 'llm.unavailable'
+      | 'llm.rate_limited'
+      | 'llm.server'
+      | 'llm.http'
+      | 'llm.network'
+      | 'llm.timeout'
+      | 'llm.aborted'
+      | 'llm.bad_response'
+      | 'llm.script'
+      | 'llm.all_failed',
+    message: string,
+    options: {
+      retryable?: boolean;
+      retryAfterMs?: number;
+      details?: Record<string, unknown>;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(code, message, options.details, options.cause === undefined ? undefined : { cause: options.cause });
+    this.retryable = options.retryable ?? false;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** An agent listener's configuration cannot work (a peer and a tool share a function name, ...). */
+export class AgentConfigError extends OrganismError {
+  constructor(agent: string, message: string) {
+    super('agent.config', `agent ${agent}: ${message}`, { agent });
+  }
+}

@@ -120,6 +120,8 @@ export interface LlmBackendConfig {
   api_key_env?: string;
   model?: string;
   base_url?: string;
+  /** Environment variable holding the base URL; the backend is skipped while it is unset. */
+  base_url_env?: string;
   rate_limit_tpm?: number;
   /** Resolved to an absolute path. */
   script?: string;
