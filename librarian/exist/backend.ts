@@ -23,7 +23,7 @@ import { requireSearchTerms } from '../text/tokenize.ts';
 import { parseWellFormed } from '../xml-check.ts';
 import { existQueryError } from '../xquery-errors.ts';
 import { ExistClient, type ExistClientOptions } from './http.ts';
-import { ensureCollection, ensureIndex, type IndexState } from './index-config.ts';
+import { ensureCollection, ensureIndex, findIndex, type IndexState } from './index-config.ts';
 import { buildQueryBody } from './query-body.ts';
 import { type ExistResult, parseCollectionListing, parseException, parseExistResult } from './result.ts';
 import { FALLBACK_QUERY, parseFallbackHits, parseSearchHits, SEARCH_QUERY } from './search.ts';
@@ -56,16 +56,18 @@ export class ExistBackend implements LibrarianBackend {
     return this.started;
   }
 
-  /** The index state of the configured collection that covers `collection`. */
+  /**
+   * The index state for `collection`: the default collection's (installed at start when missing)
+   * for it and everything below; for any other, whatever collection.xconf covers it, as found.
+   */
   private indexFor(collection: string, signal?: AbortSignal): Promise<IndexState> {
-    const root = isWithin(collection, this.options.defaultCollection)
-      ? this.options.defaultCollection
-      : collection;
-    let state = this.indexes.get(root);
+    const managed = isWithin(collection, this.options.defaultCollection);
+    const key = managed ? this.options.defaultCollection : collection;
+    let state = this.indexes.get(key);
     if (!state) {
-      state = ensureIndex(this.client, root, signal);
-      this.indexes.set(root, state);
-      state.catch(() => this.indexes.delete(root));
+      state = managed ? ensureIndex(this.client, key, signal) : findIndex(this.client, key, signal);
+      this.indexes.set(key, state);
+      state.catch(() => this.indexes.delete(key));
     }
     return state;
   }

@@ -62,30 +62,60 @@ export async function ensureCollection(
   return response.status === 200;
 }
 
-/** Checks (and when missing, installs) the Lucene index for `collection`. Throws only on 401 or no connection. */
+type Found = IndexState | { missing: true };
+
+/** What the collection.xconf at exactly `collection` says, or missing. Throws only on 401 or no connection. */
+async function readConfig(client: ExistClient, collection: string, signal?: AbortSignal): Promise<Found> {
+  const path = xconfPath(collection);
+  const existing = await client.request('GET', path, { query: { _indent: 'no' }, signal });
+  if (existing.status === 401) throw client.failure(existing, path, 'read');
+  if (existing.status === 404) return { missing: true };
+  if (existing.status !== 200) {
+    return {
+      indexed: false,
+      reason: `could not read ${path}: ${client.failure(existing, path, 'read').message}`,
+    };
+  }
+  if (hasLuceneText(existing.body)) return { indexed: true, created: false };
+  return {
+    indexed: false,
+    reason:
+      `the collection.xconf at ${path} has no Lucene <text> index, so ft:query finds nothing; ` +
+      'add <lucene><text match="/*"/></lucene> to its <index> and reindex the collection',
+  };
+}
+
+/**
+ * The index state of a collection the librarian does not manage: eXist applies the nearest
+ * collection.xconf up the tree, so the ancestors are looked at in turn. Nothing is installed.
+ */
+export async function findIndex(
+  client: ExistClient,
+  collection: string,
+  signal?: AbortSignal,
+): Promise<IndexState> {
+  for (let c = collection; c.startsWith('/db'); c = c.slice(0, c.lastIndexOf('/'))) {
+    const found = await readConfig(client, c, signal);
+    if (!('missing' in found)) return found;
+  }
+  return {
+    indexed: false,
+    reason: `no collection.xconf with a Lucene index covers ${collection} (the librarian installs one only for the default collection)`,
+  };
+}
+
+/**
+ * Checks the Lucene index of the default collection and installs it when there is no
+ * collection.xconf there. Throws only on 401 or no connection.
+ */
 export async function ensureIndex(
   client: ExistClient,
   collection: string,
   signal?: AbortSignal,
 ): Promise<IndexState> {
   const path = xconfPath(collection);
-  const existing = await client.request('GET', path, { query: { _indent: 'no' }, signal });
-  if (existing.status === 401) throw client.failure(existing, path, 'read');
-  if (existing.status === 200) {
-    if (hasLuceneText(existing.body)) return { indexed: true, created: false };
-    return {
-      indexed: false,
-      reason:
-        `the collection.xconf at ${path} has no Lucene <text> index, so ft:query finds nothing; ` +
-        'add <lucene><text match="/*"/></lucene> to its <index> and reindex the collection',
-    };
-  }
-  if (existing.status !== 404) {
-    return {
-      indexed: false,
-      reason: `could not read ${path}: ${client.failure(existing, path, 'read').message}`,
-    };
-  }
+  const found = await readConfig(client, collection, signal);
+  if (!('missing' in found)) return found;
   const stored = await client.request('PUT', path, {
     body: INDEX_XCONF,
     contentType: 'application/xml',

@@ -49,6 +49,11 @@ export function backendContract(name: string, setup: () => Promise<ContractHarne
       expect(await b.get(`${C}/notes/a.xml`)).toEqual({ path: `${C}/notes/a.xml`, content });
     });
 
+    it('gives a document back without its XML declaration, whitespace kept', async () => {
+      await b.store(`${C}/decl.xml`, '<?xml version="1.0" encoding="UTF-8"?>\n<a>\n  <b x="1"/>\n</a>\n');
+      expect((await b.get(`${C}/decl.xml`)).content).toBe('<a>\n  <b x="1"/>\n</a>');
+    });
+
     it('replaces a document stored under the same path', async () => {
       await b.store(`${C}/a.xml`, '<v>1</v>');
       await b.store(`${C}/a.xml`, '<v>2</v>');

@@ -198,4 +198,23 @@ describe('eXist search without a Lucene index', () => {
     expect(result.results.map((r) => r.path)).toEqual([`${C}/c.xml`, `${C}/b.xml`]);
     expect(fake.requests.some((r) => r.method === 'PUT' && r.path.endsWith('collection.xconf'))).toBe(false);
   });
+
+  it('installs nothing for other collections, and uses the nearest collection.xconf above them', async () => {
+    fake = await fakeServer();
+    backend = backendFor(fake);
+    await backend.start();
+    await backend.store('/db/apps/wiki/pages/a.xml', '<p>green tea</p>');
+    await backend.store('/db/other/b.xml', '<p>green tea</p>');
+    fake.storeXml('/db/system/config/db/apps/collection.xconf', INDEX_XCONF);
+    const covered = await backend.search('tea', { collection: '/db/apps/wiki', limit: 5 });
+    expect(covered.fallback).toBeUndefined();
+    expect(covered.results.map((r) => r.path)).toEqual(['/db/apps/wiki/pages/a.xml']);
+    const uncovered = await backend.search('tea', { collection: '/db/other', limit: 5 });
+    expect(uncovered.fallback).toContain('no collection.xconf with a Lucene index covers /db/other');
+    expect(uncovered.results.map((r) => r.path)).toEqual(['/db/other/b.xml']);
+    const puts = fake.requests
+      .filter((r) => r.method === 'PUT' && r.path.endsWith('collection.xconf'))
+      .map((r) => r.path);
+    expect(puts).toEqual(['/exist/rest/db/system/config/db/organism/collection.xconf']);
+  });
 });

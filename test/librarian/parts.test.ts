@@ -1,6 +1,7 @@
 /** The small parts both backends share: paths, variables, the query body, eXist's answers, text. */
 import { describe, expect, it } from 'vitest';
 import { accessPolicy } from '../../librarian/access.ts';
+import { librarianUnavailable, resolveLibrarianOptions } from '../../librarian/config.ts';
 import { buildQueryBody } from '../../librarian/exist/query-body.ts';
 import { parseCollectionListing, parseException, parseExistResult } from '../../librarian/exist/result.ts';
 import { normalizeAbsolute, resolvePath } from '../../librarian/paths.ts';
@@ -145,6 +146,31 @@ describe('text: terms, ranking, snippets', () => {
     );
     expect(makeSnippet(`${'word '.repeat(20)}needle${' more'.repeat(20)}`, ['needle'], 10)).toBe(
       '...word word <mark>needle</mark> more more...',
+    );
+  });
+});
+
+describe('librarian options', () => {
+  it('defaults to the embedded store in <data_dir>/librarian with /db/organism', () => {
+    expect(resolveLibrarianOptions(undefined, '/data')).toEqual({
+      backend: 'embedded',
+      defaultCollection: '/db/organism',
+      dataDir: '/data/librarian',
+    });
+  });
+
+  it('says why an eXist backend cannot be used, without the password', () => {
+    const exist = resolveLibrarianOptions(
+      { backend: 'exist', url: 'http://localhost:8080/exist/rest/', user: 'u', password_env: 'PW' },
+      '/d',
+    );
+    expect(exist.url).toBe('http://localhost:8080/exist/rest');
+    expect(librarianUnavailable(exist, {})).toBe(
+      'librarian.password_env names PW, which is not set in the environment',
+    );
+    expect(librarianUnavailable(exist, { PW: 'secret' })).toBeNull();
+    expect(librarianUnavailable(resolveLibrarianOptions({ backend: 'exist' }, '/d'), {})).toBe(
+      'librarian.backend is exist but librarian.url is not set',
     );
   });
 });
