@@ -79,7 +79,7 @@ describe('checkShell', () => {
 
   describe('tool_config', () => {
     it('blocked_commands denies a command at every trust level, also behind wrappers', () => {
-      const cfg = { blocked_commands: ['curl'] };
+      const cfg = { blocked_commands: ['/usr/bin/curl'] };
       for (const t of ['low', 'medium', 'high'] as const) {
         expect(checkShell('sudo timeout 5 curl https://example.com', t, cfg)).toMatchObject({
           verdict: 'deny',
@@ -93,6 +93,11 @@ describe('checkShell', () => {
       const cfg = { allowed_commands: ['npm', 'rm'] };
       expect(checkShell('npm test', 'low').verdict).toBe('deny');
       expect(checkShell('npm test', 'low', cfg).verdict).toBe('allow');
+      const prefixes = { allowed_commands: ['make build', ['cargo', 'check']] };
+      expect(checkShell('make build', 'low', prefixes).verdict).toBe('allow');
+      expect(checkShell('make install', 'low', prefixes).verdict).toBe('deny');
+      expect(checkShell('cargo check --all', 'low', prefixes).verdict).toBe('allow');
+      expect(checkShell('./cargo check', 'low', prefixes).verdict).toBe('deny');
       expect(checkShell('rm -rf /', 'low', cfg)).toMatchObject({
         verdict: 'deny',
         rule_id: 'shell.filesystem.rm_root',

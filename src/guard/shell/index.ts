@@ -9,7 +9,7 @@ import { ShellParseError } from '../../errors.ts';
 import { allow, deny, type Severity, type Verdict, type VerdictKind, verdictFor } from '../types.ts';
 import { analyze, type Cmd } from './analyze.ts';
 import { RAW_RULES, rulesFor } from './rules/index.ts';
-import { isKnownSafe, writesFiles } from './safe.ts';
+import { commandPrefixes, isKnownSafe, writesFiles } from './safe.ts';
 import { SHELLS, WRAPPERS } from './wrappers.ts';
 
 /** Longest command line judged, in UTF-8 bytes. Longer ones are denied: nobody reviews 8 KiB of shell. */
@@ -118,7 +118,7 @@ const ELEVATING = new Set(
 );
 
 /** At low trust, the first command outside the known-safe set, or writing a file, is refused. */
-function lowTrustRefusal(cmds: Cmd[], allowed: ReadonlySet<string>): Verdict | null {
+function lowTrustRefusal(cmds: Cmd[], allowed: readonly (readonly string[])[]): Verdict | null {
   for (const cmd of cmds) {
     const wrapper = cmd.wrappers.find((w) => ELEVATING.has(w));
     if (wrapper) {
@@ -153,17 +153,20 @@ function lowTrustRefusal(cmds: Cmd[], allowed: ReadonlySet<string>): Verdict | n
 }
 
 interface ShellConfig {
-  allowed: ReadonlySet<string>;
+  /** allowed_commands as argv prefixes: at low trust they count as known-safe (rules still apply). */
+  allowed: readonly (readonly string[])[];
+  /** blocked_commands: program names (basename) denied at every trust level. */
   blocked: ReadonlySet<string>;
 }
 
-const EMPTY: ShellConfig = { allowed: new Set(), blocked: new Set() };
+const EMPTY: ShellConfig = { allowed: [], blocked: new Set() };
 
-/** run_command's own tool_config keys: allowed_commands (extra known-safe names at low trust) and blocked_commands. */
+/** run_command's own tool_config keys, read the way the tool reads them (see its README section). */
 function shellConfig(config: ToolConfig | undefined): ShellConfig {
   if (!config) return EMPTY;
   const names = (v: unknown) =>
     new Set(Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   if (config.allowed_commands === undefined && config.blocked_commands === undefined) return EMPTY;
-  return { allowed: names(config.allowed_commands), blocked: names(config.blocked_commands) };
+  const blocked = new Set([...names(config.blocked_commands)].map((n) => n.slice(n.lastIndexOf('/') + 1)));
+  return { allowed: commandPrefixes(config.allowed_commands), blocked };
 }

@@ -154,11 +154,33 @@ export function writesFiles(c: Cmd): boolean {
   return writeTargets(c).some((t) => !HARMLESS_SINKS.test(t));
 }
 
-/** True when the command is in the known-safe set (or the extra names the tool config allows). */
-export function isKnownSafe(c: Cmd, extra: ReadonlySet<string>): boolean {
+/**
+ * run_command's `allowed_commands` entries as argv prefixes: `"git"`, `"git status"` or
+ * `["git", "log"]`. The program is compared as written (`git` does not admit `./git`), as the
+ * tool itself compares it.
+ */
+export function commandPrefixes(value: unknown): string[][] {
+  if (!Array.isArray(value)) return [];
+  const out: string[][] = [];
+  for (const entry of value) {
+    if (typeof entry === 'string' && entry.trim() !== '') out.push(entry.trim().split(/\s+/));
+    else if (Array.isArray(entry) && entry.length > 0 && entry.every((x) => typeof x === 'string'))
+      out.push(entry);
+  }
+  return out;
+}
+
+function matchesPrefix(c: Cmd, prefix: readonly string[]): boolean {
+  if (c.argv0 !== prefix[0]) return false;
+  for (let i = 1; i < prefix.length; i++) if (c.args[i - 1] !== prefix[i]) return false;
+  return true;
+}
+
+/** True when the command is in the known-safe set, or one of the operator's allowed_commands prefixes. */
+export function isKnownSafe(c: Cmd, extra: readonly (readonly string[])[]): boolean {
   if (c.dynamicName) return false;
   if (c.name === '') return true;
-  if (extra.has(c.name)) return true;
+  if (extra.some((p) => matchesPrefix(c, p))) return true;
   const check = SAFE_COMMANDS[c.name];
   if (check === undefined) return false;
   return check === true || check(c);
