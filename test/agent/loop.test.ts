@@ -518,3 +518,61 @@ describe('the agent loop', () => {
     expect(content).not.toContain('second question</task></helper>');
   });
 });
+
+describe('loops waiting for peers', () => {
+  it('answers busy to a second task in a thread while the first waits for a peer, then finishes the first', async () => {
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let arrived: () => void = () => {};
+    const peerGotIt = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const slow = defineListener<{ text: string }>({
+      description: 'Answers when the test lets it.',
+      payload: textPayload('slow'),
+      response: { tag: 'late', schema: { type: 'object', properties: { text: { type: 'string' } } } },
+      handler: async (p, ctx) => {
+        arrived();
+        await released;
+        return ctx.respond({ text: `late ${p.text}` });
+      },
+    });
+    running = startAgentBus({
+      listeners: [{ name: 'slow', definition: slow }],
+      agents: [
+        {
+          name: 'helper',
+          peers: ['slow'],
+          script: {
+            scripts: [
+              {
+                turns: [
+                  { tool_calls: [{ name: 'ask_slow', args: { text: 'reply' } }] },
+                  { text: 'got {{result.text}}' },
+                ],
+              },
+            ],
+          },
+        },
+      ],
+    });
+    const { thread } = await running.bus.inject({
+      to: 'helper',
+      payload: '<helper><task>first</task></helper>',
+    });
+    await peerGotIt;
+    const waiting = (running.definitions.helper as unknown as { waiting(): number }).waiting;
+    expect(waiting()).toBe(1);
+    await running.bus.inject({ to: 'helper', payload: '<helper><task>second</task></helper>', thread });
+    await expect
+      .poll(() => running!.bus.thread(thread)!.messages.filter((m) => m.kind === 'response').length)
+      .toBe(1);
+    expect(answerOf(running.bus.thread(thread)!.messages, 'helper')).toContain('<status>busy</status>');
+    release();
+    const messages = await settled(running.bus, thread);
+    expect(answerOf(messages, 'helper')).toContain('<text>got late reply</text><status>done</status>');
+    expect(waiting()).toBe(0);
+  });
+});
