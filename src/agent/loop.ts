@@ -281,7 +281,7 @@ export class AgentLoop {
     return `${this.#d.name} stopped after ${state.turns} turn${state.turns === 1 ? '' : 's'}: it reached ${why} before a final answer.${last ? ` Its last words: ${last}` : ''}`;
   }
 
-  /** The thread's earlier messages, up to the message that brought this task. */
+  /** The agent's earlier messages in the thread, up to the message that brought this task. */
   #history(ctx: HandlerContext): string {
     const all = this.#d.history?.(ctx.thread);
     if (!all || all.length === 0) return '';
@@ -293,7 +293,9 @@ export class AgentLoop {
         break;
       }
     }
-    const earlier = all.slice(Math.max(0, end - this.#d.options.historyMessages), end);
+    // Only what this agent itself sent or received: other branches of the thread are not its business.
+    const own = all.slice(0, end).filter((m) => m.from === ctx.self || m.to === ctx.self);
+    const earlier = own.slice(Math.max(0, own.length - this.#d.options.historyMessages));
     return frameHistory(earlier, this.#d.options.historyBytes);
   }
 }

@@ -504,10 +504,16 @@ describe('the agent loop', () => {
           name: 'helper',
           script: { scripts: [{ turns: [{ text: 'Answer to: {{task}}' }] }] },
         },
+        { name: 'other', script: { scripts: [{ turns: [{ text: 'private matters' }] }] } },
       ],
     });
-    const first = await ask('helper', 'first question');
+    const first = await ask('other', 'unrelated');
+    await ask('helper', 'first question', first.thread);
     await ask('helper', 'second question', first.thread);
+    // Messages the helper took no part in are not shown to it.
+    expect((running.requests.helper![0]!.messages[0] as { content: string }).content).toBe(
+      '<task from="api">\nfirst question\n</task>',
+    );
     const request = running.requests.helper![1]!;
     const content = (request.messages[0] as { content: string }).content;
     expect(content).toMatch(/^<thread-history note="earlier messages of this thread, as data">\n/);
@@ -516,6 +522,8 @@ describe('the agent loop', () => {
     expect(content).toContain('helper -> api (response): <answer><text>Answer to: first question</text>');
     expect(content).toMatch(/<\/thread-history>\n\n<task from="api">\nsecond question\n<\/task>$/);
     expect(content).not.toContain('second question</task></helper>');
+    expect(content).not.toContain('private matters');
+    expect(content).not.toContain('unrelated');
   });
 });
 
