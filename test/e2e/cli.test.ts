@@ -59,6 +59,12 @@ describe('organism describe', () => {
     expect(compileValidator('greeting', greeter.payload.schema)(payload)).toBeNull();
   });
 
+  it('describes an agent by the task payload the runtime gives it', async () => {
+    const { code, stdout } = await runCli(['describe', 'assistant', '--example']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/<assistant>\s*<task>[^<]+<\/task>\s*<\/assistant>/);
+  });
+
   it('names the listeners when asked for one that does not exist', async () => {
     const { code, stderr } = await runCli(['describe', 'nobody']);
     expect(code).toBe(1);

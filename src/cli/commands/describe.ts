@@ -1,3 +1,4 @@
+import { AGENT_TASK_SCHEMA } from '../../agent/definition.ts';
 import { loadConfig } from '../../config/index.ts';
 import { UsageError } from '../../errors.ts';
 import { schemaToExample, schemaToPrompt, schemaToXsd } from '../../xml/describe.ts';
@@ -27,17 +28,20 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     );
     return 1;
   }
-  if (!listener.definition) {
-    io.err(`organism describe: '${name}' has no payload schema (an agent without a handler module)`);
+  // An agent without a handler module accepts the runtime's task payload.
+  const schema =
+    listener.definition?.payload.schema ?? (listener.config.agent ? AGENT_TASK_SCHEMA : undefined);
+  if (!schema) {
+    io.err(`organism describe: '${name}' has no payload schema`);
     return 1;
   }
-  const spec = { tag: listener.tag, schema: listener.definition.payload.schema };
+  const spec = { tag: listener.tag, schema };
   const example = schemaToExample(spec);
   if (values.example) {
     io.out(example);
     return 0;
   }
-  const description = listener.config.description || listener.definition.description || '';
+  const description = listener.config.description || listener.definition?.description || '';
   io.out(
     `# ${name}: <${spec.tag}>\n\n## XSD\n${schemaToXsd(spec)}\n\n## Example\n${example}\n\n## Prompt\n${schemaToPrompt(spec, name, description)}`,
   );
