@@ -408,3 +408,61 @@ export class AgentConfigError extends OrganismError {
     super('agent.config', `agent ${agent}: ${message}`, { agent });
   }
 }
+
+/**
+ * The HTTP API refused a caller: no bearer token or an unknown one (401), or a role below what
+ * the action needs (403). The message never echoes the token that was sent.
+ */
+export class AuthError extends OrganismError {
+  constructor(code: 'auth.required' | 'auth.invalid' | 'auth.forbidden', message: string) {
+    super(code, message);
+  }
+}
+
+/**
+ * The HTTP API could not start as configured (an address beyond loopback with no tokens, a token
+ * env var that is unset), or turned a request away to protect itself (rate limit, overload).
+ */
+export class ServerError extends OrganismError {
+  constructor(
+    code: 'server.unsafe_bind' | 'server.auth_env' | 'server.rate_limited' | 'server.overloaded',
+    message: string,
+    details?: Record<string, unknown>,
+  ) {
+    super(code, message, details);
+  }
+}
+
+/** A hot reload could not be applied; the running organism is unchanged. */
+export class ReloadError extends OrganismError {
+  constructor(code: 'reload.in_progress' | 'reload.failed', message: string, options?: ErrorOptions) {
+    super(code, message, undefined, options);
+  }
+}
+
+/** The on-disk thread history could not be written or read. */
+export class HistoryError extends OrganismError {
+  constructor(code: 'history.io' | 'history.closed', message: string, details?: Record<string, unknown>) {
+    super(code, message, details);
+  }
+}
+
+/**
+ * A bus transport refused or failed an operation (closed, Redis unreachable, a bad group or
+ * listener name). Messages name host:port only, never a Redis URL, which may carry a password.
+ */
+export class TransportError extends OrganismError {
+  constructor(
+    code:
+      | 'transport.closed'
+      | 'transport.unavailable'
+      | 'transport.invalid_option'
+      | 'transport.duplicate_subscriber'
+      | 'transport.backend',
+    message: string,
+    details?: Record<string, unknown>,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, details, options);
+  }
+}

@@ -26,6 +26,9 @@ export interface OrganismSection {
 export interface ServerSection {
   host: string;
   port: number;
+  /** Injections per second per token (or client address); 0 = no limit. */
+  inject_per_second: number;
+  inject_burst: number;
 }
 
 export interface LimitsSection {
@@ -147,6 +150,13 @@ export interface AuthSection {
   tokens: AuthTokenConfig[];
 }
 
+/** `history:` section: thread history kept in memory and on disk. */
+export interface HistorySection {
+  max_threads: number;
+  /** Bytes on disk in <data_dir>/history; 0 = memory only. */
+  max_bytes: number;
+}
+
 export interface OrganismConfig {
   /** Absolute path of the file this was loaded from. */
   file: string;
@@ -163,6 +173,7 @@ export interface OrganismConfig {
   librarian: LibrarianSection;
   llm: LlmSection;
   auth: AuthSection;
+  history: HistorySection;
   /** Any section added to the schema later and not yet typed here keeps its validated shape. */
   [section: string]: unknown;
 }

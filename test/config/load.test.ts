@@ -31,7 +31,7 @@ describe('loadConfig on valid files', () => {
       workspace: resolve(FIXTURES, '.organism/workspace'),
       log_level: 'info',
     });
-    expect(config.server).toEqual({ host: '127.0.0.1', port: 7777 });
+    expect(config.server).toEqual({ host: '127.0.0.1', port: 7777, inject_per_second: 200, inject_burst: 400 });
     expect(config.limits).toEqual({
       max_message_bytes: 1048576,
       max_xml_depth: 64,
@@ -61,6 +61,7 @@ describe('loadConfig on valid files', () => {
     expect(config.librarian).toEqual({ backend: 'embedded', default_collection: '/db/organism' });
     expect(config.llm).toEqual({ strategy: 'failover', retries: 3, backends: [] });
     expect(config.auth).toEqual({ tokens: [] });
+    expect(config.history).toEqual({ max_threads: 10000, max_bytes: 268435456 });
 
     const [echo, helper] = listeners;
     expect(echo!.config).toEqual({

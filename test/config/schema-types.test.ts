@@ -10,6 +10,7 @@ import type {
   AuthSection,
   AuthTokenConfig,
   BusSection,
+  HistorySection,
   KvSection,
   LibrarianSection,
   LimitsSection,
@@ -38,7 +39,12 @@ const organism: Presence<OrganismSection> = {
   workspace: 'always',
   log_level: 'always',
 };
-const server: Presence<ServerSection> = { host: 'always', port: 'always' };
+const server: Presence<ServerSection> = {
+  host: 'always',
+  port: 'always',
+  inject_per_second: 'always',
+  inject_burst: 'always',
+};
 const limits: Presence<LimitsSection> = {
   max_message_bytes: 'always',
   max_xml_depth: 'always',
@@ -126,6 +132,7 @@ const token: Presence<AuthTokenConfig> = {
   token_env: 'optional',
   sha256: 'optional',
 };
+const history: Presence<HistorySection> = { max_threads: 'always', max_bytes: 'always' };
 const root: Presence<Omit<OrganismConfig, 'file'>> = {
   organism: 'always',
   server: 'always',
@@ -140,6 +147,7 @@ const root: Presence<Omit<OrganismConfig, 'file'>> = {
   librarian: 'always',
   llm: 'always',
   auth: 'always',
+  history: 'always',
 };
 
 /** Keys the loader fills although the schema has no literal default for them. */
@@ -173,6 +181,7 @@ const TABLES: [string, Record<string, 'always' | 'optional'>][] = [
   ['llm.backends[]', backend],
   ['auth', auth],
   ['auth.tokens[]', token],
+  ['history', history],
 ];
 
 describe('src/config/types.ts mirrors organism.schema.json', () => {
