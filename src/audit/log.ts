@@ -87,7 +87,7 @@ export class AuditLog implements AuditSink {
   append(entry: AuditEntry): void {
     if (this.#closed) {
       this.#options.onError(
-        `record for ${entry.tool} arrived after the audit log was closed; writing it anyway`,
+        `record for ${'tool' in entry ? entry.tool : entry.type} arrived after the audit log was closed; writing it anyway`,
       );
     }
     this.#queue.push(entry);

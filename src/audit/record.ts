@@ -35,7 +35,31 @@ export interface ThreatRecord {
   module: string | null;
 }
 
-export type AuditEntry = CallRecord | ThreatRecord;
+/**
+ * An operator's change to the running organism: each listener a hot reload added, removed or
+ * replaced, a refused reload, a killed thread, a paused or resumed listener.
+ */
+export interface ChangeRecord {
+  type: 'change';
+  time: string;
+  action:
+    | 'listener.added'
+    | 'listener.removed'
+    | 'listener.replaced'
+    | 'listener.paused'
+    | 'listener.resumed'
+    | 'thread.killed'
+    | 'organism.reloaded'
+    | 'organism.reload_refused';
+  /** Who: the API token's name, `sighup`, or `anonymous` when the API has no tokens. */
+  by: string;
+  listener: string | null;
+  thread: string | null;
+  /** One line of detail (the reload's summary, the refusal's first error); never a secret. */
+  detail: string | null;
+}
+
+export type AuditEntry = CallRecord | ThreatRecord | ChangeRecord;
 
 /** As written: the entry plus its place in the hash chain. */
 export type AuditLine = AuditEntry & { prev: string | null; hash: string };

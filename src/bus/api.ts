@@ -3,7 +3,7 @@
  * interface only, never on the Bus class.
  */
 import type { Capability } from '../tools/types.ts';
-import type { MessageView } from './message.ts';
+import type { MessageKind, MessageView } from './message.ts';
 
 export interface InjectRequest {
   /** Target listener; when absent the payload's root tag routes it. */
@@ -59,4 +59,67 @@ export interface BusApi {
   listeners(): ListenerInfo[];
   /** Payload XSD, example XML and prompt fragment for a listener (organism describe). */
   describe(listener: string): { xsd: string; example: string; prompt: string } | undefined;
+}
+
+/** GET /threads: newest activity first, filtered, a page at a time. */
+export interface ThreadQuery {
+  status?: ThreadStatus;
+  /** Threads in which this name sent or received a message. */
+  listener?: string;
+  /** Threads with activity at or after this time (epoch ms). */
+  since?: number;
+  limit: number;
+  /** `next` of the previous page. */
+  cursor?: string;
+}
+
+export interface ThreadListItem {
+  thread: string;
+  status: ThreadStatus;
+  created: string;
+  updated: string;
+  /** Messages kept (see `dropped` for those the per-thread bound let go). */
+  messages: number;
+  dropped: number;
+  /** Names that sent or received messages in the thread (listeners, tools, `api`, `system`). */
+  participants: string[];
+}
+
+export interface ThreadPage {
+  threads: ThreadListItem[];
+  /** Threads matching the filters (all pages). */
+  total: number;
+  /** Cursor for the next page; null on the last. */
+  next: string | null;
+}
+
+/** GET /messages: the most recent messages across threads, newest first. */
+export interface MessageQuery {
+  thread?: string;
+  /** Messages from or to this name. */
+  listener?: string;
+  kind?: MessageKind;
+  since?: number;
+  limit: number;
+  cursor?: string;
+}
+
+export interface MessagePage {
+  messages: Array<MessageView & { thread: string }>;
+  next: string | null;
+}
+
+/** A listener's queue as the API shows it. */
+export interface ListenerState {
+  paused: boolean;
+  depth: number;
+  active: number;
+  capacity: number;
+}
+
+/** Read-only views the API lists from (the Bus implements them next to BusApi). */
+export interface BusQueries {
+  listThreads(query: ThreadQuery): ThreadPage;
+  listMessages(query: MessageQuery): MessagePage;
+  listenerState(name: string): ListenerState | undefined;
 }

@@ -24,12 +24,27 @@ import { buildEnvelope, parseEnvelope } from '../xml/envelope.ts';
 import type { XmlLimits } from '../xml/limits.ts';
 import { parsePayload } from '../xml/parse.ts';
 import { repairPayloads } from '../xml/repair.ts';
-import type { BusApi, InjectRequest, InjectResult, ListenerInfo, ThreadView, ThreadWatcher } from './api.ts';
+import type {
+  BusApi,
+  BusQueries,
+  InjectRequest,
+  InjectResult,
+  ListenerInfo,
+  ListenerState,
+  MessagePage,
+  MessageQuery,
+  ThreadPage,
+  ThreadQuery,
+  ThreadStatus,
+  ThreadView,
+  ThreadWatcher,
+} from './api.ts';
 import { DeliveryContext } from './context.ts';
-import { ThreadHistory, toView } from './history.ts';
+import { ThreadHistory, toView } from './history/index.ts';
 import { nextId } from './ids.ts';
 import { buildRuntimeListeners, type ListenerSpec, type RuntimeListener } from './listeners.ts';
 import type { Message, MessageKind } from './message.ts';
+import { listMessages, listThreads } from './queries.ts';
 import { ListenerQueue } from './scheduler.ts';
 import { type HuhReason, huhXml, SYSTEM_SENDER, type SystemErrorCode, systemErrorXml } from './system.ts';
 import { type Frame, ThreadRegistry, type ThreadState } from './threads.ts';
@@ -52,8 +67,35 @@ export interface BusOptions {
   bus: BusSection;
   logger: Logger;
   tools?: ToolPort;
-  /** Threads whose history is kept in memory. */
+  /** Threads whose history is kept in memory (when the bus makes its own history). */
   historyMaxThreads?: number;
+  /** A history to use instead of a fresh one: the daemon's, replayed from disk and written back to it. */
+  history?: ThreadHistory;
+  /** Observers for metrics and the live stream; absent costs nothing per hop. */
+  hooks?: BusHooks;
+}
+
+/** What became of one delivery: handled (ok, error, timeout) or refused before its handler. */
+export type DeliveryOutcome = 'ok' | 'error' | 'timeout' | 'invalid' | 'busy' | 'dropped';
+
+/**
+ * Observers of the bus. Called on the hot path and synchronously, so they must be cheap and must
+ * not throw (the daemon's hooks update prom-client counters and push to WebSocket clients).
+ */
+export interface BusHooks {
+  /** A delivery to `listener` finished; `ms` runs from publish to the end of handling. */
+  delivered?(listener: string, outcome: DeliveryOutcome, ms: number, thread: string): void;
+  /** A thread began (injection), has nothing in flight any more, or was stopped (budget or kill). */
+  thread?(thread: string, event: 'started' | 'idle' | 'stopped'): void;
+}
+
+/** What a hot reload did to the listeners (Bus.reconfigure). */
+export interface ReconfigureResult {
+  added: string[];
+  removed: string[];
+  /** Config, module or tag changed; queued messages finish with the version that accepted them. */
+  replaced: string[];
+  unchanged: string[];
 }
 
 interface Delivery {
@@ -69,11 +111,19 @@ interface Delivery {
 
 const INGRESS_DEFAULT = 'api';
 
-export class Bus implements BusApi {
+export class Bus implements BusApi, BusQueries {
   private readonly listenersByName: Map<string, RuntimeListener>;
   private readonly byTag = new Map<string, RuntimeListener[]>();
   private readonly queues = new Map<string, ListenerQueue<Delivery>>();
-  private readonly subscriptions: Subscription[] = [];
+  private readonly subscriptions = new Map<string, Subscription>();
+  /** The specs the listeners were built from, to tell a replaced listener from an unchanged one. */
+  private readonly specs = new Map<string, ListenerSpec>();
+  /**
+   * Listeners removed by a reload that still have queued or running messages: they finish those
+   * (deliver() still finds them here), then their queue and subscription go (retire()).
+   */
+  private readonly retiring = new Map<string, RuntimeListener>();
+  private readonly hooks: BusHooks;
   private readonly threads: ThreadRegistry;
   readonly history: ThreadHistory;
   private readonly xmlLimits: XmlLimits;
@@ -83,6 +133,7 @@ export class Bus implements BusApi {
   private readonly logger: Logger;
   private sweeper: NodeJS.Timeout | undefined;
   private stopping = false;
+  private started = false;
   private totalInFlight = 0;
   private drainWaiters: Array<() => void> = [];
 
@@ -92,12 +143,10 @@ export class Bus implements BusApi {
     private readonly options: BusOptions,
   ) {
     this.logger = options.logger;
+    this.hooks = options.hooks ?? {};
     this.listenersByName = buildRuntimeListeners(specs, options.limits, options.bus);
-    for (const listener of this.listenersByName.values()) {
-      const list = this.byTag.get(listener.tag) ?? [];
-      list.push(listener);
-      this.byTag.set(listener.tag, list);
-    }
+    for (const spec of specs) this.specs.set(spec.config.name, spec);
+    this.indexTags();
     const { limits } = options;
     this.xmlLimits = {
       maxBytes: limits.max_message_bytes,
@@ -110,10 +159,12 @@ export class Bus implements BusApi {
       maxDepth: limits.max_call_depth,
       idleMs: limits.thread_idle_ms,
     });
-    this.history = new ThreadHistory({
-      maxPerThread: limits.max_history_per_thread,
-      maxThreads: options.historyMaxThreads ?? 10_000,
-    });
+    this.history =
+      options.history ??
+      new ThreadHistory({
+        maxPerThread: limits.max_history_per_thread,
+        maxThreads: options.historyMaxThreads ?? 10_000,
+      });
     this.history.subscribe((thread, entry) => {
       const set = this.watchers.get(thread);
       if (!set) return;
@@ -124,14 +175,8 @@ export class Bus implements BusApi {
 
   /** Subscribes every listener on the transport and starts collecting idle threads. */
   start(): void {
-    for (const listener of this.listenersByName.values()) {
-      const queue = new ListenerQueue<Delivery>(
-        { capacity: listener.queueLength, maxConcurrent: listener.maxConcurrent },
-        (delivery) => this.handle(delivery),
-      );
-      this.queues.set(listener.name, queue);
-      this.subscriptions.push(this.transport.subscribe(listener.name, (message) => this.deliver(message)));
-    }
+    this.started = true;
+    for (const listener of this.listenersByName.values()) this.open(listener);
     const every = Math.max(1_000, Math.min(this.options.limits.thread_idle_ms, 60_000));
     this.sweeper = setInterval(() => this.threads.collectIdle(), every);
     this.sweeper.unref();
@@ -165,6 +210,7 @@ export class Bus implements BusApi {
     } else {
       thread = this.threads.createThread(request.scope);
       this.history.begin(thread.id, thread.created);
+      this.hooks.thread?.(thread.id, 'started');
     }
     let firstId = '';
     for (const target of targets) {
@@ -250,9 +296,13 @@ export class Bus implements BusApi {
 
   /** A budget ran out: the sender is told in the history; a hop budget also stops the thread. */
   private overBudget(thread: ThreadState, from: string, what: 'hops' | 'depth', limit: number): void {
-    if (what === 'hops') thread.stopped = true;
     const xml = systemErrorXml('budget', `(${what} limit ${limit})`);
     this.record(thread.id, nextId(), SYSTEM_SENDER, from, 'system-error', xml);
+    if (what === 'hops' && !thread.stopped) {
+      thread.stopped = true;
+      this.history.markStopped(thread.id);
+      this.hooks.thread?.(thread.id, 'stopped');
+    }
     this.logger.warn({ thread: thread.id, listener: from, what, limit }, 'thread budget exhausted');
   }
 
@@ -260,10 +310,12 @@ export class Bus implements BusApi {
 
   private deliver(message: Message): Promise<void> {
     const thread = this.threads.thread(message.thread);
-    const target = this.listenersByName.get(message.to);
+    // A listener removed by a reload still takes what was published to it before (retiring).
+    const target = this.listenersByName.get(message.to) ?? this.retiring.get(message.to);
     const frame = this.threads.frame(message.frame);
     if (!thread || !target || !frame || thread.stopped) {
       // The frame was pruned (its caller already got an answer) or the thread stopped: nothing to do.
+      if (target) this.hooks.delivered?.(target.name, 'dropped', Date.now() - message.time, message.thread);
       this.settle(thread);
       return Promise.resolve();
     }
@@ -282,6 +334,7 @@ export class Bus implements BusApi {
         payload = decodePayload(envelope.node, target.schema);
         const invalid = target.validate(payload);
         if (invalid) {
+          this.hooks.delivered?.(target.name, 'invalid', Date.now() - message.time, thread.id);
           this.huhToSender(thread, frame, message, 'validate', envelope.payloadXml, invalid.message);
           return Promise.resolve();
         }
@@ -297,6 +350,7 @@ export class Bus implements BusApi {
       }
     } catch (error) {
       this.logger.warn({ err: error, thread: thread.id, to: message.to }, 'delivery refused a message');
+      this.hooks.delivered?.(target.name, 'invalid', Date.now() - message.time, thread.id);
       this.huhToSender(thread, frame, message, 'parse', message.envelope);
       return Promise.resolve();
     }
@@ -304,6 +358,7 @@ export class Bus implements BusApi {
     return new Promise<void>((resolve) => {
       const delivery: Delivery = { message, thread, frame, target, payload, reply, done: resolve };
       if (!queue.offer(thread.id, delivery)) {
+        this.hooks.delivered?.(target.name, 'busy', Date.now() - message.time, thread.id);
         this.failFrame(thread, frame, message.kind, 'busy');
         this.settle(thread);
         resolve();
@@ -328,6 +383,7 @@ export class Bus implements BusApi {
     );
     this.running.add(ctx);
     let timer: NodeJS.Timeout | undefined;
+    let outcome: DeliveryOutcome = 'ok';
     try {
       const result = await new Promise<HandlerResult>((resolve, reject) => {
         timer = setTimeout(() => reject(TIMED_OUT), target.timeoutMs);
@@ -336,6 +392,7 @@ export class Bus implements BusApi {
       if (!thread.stopped) await this.route(delivery, result);
     } catch (error) {
       const timedOut = error === TIMED_OUT;
+      outcome = timedOut ? 'timeout' : 'error';
       ctx.abort(timedOut ? new Error('handler timed out') : error);
       this.logger.warn(
         { err: timedOut ? undefined : error, thread: thread.id, listener: target.name },
@@ -347,6 +404,7 @@ export class Bus implements BusApi {
       this.running.delete(ctx);
       // Nothing can be delivered into the frame of a listener without onReply once it is handled.
       if (!target.onReply) this.threads.pruneFrame(frame);
+      this.hooks.delivered?.(target.name, outcome, Date.now() - message.time, thread.id);
       this.settle(thread);
       delivery.done();
     }
@@ -591,6 +649,7 @@ export class Bus implements BusApi {
     if (thread && thread.inFlight === 0) {
       const set = this.watchers.get(thread.id);
       if (set) for (const w of set) w.onIdle?.();
+      this.hooks.thread?.(thread.id, 'idle');
     }
     if (this.totalInFlight === 0 && this.drainWaiters.length > 0) {
       const waiters = this.drainWaiters;
@@ -604,10 +663,9 @@ export class Bus implements BusApi {
   thread(id: string): ThreadView | undefined {
     const record = this.history.messages(id);
     if (!record) return undefined;
-    const state = this.threads.thread(id);
     return {
       thread: id,
-      status: state ? this.threads.status(state) : 'idle',
+      status: this.threadStatus(id, record.stopped),
       created: new Date(record.created).toISOString(),
       messages: record.messages,
     };
@@ -624,6 +682,21 @@ export class Bus implements BusApi {
       set.delete(watcher);
       if (set.size === 0) this.watchers.delete(thread);
     };
+  }
+
+  /** Registry status while the thread is live; after collection (or a restart) what history says. */
+  private threadStatus(id: string, stoppedInHistory: boolean): ThreadStatus {
+    const state = this.threads.thread(id);
+    if (state) return this.threads.status(state);
+    return stoppedInHistory ? 'stopped' : 'idle';
+  }
+
+  listThreads(query: ThreadQuery): ThreadPage {
+    return listThreads(this.history, query, (id, stopped) => this.threadStatus(id, stopped));
+  }
+
+  listMessages(query: MessageQuery): MessagePage {
+    return listMessages(this.history, query);
   }
 
   listeners(): ListenerInfo[] {
@@ -656,6 +729,148 @@ export class Bus implements BusApi {
     return { inFlight: this.totalInFlight, threads: this.threads.size.threads, queues };
   }
 
+  /** Queue state of one listener (API), or undefined when there is no such listener. */
+  listenerState(name: string): ListenerState | undefined {
+    const listener = this.listenersByName.get(name);
+    const queue = this.queues.get(name);
+    if (!listener || !queue) return undefined;
+    return { paused: queue.isPaused, depth: queue.depth, active: queue.active, capacity: listener.queueLength };
+  }
+
+  /** True while any listener's queue refuses new work; ingress may turn callers away early. */
+  get saturated(): boolean {
+    for (const [name, queue] of this.queues) if (queue.full && this.listenersByName.has(name)) return true;
+    return false;
+  }
+
+  // ---- operator actions ------------------------------------------------------------------------
+
+  /**
+   * Stops a thread now: it accepts no more messages, its queued messages are dropped, running
+   * handlers in it see their signal abort (their output is discarded), and the history records a
+   * `<SystemError><code>killed</code>`. Undefined when the thread is unknown; idempotent otherwise.
+   */
+  kill(id: string, by = 'api'): { thread: string; status: ThreadStatus; dropped: number; aborted: number } | undefined {
+    const state = this.threads.thread(id);
+    if (!state) {
+      if (!this.history.has(id)) return undefined;
+      // Collected or from before a restart: nothing runs in it; it is marked so no one thinks otherwise.
+      this.history.markStopped(id);
+      return { thread: id, status: 'stopped', dropped: 0, aborted: 0 };
+    }
+    if (state.stopped) return { thread: id, status: 'stopped', dropped: 0, aborted: 0 };
+    state.stopped = true;
+    let dropped = 0;
+    for (const [name, queue] of this.queues) {
+      for (const delivery of queue.removeThread(id)) {
+        dropped++;
+        this.hooks.delivered?.(name, 'dropped', Date.now() - delivery.message.time, id);
+        this.settle(state);
+        delivery.done();
+      }
+    }
+    let aborted = 0;
+    for (const ctx of this.running) {
+      if (ctx.thread !== id) continue;
+      aborted++;
+      ctx.abort(new OrganismError('thread.killed', `thread ${id} was stopped by an operator`));
+    }
+    this.record(id, nextId(), SYSTEM_SENDER, by, 'system-error', systemErrorXml('killed'));
+    this.history.markStopped(id);
+    this.hooks.thread?.(id, 'stopped');
+    this.logger.info({ thread: id, by, dropped, aborted }, 'thread killed');
+    return { thread: id, status: 'stopped', dropped, aborted };
+  }
+
+  /** Holds a listener's queue: messages still queue (up to its length), none start. False if unknown. */
+  pause(name: string): boolean {
+    const queue = this.listenersByName.has(name) ? this.queues.get(name) : undefined;
+    queue?.pause();
+    return queue !== undefined;
+  }
+
+  resume(name: string): boolean {
+    const queue = this.listenersByName.has(name) ? this.queues.get(name) : undefined;
+    queue?.resume();
+    return queue !== undefined;
+  }
+
+  // ---- hot reload ------------------------------------------------------------------------------
+
+  /**
+   * Swaps the set of listeners for `specs` without dropping in-flight messages. Everything that can
+   * fail (schema compilation) happens before anything changes, so a throw leaves the bus as it was.
+   * - added: a queue and a transport subscription are opened;
+   * - replaced: the new version takes every message from now on; messages already queued run with
+   *   the version that accepted them; the queue (and a pause) stays, with the new length/concurrency;
+   * - removed: no longer routed to; it finishes what is queued for it, then its queue and
+   *   subscription close. Replies that reach it later are recorded in the thread only.
+   */
+  reconfigure(specs: readonly ListenerSpec[]): ReconfigureResult {
+    const next = buildRuntimeListeners(specs, this.options.limits, this.options.bus);
+    const result: ReconfigureResult = { added: [], removed: [], replaced: [], unchanged: [] };
+    for (const spec of specs) {
+      const name = spec.config.name;
+      const before = this.specs.get(name);
+      if (!before) result.added.push(name);
+      else if (sameSpec(before, spec)) result.unchanged.push(name);
+      else result.replaced.push(name);
+    }
+    for (const name of this.listenersByName.keys()) if (!next.has(name)) result.removed.push(name);
+
+    for (const name of result.removed) {
+      this.retiring.set(name, this.listenersByName.get(name)!);
+      this.specs.delete(name);
+      const queue = this.queues.get(name);
+      queue?.resume(); // a paused listener that is removed still finishes what it holds
+      void queue?.idle().then(() => this.retire(name));
+    }
+    this.listenersByName.clear();
+    for (const [name, listener] of next) this.listenersByName.set(name, listener);
+    this.indexTags();
+    for (const spec of specs) this.specs.set(spec.config.name, spec);
+    for (const listener of next.values()) {
+      const queue = this.queues.get(listener.name);
+      // Removed earlier and still finishing its work: it comes back on the same queue.
+      this.retiring.delete(listener.name);
+      if (queue) queue.configure({ capacity: listener.queueLength, maxConcurrent: listener.maxConcurrent });
+      else if (this.started) this.open(listener);
+    }
+    return result;
+  }
+
+  /** A queue and a transport subscription for one listener. */
+  private open(listener: RuntimeListener): void {
+    const queue = new ListenerQueue<Delivery>(
+      { capacity: listener.queueLength, maxConcurrent: listener.maxConcurrent },
+      (delivery) => this.handle(delivery),
+    );
+    this.queues.set(listener.name, queue);
+    this.subscriptions.set(
+      listener.name,
+      this.transport.subscribe(listener.name, (message) => this.deliver(message)),
+    );
+  }
+
+  /** A removed listener has finished its queued work: its queue and subscription go. */
+  private retire(name: string): void {
+    if (!this.retiring.has(name) || this.stopping) return;
+    this.retiring.delete(name);
+    this.queues.delete(name);
+    const subscription = this.subscriptions.get(name);
+    this.subscriptions.delete(name);
+    void subscription?.unsubscribe();
+  }
+
+  private indexTags(): void {
+    this.byTag.clear();
+    for (const listener of this.listenersByName.values()) {
+      const list = this.byTag.get(listener.tag) ?? [];
+      list.push(listener);
+      this.byTag.set(listener.tag, list);
+    }
+  }
+
   // ---- shutdown --------------------------------------------------------------------------------
 
   /**
@@ -666,6 +881,8 @@ export class Bus implements BusApi {
     if (this.stopping) return { drained: true, abandoned: 0 };
     this.stopping = true;
     if (this.sweeper) clearInterval(this.sweeper);
+    // A paused listener would hold the drain to its deadline: what is queued gets its chance now.
+    for (const queue of this.queues.values()) queue.resume();
     let timer: NodeJS.Timeout | undefined;
     const drained =
       this.totalInFlight === 0 ||
@@ -682,18 +899,24 @@ export class Bus implements BusApi {
       for (const queue of this.queues.values()) {
         for (const delivery of queue.clear()) {
           abandoned++;
+          this.hooks.delivered?.(delivery.target.name, 'dropped', Date.now() - delivery.message.time, delivery.thread.id);
           delivery.done();
         }
       }
       abandoned += this.running.size;
     }
-    await Promise.all(this.subscriptions.map((s) => s.unsubscribe()));
+    await Promise.all([...this.subscriptions.values()].map((s) => s.unsubscribe()));
     await this.transport.close();
     return { drained, abandoned };
   }
 }
 
 const TIMED_OUT = Symbol('timed out');
+
+/** Same organism.yaml entry, same module export and same tag: a reload leaves the listener as it is. */
+function sameSpec(a: ListenerSpec, b: ListenerSpec): boolean {
+  return a.definition === b.definition && a.tag === b.tag && JSON.stringify(a.config) === JSON.stringify(b.config);
+}
 
 async function invokeHandler(
   target: RuntimeListener,

@@ -25,7 +25,8 @@ export class ListenerQueue<T> {
   private idleWaiters: Array<() => void> = [];
 
   constructor(
-    private readonly options: QueueOptions,
+    // Not readonly: a hot reload may change capacity and concurrency of a live queue (configure()).
+    private options: QueueOptions,
     private readonly run: (item: T) => Promise<void>,
   ) {}
 
@@ -57,8 +58,33 @@ export class ListenerQueue<T> {
     return this.running;
   }
 
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
   pause(): void {
     this.paused = true;
+  }
+
+  /**
+   * New capacity and concurrency for a live queue (hot reload). Queued items stay; a smaller
+   * capacity only refuses new offers until the queue drains below it.
+   */
+  configure(options: QueueOptions): void {
+    this.options = { ...options };
+    this.pump();
+  }
+
+  /** Takes every queued (not yet running) item of one thread out of the queue (thread killed). */
+  removeThread(thread: string): T[] {
+    const lane = this.lanes.get(thread);
+    if (!lane) return [];
+    const removed = lane.items.slice(lane.head);
+    this.lanes.delete(thread);
+    // The ring may still name the thread; next() skips names whose lane is gone.
+    this.pending -= removed.length;
+    this.settleIdle();
+    return removed;
   }
 
   resume(): void {
@@ -104,8 +130,13 @@ export class ListenerQueue<T> {
       this.ring.splice(0, this.ringHead);
       this.ringHead = 0;
     }
-    const thread = this.ring[this.ringHead++]!;
-    const lane = this.lanes.get(thread)!;
+    let thread = this.ring[this.ringHead++]!;
+    let lane = this.lanes.get(thread);
+    // A killed thread's lane is gone but its name may still be in the ring: skip it.
+    while (!lane) {
+      thread = this.ring[this.ringHead++]!;
+      lane = this.lanes.get(thread);
+    }
     const item = lane.items[lane.head]!;
     lane.items[lane.head++] = undefined as T;
     this.pending--;

@@ -11,7 +11,7 @@ export const SYSTEM_SENDER = 'system';
 /** How much of a failed attempt a `<huh>` carries back, before base64. */
 const HUH_ATTEMPT_BYTES = 2048;
 
-export type SystemErrorCode = 'routing' | 'timeout' | 'handler' | 'busy' | 'budget' | 'shutdown';
+export type SystemErrorCode = 'routing' | 'timeout' | 'handler' | 'busy' | 'budget' | 'shutdown' | 'killed';
 
 const SYSTEM_ERROR_TEXT: Record<SystemErrorCode, string> = {
   routing: 'Message could not be delivered. Please verify your target and try again.',
@@ -20,6 +20,7 @@ const SYSTEM_ERROR_TEXT: Record<SystemErrorCode, string> = {
   busy: 'The target is busy. Please try again later.',
   budget: 'The thread has used up its budget; no further messages are accepted in it.',
   shutdown: 'The organism is shutting down.',
+  killed: 'The thread was stopped by an operator; no further messages are accepted in it.',
 };
 
 const RETRY_ALLOWED: Record<SystemErrorCode, boolean> = {
@@ -29,6 +30,7 @@ const RETRY_ALLOWED: Record<SystemErrorCode, boolean> = {
   busy: true,
   budget: false,
   shutdown: false,
+  killed: false,
 };
 
 export function systemErrorXml(code: SystemErrorCode, detail?: string): string {

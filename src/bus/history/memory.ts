@@ -1,9 +1,13 @@
 /**
  * Thread history: the append-only record of every message of a thread, the source for the API,
- * audit and agents. Bounded twice: per thread (oldest messages drop, and the thread says how many
- * it dropped) and in the number of threads kept (least recently active thread goes first).
+ * audit and agents. Bounded three ways: per thread (oldest messages drop, and the thread says how
+ * many it dropped), in the number of threads kept (least recently active thread goes first), and
+ * in the "recent messages" window across all threads that `GET /messages` pages through.
+ *
+ * This is the in-memory store the bus reads and writes. Persistence (./disk.ts) subscribes to it
+ * and replays into it at start, so the bus never waits on a disk.
  */
-import type { MessageKind, MessageView } from './message.ts';
+import type { MessageKind, MessageView } from '../message.ts';
 
 /** One entry as kept: the view's fields, with the time as epoch ms (formatted only when read). */
 export interface HistoryEntry {
@@ -22,28 +26,65 @@ export function toView(entry: HistoryEntry): MessageView {
 export interface HistoryOptions {
   maxPerThread: number;
   maxThreads: number;
+  /** Messages across all threads kept for `recent()` (GET /messages). Default 10,000. */
+  maxRecent?: number;
 }
 
 interface ThreadRecord {
   created: number;
-  /** Ring buffer of views; `start` is the index of the oldest. */
+  /** Time of the last message (epoch ms). */
+  updated: number;
+  /** Ring buffer of entries; `start` is the index of the oldest. */
   items: HistoryEntry[];
   start: number;
   dropped: number;
+  /** Stopped by a budget or by an operator; survives restarts through the disk log. */
+  stopped: boolean;
+  /** Every sender and receiver named in the thread, for filtering by listener. */
+  participants: Set<string>;
+}
+
+/** What a thread listing shows for one thread (no messages). */
+export interface ThreadSummary {
+  thread: string;
+  created: number;
+  updated: number;
+  /** Messages kept now. */
+  messages: number;
+  /** Messages dropped from the front by max_history_per_thread. */
+  dropped: number;
+  stopped: boolean;
+  participants: string[];
+}
+
+/** One message in the cross-thread window, with its place (`seq`, increasing) for paging. */
+export interface RecentMessage {
+  seq: number;
+  thread: string;
+  entry: HistoryEntry;
 }
 
 export type HistoryListener = (thread: string, entry: HistoryEntry) => void;
+export type StopListener = (thread: string, time: number) => void;
 
 export class ThreadHistory {
   // Map iteration order is insertion order: re-inserting on append keeps it least-recently-active first.
   private readonly records = new Map<string, ThreadRecord>();
   private readonly listeners = new Set<HistoryListener>();
+  private readonly stopListeners = new Set<StopListener>();
+  // The recent window as two parallel rings (no object per message): slot = seq % size.
+  private readonly recentThreads: string[] = [];
+  private readonly recentEntries: HistoryEntry[] = [];
+  private readonly maxRecent: number;
+  private appended = 0;
 
-  constructor(private readonly options: HistoryOptions) {}
+  constructor(private readonly options: HistoryOptions) {
+    this.maxRecent = Math.max(1, options.maxRecent ?? 10_000);
+  }
 
   begin(thread: string, created = Date.now()): void {
     if (this.records.has(thread)) return;
-    this.records.set(thread, { created, items: [], start: 0, dropped: 0 });
+    this.records.set(thread, newRecord(created));
     this.evict();
   }
 
@@ -52,7 +93,8 @@ export class ThreadHistory {
     if (record) {
       this.records.delete(thread);
     } else {
-      record = { created: Date.now(), items: [], start: 0, dropped: 0 };
+      // A thread seen first through a message (a replay from disk): it began with that message.
+      record = newRecord(message.time);
     }
     this.records.set(thread, record);
     if (record.items.length < this.options.maxPerThread) {
@@ -62,8 +104,23 @@ export class ThreadHistory {
       record.start = (record.start + 1) % record.items.length;
       record.dropped++;
     }
+    record.updated = message.time;
+    record.participants.add(message.from);
+    record.participants.add(message.to);
+    const slot = this.appended % this.maxRecent;
+    this.recentThreads[slot] = thread;
+    this.recentEntries[slot] = message;
+    this.appended++;
     this.evict();
     for (const listener of this.listeners) listener(thread, message);
+  }
+
+  /** Marks a thread stopped (budget or kill), so listings say so even after a restart. */
+  markStopped(thread: string, time = Date.now()): void {
+    const record = this.records.get(thread);
+    if (!record || record.stopped) return;
+    record.stopped = true;
+    for (const listener of this.stopListeners) listener(thread, time);
   }
 
   has(thread: string): boolean {
@@ -71,12 +128,54 @@ export class ThreadHistory {
   }
 
   /** Messages in order, oldest first; undefined when the thread is unknown. */
-  messages(thread: string): { created: number; dropped: number; messages: MessageView[] } | undefined {
+  messages(
+    thread: string,
+  ): { created: number; dropped: number; stopped: boolean; messages: MessageView[] } | undefined {
     const record = this.records.get(thread);
     if (!record) return undefined;
     const { items, start } = record;
     const ordered = start === 0 ? items : [...items.slice(start), ...items.slice(0, start)];
-    return { created: record.created, dropped: record.dropped, messages: ordered.map(toView) };
+    return {
+      created: record.created,
+      dropped: record.dropped,
+      stopped: record.stopped,
+      messages: ordered.map(toView),
+    };
+  }
+
+  summary(thread: string): ThreadSummary | undefined {
+    const record = this.records.get(thread);
+    return record ? summarize(thread, record) : undefined;
+  }
+
+  /** Every thread kept, most recently active first. */
+  *threads(): Generator<ThreadSummary> {
+    const ids = [...this.records.keys()];
+    for (let i = ids.length - 1; i >= 0; i--) {
+      const record = this.records.get(ids[i]!);
+      if (record) yield summarize(ids[i]!, record);
+    }
+  }
+
+  /**
+   * Messages of the recent window, newest first, starting below `before` (a seq from an earlier
+   * page; absent: the newest). Stops after `limit` matches or when the window is exhausted.
+   */
+  recent(
+    limit: number,
+    before: number | undefined,
+    match: (thread: string, entry: HistoryEntry) => boolean = () => true,
+  ): { messages: RecentMessage[]; next: number | null } {
+    const oldest = Math.max(0, this.appended - this.maxRecent);
+    let seq = Math.min(before ?? this.appended, this.appended) - 1;
+    const out: RecentMessage[] = [];
+    for (; seq >= oldest && out.length < limit; seq--) {
+      const slot = seq % this.maxRecent;
+      const thread = this.recentThreads[slot]!;
+      const entry = this.recentEntries[slot]!;
+      if (match(thread, entry)) out.push({ seq, thread, entry });
+    }
+    return { messages: out, next: seq >= oldest && out.length > 0 ? out[out.length - 1]!.seq : null };
   }
 
   /** Called for every appended message; returns an unsubscribe function. */
@@ -85,8 +184,19 @@ export class ThreadHistory {
     return () => this.listeners.delete(listener);
   }
 
+  /** Called when a thread is marked stopped; returns an unsubscribe function. */
+  subscribeStopped(listener: StopListener): () => void {
+    this.stopListeners.add(listener);
+    return () => this.stopListeners.delete(listener);
+  }
+
   get threadCount(): number {
     return this.records.size;
+  }
+
+  /** Messages appended since this history was created (replayed ones included). */
+  get totalAppended(): number {
+    return this.appended;
   }
 
   private evict(): void {
@@ -95,4 +205,28 @@ export class ThreadHistory {
       this.records.delete(oldest);
     }
   }
+}
+
+function newRecord(created: number): ThreadRecord {
+  return {
+    created,
+    updated: created,
+    items: [],
+    start: 0,
+    dropped: 0,
+    stopped: false,
+    participants: new Set(),
+  };
+}
+
+function summarize(thread: string, record: ThreadRecord): ThreadSummary {
+  return {
+    thread,
+    created: record.created,
+    updated: record.updated,
+    messages: record.items.length,
+    dropped: record.dropped,
+    stopped: record.stopped,
+    participants: [...record.participants],
+  };
 }

@@ -1,0 +1,313 @@
+/**
+ * Thread history on disk: an append-only segment log in `<data_dir>/history/`, so `GET
+ * /threads/:id` still answers after a restart.
+ *
+ * Why a segment log and not a file per thread: 10,000 live threads would mean 10,000 open files or
+ * an open/append/close per message. Here every message is one JSON line appended to the current
+ * segment; a segment that reaches `segmentBytes` is closed and a new one begun, and the oldest
+ * segments are deleted while the folder holds more than `maxBytes`. The in-memory ThreadHistory is
+ * the index: at start the segments are replayed into it, oldest first, and its own bounds (threads,
+ * messages per thread) apply to what comes back.
+ *
+ * Writes are queued and drained by one writer in batches, so the bus never waits on the disk. If
+ * the disk refuses, the lines stay queued, the failure is reported loudly, and the write is retried;
+ * `pending` lets the daemon stop accepting new work before the queue grows without bound.
+ */
+import { createReadStream } from 'node:fs';
+import { type FileHandle, mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { HistoryError } from '../../errors.ts';
+import type { MessageKind } from '../message.ts';
+import type { HistoryEntry, ThreadHistory } from './memory.ts';
+
+export interface HistoryLogOptions {
+  /** Folder of the segments (created 0700 if missing). */
+  dir: string;
+  /** Most bytes kept on disk; the oldest segments go first. */
+  maxBytes: number;
+  /** Size at which a segment is closed and the next begun. Default: maxBytes / 8, within 64 KiB..64 MiB. */
+  segmentBytes?: number;
+  /** Where loud failures go; stderr by default. */
+  onError?: (message: string) => void;
+  /** Wait before retrying a failed write (ms). */
+  retryMs?: number;
+}
+
+export function defaultHistoryLogOptions(maxBytes: number): Required<Omit<HistoryLogOptions, 'dir' | 'maxBytes'>> {
+  return {
+    segmentBytes: Math.min(64 * 1024 * 1024, Math.max(64 * 1024, Math.floor(maxBytes / 8))),
+    onError: (message) => process.stderr.write(`[organism history] ${message}\n`),
+    retryMs: 1000,
+  };
+}
+
+/** One line of a segment: a message (`i` set) or a thread marked stopped (`x: "stopped"`). */
+interface LogLine {
+  /** thread */
+  t: string;
+  /** time, epoch ms */
+  s: number;
+  i?: string;
+  f?: string;
+  o?: string;
+  k?: MessageKind;
+  p?: string;
+  x?: 'stopped';
+}
+
+const SEGMENT = /^segment-(\d{8})\.jsonl$/;
+const segmentName = (n: number) => `segment-${String(n).padStart(8, '0')}.jsonl`;
+
+export interface ReplayReport {
+  segments: number;
+  entries: number;
+  /** Lines that did not parse (a line cut short by a crash, say) and were skipped. */
+  skipped: number;
+}
+
+export class HistoryLog {
+  readonly dir: string;
+  readonly #options: Required<HistoryLogOptions>;
+  /** Segment number -> size in bytes, oldest first. */
+  readonly #segments = new Map<number, number>();
+  #current = 0;
+  #handle: FileHandle | undefined;
+  #queue: string[] = [];
+  #running: Promise<void> | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #failing = false;
+  #closed = false;
+  #unsubscribe: Array<() => void> = [];
+
+  private constructor(options: HistoryLogOptions) {
+    this.dir = options.dir;
+    this.#options = { ...defaultHistoryLogOptions(options.maxBytes), ...stripUndefined(options) } as Required<HistoryLogOptions>;
+  }
+
+  /** Opens (creating) the folder and takes stock of the segments already there. */
+  static async open(options: HistoryLogOptions): Promise<HistoryLog> {
+    const log = new HistoryLog(options);
+    try {
+      await mkdir(log.dir, { recursive: true, mode: 0o700 });
+      const names = (await readdir(log.dir)).filter((n) => SEGMENT.test(n)).sort();
+      for (const name of names) {
+        const n = Number(SEGMENT.exec(name)![1]);
+        log.#segments.set(n, (await stat(join(log.dir, name))).size);
+      }
+    } catch (error) {
+      throw new HistoryError('history.io', `cannot open the history folder ${log.dir}: ${(error as Error).message}`, {
+        dir: log.dir,
+      });
+    }
+    log.#current = Math.max(0, ...log.#segments.keys());
+    return log;
+  }
+
+  /** Messages waiting to be written. */
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  /** Bytes on disk now (approximately: what this process wrote plus what was there). */
+  get bytes(): number {
+    let total = 0;
+    for (const size of this.#segments.values()) total += size;
+    return total;
+  }
+
+  /** Reads every segment, oldest first, into `history`. Call before attach(), so nothing is written twice. */
+  async replay(history: ThreadHistory): Promise<ReplayReport> {
+    const report: ReplayReport = { segments: 0, entries: 0, skipped: 0 };
+    for (const n of [...this.#segments.keys()].sort((a, b) => a - b)) {
+      report.segments++;
+      const lines = createInterface({
+        input: createReadStream(join(this.dir, segmentName(n)), { encoding: 'utf8' }),
+        crlfDelay: Number.POSITIVE_INFINITY,
+      });
+      for await (const text of lines) {
+        if (text === '') continue;
+        const line = parseLine(text);
+        if (!line) {
+          report.skipped++;
+          continue;
+        }
+        if (line.x === 'stopped') {
+          history.markStopped(line.t, line.s);
+          continue;
+        }
+        history.append(line.t, {
+          id: line.i!,
+          from: line.f!,
+          to: line.o!,
+          kind: line.k!,
+          payload: line.p!,
+          time: line.s,
+        });
+        report.entries++;
+      }
+    }
+    return report;
+  }
+
+  /** Writes every message appended to `history` from now on, and every thread it marks stopped. */
+  attach(history: ThreadHistory): void {
+    this.#unsubscribe.push(
+      history.subscribe((thread, entry) => this.append(thread, entry)),
+      history.subscribeStopped((thread, time) => this.#enqueue(JSON.stringify({ t: thread, s: time, x: 'stopped' }))),
+    );
+  }
+
+  append(thread: string, entry: HistoryEntry): void {
+    const line: LogLine = {
+      t: thread,
+      s: entry.time,
+      i: entry.id,
+      f: entry.from,
+      o: entry.to,
+      k: entry.kind,
+      p: entry.payload,
+    };
+    this.#enqueue(JSON.stringify(line));
+  }
+
+  /** Resolves when every line queued so far is written; rejects with HistoryError if the disk refuses. */
+  async flush(): Promise<void> {
+    for (;;) {
+      if (this.#running) {
+        await this.#running;
+        continue;
+      }
+      if (this.#queue.length === 0) return;
+      if (this.#retryTimer) {
+        clearTimeout(this.#retryTimer);
+        this.#retryTimer = undefined;
+      }
+      this.#start();
+      await this.#running;
+      if (this.#failing) {
+        throw new HistoryError('history.io', `cannot write the thread history in ${this.dir}`, {
+          pending: this.#queue.length,
+        });
+      }
+    }
+  }
+
+  /** Stops listening, writes what is queued, syncs and closes the segment. */
+  async close(): Promise<void> {
+    for (const off of this.#unsubscribe) off();
+    this.#unsubscribe = [];
+    try {
+      await this.flush();
+    } finally {
+      this.#closed = true;
+      if (this.#retryTimer) clearTimeout(this.#retryTimer);
+      this.#retryTimer = undefined;
+      const handle = this.#handle;
+      this.#handle = undefined;
+      await handle?.sync().catch(() => {});
+      await handle?.close().catch(() => {});
+    }
+  }
+
+  #enqueue(line: string): void {
+    this.#queue.push(line);
+    if (!this.#running && !this.#retryTimer && !this.#closed) this.#start();
+  }
+
+  #start(): void {
+    this.#running = this.#drain().finally(() => {
+      this.#running = undefined;
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue;
+      this.#queue = [];
+      try {
+        await this.#write(batch);
+        if (this.#failing) this.#options.onError(`history folder ${this.dir} is writable again; queued lines written`);
+        this.#failing = false;
+      } catch (error) {
+        this.#queue = batch.concat(this.#queue);
+        this.#failing = true;
+        await this.#handle?.close().catch(() => {});
+        this.#handle = undefined;
+        this.#options.onError(
+          `CANNOT WRITE THREAD HISTORY in ${this.dir}: ${(error as Error).message}. ${this.#queue.length} line(s) kept in memory; retrying in ${this.#options.retryMs} ms`,
+        );
+        if (!this.#closed) {
+          this.#retryTimer = setTimeout(() => {
+            this.#retryTimer = undefined;
+            if (!this.#running) this.#start();
+          }, this.#options.retryMs);
+          this.#retryTimer.unref();
+        }
+        return;
+      }
+    }
+  }
+
+  async #write(batch: string[]): Promise<void> {
+    const text = `${batch.join('\n')}\n`;
+    const bytes = Buffer.byteLength(text, 'utf8');
+    const size = this.#segments.get(this.#current);
+    if (!this.#handle || size === undefined || size >= this.#options.segmentBytes) await this.#rotate();
+    await this.#handle!.appendFile(text, 'utf8');
+    this.#segments.set(this.#current, (this.#segments.get(this.#current) ?? 0) + bytes);
+  }
+
+  /** Closes the full (or first) segment, begins the next, and deletes the oldest beyond maxBytes. */
+  async #rotate(): Promise<void> {
+    const size = this.#segments.get(this.#current);
+    if (this.#handle && size !== undefined && size < this.#options.segmentBytes) return;
+    if (this.#handle) {
+      await this.#handle.sync().catch(() => {});
+      await this.#handle.close();
+      this.#handle = undefined;
+    }
+    // Reopen a segment with room left (a restart); otherwise begin the next one.
+    if (size === undefined || size >= this.#options.segmentBytes) {
+      this.#current++;
+      this.#segments.set(this.#current, 0);
+    }
+    this.#handle = await open(join(this.dir, segmentName(this.#current)), 'a+', 0o600);
+    // A line cut short by a crash must not swallow the next one: begin on a fresh line.
+    const existing = this.#segments.get(this.#current) ?? 0;
+    if (existing > 0) {
+      const last = Buffer.alloc(1);
+      await this.#handle.read(last, 0, 1, existing - 1);
+      if (last[0] !== 0x0a) {
+        await this.#handle.appendFile('\n');
+        this.#segments.set(this.#current, existing + 1);
+      }
+    }
+    let total = this.bytes;
+    for (const [n, bytes] of [...this.#segments].sort((a, b) => a[0] - b[0])) {
+      if (total <= this.#options.maxBytes || n === this.#current) break;
+      await unlink(join(this.dir, segmentName(n))).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
+      this.#segments.delete(n);
+      total -= bytes;
+    }
+  }
+}
+
+function parseLine(text: string): LogLine | undefined {
+  try {
+    const line = JSON.parse(text) as LogLine;
+    if (typeof line.t !== 'string' || typeof line.s !== 'number') return undefined;
+    if (line.x === 'stopped') return line;
+    if (typeof line.i !== 'string' || typeof line.f !== 'string' || typeof line.o !== 'string') return undefined;
+    if (typeof line.k !== 'string' || typeof line.p !== 'string') return undefined;
+    return line;
+  } catch {
+    return undefined;
+  }
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
