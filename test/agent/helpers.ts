@@ -5,12 +5,11 @@
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pino from 'pino';
 import { LlmClient } from '../../src/agent/client.ts';
 import { AGENT_TASK_SCHEMA, createAgentDefinition, type PeerInfo } from '../../src/agent/definition.ts';
 import type { LlmClientOptions } from '../../src/agent/options.ts';
 import { createScriptedProvider, type Script } from '../../src/agent/providers/scripted.ts';
-import type { CompletionRequest, Provider } from '../../src/agent/types.ts';
+import type { CompletionRequest, Provider, ToolCallResult } from '../../src/agent/types.ts';
 import { UsageTracker } from '../../src/agent/usage.ts';
 import type { Bus } from '../../src/bus/bus.ts';
 import type { ListenerConfig, OrganismConfig } from '../../src/config/types.ts';
@@ -21,7 +20,7 @@ import { ToolRegistry } from '../../src/tools/registry.ts';
 import { createToolServices } from '../../src/tools/services.ts';
 import type { ToolDefinition } from '../../src/tools/types.ts';
 import calculateTool from '../../tools/calculate.ts';
-import { startBus, type TestListener } from '../helpers/bus.ts';
+import { settled, startBus, type TestListener } from '../helpers/bus.ts';
 
 // ---------------------------------------------------------------- a local LLM API
 
@@ -242,4 +241,21 @@ export function answerOf(
   return answer.payload;
 }
 
-export const silent = pino({ level: 'silent' });
+/** Sends a task to `agent` and waits for the thread to settle. */
+export async function ask(running: AgentBus, agent: string, task: string, thread?: string) {
+  const { thread: id } = await running.bus.inject({
+    to: agent,
+    payload: `<${agent}><task>${task}</task></${agent}>`,
+    ...(thread ? { thread } : {}),
+  });
+  const messages = await settled(running.bus, id);
+  return { thread: id, messages, flow: messages.map((m) => `${m.from}->${m.to} ${m.kind}`) };
+}
+
+/** The results the model was handed in its request number `n` (the last tool message). */
+export function resultsSeen(running: AgentBus, agent: string, n: number): ToolCallResult[] {
+  const request = running.requests[agent]![n]!;
+  const tool = request.messages.filter((m) => m.role === 'tool').at(-1);
+  if (tool?.role !== 'tool') throw new Error('no tool message');
+  return tool.results;
+}
