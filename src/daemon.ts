@@ -1,16 +1,33 @@
 /**
- * The daemon: organism.yaml -> listeners -> tool runtime -> bus -> HTTP API. `organism run` and the
- * end-to-end tests start it through here, so both run exactly the same assembly.
+ * The daemon: organism.yaml -> tool runtime -> agents -> history -> bus -> HTTP + WebSocket API.
+ * `organism run` and the end-to-end tests start it through here, so both run exactly the same
+ * assembly. It also owns what keeps it running for months: hot reload (SIGHUP and POST
+ * /organism/reload, see daemon/reload.ts), metrics and live events from the bus hooks, thread
+ * history on disk, and a shutdown that drains for at most `bus.drain_timeout_ms`.
  */
-import pino, { type Logger } from 'pino';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { type AgentRuntime, attachAgents } from './agent/attach.ts';
-import { Bus } from './bus/bus.ts';
-import type { ListenerSpec } from './bus/listeners.ts';
+import { AuditLog } from './audit/log.ts';
+import type { AuditEntry } from './audit/record.ts';
+import { Bus, type BusHooks } from './bus/bus.ts';
+import { HistoryLog, ThreadHistory, toView } from './bus/history/index.ts';
 import { MemoryTransport } from './bus/memory-transport.ts';
-import { type LoadedOrganism, loadConfig } from './config/index.ts';
+import { loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
+import { createOrganismService } from './daemon/service.ts';
+import { type DaemonState, listenerSpecs, sanitizedConfig } from './daemon/state.ts';
+import { auditTee, SwappableTools } from './daemon/tools.ts';
+import { createLogger } from './observability/logger.ts';
+import { metrics, recordDelivery } from './observability/metrics.ts';
+import { Authenticator, assertSafeBind } from './server/auth.ts';
+import { EventHub } from './server/events.ts';
 import { type RunningServer, startHttpServer } from './server/http.ts';
-import { createToolRuntime, type ToolRuntime } from './tools/runtime.ts';
+import { RateLimiter } from './server/rate-limit.ts';
+import type { OrganismService, ReloadReport } from './server/service.ts';
+import { createToolRuntime, type ToolRuntime, toolPaths } from './tools/runtime.ts';
+import { createToolServices } from './tools/services.ts';
 
 export interface DaemonOptions {
   configPath: string;
@@ -19,82 +36,241 @@ export interface DaemonOptions {
   host?: string;
   logger?: Logger;
   env?: NodeJS.ProcessEnv;
+  /** Reload organism.yaml on SIGHUP (default true; close() removes the handler). */
+  reloadOnSighup?: boolean;
 }
 
 export interface Daemon {
-  config: OrganismConfig;
+  /** The configuration now in force (a reload replaces it). */
+  readonly config: OrganismConfig;
   bus: Bus;
-  tools: ToolRuntime;
-  /** LLM agents: the shared client and token usage per agent and thread. */
-  agents: AgentRuntime;
+  /** The tool runtime now in force (a reload replaces it). */
+  readonly tools: ToolRuntime;
+  /** LLM agents: the shared client and token usage per agent and thread (a reload replaces it). */
+  readonly agents: AgentRuntime;
+  service: OrganismService;
   url: string;
   logger: Logger;
-  /** Stops the HTTP server, drains the bus within `drainMs`, releases everything. */
+  /** Same as POST /api/v1/organism/reload; throws ConfigError (with every issue) and changes nothing then. */
+  reload(by?: string): Promise<ReloadReport>;
+  /** Stops the HTTP server, drains the bus within `drainMs`, flushes history and audit, releases everything. */
   close(drainMs?: number): Promise<{ drained: boolean; abandoned: number }>;
 }
 
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
-  const loaded = await loadConfig(options.configPath, { env: options.env });
+  const env = options.env ?? process.env;
+  const loaded = await loadConfig(options.configPath, { env });
   const { config } = loaded;
   const logger =
-    options.logger ?? pino({ level: config.organism.log_level, base: { organism: config.organism.name } });
-  const tools: ToolRuntime = await createToolRuntime(loaded, {
-    warn: (message) => logger.warn({ component: 'tools' }, message),
+    options.logger ?? createLogger({ level: config.organism.log_level, organism: config.organism.name });
+  const listenHost = options.host ?? config.server.host;
+
+  // Refused before anything opens a file: an API on the network with no tokens.
+  const auth = Authenticator.fromConfig(config.auth, env);
+  assertSafeBind(listenHost, auth);
+
+  const hub = new EventHub();
+  const auditLog = new AuditLog({ path: toolPaths(config).audit });
+  const auditSink = auditTee(auditLog, (entry) => observeAudit(hub, entry));
+  const { resources } = createToolServices(config);
+  const warn = (message: string) => logger.warn({ component: 'tools' }, message);
+  const runtime = await createToolRuntime(loaded, {
+    audit: auditSink,
+    services: { config, resources },
+    env,
+    warn,
+  }).catch(async (error: unknown) => {
+    await resources.closeAll();
+    await auditLog.close();
+    throw error;
   });
+  const tools = new SwappableTools(runtime, resources, warn);
+
+  let state: DaemonState | undefined;
+  const releaseEarly = async () => {
+    await tools.close();
+    await auditLog.close();
+  };
   // Agents (agent: true, no handler) get their LLM loop as their definition before the bus is built.
   const agents = await attachAgents(loaded, {
     logger: logger.child({ component: 'agents' }),
-    env: options.env ?? process.env,
-    history: (thread) => bus.thread(thread)?.messages,
-    tools: (name) => tools.registry.get(name)?.definition,
+    env,
+    history: (thread) => state?.bus.thread(thread)?.messages,
+    tools: (name) => tools.runtime.registry.get(name)?.definition,
   }).catch(async (error: unknown) => {
-    await tools.close();
+    await releaseEarly();
     throw error;
   });
+
+  const history = new ThreadHistory({
+    maxPerThread: config.limits.max_history_per_thread,
+    maxThreads: config.history.max_threads,
+  });
+  let historyLog: HistoryLog | undefined;
+  if (config.history.max_bytes > 0) {
+    try {
+      historyLog = await HistoryLog.open({
+        dir: join(config.organism.data_dir, 'history'),
+        maxBytes: config.history.max_bytes,
+        onError: (message) => logger.error({ component: 'history' }, message),
+      });
+      const replayed = await historyLog.replay(history);
+      historyLog.attach(history);
+      logger.info(
+        { ...replayed, threads: history.threadCount, dir: historyLog.dir },
+        'thread history loaded',
+      );
+    } catch (error) {
+      await historyLog?.close().catch(() => {});
+      await releaseEarly();
+      throw error;
+    }
+  }
+  // Every recorded message to the live stream, built only while someone is listening.
+  history.subscribe((thread, entry) => {
+    if (hub.size > 0) hub.publish({ type: 'message', kind: entry.kind, thread, message: toView(entry) });
+  });
+
+  const hooks: BusHooks = {
+    delivered: recordDelivery,
+    thread: (thread, event) => {
+      if (event === 'started') metrics.threadsStarted.inc();
+      hub.lifecycle(`thread.${event}`, { thread });
+    },
+  };
   const bus = new Bus(listenerSpecs(loaded), new MemoryTransport(), {
     limits: config.limits,
     bus: config.bus,
     logger,
-    tools: tools.dispatcher,
+    tools,
+    history,
+    hooks,
   });
   bus.start();
-  let server: RunningServer;
+
+  let server: RunningServer | undefined;
+  state = {
+    configPath: options.configPath,
+    env,
+    loaded,
+    config,
+    sanitized: await sanitizedConfig(config),
+    logger,
+    bus,
+    tools,
+    resources,
+    agents,
+    auditLog,
+    auditSink,
+    history,
+    historyLog,
+    hub,
+    auth,
+    injectLimiter: new RateLimiter({
+      perSecond: config.server.inject_per_second,
+      burst: config.server.inject_burst,
+    }),
+    listenHost,
+    started: Date.now(),
+    version: VERSION,
+    reloads: { applied: 0, refused: 0, last: null },
+    reloading: false,
+    stopping: false,
+    streamClients: () => server?.stream.clients ?? 0,
+  };
+  const current = state;
+  const service = createOrganismService(current);
   try {
-    server = await startHttpServer(bus, {
-      host: options.host ?? config.server.host,
+    server = await startHttpServer(service, {
+      host: listenHost,
       port: options.port ?? config.server.port,
       // The JSON wrapping and escaping of a payload can roughly double it.
       maxBodyBytes: config.limits.max_message_bytes * 2 + 4096,
       logger,
+      auth: () => current.auth,
+      injectLimiter: () => current.injectLimiter,
     });
   } catch (error) {
     await bus.stop(0);
-    await tools.close();
+    await historyLog?.close().catch(() => {});
+    await releaseEarly();
     throw error;
   }
-  logger.info({ url: server.url, listeners: bus.listeners().length }, 'organism running');
+  const running = server;
+
+  const onSighup = () => {
+    service.reload('sighup').then(
+      () => {},
+      // Logged (with every issue) by the reload itself; the running organism is unchanged.
+      () => {},
+    );
+  };
+  if (options.reloadOnSighup ?? true) process.on('SIGHUP', onSighup);
+
+  logger.info(
+    { url: running.url, listeners: bus.listeners().length, auth: auth.enabled, version: VERSION },
+    'organism running',
+  );
+  let closing: Promise<{ drained: boolean; abandoned: number }> | undefined;
   return {
-    config,
+    get config() {
+      return current.config;
+    },
     bus,
-    tools,
-    agents,
-    url: server.url,
+    get tools() {
+      return current.tools.runtime;
+    },
+    get agents() {
+      return current.agents;
+    },
+    service,
+    url: running.url,
     logger,
-    async close(drainMs) {
-      await server.close();
-      const result = await bus.stop(drainMs);
-      await tools.close();
-      logger.info(result, 'organism stopped');
-      return result;
+    reload: (by = 'api') => service.reload(by),
+    close(drainMs) {
+      closing ??= (async () => {
+        process.off('SIGHUP', onSighup);
+        current.stopping = true;
+        hub.lifecycle('organism.stopping');
+        await running.close();
+        const result = await bus.stop(drainMs);
+        await current.tools.close();
+        await historyLog
+          ?.close()
+          .catch((error: unknown) => logger.error({ err: error }, 'history did not flush'));
+        await auditLog
+          .close()
+          .catch((error: unknown) => logger.error({ err: error }, 'audit log did not flush'));
+        logger.info(result, 'organism stopped');
+        return result;
+      })();
+      return closing;
     },
   };
 }
 
-function listenerSpecs(loaded: LoadedOrganism): ListenerSpec[] {
-  const specs: ListenerSpec[] = [];
-  for (const listener of loaded.listeners) {
-    if (listener.definition)
-      specs.push({ config: listener.config, definition: listener.definition, tag: listener.tag });
-  }
-  return specs;
+/** Tool calls to metrics (by tool, verdict, outcome) and to the live stream. */
+function observeAudit(hub: EventHub, entry: AuditEntry): void {
+  if (entry.type !== 'call') return;
+  metrics.toolCalls.inc({ tool: entry.tool, verdict: entry.verdict ?? 'none', outcome: entry.outcome });
+  if (hub.size === 0) return;
+  hub.publish({
+    type: 'tool',
+    kind: 'tool',
+    thread: entry.thread,
+    listener: entry.listener,
+    tool: entry.tool,
+    call_id: entry.call_id,
+    verdict: entry.verdict,
+    rule_id: entry.rule_id,
+    reason: entry.reason,
+    outcome: entry.outcome,
+    code: entry.code,
+    duration_ms: entry.duration_ms,
+    time: entry.time,
+  });
 }

@@ -734,7 +734,12 @@ export class Bus implements BusApi, BusQueries {
     const listener = this.listenersByName.get(name);
     const queue = this.queues.get(name);
     if (!listener || !queue) return undefined;
-    return { paused: queue.isPaused, depth: queue.depth, active: queue.active, capacity: listener.queueLength };
+    return {
+      paused: queue.isPaused,
+      depth: queue.depth,
+      active: queue.active,
+      capacity: listener.queueLength,
+    };
   }
 
   /** True while any listener's queue refuses new work; ingress may turn callers away early. */
@@ -750,7 +755,10 @@ export class Bus implements BusApi, BusQueries {
    * handlers in it see their signal abort (their output is discarded), and the history records a
    * `<SystemError><code>killed</code>`. Undefined when the thread is unknown; idempotent otherwise.
    */
-  kill(id: string, by = 'api'): { thread: string; status: ThreadStatus; dropped: number; aborted: number } | undefined {
+  kill(
+    id: string,
+    by = 'api',
+  ): { thread: string; status: ThreadStatus; dropped: number; aborted: number } | undefined {
     const state = this.threads.thread(id);
     if (!state) {
       if (!this.history.has(id)) return undefined;
@@ -899,7 +907,12 @@ export class Bus implements BusApi, BusQueries {
       for (const queue of this.queues.values()) {
         for (const delivery of queue.clear()) {
           abandoned++;
-          this.hooks.delivered?.(delivery.target.name, 'dropped', Date.now() - delivery.message.time, delivery.thread.id);
+          this.hooks.delivered?.(
+            delivery.target.name,
+            'dropped',
+            Date.now() - delivery.message.time,
+            delivery.thread.id,
+          );
           delivery.done();
         }
       }
@@ -915,7 +928,9 @@ const TIMED_OUT = Symbol('timed out');
 
 /** Same organism.yaml entry, same module export and same tag: a reload leaves the listener as it is. */
 function sameSpec(a: ListenerSpec, b: ListenerSpec): boolean {
-  return a.definition === b.definition && a.tag === b.tag && JSON.stringify(a.config) === JSON.stringify(b.config);
+  return (
+    a.definition === b.definition && a.tag === b.tag && JSON.stringify(a.config) === JSON.stringify(b.config)
+  );
 }
 
 async function invokeHandler(

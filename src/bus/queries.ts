@@ -2,7 +2,14 @@
  * Listing threads and messages for the API: filters and cursor pages over the thread history.
  * Kept out of bus.ts because none of it is on the message path.
  */
-import type { MessagePage, MessageQuery, ThreadListItem, ThreadPage, ThreadQuery, ThreadStatus } from './api.ts';
+import type {
+  MessagePage,
+  MessageQuery,
+  ThreadListItem,
+  ThreadPage,
+  ThreadQuery,
+  ThreadStatus,
+} from './api.ts';
 import { type ThreadHistory, toView } from './history/index.ts';
 
 /**
@@ -35,8 +42,10 @@ export function listThreads(
       },
     });
   }
-  const order = (a: { updated: number; item: ThreadListItem }, b: { updated: number; item: ThreadListItem }) =>
-    b.updated - a.updated || (a.item.thread < b.item.thread ? 1 : a.item.thread > b.item.thread ? -1 : 0);
+  const order = (
+    a: { updated: number; item: ThreadListItem },
+    b: { updated: number; item: ThreadListItem },
+  ) => b.updated - a.updated || (a.item.thread < b.item.thread ? 1 : a.item.thread > b.item.thread ? -1 : 0);
   matches.sort(order);
   let start = 0;
   if (after) {
@@ -64,7 +73,8 @@ export function listMessages(history: ThreadHistory, query: MessageQuery): Messa
   const before = query.cursor !== undefined && /^\d+$/.test(query.cursor) ? Number(query.cursor) : undefined;
   const { messages, next } = history.recent(query.limit, before, (thread, entry) => {
     if (query.thread !== undefined && thread !== query.thread) return false;
-    if (query.listener !== undefined && entry.from !== query.listener && entry.to !== query.listener) return false;
+    if (query.listener !== undefined && entry.from !== query.listener && entry.to !== query.listener)
+      return false;
     if (query.kind !== undefined && entry.kind !== query.kind) return false;
     if (query.since !== undefined && entry.time < query.since) return false;
     return true;

@@ -34,7 +34,9 @@ export interface HistoryLogOptions {
   retryMs?: number;
 }
 
-export function defaultHistoryLogOptions(maxBytes: number): Required<Omit<HistoryLogOptions, 'dir' | 'maxBytes'>> {
+export function defaultHistoryLogOptions(
+  maxBytes: number,
+): Required<Omit<HistoryLogOptions, 'dir' | 'maxBytes'>> {
   return {
     segmentBytes: Math.min(64 * 1024 * 1024, Math.max(64 * 1024, Math.floor(maxBytes / 8))),
     onError: (message) => process.stderr.write(`[organism history] ${message}\n`),
@@ -82,7 +84,10 @@ export class HistoryLog {
 
   private constructor(options: HistoryLogOptions) {
     this.dir = options.dir;
-    this.#options = { ...defaultHistoryLogOptions(options.maxBytes), ...stripUndefined(options) } as Required<HistoryLogOptions>;
+    this.#options = {
+      ...defaultHistoryLogOptions(options.maxBytes),
+      ...stripUndefined(options),
+    } as Required<HistoryLogOptions>;
   }
 
   /** Opens (creating) the folder and takes stock of the segments already there. */
@@ -96,9 +101,13 @@ export class HistoryLog {
         log.#segments.set(n, (await stat(join(log.dir, name))).size);
       }
     } catch (error) {
-      throw new HistoryError('history.io', `cannot open the history folder ${log.dir}: ${(error as Error).message}`, {
-        dir: log.dir,
-      });
+      throw new HistoryError(
+        'history.io',
+        `cannot open the history folder ${log.dir}: ${(error as Error).message}`,
+        {
+          dir: log.dir,
+        },
+      );
     }
     log.#current = Math.max(0, ...log.#segments.keys());
     return log;
@@ -154,7 +163,9 @@ export class HistoryLog {
   attach(history: ThreadHistory): void {
     this.#unsubscribe.push(
       history.subscribe((thread, entry) => this.append(thread, entry)),
-      history.subscribeStopped((thread, time) => this.#enqueue(JSON.stringify({ t: thread, s: time, x: 'stopped' }))),
+      history.subscribeStopped((thread, time) =>
+        this.#enqueue(JSON.stringify({ t: thread, s: time, x: 'stopped' })),
+      ),
     );
   }
 
@@ -227,7 +238,8 @@ export class HistoryLog {
       this.#queue = [];
       try {
         await this.#write(batch);
-        if (this.#failing) this.#options.onError(`history folder ${this.dir} is writable again; queued lines written`);
+        if (this.#failing)
+          this.#options.onError(`history folder ${this.dir} is writable again; queued lines written`);
         this.#failing = false;
       } catch (error) {
         this.#queue = batch.concat(this.#queue);
@@ -300,7 +312,8 @@ function parseLine(text: string): LogLine | undefined {
     const line = JSON.parse(text) as LogLine;
     if (typeof line.t !== 'string' || typeof line.s !== 'number') return undefined;
     if (line.x === 'stopped') return line;
-    if (typeof line.i !== 'string' || typeof line.f !== 'string' || typeof line.o !== 'string') return undefined;
+    if (typeof line.i !== 'string' || typeof line.f !== 'string' || typeof line.o !== 'string')
+      return undefined;
     if (typeof line.k !== 'string' || typeof line.p !== 'string') return undefined;
     return line;
   } catch {

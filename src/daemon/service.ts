@@ -1,0 +1,125 @@
+/** The OrganismService the HTTP API runs on, over the daemon's state. */
+import { ServerError, ShuttingDownError } from '../errors.ts';
+import { sampleBusGauges } from '../observability/metrics.ts';
+import type { KillReport, OrganismInfo, OrganismService, ReloadReport, ToolInfo } from '../server/service.ts';
+import { reloadOrganism } from './reload.ts';
+import { auditChange, type DaemonState } from './state.ts';
+
+/** History lines waiting for the disk beyond which new injections are turned away (503). */
+export const MAX_HISTORY_BACKLOG = 200_000;
+
+export function createOrganismService(state: DaemonState): OrganismService {
+  return {
+    get bus() {
+      return state.bus;
+    },
+    get events() {
+      return state.hub;
+    },
+
+    info(): OrganismInfo {
+      const { config, bus, history, historyLog } = state;
+      const stats = bus.stats();
+      const memory = process.memoryUsage();
+      return {
+        name: config.organism.name,
+        description: config.organism.description ?? null,
+        version: state.version,
+        pid: process.pid,
+        started: new Date(state.started).toISOString(),
+        uptime_seconds: Math.round((Date.now() - state.started) / 1000),
+        config_file: config.file,
+        listeners: bus.listeners().length,
+        threads: { live: stats.threads, in_history: history.threadCount },
+        messages: { in_flight: stats.inFlight, recorded: history.totalAppended },
+        memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed },
+        auth: { enabled: state.auth.enabled, tokens: state.auth.describe() },
+        history: {
+          persisted: historyLog !== undefined,
+          dir: historyLog?.dir ?? null,
+          pending_lines: historyLog?.pending ?? 0,
+          bytes: historyLog?.bytes ?? 0,
+        },
+        reloads: { ...state.reloads },
+        stream_clients: state.streamClients(),
+      };
+    },
+
+    config: () => state.sanitized,
+
+    reload: (by: string): Promise<ReloadReport> => reloadOrganism(state, by),
+
+    kill(thread: string, by: string): KillReport | undefined {
+      const report = state.bus.kill(thread, by);
+      if (report)
+        auditChange(state, 'thread.killed', by, {
+          thread,
+          detail: `dropped ${report.dropped}, aborted ${report.aborted}`,
+        });
+      return report;
+    },
+
+    pause(listener: string, by: string): boolean {
+      if (!state.bus.pause(listener)) return false;
+      auditChange(state, 'listener.paused', by, { listener });
+      state.hub.lifecycle('listener.paused', { listener, by });
+      return true;
+    },
+
+    resume(listener: string, by: string): boolean {
+      if (!state.bus.resume(listener)) return false;
+      auditChange(state, 'listener.resumed', by, { listener });
+      state.hub.lifecycle('listener.resumed', { listener, by });
+      return true;
+    },
+
+    tools(as?: string): ToolInfo[] | undefined {
+      const runtime = state.tools.runtime;
+      const list = runtime.registry.list().map(
+        ({ definition: d }): ToolInfo => ({
+          tool: d.name,
+          description: d.description,
+          capability: d.capability,
+          read_only: d.readOnly,
+          guard: d.guard ?? null,
+        }),
+      );
+      if (as === undefined) return list;
+      if (!runtime.dispatcher.listenerNames().includes(as)) return undefined;
+      const availability = new Map(runtime.dispatcher.availability(as).map((a) => [a.tool, a]));
+      return list.map((tool) => {
+        const a = availability.get(tool.tool);
+        return { ...tool, available: a?.available ?? false, ...(a?.reason ? { reason: a.reason } : {}) };
+      });
+    },
+
+    async auditFile(): Promise<string> {
+      await state.auditLog.flush().catch(() => {});
+      return state.auditLog.path;
+    },
+
+    admission(): ServerError | undefined {
+      if (state.stopping) return new ServerError('server.overloaded', new ShuttingDownError().message);
+      const pending = state.historyLog?.pending ?? 0;
+      if (pending > MAX_HISTORY_BACKLOG) {
+        return new ServerError(
+          'server.overloaded',
+          'the thread history is behind writing to disk; retry later',
+          {
+            retryAfterSeconds: 2,
+          },
+        );
+      }
+      return undefined;
+    },
+
+    sampleMetrics(): void {
+      const stats = state.bus.stats();
+      const queues: Record<string, { depth: number; active: number; paused: boolean }> = {};
+      for (const [name, q] of Object.entries(stats.queues)) {
+        queues[name] = { ...q, paused: state.bus.listenerState(name)?.paused ?? false };
+      }
+      sampleBusGauges({ ...stats, queues }, state.historyLog?.pending ?? 0, state.streamClients());
+    },
+  };
+}

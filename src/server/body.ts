@@ -1,0 +1,50 @@
+/** Reading a JSON request body with a hard byte cap, whether or not the client declared a length. */
+import type { Context } from 'hono';
+import { decodeUtf8Strict } from '../xml/parse.ts';
+import { type HttpError, httpError, toHttpError } from './errors.ts';
+
+export async function readJsonBody(c: Context, maxBytes: number): Promise<{ value: unknown } | HttpError> {
+  const declared = Number(c.req.header('content-length') ?? '0');
+  if (declared > maxBytes) return httpError(413, 'request.too_large', `request body over ${maxBytes} bytes`);
+  const type = c.req.header('content-type') ?? '';
+  if (!type.includes('application/json')) {
+    return httpError(415, 'request.content_type', 'send the request as application/json');
+  }
+  const bytes = await readCapped(c.req.raw.body, maxBytes);
+  if (bytes === undefined) return httpError(413, 'request.too_large', `request body over ${maxBytes} bytes`);
+  try {
+    return { value: JSON.parse(decodeUtf8Strict(bytes)) };
+  } catch (error) {
+    return toHttpError(error).status === 500
+      ? httpError(400, 'request.invalid_json', `request body is not valid JSON: ${(error as Error).message}`)
+      : toHttpError(error);
+  }
+}
+
+/** The body's bytes, or undefined as soon as it passes `maxBytes` (the rest is not read). */
+async function readCapped(
+  stream: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<Uint8Array | undefined> {
+  if (!stream) return new Uint8Array(0);
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
+}

@@ -1,0 +1,46 @@
+/** GET /audit (paginated, filtered) and GET /tools?as=<listener>. */
+import { queryAudit } from '../audit-query.ts';
+import { httpError } from '../errors.ts';
+import {
+  type ApiApp,
+  allow,
+  enumParam,
+  fail,
+  limitParam,
+  QueryError,
+  queryFailure,
+  type RouteDeps,
+  stringParam,
+} from './common.ts';
+
+export function auditAndToolRoutes(app: ApiApp, { service }: RouteDeps): void {
+  app.get('/api/v1/audit', async (c) => {
+    allow(c, 'viewer', 'reading the audit log');
+    let query: Parameters<typeof queryAudit>[1];
+    try {
+      const cursor = stringParam(c, 'cursor');
+      if (cursor !== undefined && !/^\d+$/.test(cursor))
+        throw new QueryError(`cursor must come from an earlier page's next`);
+      query = {
+        verdict: enumParam(c, 'verdict', ['allow', 'warn', 'deny', 'none'] as const),
+        tool: stringParam(c, 'tool'),
+        listener: stringParam(c, 'listener'),
+        type: enumParam(c, 'type', ['call', 'threat', 'change'] as const),
+        limit: limitParam(c),
+        ...(cursor !== undefined ? { cursor: Number(cursor) } : {}),
+      };
+    } catch (error) {
+      if (error instanceof QueryError) return fail(c, queryFailure(error));
+      throw error;
+    }
+    return c.json(await queryAudit(await service.auditFile(), query));
+  });
+
+  app.get('/api/v1/tools', (c) => {
+    allow(c, 'viewer', 'reading tools');
+    const as = c.req.query('as') || undefined;
+    const tools = service.tools(as);
+    if (!tools) return fail(c, httpError(404, 'listener.not_found', `no listener named '${as}'`));
+    return c.json(as ? { as, tools } : { tools });
+  });
+}

@@ -1,0 +1,83 @@
+/**
+ * POST /inject: operator role, then the caller's rate limit (429), then admission (503 while the
+ * daemon is behind), then the body (size-capped), then the bus (503 when the target queue is full).
+ * Every answer is counted by status in organism_injects_total.
+ */
+import { type HuhReason, huhXml } from '../../bus/system.ts';
+import { PayloadValidationError, RoutingError, ServerError, XmlError } from '../../errors.ts';
+import { metrics } from '../../observability/metrics.ts';
+import { readJsonBody } from '../body.ts';
+import { httpError, toHttpError } from '../errors.ts';
+import { type ApiApp, allow, fail, type RouteDeps } from './common.ts';
+
+export function injectRoutes(app: ApiApp, { service, logger, maxBodyBytes, injectLimiter }: RouteDeps): void {
+  app.post('/api/v1/inject', async (c) => {
+    const response = await inject();
+    metrics.injects.inc({ status: String(response.status) });
+    return response;
+
+    async function inject(): Promise<Response> {
+      const principal = allow(c, 'operator', 'injecting a message');
+      // Keyed by token name; with the API open, by the client's address.
+      const key = principal.name === 'anonymous' ? `addr:${clientAddress(c.env)}` : `token:${principal.name}`;
+      const decision = injectLimiter().take(key);
+      if (!decision.ok) {
+        return fail(
+          c,
+          toHttpError(
+            new ServerError(
+              'server.rate_limited',
+              `too many injections from ${principal.name}; retry later`,
+              {
+                retryAfterSeconds: decision.retryAfterSeconds,
+              },
+            ),
+          ),
+        );
+      }
+      const refusal = service.admission();
+      if (refusal) return fail(c, toHttpError(refusal));
+      const body = await readJsonBody(c, maxBodyBytes);
+      if ('status' in body) return fail(c, body);
+      if (typeof body.value !== 'object' || body.value === null || Array.isArray(body.value))
+        return fail(c, httpError(400, 'request.invalid', 'send a JSON object {"to"?, "payload", "thread"?}'));
+      const { to, payload, thread } = body.value as Record<string, unknown>;
+      if (typeof payload !== 'string')
+        return fail(c, httpError(400, 'request.invalid', '`payload` must be a string of XML'));
+      if (to !== undefined && typeof to !== 'string')
+        return fail(c, httpError(400, 'request.invalid', '`to` must be a string'));
+      if (thread !== undefined && typeof thread !== 'string')
+        return fail(c, httpError(400, 'request.invalid', '`thread` must be a string'));
+      try {
+        const result = await service.bus.inject({ to, payload, thread, from: 'api' });
+        logger.debug({ thread: result.thread, by: principal.name, to }, 'injected');
+        return c.json(result, 202);
+      } catch (error) {
+        const mapped = toHttpError(error);
+        if (mapped.status >= 500 && mapped.status !== 503) logger.error({ err: error }, 'inject failed');
+        // Input that does not parse, validate or route also gets the <huh> a listener would get.
+        const reason = huhReason(error);
+        if (reason)
+          return c.json(
+            { ...mapped.body, huh: huhXml(reason, payload) },
+            mapped.status as 400,
+            mapped.headers,
+          );
+        return fail(c, mapped);
+      }
+    }
+  });
+}
+
+function huhReason(error: unknown): HuhReason | undefined {
+  if (error instanceof XmlError) return 'parse';
+  if (error instanceof PayloadValidationError) return 'validate';
+  if (error instanceof RoutingError) return 'route';
+  return undefined;
+}
+
+/** @hono/node-server puts the Node request on `c.env.incoming`. */
+function clientAddress(env: unknown): string {
+  const incoming = (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
+  return incoming?.socket?.remoteAddress ?? 'unknown';
+}

@@ -1,0 +1,79 @@
+/**
+ * What the HTTP API asks of a running organism. The daemon implements it; the routes depend on
+ * this interface (and BusApi / BusQueries), never on the daemon or the Bus class.
+ */
+import type { BusApi, BusQueries, ThreadStatus } from '../bus/api.ts';
+import type { ServerError } from '../errors.ts';
+import type { EventHub } from './events.ts';
+
+export interface OrganismInfo {
+  name: string;
+  description: string | null;
+  version: string;
+  pid: number;
+  started: string;
+  uptime_seconds: number;
+  config_file: string;
+  listeners: number;
+  threads: { live: number; in_history: number };
+  messages: { in_flight: number; recorded: number };
+  memory: { rss_bytes: number; heap_used_bytes: number };
+  auth: { enabled: boolean; tokens: Array<{ name: string; role: string }> };
+  history: { persisted: boolean; dir: string | null; pending_lines: number; bytes: number };
+  reloads: { applied: number; refused: number; last: string | null };
+  stream_clients: number;
+}
+
+export interface ReloadReport {
+  status: 'reloaded';
+  by: string;
+  time: string;
+  added: string[];
+  removed: string[];
+  replaced: string[];
+  unchanged: string[];
+  /** Settings that changed in the file but take effect only after a restart (server.port, ...). */
+  restart_required: string[];
+}
+
+export interface ToolInfo {
+  tool: string;
+  description: string;
+  capability: string;
+  read_only: boolean;
+  guard: string | null;
+  /** With `as`: can that listener use it now, and if not why. */
+  available?: boolean;
+  reason?: string;
+}
+
+export interface KillReport {
+  thread: string;
+  status: ThreadStatus;
+  /** Queued messages dropped. */
+  dropped: number;
+  /** Running handlers whose signal was aborted. */
+  aborted: number;
+}
+
+export interface OrganismService {
+  readonly bus: BusApi & BusQueries;
+  readonly events: EventHub;
+  info(): OrganismInfo;
+  /** organism.yaml as loaded, with `${VAR}` references in place of their values and secrets masked. */
+  config(): unknown;
+  /** Throws ConfigError (the file's problems) or ReloadError; the running organism is then unchanged. */
+  reload(by: string): Promise<ReloadReport>;
+  kill(thread: string, by: string): KillReport | undefined;
+  /** False when there is no such listener. */
+  pause(listener: string, by: string): boolean;
+  resume(listener: string, by: string): boolean;
+  /** All tools; with `as`, their availability to that listener (undefined: no such listener). */
+  tools(as?: string): ToolInfo[] | undefined;
+  /** The audit log file, flushed first so a page includes what just happened. */
+  auditFile(): Promise<string>;
+  /** A reason to turn new work away now (history writer behind, shutting down), or undefined. */
+  admission(): ServerError | undefined;
+  /** Samples the gauges (queue depth...) before /metrics renders. */
+  sampleMetrics(): void;
+}

@@ -1,0 +1,226 @@
+/**
+ * GET /api/v1/stream (WebSocket, the `ws` package): live events for `organism tail` and dashboards.
+ *
+ * Connect with `Authorization: Bearer <token>` (viewer role) and, optionally, an initial filter in
+ * the query: `?listeners=a,b&threads=<id>&kinds=message,tool`. The server says
+ * `{"type":"hello", ...}`, then sends one JSON event per frame (see events.ts). Send
+ * `{"subscribe": {"listeners": [...], "threads": [...], "kinds": [...]}}` to change the filter.
+ *
+ * Bounded: at most `maxClients` connections (more get 503), client frames up to 64 KiB, and a
+ * client that reads slower than events come gets events dropped (not buffered without end); it is
+ * told `{"type":"dropped","count":n}` once it catches up.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { type Authenticator, isLoopbackHost, requireRole } from './auth.ts';
+import { toHttpError } from './errors.ts';
+import { type EventHub, filterToJson, matches, parseFilter, type StreamFilter } from './events.ts';
+import { crossSiteRefusal } from './security.ts';
+
+export const STREAM_PATH = '/api/v1/stream';
+
+export interface StreamOptions {
+  hub: EventHub;
+  auth: () => Authenticator;
+  listenHost: string;
+  logger: Logger;
+  organism: () => string;
+  maxClients?: number;
+  /** Bytes queued to one client beyond which events for it are dropped. */
+  maxBufferedBytes?: number;
+  pingMs?: number;
+}
+
+interface Client {
+  ws: WebSocket;
+  filter: StreamFilter;
+  dropped: number;
+  alive: boolean;
+  unsubscribe: () => void;
+}
+
+export class StreamServer {
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  readonly #clients = new Set<Client>();
+  readonly #options: Required<StreamOptions>;
+  readonly #pinger: NodeJS.Timeout;
+
+  constructor(options: StreamOptions) {
+    this.#options = { maxClients: 64, maxBufferedBytes: 4 * 1024 * 1024, pingMs: 30_000, ...options };
+    // A client that does not answer two pings in a row is gone (network cut): close it.
+    this.#pinger = setInterval(() => {
+      for (const client of this.#clients) {
+        if (!client.alive) {
+          client.ws.terminate();
+          continue;
+        }
+        client.alive = false;
+        client.ws.ping();
+      }
+    }, this.#options.pingMs);
+    this.#pinger.unref();
+  }
+
+  get clients(): number {
+    return this.#clients.size;
+  }
+
+  /** The http server's 'upgrade' handler. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const admitted = this.#admit(request);
+    if ('status' in admitted) {
+      reject(socket, admitted);
+      return;
+    }
+    this.#wss.handleUpgrade(request, socket, head, (ws) => this.#connected(ws, admitted.filter, admitted.by));
+  }
+
+  /** Path, origin, token, role, filter and room, in that order: the first refusal, or the client's terms. */
+  #admit(request: IncomingMessage): Refusal | { filter: StreamFilter; by: string } {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    if (url.pathname !== STREAM_PATH)
+      return { status: 404, code: 'not_found', message: `no WebSocket at ${url.pathname}` };
+    const crossSite = crossSiteRefusal(
+      {
+        origin: header(request, 'origin'),
+        host: header(request, 'host'),
+        fetchSite: header(request, 'sec-fetch-site'),
+      },
+      isLoopbackHost(this.#options.listenHost),
+    );
+    if (crossSite) return { status: 403, code: 'request.cross_origin', message: crossSite };
+    let by: string;
+    try {
+      const principal = this.#options.auth().authenticate(header(request, 'authorization'));
+      requireRole(principal, 'viewer', 'reading the stream');
+      by = principal.name;
+    } catch (error) {
+      const mapped = toHttpError(error);
+      return {
+        status: mapped.status,
+        code: mapped.body.error.code,
+        message: mapped.body.error.message,
+        headers: mapped.headers ?? {},
+      };
+    }
+    const initial = Object.fromEntries(
+      ['listeners', 'threads', 'kinds'].flatMap((k) =>
+        url.searchParams.has(k) ? [[k, url.searchParams.get(k)]] : [],
+      ),
+    );
+    const filter = parseFilter(initial);
+    if (typeof filter === 'string') return { status: 400, code: 'request.query', message: filter };
+    if (this.#clients.size >= this.#options.maxClients) {
+      return {
+        status: 503,
+        code: 'stream.full',
+        message: `at most ${this.#options.maxClients} stream clients at once`,
+        headers: { 'retry-after': '5' },
+      };
+    }
+    return { filter, by };
+  }
+
+  #connected(ws: WebSocket, filter: StreamFilter, by: string): void {
+    const client: Client = { ws, filter, dropped: 0, alive: true, unsubscribe: () => {} };
+    this.#clients.add(client);
+    client.unsubscribe = this.#options.hub.subscribe((event) => {
+      if (!matches(client.filter, event)) return;
+      if (ws.readyState !== ws.OPEN) return;
+      if (ws.bufferedAmount > this.#options.maxBufferedBytes) {
+        client.dropped++;
+        return;
+      }
+      if (client.dropped > 0) {
+        ws.send(JSON.stringify({ type: 'dropped', count: client.dropped }));
+        client.dropped = 0;
+      }
+      ws.send(JSON.stringify(event));
+    });
+    ws.on('pong', () => {
+      client.alive = true;
+    });
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return this.#send(ws, { type: 'error', message: 'send JSON text frames' });
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(String(data));
+      } catch {
+        return this.#send(ws, {
+          type: 'error',
+          message: 'frames must be JSON, e.g. {"subscribe": {"kinds": ["message"]}}',
+        });
+      }
+      const request = (parsed as { subscribe?: unknown } | null)?.subscribe;
+      if (request === undefined)
+        return this.#send(ws, { type: 'error', message: 'expected {"subscribe": {...}}' });
+      const next = parseFilter(request);
+      if (typeof next === 'string') return this.#send(ws, { type: 'error', message: next });
+      client.filter = next;
+      this.#send(ws, { type: 'subscribed', filter: filterToJson(next) });
+    });
+    ws.on('close', () => {
+      client.unsubscribe();
+      this.#clients.delete(client);
+    });
+    ws.on('error', (error) => this.#options.logger.debug({ err: error }, 'stream client error'));
+    this.#options.logger.debug({ by }, 'stream client connected');
+    this.#send(ws, { type: 'hello', organism: this.#options.organism(), filter: filterToJson(filter) });
+  }
+
+  #send(ws: WebSocket, value: unknown): void {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(value));
+  }
+
+  /** Closes every client with 1001 (going away) and stops accepting. */
+  close(): void {
+    clearInterval(this.#pinger);
+    for (const client of this.#clients) {
+      client.unsubscribe();
+      client.ws.close(1001, 'organism stopping');
+    }
+    // Clients that do not finish the closing handshake promptly are cut.
+    const stragglers = [...this.#clients];
+    setTimeout(() => {
+      for (const c of stragglers) c.ws.terminate();
+    }, 1000).unref();
+    this.#clients.clear();
+    this.#wss.close();
+  }
+}
+
+function header(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  503: 'Service Unavailable',
+};
+
+interface Refusal {
+  status: number;
+  code: string;
+  message: string;
+  headers?: Record<string, string>;
+}
+
+function reject(socket: Duplex, refusal: Refusal): void {
+  const body = JSON.stringify({ error: { code: refusal.code, message: refusal.message } });
+  const lines = [
+    `HTTP/1.1 ${refusal.status} ${REASONS[refusal.status] ?? 'Error'}`,
+    'Connection: close',
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    ...Object.entries(refusal.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
+    '',
+    body,
+  ];
+  socket.end(lines.join('\r\n'));
+}
