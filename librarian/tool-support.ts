@@ -1,10 +1,10 @@
 /**
- * What the six librarian tools share: their tool_config schema, how a path or collection argument
- * is resolved (relative to the default collection) and checked against allowed_collections, and
- * the backend. Lives outside librarian/tools/ because every file there is loaded as a tool.
+ * What the six librarian tools share: their tool_config schema and common definition fields, how
+ * a path or collection argument is resolved (relative to the default collection) and checked
+ * against allowed_collections, and the backend. Lives outside librarian/tools/ because every file there is loaded as a tool.
  */
 import type { JsonSchema } from '../src/listener/types.ts';
-import type { ToolRunContext, ToolServices } from '../src/tools/types.ts';
+import type { ToolDefinition, ToolRunContext, ToolServices } from '../src/tools/types.ts';
 import { type AccessPolicy, accessPolicy } from './access.ts';
 import type { LibrarianBackend } from './backend.ts';
 import { checkDocumentName, joinPath, resolvePath } from './paths.ts';
@@ -93,3 +93,25 @@ export async function librarianCall(ctx: ToolRunContext): Promise<LibrarianCall>
 export function unavailable(services: ToolServices): string | null {
   return librarianUnavailableReason(services);
 }
+
+/**
+ * The definition fields of the four librarian tools that only read (get, list, query, search),
+ * spread into each so their capability, config schema and availability cannot drift apart.
+ */
+export const LIBRARIAN_READ_TOOL = {
+  readOnly: true,
+  capability: 'db_read',
+  source: 'native',
+  config: LIBRARIAN_TOOL_CONFIG,
+  unavailable,
+} as const satisfies Partial<ToolDefinition>;
+
+/** The same for the two that change documents (store, delete): they act once per call id. */
+export const LIBRARIAN_WRITE_TOOL = {
+  readOnly: false,
+  capability: 'db_write',
+  source: 'native',
+  sideEffect: true,
+  config: LIBRARIAN_TOOL_CONFIG,
+  unavailable,
+} as const satisfies Partial<ToolDefinition>;

@@ -2,7 +2,7 @@
 import { LibrarianError } from '../../src/errors.ts';
 import type { ToolDefinition, ToolRunContext } from '../../src/tools/types.ts';
 import type { DeleteResult } from '../backend.ts';
-import { LIBRARIAN_TOOL_CONFIG, librarianCall, PATH_ARG, unavailable } from '../tool-support.ts';
+import { LIBRARIAN_WRITE_TOOL, librarianCall, PATH_ARG } from '../tool-support.ts';
 
 export interface DeleteArgs {
   path: string;
@@ -29,12 +29,7 @@ const deleteTool: ToolDefinition<DeleteArgs, DeleteResult> = {
     required: ['path'],
     additionalProperties: false,
   },
-  readOnly: false,
-  capability: 'db_write',
-  source: 'native',
-  sideEffect: true,
-  config: LIBRARIAN_TOOL_CONFIG,
-  unavailable,
+  ...LIBRARIAN_WRITE_TOOL,
   async run(args: DeleteArgs, ctx: ToolRunContext): Promise<DeleteResult> {
     const call = await librarianCall(ctx);
     const path = call.document(args.path);

@@ -1,7 +1,7 @@
 /** librarian_get: reads one stored XML document by its path. */
 import type { ToolDefinition, ToolRunContext } from '../../src/tools/types.ts';
 import type { GetResult } from '../backend.ts';
-import { LIBRARIAN_TOOL_CONFIG, librarianCall, PATH_ARG, unavailable } from '../tool-support.ts';
+import { LIBRARIAN_READ_TOOL, librarianCall, PATH_ARG } from '../tool-support.ts';
 
 export interface GetArgs {
   path: string;
@@ -19,11 +19,7 @@ const getTool: ToolDefinition<GetArgs, GetResult> = {
     required: ['path'],
     additionalProperties: false,
   },
-  readOnly: true,
-  capability: 'db_read',
-  source: 'native',
-  config: LIBRARIAN_TOOL_CONFIG,
-  unavailable,
+  ...LIBRARIAN_READ_TOOL,
   async run(args: GetArgs, ctx: ToolRunContext): Promise<GetResult> {
     const call = await librarianCall(ctx);
     return call.backend.get(call.document(args.path), ctx.signal);

@@ -1,7 +1,7 @@
 /** librarian_list: the documents and sub-collections directly in one collection. */
 import type { ToolDefinition, ToolRunContext } from '../../src/tools/types.ts';
 import type { ListResult } from '../backend.ts';
-import { COLLECTION_ARG, LIBRARIAN_TOOL_CONFIG, librarianCall, unavailable } from '../tool-support.ts';
+import { COLLECTION_ARG, LIBRARIAN_READ_TOOL, librarianCall } from '../tool-support.ts';
 
 export interface ListArgs {
   collection?: string;
@@ -19,11 +19,7 @@ const listTool: ToolDefinition<ListArgs, ListResult> = {
     properties: { collection: COLLECTION_ARG },
     additionalProperties: false,
   },
-  readOnly: true,
-  capability: 'db_read',
-  source: 'native',
-  config: LIBRARIAN_TOOL_CONFIG,
-  unavailable,
+  ...LIBRARIAN_READ_TOOL,
   async run(args: ListArgs, ctx: ToolRunContext): Promise<ListResult> {
     const call = await librarianCall(ctx);
     const collection = call.collection(args.collection);

@@ -6,7 +6,7 @@
 import type { ToolDefinition, ToolRunContext } from '../../src/tools/types.ts';
 import type { QueryResult, Variables } from '../backend.ts';
 import { assertReadOnly } from '../readonly.ts';
-import { COLLECTION_ARG, LIBRARIAN_TOOL_CONFIG, librarianCall, unavailable } from '../tool-support.ts';
+import { COLLECTION_ARG, LIBRARIAN_READ_TOOL, librarianCall } from '../tool-support.ts';
 
 export interface QueryArgs {
   query: string;
@@ -56,11 +56,7 @@ const queryTool: ToolDefinition<QueryArgs, QueryResult> = {
     required: ['query'],
     additionalProperties: false,
   },
-  readOnly: true,
-  capability: 'db_read',
-  source: 'native',
-  config: LIBRARIAN_TOOL_CONFIG,
-  unavailable,
+  ...LIBRARIAN_READ_TOOL,
   async run(args: QueryArgs, ctx: ToolRunContext): Promise<QueryResult> {
     const call = await librarianCall(ctx);
     const collection = call.collection(args.collection);

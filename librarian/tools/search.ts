@@ -1,7 +1,7 @@
 /** librarian_search: full-text search over the librarian's documents, best match first. */
 import type { ToolDefinition, ToolRunContext } from '../../src/tools/types.ts';
 import type { SearchResult } from '../backend.ts';
-import { COLLECTION_ARG, LIBRARIAN_TOOL_CONFIG, librarianCall, unavailable } from '../tool-support.ts';
+import { COLLECTION_ARG, LIBRARIAN_READ_TOOL, librarianCall } from '../tool-support.ts';
 
 export interface SearchArgs {
   query: string;
@@ -37,11 +37,7 @@ const searchTool: ToolDefinition<SearchArgs, SearchResult> = {
     required: ['query'],
     additionalProperties: false,
   },
-  readOnly: true,
-  capability: 'db_read',
-  source: 'native',
-  config: LIBRARIAN_TOOL_CONFIG,
-  unavailable,
+  ...LIBRARIAN_READ_TOOL,
   async run(args: SearchArgs, ctx: ToolRunContext): Promise<SearchResult> {
     const call = await librarianCall(ctx);
     const collection = call.collection(args.collection);

@@ -4,7 +4,7 @@
  */
 import type { ToolDefinition, ToolRunContext } from '../../src/tools/types.ts';
 import type { StoreResult } from '../backend.ts';
-import { COLLECTION_ARG, LIBRARIAN_TOOL_CONFIG, librarianCall, unavailable } from '../tool-support.ts';
+import { COLLECTION_ARG, LIBRARIAN_WRITE_TOOL, librarianCall } from '../tool-support.ts';
 
 export interface StoreArgs {
   collection?: string;
@@ -36,12 +36,7 @@ const storeTool: ToolDefinition<StoreArgs, StoreResult> = {
     required: ['document_name', 'content'],
     additionalProperties: false,
   },
-  readOnly: false,
-  capability: 'db_write',
-  source: 'native',
-  sideEffect: true,
-  config: LIBRARIAN_TOOL_CONFIG,
-  unavailable,
+  ...LIBRARIAN_WRITE_TOOL,
   async run(args: StoreArgs, ctx: ToolRunContext): Promise<StoreResult> {
     const call = await librarianCall(ctx);
     const path = call.documentIn(args.collection, args.document_name);
