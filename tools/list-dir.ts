@@ -9,7 +9,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { FileToolError } from '../src/errors.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
-import { ALLOWED_PATHS_SCHEMA, FILE_TOOL_DEFAULTS, positiveInt, throwIfAborted } from './lib/fs-config.ts';
+import { FILE_TOOL_DEFAULTS, fileToolConfigSchema, positiveInt, throwIfAborted } from './lib/fs-config.ts';
 import { fsError } from './lib/fs-errors.ts';
 import { resolveToolPath } from './lib/fs-path.ts';
 
@@ -73,18 +73,10 @@ const tool: ToolDefinition<ListDirArgs, ListDirResult> = {
   capability: 'read',
   source: 'native',
   guard: 'file',
-  config: {
-    type: 'object',
-    properties: {
-      allowed_paths: ALLOWED_PATHS_SCHEMA,
-      max_entries: {
-        type: 'integer',
-        minimum: 1,
-        default: FILE_TOOL_DEFAULTS.max_entries,
-        description: 'Most entries one call may ask for (its max_entries argument is capped at this).',
-      },
-    },
-  },
+  config: fileToolConfigSchema(
+    'max_entries',
+    'Most entries one call may ask for (its max_entries argument is capped at this).',
+  ),
   async run(args, ctx) {
     const cap = positiveInt(ctx.config, 'max_entries', FILE_TOOL_DEFAULTS.max_entries);
     const wanted = args.max_entries ?? FILE_TOOL_DEFAULTS.list_entries;

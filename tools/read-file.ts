@@ -6,7 +6,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { FileToolError } from '../src/errors.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
-import { ALLOWED_PATHS_SCHEMA, FILE_TOOL_DEFAULTS, positiveInt, throwIfAborted } from './lib/fs-config.ts';
+import { FILE_TOOL_DEFAULTS, fileToolConfigSchema, positiveInt, throwIfAborted } from './lib/fs-config.ts';
 import { BINARY_SNIFF_BYTES, looksBinary } from './lib/fs-encoding.ts';
 import { fsError } from './lib/fs-errors.ts';
 import { readLineWindow } from './lib/fs-lines.ts';
@@ -85,18 +85,7 @@ const tool: ToolDefinition<ReadFileArgs, ReadFileResult> = {
   capability: 'read',
   source: 'native',
   guard: 'file',
-  config: {
-    type: 'object',
-    properties: {
-      allowed_paths: ALLOWED_PATHS_SCHEMA,
-      max_bytes: {
-        type: 'integer',
-        minimum: 1,
-        default: FILE_TOOL_DEFAULTS.max_bytes,
-        description: 'Most bytes of content one call returns (before base64).',
-      },
-    },
-  },
+  config: fileToolConfigSchema('max_bytes', 'Most bytes of content one call returns (before base64).'),
   async run(args, ctx) {
     const maxBytes = positiveInt(ctx.config, 'max_bytes', FILE_TOOL_DEFAULTS.max_bytes);
     const offset = args.offset ?? 0;

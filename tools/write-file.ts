@@ -12,7 +12,7 @@ import path from 'node:path';
 import { FileToolError } from '../src/errors.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
 import { serialized, writeAtomic } from './lib/fs-atomic.ts';
-import { ALLOWED_PATHS_SCHEMA, FILE_TOOL_DEFAULTS, positiveInt, throwIfAborted } from './lib/fs-config.ts';
+import { FILE_TOOL_DEFAULTS, fileToolConfigSchema, positiveInt, throwIfAborted } from './lib/fs-config.ts';
 import { isInside } from './lib/fs-confine.ts';
 import { fsError } from './lib/fs-errors.ts';
 import { resolveToolPath } from './lib/fs-path.ts';
@@ -82,18 +82,7 @@ const tool: ToolDefinition<WriteFileArgs, WriteFileResult> = {
   source: 'native',
   guard: 'file',
   sideEffect: true,
-  config: {
-    type: 'object',
-    properties: {
-      allowed_paths: ALLOWED_PATHS_SCHEMA,
-      max_bytes: {
-        type: 'integer',
-        minimum: 1,
-        default: FILE_TOOL_DEFAULTS.max_bytes,
-        description: 'Largest size a file may have after a write (append included).',
-      },
-    },
-  },
+  config: fileToolConfigSchema('max_bytes', 'Largest size a file may have after a write (append included).'),
   async run(args, ctx) {
     const maxBytes = positiveInt(ctx.config, 'max_bytes', FILE_TOOL_DEFAULTS.max_bytes);
     const mode = args.mode ?? 'overwrite';

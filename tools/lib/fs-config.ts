@@ -1,5 +1,6 @@
 /** tool_config keys shared by read_file, write_file and list_dir, read and checked in one place. */
 import { FileToolError } from '../../src/errors.ts';
+import type { JsonSchema } from '../../src/listener/types.ts';
 import type { ToolConfig } from '../../src/tools/types.ts';
 
 export const FILE_TOOL_DEFAULTS = {
@@ -18,6 +19,20 @@ export const ALLOWED_PATHS_SCHEMA = {
     'Globs (relative to the workspace) the tool may touch, e.g. ["docs/**", "notes/*.md"]; anything else is ' +
     'refused. Unset: the whole workspace, as far as the file guard allows.',
 };
+
+/**
+ * A file tool's tool_config schema: allowed_paths plus the one limit it enforces (max_bytes for
+ * read_file and write_file, max_entries for list_dir), defaulting to FILE_TOOL_DEFAULTS.
+ */
+export function fileToolConfigSchema(limit: 'max_bytes' | 'max_entries', description: string): JsonSchema {
+  return {
+    type: 'object',
+    properties: {
+      allowed_paths: ALLOWED_PATHS_SCHEMA,
+      [limit]: { type: 'integer', minimum: 1, default: FILE_TOOL_DEFAULTS[limit], description },
+    },
+  };
+}
 
 export function positiveInt(config: ToolConfig, key: string, fallback: number): number {
   const value = config[key] ?? fallback;
