@@ -79,6 +79,7 @@ export async function selfLoopBus(
         queue_length: 1_000,
         max_concurrent: 16,
         drain_timeout_ms: 1_000,
+        max_deliveries: 5,
       },
       logger: pino({ level: 'silent' }),
     },

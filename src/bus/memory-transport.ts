@@ -20,6 +20,7 @@ export class MemoryTransport implements Transport {
   }
 
   subscribe(listener: string, deliver: Deliver): Subscription {
+    if (this.closed) throw new Error('transport closed');
     if (this.subscribers.has(listener)) throw new Error(`${listener} already has a subscriber`);
     this.subscribers.set(listener, deliver);
     return {

@@ -18,14 +18,25 @@ export interface Transport {
   /**
    * Start delivering messages addressed to `listener` to `deliver`. The transport considers a
    * message done (acknowledges it) only when the promise returned by `deliver` settles, so a crash
-   * mid-handler leaves it to be redelivered where the transport supports that.
+   * mid-handler leaves it to be redelivered where the transport supports that. A rejected promise
+   * means "not handled": a transport that can redeliver (Redis) leaves the message unacknowledged,
+   * so it is delivered again later (and dead-lettered after too many attempts).
    */
-  subscribe(listener: string, deliver: Deliver): Subscription;
+  subscribe(listener: string, deliver: Deliver, options?: SubscribeOptions): Subscription;
   /** Stop delivering and release connections. Pending publishes are flushed first. */
   close(): Promise<void>;
 }
 
 export type Deliver = (message: Message) => Promise<void>;
+
+export interface SubscribeOptions {
+  /**
+   * Most messages handed to `deliver` and not yet settled at once. A transport that fetches work
+   * (Redis) reads no more than this, so the listener's bounded queue is never flooded and other
+   * daemons get their share; the in-memory transport delivers on publish and ignores it.
+   */
+  maxInFlight?: number;
+}
 
 export interface Subscription {
   /** Stop delivering to this subscriber. In-flight deliveries finish. */

@@ -51,6 +51,8 @@ export interface BusSection {
   queue_length: number;
   max_concurrent: number;
   drain_timeout_ms: number;
+  /** redis transport: deliveries without an ack before a message is dead-lettered. */
+  max_deliveries: number;
 }
 
 export interface ListenerConfig {

@@ -49,6 +49,7 @@ describe('loadConfig on valid files', () => {
       queue_length: 1000,
       max_concurrent: 16,
       drain_timeout_ms: 10000,
+      max_deliveries: 5,
     });
     expect(config.tools).toEqual({
       revocations_file: resolve(FIXTURES, '.organism/revocations.json'),

@@ -63,6 +63,7 @@ const bus: Presence<BusSection> = {
   queue_length: 'always',
   max_concurrent: 'always',
   drain_timeout_ms: 'always',
+  max_deliveries: 'always',
 };
 const listener: Presence<ListenerConfig> = {
   name: 'always',

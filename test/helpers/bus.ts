@@ -25,6 +25,7 @@ export const TEST_BUS: BusSection = {
   queue_length: 1000,
   max_concurrent: 16,
   drain_timeout_ms: 5_000,
+  max_deliveries: 5,
 };
 
 export interface TestListener {

@@ -1,0 +1,91 @@
+/**
+ * A Message as stream entry fields: `v` (format version) and `m` (the record as JSON). The record
+ * is plain data by design (invariant 6), so JSON carries it whole. Decoding checks every field,
+ * because a stream is shared with anything that can reach the Redis server: an entry that is not a
+ * Message is refused with the reason, and the transport dead-letters it after enough attempts.
+ */
+import type { Message, MessageKind } from '../message.ts';
+
+export const FORMAT_VERSION = '1';
+
+const KINDS: ReadonlySet<string> = new Set<MessageKind>([
+  'message',
+  'response',
+  'huh',
+  'system-error',
+  'tool-call',
+  'tool-result',
+]);
+
+const STRING_FIELDS = ['id', 'thread', 'frame', 'from', 'to', 'tag', 'envelope'] as const;
+
+export function encodeMessage(message: Message): string[] {
+  const record: Message = {
+    id: message.id,
+    thread: message.thread,
+    frame: message.frame,
+    from: message.from,
+    to: message.to,
+    tag: message.tag,
+    envelope: message.envelope,
+    kind: message.kind,
+    hop: message.hop,
+    time: message.time,
+  };
+  return ['v', FORMAT_VERSION, 'm', JSON.stringify(record)];
+}
+
+export class DecodeFailure extends Error {}
+
+/** The Message in an entry's flat field list, or a DecodeFailure saying what is wrong with it. */
+export function decodeMessage(fields: readonly string[] | null | undefined): Message {
+  if (!fields) throw new DecodeFailure('entry has no fields');
+  let version: string | undefined;
+  let body: string | undefined;
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] === 'v') version = fields[i + 1];
+    else if (fields[i] === 'm') body = fields[i + 1];
+  }
+  if (version !== FORMAT_VERSION) {
+    throw new DecodeFailure(
+      `entry format version ${JSON.stringify(version ?? null)} is not ${FORMAT_VERSION}`,
+    );
+  }
+  if (body === undefined) throw new DecodeFailure('entry has no `m` field');
+  let data: unknown;
+  try {
+    data = JSON.parse(body);
+  } catch (error) {
+    throw new DecodeFailure(`entry \`m\` is not JSON: ${(error as Error).message}`);
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw new DecodeFailure('entry `m` is not a JSON object');
+  }
+  const record = data as Record<string, unknown>;
+  for (const key of STRING_FIELDS) {
+    if (typeof record[key] !== 'string') throw new DecodeFailure(`entry field \`${key}\` is not a string`);
+  }
+  if (typeof record.kind !== 'string' || !KINDS.has(record.kind)) {
+    throw new DecodeFailure(`entry field \`kind\` is not a message kind`);
+  }
+  for (const key of ['hop', 'time'] as const) {
+    if (typeof record[key] !== 'number' || !Number.isFinite(record[key])) {
+      throw new DecodeFailure(`entry field \`${key}\` is not a number`);
+    }
+  }
+  if ((record.id as string).length === 0 || (record.to as string).length === 0) {
+    throw new DecodeFailure('entry has an empty `id` or `to`');
+  }
+  return {
+    id: record.id as string,
+    thread: record.thread as string,
+    frame: record.frame as string,
+    from: record.from as string,
+    to: record.to as string,
+    tag: record.tag as string,
+    envelope: record.envelope as string,
+    kind: record.kind as MessageKind,
+    hop: record.hop as number,
+    time: record.time as number,
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * ioredis clients for the bus. Commands wait out a Redis restart instead of failing
+ * (maxRetriesPerRequest: null, offline queue on): a publish that cannot reach Redis is not
+ * accepted until it can, and an ack sent while Redis is down is delivered when it is back, so a
+ * restart loses nothing that was accepted. Reconnects back off up to two seconds and never stop.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { redisAddress } from '../../kv/redis.ts';
+
+export interface BusConnection {
+  client: Redis;
+  /** host:port of the server, safe to log. */
+  address: string;
+}
+
+export function busClientOptions(connectTimeoutMs: number, name: string): RedisOptions {
+  return {
+    connectionName: name,
+    // RESP2 reply shapes: XREADGROUP as [[stream, entries]], the same as every Redis since 5.
+    protocol: 2,
+    connectTimeout: connectTimeoutMs,
+    maxRetriesPerRequest: null,
+    enableOfflineQueue: true,
+    // Many handlers publishing at once share round trips.
+    enableAutoPipelining: true,
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2_000),
+    // A replica promoted after a failover answers READONLY until we reconnect to the new primary.
+    reconnectOnError: (err) => /READONLY/.test(err.message),
+  };
+}
+
+/**
+ * Opens a client and reports its connection trouble through `onError` (once per outage, not per
+ * retry). Without an 'error' listener ioredis would print every failed reconnect.
+ */
+export function openBusClient(
+  url: string,
+  options: RedisOptions,
+  onError: (message: string) => void,
+): BusConnection {
+  const client = new Redis(url, { ...options, lazyConnect: false });
+  let down = false;
+  client.on('error', (err: Error) => {
+    if (!down) onError(scrubUrl(err.message, url));
+    down = true;
+  });
+  client.on('ready', () => {
+    down = false;
+  });
+  return { client, address: redisAddress(url) };
+}
+
+/** Removes a password that a Redis URL may carry from a text. */
+export function scrubUrl(text: string, url: string): string {
+  let secret = '';
+  try {
+    secret = decodeURIComponent(new URL(url).password);
+  } catch {}
+  return secret ? text.split(secret).join('***') : text;
+}

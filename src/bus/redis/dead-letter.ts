@@ -1,0 +1,90 @@
+/**
+ * The dead-letter stream: entries delivered `maxDeliveries` times without an acknowledgement are
+ * moved here with the reason, so one poison message cannot cycle through the daemons forever while
+ * the rest of its listener's stream flows on. The move is one Lua script (ack in the group, append
+ * to the dead stream, count), so two daemons' reapers racing over the same entry record it once.
+ * `readDeadLetters` and `deadLetterCount` are what the HTTP API and metrics call.
+ */
+import type { Redis } from 'ioredis';
+import type { Message } from '../message.ts';
+import { decodeMessage } from './codec.ts';
+import type { BusKeys } from './options.ts';
+
+/** KEYS: stream, dead, dead count, failure reason. ARGV: group, entry id, listener, deliveries, reason, max length, consumer. */
+export const DEAD_LETTER_SCRIPT = `
+if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+local reason = ARGV[5]
+local failure = redis.call('GET', KEYS[4])
+if failure then reason = reason .. '; last failure: ' .. failure end
+local entry = redis.call('XRANGE', KEYS[1], ARGV[2], ARGV[2])
+local body = ''
+local raw = ''
+if entry[1] then
+  local fields = entry[1][2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'm' then body = fields[i + 1] end
+  end
+  if body == '' then raw = cjson.encode(fields) end
+end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*',
+  'listener', ARGV[3], 'entry', ARGV[2], 'deliveries', ARGV[4], 'reason', reason,
+  'consumer', ARGV[7], 'm', body, 'raw', raw)
+redis.call('INCR', KEYS[3])
+redis.call('DEL', KEYS[4])
+return 1
+`;
+
+export interface DeadLetter {
+  /** Id of the dead-letter entry (its time part is when it was moved). */
+  id: string;
+  time: string;
+  listener: string;
+  /** Id of the entry in the listener's stream. */
+  entry: string;
+  deliveries: number;
+  reason: string;
+  /** Consumer (daemon) that held the entry last. */
+  consumer: string;
+  /** The message, when the entry was one; absent for an entry that could not be decoded. */
+  message?: Message;
+  /** The entry's raw fields as JSON, when it was not a message. */
+  raw?: string;
+}
+
+type Ioredis = Pick<Redis, 'call'>;
+
+/** Newest first, at most `count`. */
+export async function readDeadLetters(client: Ioredis, keys: BusKeys, count = 100): Promise<DeadLetter[]> {
+  const rows = (await client.call('XREVRANGE', keys.dead, '+', '-', 'COUNT', String(count))) as Array<
+    [string, string[]]
+  >;
+  return rows.map(([id, fields]) => {
+    const f = new Map<string, string>();
+    for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
+    const letter: DeadLetter = {
+      id,
+      time: new Date(Number(id.split('-')[0])).toISOString(),
+      listener: f.get('listener') ?? '',
+      entry: f.get('entry') ?? '',
+      deliveries: Number(f.get('deliveries') ?? 0),
+      reason: f.get('reason') ?? '',
+      consumer: f.get('consumer') ?? '',
+    };
+    const body = f.get('m');
+    if (body) {
+      try {
+        letter.message = decodeMessage(['v', '1', 'm', body]);
+      } catch {
+        letter.raw = body;
+      }
+    }
+    const raw = f.get('raw');
+    if (raw) letter.raw = raw;
+    return letter;
+  });
+}
+
+/** Entries ever dead-lettered in this organism (the stream keeps only the newest). */
+export async function deadLetterCount(client: Ioredis, keys: BusKeys): Promise<number> {
+  return Number((await client.call('GET', keys.deadCount)) ?? 0);
+}

@@ -1,0 +1,185 @@
+/**
+ * Options of the Redis Streams transport, with every default in one place (defaultRedisBusOptions)
+ * and checked once at construction, and the key layout every Redis-backed part of the bus shares.
+ *
+ * Keys: `organism:{<group>}:in:<listener>` is a listener's stream, `organism:{<group>}:dead` the
+ * dead-letter stream, `organism:{<group>}:thread:<id>` and friends the shared thread state. The
+ * braces are a Redis Cluster hash tag: every key of one organism lives in one slot, so the Lua
+ * scripts that touch several of them stay legal on a cluster.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { TransportError } from '../../errors.ts';
+
+export interface RedisBusOptions {
+  /** redis:// or rediss:// URL; may carry user, password and database number. */
+  url: string;
+  /** Consumer group shared by every daemon of the organism (organism.yaml `bus.group`). */
+  group: string;
+  /** This daemon's consumer name. Default `<hostname>-<pid>-<random>`. */
+  consumer?: string;
+  /** XREADGROUP BLOCK, ms: how long one blocking read waits before it looks around again. */
+  blockMs?: number;
+  /** An entry delivered this many times without an ack goes to the dead-letter stream. */
+  maxDeliveries?: number;
+  /**
+   * An entry unacknowledged and untouched this long (ms) belongs to a consumer presumed dead and is
+   * claimed. Live daemons refresh their in-flight entries (heartbeat), so this only needs to exceed
+   * a stall, and the daemon sets it to the slowest handler's timeout.
+   */
+  claimIdleMs?: number;
+  /** How often the reaper looks for idle entries and trims acknowledged ones, ms. */
+  reaperIntervalMs?: number;
+  /** How often in-flight entries are marked alive, ms. Default claimIdleMs / 3. */
+  heartbeatMs?: number;
+  /** Messages read ahead per listener when subscribe() does not say. */
+  defaultMaxInFlight?: number;
+  /** Dead-letter entries kept (oldest dropped first). */
+  deadLetterMaxLength?: number;
+  /** How long one connection attempt may take, ms. */
+  connectTimeoutMs?: number;
+  /** close(): how long in-flight deliveries may take to settle before connections are dropped, ms. */
+  closeTimeoutMs?: number;
+  logger?: Pick<Logger, 'info' | 'warn' | 'error'>;
+}
+
+export type ResolvedRedisBusOptions = Required<Omit<RedisBusOptions, 'logger'>> & {
+  logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+};
+
+const SILENT = { info() {}, warn() {}, error() {} } as unknown as Pick<Logger, 'info' | 'warn' | 'error'>;
+
+export function defaultConsumerName(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+export function defaultRedisBusOptions(options: RedisBusOptions): ResolvedRedisBusOptions {
+  const claimIdleMs = options.claimIdleMs ?? 60_000;
+  const resolved: ResolvedRedisBusOptions = {
+    consumer: defaultConsumerName(),
+    blockMs: 1_000,
+    maxDeliveries: 5,
+    claimIdleMs,
+    reaperIntervalMs: Math.min(Math.max(Math.floor(claimIdleMs / 2), 100), 10_000),
+    heartbeatMs: Math.max(Math.floor(claimIdleMs / 3), 50),
+    defaultMaxInFlight: 32,
+    deadLetterMaxLength: 10_000,
+    connectTimeoutMs: 2_000,
+    closeTimeoutMs: 5_000,
+    ...stripUndefined(options),
+    url: options.url,
+    group: options.group,
+    logger: options.logger ?? SILENT,
+  };
+  if (!/^rediss?:\/\//.test(resolved.url)) {
+    throw new TransportError('transport.invalid_option', 'bus.url must start with redis:// or rediss://');
+  }
+  checkName('bus.group', resolved.group);
+  checkName('consumer', resolved.consumer);
+  for (const key of [
+    'blockMs',
+    'maxDeliveries',
+    'claimIdleMs',
+    'reaperIntervalMs',
+    'heartbeatMs',
+    'defaultMaxInFlight',
+    'deadLetterMaxLength',
+    'connectTimeoutMs',
+  ] as const) {
+    const value = resolved[key];
+    if (!Number.isInteger(value) || value < 1) {
+      throw new TransportError('transport.invalid_option', `${key} must be a whole number of at least 1`, {
+        [key]: value,
+      });
+    }
+  }
+  if (!Number.isInteger(resolved.closeTimeoutMs) || resolved.closeTimeoutMs < 0) {
+    throw new TransportError(
+      'transport.invalid_option',
+      'closeTimeoutMs must be a whole number of at least 0',
+    );
+  }
+  return resolved;
+}
+
+// Braces would break the cluster hash tag; control characters would break logs and redis-cli.
+const BAD_NAME = /[{}\u0000-\u001f\u007f]/;
+
+function checkName(what: string, value: unknown): void {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 200 || BAD_NAME.test(value)) {
+    throw new TransportError(
+      'transport.invalid_option',
+      `${what} must be 1 to 200 characters with no braces or control characters`,
+      { [what]: typeof value === 'string' ? JSON.stringify(value) : typeof value },
+    );
+  }
+}
+
+/** Every Redis key of one organism (one consumer group). */
+export class BusKeys {
+  readonly prefix: string;
+
+  constructor(readonly group: string) {
+    checkName('bus.group', group);
+    this.prefix = `organism:{${group}}:`;
+  }
+
+  /** A listener's input stream. */
+  inbox(listener: string): string {
+    return `${this.prefix}in:${listener}`;
+  }
+
+  /** Dead-letter stream (entries delivered too often without an ack). */
+  get dead(): string {
+    return `${this.prefix}dead`;
+  }
+
+  /** Total entries ever dead-lettered (the stream itself is capped). */
+  get deadCount(): string {
+    return `${this.prefix}dead:count`;
+  }
+
+  /** The last reason an entry's delivery failed, for its dead-letter record. */
+  failure(entryId: string): string {
+    return `${this.prefix}fail:${entryId}`;
+  }
+
+  thread(id: string): string {
+    return `${this.prefix}thread:${id}`;
+  }
+
+  frame(id: string): string {
+    return `${this.prefix}frame:${id}`;
+  }
+
+  children(frameId: string): string {
+    return `${this.prefix}kids:${frameId}`;
+  }
+
+  history(thread: string): string {
+    return `${this.prefix}history:${thread}`;
+  }
+
+  /** Pub/sub channel: history entries and idle notices, for other daemons' watchers. */
+  get events(): string {
+    return `${this.prefix}events`;
+  }
+
+  /** Once-only effects: the first result of a side-effecting tool call. */
+  effect(callId: string): string {
+    return `${this.prefix}effect:${callId}`;
+  }
+
+  rateBucket(key: string): string {
+    return `${this.prefix}rate:${key}`;
+  }
+
+  get revocations(): string {
+    return `${this.prefix}revocations`;
+  }
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,225 @@
+/**
+ * One listener's reader: a loop of XREADGROUP with a finite BLOCK on its own connection (a blocking
+ * read freezes the connection it runs on, so it never shares one), reading no more entries than
+ * the listener has free slots, handing each to `deliver` and acknowledging it only once `deliver`
+ * has resolved. A rejected delivery or an entry that cannot be decoded stays unacknowledged: the
+ * reaper (transport.ts) gives it to some daemon again later, and dead-letters it after too many tries.
+ *
+ * After a (re)connect the loop first re-reads this consumer's own pending entries (ID 0), so work
+ * this daemon had taken but not finished before Redis restarted is not stranded.
+ */
+import type { Redis } from 'ioredis';
+import type { Message } from '../message.ts';
+import type { Deliver } from '../transport.ts';
+import { DecodeFailure, decodeMessage } from './codec.ts';
+import { busClientOptions, openBusClient } from './connection.ts';
+import type { ResolvedRedisBusOptions } from './options.ts';
+
+export type StreamEntry = [id: string, fields: string[] | null];
+
+/** What a reader needs from its transport (commands on the shared connection). */
+export interface ReaderHost {
+  readonly options: ResolvedRedisBusOptions;
+  ensureGroup(client: Redis, stream: string): Promise<void>;
+  ack(stream: string, id: string): Promise<void>;
+  recordFailure(id: string, reason: string): void;
+}
+
+export class StreamReader {
+  private readonly inFlight = new Map<string, Promise<void>>();
+  /**
+   * Entries whose delivery failed here. A re-read of our own pending list skips them: the reaper
+   * retries them after claimIdleMs and dead-letters them on time, which a re-read would not.
+   */
+  private readonly failed = new Set<string>();
+  private readonly client: Redis;
+  private recover = true;
+  private connectedOnce = false;
+  private stopped = false;
+  private slotWaiter: (() => void) | undefined;
+  private readonly loopDone: Promise<void>;
+  private lastError = '';
+
+  constructor(
+    private readonly host: ReaderHost,
+    readonly listener: string,
+    readonly stream: string,
+    private readonly deliver: Deliver,
+    readonly maxInFlight: number,
+  ) {
+    const { options } = host;
+    this.client = openBusClient(
+      options.url,
+      busClientOptions(options.connectTimeoutMs, `organism-${options.consumer}-read`),
+      (message) => options.logger.warn({ listener, stream }, `redis reader lost its connection: ${message}`),
+    ).client;
+    // Every reconnect re-reads our own pending entries first: Redis may have come back from disk.
+    this.client.on('ready', () => {
+      if (this.connectedOnce) this.recover = true;
+      this.connectedOnce = true;
+    });
+    this.loopDone = this.loop();
+  }
+
+  /** Slots not taken by deliveries in progress. */
+  get free(): number {
+    return this.maxInFlight - this.inFlight.size;
+  }
+
+  get stopping(): boolean {
+    return this.stopped;
+  }
+
+  /** Ids of entries being delivered now (for the heartbeat). */
+  inFlightIds(): string[] {
+    return [...this.inFlight.keys()];
+  }
+
+  has(id: string): boolean {
+    return this.inFlight.has(id);
+  }
+
+  private async loop(): Promise<void> {
+    const { options } = this.host;
+    let groupReady = false;
+    let cursor = '0';
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        if (!groupReady) {
+          await this.host.ensureGroup(this.client, this.stream);
+          groupReady = true;
+        }
+        const free = this.free;
+        if (free <= 0) {
+          await new Promise<void>((resolve) => {
+            this.slotWaiter = resolve;
+          });
+          continue;
+        }
+        if (this.recover) {
+          const entries = await this.read(free, cursor, false);
+          if (entries.length === 0) {
+            this.recover = false;
+            cursor = '0';
+            continue;
+          }
+          cursor = entries[entries.length - 1]![0];
+          if (!this.stopped) this.dispatch(entries, false);
+          continue;
+        }
+        const entries = await this.read(free, '>', true);
+        if (!this.stopped) this.dispatch(entries, false);
+        failures = 0;
+      } catch (error) {
+        if (this.stopped) break;
+        const message = (error as Error).message ?? String(error);
+        if (/NOGROUP/.test(message)) {
+          // The stream or group vanished (Redis restarted empty, or someone deleted it): recreate.
+          groupReady = false;
+        } else if (message !== this.lastError) {
+          options.logger.warn({ listener: this.listener }, `redis read failed: ${message}`);
+        }
+        this.lastError = message;
+        this.recover = true;
+        cursor = '0';
+        failures++;
+        await sleep(Math.min(50 * 2 ** Math.min(failures, 5), 1_000));
+      }
+    }
+  }
+
+  private async read(count: number, from: string, block: boolean): Promise<StreamEntry[]> {
+    const { options } = this.host;
+    const args = ['GROUP', options.group, options.consumer, 'COUNT', String(count)];
+    if (block) args.push('BLOCK', String(options.blockMs));
+    args.push('STREAMS', this.stream, from);
+    const reply = (await this.client.call('XREADGROUP', ...args)) as Array<[string, StreamEntry[]]> | null;
+    return reply?.[0]?.[1] ?? [];
+  }
+
+  /**
+   * Hands entries to `deliver`. Entries already being delivered here are skipped: a re-read of our
+   * own pending list, or a claim, can return them again while their first delivery still runs.
+   */
+  dispatch(entries: readonly StreamEntry[], claimed: boolean): void {
+    for (const [id, fields] of entries) {
+      if (this.inFlight.has(id)) continue;
+      if (claimed) this.failed.delete(id);
+      else if (this.failed.has(id)) continue;
+      let message: Message;
+      try {
+        message = decodeMessage(fields);
+      } catch (error) {
+        const reason = error instanceof DecodeFailure ? error.message : String(error);
+        this.host.options.logger.warn(
+          { listener: this.listener, entry: id },
+          `stream entry refused: ${reason}${claimed ? ' (claimed)' : ''}`,
+        );
+        this.noteFailure(id, `cannot decode: ${reason}`);
+        continue;
+      }
+      const done = this.run(id, message).finally(() => {
+        this.inFlight.delete(id);
+        const wake = this.slotWaiter;
+        this.slotWaiter = undefined;
+        wake?.();
+      });
+      this.inFlight.set(id, done);
+    }
+  }
+
+  private async run(id: string, message: Message): Promise<void> {
+    try {
+      await this.deliver(message);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.host.options.logger.warn(
+        { listener: this.listener, entry: id, message: message.id, thread: message.thread },
+        `delivery failed; left for redelivery: ${reason}`,
+      );
+      this.noteFailure(id, `delivery failed: ${reason}`);
+      return;
+    }
+    // Stays in flight (and heartbeated) until the ack is through, even if Redis is down meanwhile.
+    await this.host.ack(this.stream, id).catch((error: unknown) => {
+      this.host.options.logger.warn({ entry: id }, `ack failed: ${(error as Error).message}`);
+    });
+  }
+
+  private noteFailure(id: string, reason: string): void {
+    // Bounded: forgetting an id only means a re-read may retry it once more before the reaper does.
+    if (this.failed.size >= 10_000) this.failed.clear();
+    this.failed.add(id);
+    this.host.recordFailure(id, reason);
+  }
+
+  /**
+   * Stops reading; in-flight deliveries finish (bounded by closeTimeoutMs) and are acknowledged.
+   * Entries read but not yet handed over stay pending for this consumer and are claimed by others.
+   */
+  async stop(): Promise<void> {
+    if (this.stopped) return this.loopDone;
+    this.stopped = true;
+    const wake = this.slotWaiter;
+    this.slotWaiter = undefined;
+    wake?.();
+    // Disconnecting rejects a blocked XREADGROUP at once instead of waiting out its BLOCK.
+    this.client.disconnect();
+    await this.loopDone;
+    if (this.inFlight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.inFlight.values()]),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, this.host.options.closeTimeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,328 @@
+/**
+ * The Redis Streams transport: several daemons share one organism. Each listener has a stream
+ * (`organism:{group}:in:<listener>`), the organism one consumer group, each daemon one consumer.
+ *
+ * - publish: XADD; resolves when Redis has the entry (and waits out a Redis restart rather than fail).
+ * - deliver: one StreamReader per listener on its own connection (reader.ts); XACK only after the
+ *   delivery resolved, i.e. after the handler finished and its outputs were published.
+ * - heartbeat: entries being delivered here are re-claimed by us with JUSTID every heartbeatMs, so
+ *   their idle time stays low and no other daemon takes live work, however long the handler runs.
+ * - reaper: every reaperIntervalMs, entries idle longer than claimIdleMs (their consumer died, or a
+ *   delivery failed) are dead-lettered when they have been delivered maxDeliveries times, and
+ *   otherwise claimed with XAUTOCLAIM (cursor followed until 0-0) and delivered here; and each
+ *   stream is trimmed below its oldest unacknowledged entry, never above it.
+ */
+import type { Redis } from 'ioredis';
+import { TransportError } from '../../errors.ts';
+import type { Message } from '../message.ts';
+import type { Deliver, SubscribeOptions, Subscription, Transport } from '../transport.ts';
+import { encodeMessage } from './codec.ts';
+import { type BusConnection, busClientOptions, openBusClient, scrubUrl } from './connection.ts';
+import { DEAD_LETTER_SCRIPT, type DeadLetter, deadLetterCount, readDeadLetters } from './dead-letter.ts';
+import {
+  BusKeys,
+  defaultRedisBusOptions,
+  type RedisBusOptions,
+  type ResolvedRedisBusOptions,
+} from './options.ts';
+import { type ReaderHost, type StreamEntry, StreamReader } from './reader.ts';
+
+/** Failure reasons are kept this long (seconds) for the dead-letter record. */
+const FAILURE_TTL_S = 24 * 3600;
+/** Streams are trimmed at most this often (ms). */
+const TRIM_EVERY_MS = 5_000;
+
+export interface RedisTransportStats {
+  published: number;
+  acked: number;
+  /** Entries taken over from idle consumers by this daemon. */
+  claimed: number;
+  /** Entries this daemon moved to the dead-letter stream. */
+  deadLettered: number;
+}
+
+export class RedisTransport implements Transport, ReaderHost {
+  readonly name = 'redis';
+  readonly options: ResolvedRedisBusOptions;
+  readonly keys: BusKeys;
+  readonly stats: RedisTransportStats = { published: 0, acked: 0, claimed: 0, deadLettered: 0 };
+  private readonly connection: BusConnection;
+  private readonly readers = new Map<string, StreamReader>();
+  private readonly publishing = new Set<Promise<unknown>>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private reaping = false;
+  private lastTrim = 0;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: RedisBusOptions) {
+    this.options = defaultRedisBusOptions(options);
+    this.keys = new BusKeys(this.options.group);
+    this.connection = openBusClient(
+      this.options.url,
+      busClientOptions(this.options.connectTimeoutMs, `organism-${this.options.consumer}`),
+      (message) => this.options.logger.warn(`redis bus connection lost: ${message}`),
+    );
+    this.connection.client.defineCommand('organismDeadLetter', { numberOfKeys: 4, lua: DEAD_LETTER_SCRIPT });
+  }
+
+  /** The shared command connection (thread store, effect log and tests reuse it). */
+  get client(): Redis {
+    return this.connection.client;
+  }
+
+  get consumer(): string {
+    return this.options.consumer;
+  }
+
+  async publish(message: Message): Promise<void> {
+    if (this.closing) throw new TransportError('transport.closed', 'the redis transport is closed');
+    const pending = this.client.xadd(this.keys.inbox(message.to), '*', ...encodeMessage(message));
+    this.publishing.add(pending);
+    try {
+      await pending;
+      this.stats.published++;
+    } catch (error) {
+      throw this.backendError('publish', error);
+    } finally {
+      this.publishing.delete(pending);
+    }
+  }
+
+  subscribe(listener: string, deliver: Deliver, options: SubscribeOptions = {}): Subscription {
+    if (this.closing) throw new TransportError('transport.closed', 'the redis transport is closed');
+    if (this.readers.has(listener)) {
+      throw new TransportError('transport.duplicate_subscriber', `${listener} already has a subscriber`);
+    }
+    const max = options.maxInFlight ?? this.options.defaultMaxInFlight;
+    if (!Number.isInteger(max) || max < 1) {
+      throw new TransportError(
+        'transport.invalid_option',
+        'maxInFlight must be a whole number of at least 1',
+      );
+    }
+    const reader = new StreamReader(this, listener, this.keys.inbox(listener), deliver, max);
+    this.readers.set(listener, reader);
+    if (this.timers.length === 0) this.startTimers();
+    return {
+      unsubscribe: async () => {
+        await reader.stop();
+        if (this.readers.get(listener) === reader) this.readers.delete(listener);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const timer of this.timers) clearInterval(timer);
+      await Promise.allSettled([...this.publishing]);
+      await Promise.all([...this.readers.values()].map((r) => r.stop()));
+      this.readers.clear();
+      const { client } = this.connection;
+      if (client.status === 'ready') {
+        await Promise.race([client.quit().catch(() => {}), sleep(this.options.closeTimeoutMs)]);
+      }
+      client.disconnect();
+    })();
+    return this.closing;
+  }
+
+  // ---- dead letters (API and metrics) ----------------------------------------------------------
+
+  /** The newest dead-lettered entries of this organism, newest first. */
+  deadLetters(count = 100): Promise<DeadLetter[]> {
+    return readDeadLetters(this.client, this.keys, count);
+  }
+
+  /** How many entries were ever dead-lettered in this organism (all daemons). */
+  deadLetterCount(): Promise<number> {
+    return deadLetterCount(this.client, this.keys);
+  }
+
+  // ---- ReaderHost ------------------------------------------------------------------------------
+
+  async ensureGroup(client: Redis, stream: string): Promise<void> {
+    try {
+      // From 0, not $: entries published before any daemon subscribed are delivered too.
+      await client.call('XGROUP', 'CREATE', stream, this.options.group, '0', 'MKSTREAM');
+    } catch (error) {
+      if (!/BUSYGROUP/.test((error as Error).message)) throw error;
+    }
+  }
+
+  async ack(stream: string, id: string): Promise<void> {
+    await this.client.xack(stream, this.options.group, id);
+    this.stats.acked++;
+  }
+
+  recordFailure(id: string, reason: string): void {
+    this.client.set(this.keys.failure(id), reason.slice(0, 2_000), 'EX', FAILURE_TTL_S).catch(() => {});
+  }
+
+  // ---- heartbeat and reaper --------------------------------------------------------------------
+
+  private startTimers(): void {
+    const heartbeat = setInterval(() => void this.heartbeat(), this.options.heartbeatMs);
+    const reaper = setInterval(() => void this.reap(), this.options.reaperIntervalMs);
+    heartbeat.unref();
+    reaper.unref();
+    this.timers.push(heartbeat, reaper);
+  }
+
+  /** Resets the idle time of every entry being delivered here, without counting a delivery. */
+  private async heartbeat(): Promise<void> {
+    if (this.client.status !== 'ready') return;
+    const { group, consumer } = this.options;
+    await Promise.all(
+      [...this.readers.values()].map(async (reader) => {
+        const ids = reader.inFlightIds();
+        if (ids.length === 0) return;
+        await this.client
+          .call('XCLAIM', reader.stream, group, consumer, '0', ...ids, 'JUSTID')
+          .catch(() => {});
+      }),
+    );
+  }
+
+  /** One reaper pass over every subscribed stream. Public so tests can run one at a chosen moment. */
+  async reap(): Promise<void> {
+    if (this.reaping || this.closing || this.client.status !== 'ready') return;
+    this.reaping = true;
+    try {
+      const trim = Date.now() - this.lastTrim >= TRIM_EVERY_MS;
+      if (trim) this.lastTrim = Date.now();
+      for (const reader of this.readers.values()) {
+        if (reader.stopping) continue;
+        await this.deadLetterOverdue(reader);
+        await this.claimIdle(reader);
+        if (trim) await this.trim(reader.stream);
+      }
+    } catch (error) {
+      this.options.logger.warn(
+        `redis reaper pass failed: ${scrubUrl((error as Error).message, this.options.url)}`,
+      );
+    } finally {
+      this.reaping = false;
+    }
+  }
+
+  /** Idle entries that have had their deliveries go to the dead-letter stream. */
+  private async deadLetterOverdue(reader: StreamReader): Promise<void> {
+    const { group, claimIdleMs, maxDeliveries, deadLetterMaxLength } = this.options;
+    let start = '-';
+    for (let page = 0; page < 10; page++) {
+      const rows = (await this.client.call(
+        'XPENDING',
+        reader.stream,
+        group,
+        'IDLE',
+        String(claimIdleMs),
+        start,
+        '+',
+        '100',
+      )) as Array<[string, string, number, number]>;
+      for (const [id, owner, , deliveries] of rows) {
+        if (deliveries < maxDeliveries || reader.has(id)) continue;
+        const moved = await (this.client as RedisWithScripts).organismDeadLetter(
+          reader.stream,
+          this.keys.dead,
+          this.keys.deadCount,
+          this.keys.failure(id),
+          group,
+          id,
+          reader.listener,
+          String(deliveries),
+          `delivered ${deliveries} times without an acknowledgement (bus.max_deliveries is ${maxDeliveries})`,
+          String(deadLetterMaxLength),
+          owner,
+        );
+        if (moved === 1) {
+          this.stats.deadLettered++;
+          this.options.logger.error(
+            { listener: reader.listener, entry: id, deliveries },
+            'stream entry moved to the dead-letter stream',
+          );
+        }
+      }
+      if (rows.length < 100) return;
+      start = `(${rows[rows.length - 1]![0]}`;
+    }
+  }
+
+  /** Takes over idle entries (dead consumers', failed deliveries') as far as free slots allow. */
+  private async claimIdle(reader: StreamReader): Promise<void> {
+    const { group, consumer, claimIdleMs } = this.options;
+    let cursor = '0-0';
+    for (let round = 0; round < 100 && reader.free > 0 && !reader.stopping; round++) {
+      const [next, entries] = (await this.client.call(
+        'XAUTOCLAIM',
+        reader.stream,
+        group,
+        consumer,
+        String(claimIdleMs),
+        cursor,
+        'COUNT',
+        String(reader.free),
+      )) as [string, StreamEntry[], string[]?];
+      const live = entries.filter((e) => e[1] !== null);
+      if (live.length > 0) {
+        this.stats.claimed += live.length;
+        this.options.logger.info(
+          { listener: reader.listener, count: live.length },
+          'claimed idle stream entries',
+        );
+        reader.dispatch(live, true);
+      }
+      cursor = next;
+      if (cursor === '0-0') return;
+    }
+  }
+
+  /**
+   * Drops entries every one of which has been delivered and acknowledged: those below both the
+   * oldest pending entry and the group's last delivered id. Nothing the group still owes is touched.
+   */
+  private async trim(stream: string): Promise<void> {
+    const { group } = this.options;
+    const groups = (await this.client.call('XINFO', 'GROUPS', stream)) as unknown[][];
+    const ours = groups.map(fieldMap).find((g) => g.get('name') === group);
+    const lastDelivered = ours?.get('last-delivered-id');
+    if (typeof lastDelivered !== 'string' || lastDelivered === '0-0') return;
+    const summary = (await this.client.call('XPENDING', stream, group)) as [
+      number,
+      string | null,
+      ...unknown[],
+    ];
+    const minId = summary[0] > 0 && summary[1] ? summary[1] : nextStreamId(lastDelivered);
+    await this.client.call('XTRIM', stream, 'MINID', minId);
+  }
+
+  private backendError(what: string, error: unknown): TransportError {
+    const text = scrubUrl((error as Error)?.message ?? String(error), this.options.url);
+    return new TransportError(
+      'transport.backend',
+      `redis at ${this.connection.address} failed to ${what}: ${text}`,
+      { address: this.connection.address },
+      { cause: error },
+    );
+  }
+}
+
+type RedisWithScripts = Redis & {
+  organismDeadLetter(...args: string[]): Promise<number>;
+};
+
+function fieldMap(row: unknown[]): Map<string, unknown> {
+  const map = new Map<string, unknown>();
+  for (let i = 0; i + 1 < row.length; i += 2) map.set(String(row[i]), row[i + 1]);
+  return map;
+}
+
+/** The smallest stream id above `id`. */
+function nextStreamId(id: string): string {
+  const [ms, seq] = id.split('-');
+  return `${ms}-${BigInt(seq ?? '0') + 1n}`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,8 @@
+/** The in-memory transport against the shared Transport contract. */
+import { MemoryTransport } from '../../src/bus/memory-transport.ts';
+import { transportContract } from './transport.contract.ts';
+
+transportContract('memory', {
+  fresh: async () => new MemoryTransport(),
+  capabilities: { boundedInFlight: false, redelivery: false },
+});

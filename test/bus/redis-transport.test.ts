@@ -1,0 +1,148 @@
+/**
+ * The Redis Streams transport against the shared Transport contract, on the real redis-server at
+ * 127.0.0.1:6379 (CI starts it; never skipped). Every test uses its own consumer group, so its own
+ * keys; all of them are removed at the end.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RedisTransport } from '../../src/bus/redis/index.ts';
+import type { Transport } from '../../src/bus/transport.ts';
+import { testMessage, transportContract, until } from './transport.contract.ts';
+
+const URL = 'redis://127.0.0.1:6379';
+const RUN = `organism-test-${randomUUID().slice(0, 8)}`;
+let groups = 0;
+const raw = new Redis(URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+
+afterAll(async () => {
+  let cursor = '0';
+  do {
+    const [next, keys] = await raw.scan(cursor, 'MATCH', `organism:{${RUN}-*`, 'COUNT', 1000);
+    if (keys.length > 0) await raw.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  await raw.quit();
+});
+
+function open(group: string, consumer: string, maxDeliveries = 3, closeTimeoutMs = 5_000): RedisTransport {
+  return new RedisTransport({
+    url: URL,
+    group,
+    consumer,
+    blockMs: 200,
+    claimIdleMs: 300,
+    reaperIntervalMs: 100,
+    heartbeatMs: 100,
+    maxDeliveries,
+    closeTimeoutMs,
+    ...(process.env.ORGANISM_TEST_DEBUG
+      ? { logger: { info: console.log, warn: console.log, error: console.log } as never }
+      : {}),
+  });
+}
+
+const asRedis = (t: Transport) => t as RedisTransport;
+
+transportContract('redis', {
+  fresh: async () => open(`${RUN}-${++groups}`, `c-${groups}`),
+  peer: async (of, options = {}) =>
+    open(asRedis(of).options.group, options.consumer ?? asRedis(of).consumer, options.maxDeliveries),
+  unacked: async (of, listener) => {
+    const t = asRedis(of);
+    const summary = (await raw.call('XPENDING', t.keys.inbox(listener), t.options.group)) as [number];
+    return Number(summary[0]);
+  },
+  crash: async (t) => {
+    // A crash: connections dropped without waiting for, or acknowledging, work in flight.
+    const r = asRedis(t);
+    (r.options as { closeTimeoutMs: number }).closeTimeoutMs = 0;
+    await r.close();
+  },
+  deadLetters: async (of) =>
+    (await asRedis(of).deadLetters()).map((d) => ({
+      listener: d.listener,
+      messageId: d.message?.id,
+      reason: d.reason,
+    })),
+  capabilities: { boundedInFlight: true, redelivery: true },
+});
+
+describe('redis transport', () => {
+  it('keeps each listener in its own stream under the group prefix, as JSON a person can read', async () => {
+    const group = `${RUN}-${++groups}`;
+    const t = open(group, 'c');
+    try {
+      const m = testMessage('worker', 1);
+      await t.publish(m);
+      const entries = (await raw.call('XRANGE', `organism:{${group}}:in:worker`, '-', '+')) as [
+        string,
+        string[],
+      ][];
+      expect(entries).toHaveLength(1);
+      expect(entries[0]![1]).toEqual(['v', '1', 'm', JSON.stringify(m)]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('dead-letters an entry that is not a message after maxDeliveries, and the stream flows on', async () => {
+    const group = `${RUN}-${++groups}`;
+    const t = open(group, 'c');
+    try {
+      const got: number[] = [];
+      t.subscribe('a', async (m) => {
+        got.push(m.hop);
+      });
+      await t.publish(testMessage('a', 1));
+      await raw.xadd(`organism:{${group}}:in:a`, '*', 'garbage', 'not a message');
+      await t.publish(testMessage('a', 2));
+      await until(async () => (await t.deadLetterCount()) === 1, 'the dead letter', 15_000);
+      const [letter] = await t.deadLetters();
+      expect(letter).toMatchObject({ listener: 'a', deliveries: 3, consumer: 'c' });
+      expect(letter!.message).toBeUndefined();
+      expect(JSON.parse(letter!.raw!)).toEqual(['garbage', 'not a message']);
+      expect(letter!.reason).toMatch(/cannot decode: entry format version null/);
+      expect(got).toEqual([1, 2]);
+      expect(t.stats.deadLettered).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('trims acknowledged entries and never an unacknowledged one', async () => {
+    const group = `${RUN}-${++groups}`;
+    const t = open(group, 'c');
+    try {
+      const stream = `organism:{${group}}:in:a`;
+      let hold: (() => void) | undefined;
+      const got: number[] = [];
+      t.subscribe('a', async (m) => {
+        got.push(m.hop);
+        if (m.hop === 5) await new Promise<void>((r) => (hold = r));
+      });
+      for (let i = 0; i < 10; i++) await t.publish(testMessage('a', i));
+      await until(() => got.length === 10, 'deliveries');
+      // Entry 5 is still unacknowledged: trimming may drop 0..4 only.
+      (t as unknown as { lastTrim: number }).lastTrim = 0;
+      await t.reap();
+      const left = (await raw.call('XRANGE', stream, '-', '+')) as [string, string[]][];
+      expect(left.map(([, f]) => JSON.parse(f[3]!).hop)).toEqual([5, 6, 7, 8, 9]);
+      hold!();
+      await until(
+        async () => Number(((await raw.call('XPENDING', stream, group)) as [number])[0]) === 0,
+        'acks',
+      );
+      (t as unknown as { lastTrim: number }).lastTrim = 0;
+      await t.reap();
+      expect(await raw.xlen(stream)).toBe(0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('refuses a bad url or group name with a clear error', () => {
+    expect(() => new RedisTransport({ url: 'http://x', group: 'g' })).toThrow(/redis:\/\/ or rediss:\/\//);
+    expect(() => new RedisTransport({ url: URL, group: 'a{b}' })).toThrow(/bus.group must be/);
+  });
+});
