@@ -5,6 +5,7 @@
  */
 import { MailError } from '../src/errors.ts';
 import type { ToolConfig, ToolDefinition } from '../src/tools/types.ts';
+import { abortable } from './lib/abortable.ts';
 import { checkHeaderText, type MailAddress, parseAddress, parseAddressList } from './lib/mail-headers.ts';
 import { mailFailure, mailTransport, smtpSettings, smtpUnavailable } from './lib/mail-transport.ts';
 
@@ -151,6 +152,7 @@ const sendEmail: ToolDefinition<SendEmailArgs, SendEmailResult> = {
     });
     let info: Awaited<typeof sending>;
     try {
+      // Nodemailer takes no AbortSignal: stop waiting on abort (the runtime reports the timeout).
       info = await abortable(sending, ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted && err === ctx.signal.reason) throw err;
@@ -166,25 +168,6 @@ const sendEmail: ToolDefinition<SendEmailArgs, SendEmailResult> = {
 
 function addressText(a: string | { address: string }): string {
   return typeof a === 'string' ? a : a.address;
-}
-
-/** Nodemailer takes no AbortSignal: stop waiting on abort (the runtime reports the timeout). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }
 
 export default sendEmail;

@@ -15,6 +15,7 @@ import type { ToolConfig } from '../../src/config/types.ts';
 import { NetworkError } from '../../src/errors.ts';
 import type { Verdict } from '../../src/guard/types.ts';
 import { resolveAndCheck } from '../../src/guard/web.ts';
+import { abortable } from './abortable.ts';
 import { discard, readCapped } from './net-body.ts';
 import { toNetworkError } from './net-errors.ts';
 import { ORIGIN_CREDENTIAL_HEADERS } from './net-headers.ts';
@@ -110,25 +111,6 @@ function refused(verdict: Verdict, url: URL, hop: number): NetworkError {
   );
 }
 
-/** Rejects when the signal aborts, so a slow step that takes no signal (DNS) still stops on time. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
-}
-
 /** The method, body and headers of the next hop, per the Fetch standard's redirect rules. */
 function nextRequest(status: number, current: GuardedRequest, from: URL, to: URL): GuardedRequest {
   let { method, body } = current;
@@ -156,6 +138,7 @@ export async function guardedRequest(
     const failure = { origin: url.origin, timeoutMs: opts.timeoutMs, callSignal: opts.signal, deadline };
     let check: Awaited<ReturnType<typeof resolveAndCheck>>;
     try {
+      // DNS takes no signal: stop waiting for it on abort, so a slow resolver still stops on time.
       check = await abortable(resolveAndCheck(url.href, opts.toolConfig, { lookup: opts.lookup }), signal);
     } catch (error) {
       throw toNetworkError(error, failure);
