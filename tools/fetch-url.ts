@@ -5,9 +5,8 @@
 import { NetworkError } from '../src/errors.ts';
 import type { ToolDefinition, ToolRunContext } from '../src/tools/types.ts';
 import { decodeBody } from './lib/net-body.ts';
-import { NET_DEFAULTS, netConfigSchema, netLimits } from './lib/net-config.ts';
+import { NET_DEFAULTS, netConfigSchema, requestOptions, urlArgSchema } from './lib/net-config.ts';
 import { checkRequestHeaders, flattenHeaders } from './lib/net-headers.ts';
-import { lookupFrom } from './lib/net-pin.ts';
 import { guardedRequest, HTTP_METHODS, type HttpMethod } from './lib/net-request.ts';
 
 export interface FetchUrlArgs {
@@ -51,12 +50,7 @@ const fetchUrl: ToolDefinition<FetchUrlArgs, FetchUrlResult> = {
   args: {
     type: 'object',
     properties: {
-      url: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 8192,
-        description: 'Absolute http:// or https:// URL.',
-      },
+      url: urlArgSchema('Absolute http:// or https:// URL.'),
       method: { enum: [...HTTP_METHODS], default: 'GET', description: 'HTTP method; default GET.' },
       headers: {
         type: 'object',
@@ -123,18 +117,9 @@ const fetchUrl: ToolDefinition<FetchUrlArgs, FetchUrlResult> = {
     }
     headers['user-agent'] ??= 'Organism-fetch_url/0.1';
     headers.accept ??= '*/*';
-    const limits = netLimits(ctx.config, NET_DEFAULTS.fetchMaxBytes);
     const response = await guardedRequest(
       { url: args.url, method, headers, ...(body === undefined ? {} : { body }) },
-      {
-        toolConfig: ctx.config,
-        signal: ctx.signal,
-        timeoutMs: limits.timeoutMs,
-        maxBytes: limits.maxBytes,
-        maxRedirects: limits.maxRedirects,
-        redirects: 'all',
-        lookup: await lookupFrom(ctx.services),
-      },
+      await requestOptions(ctx, NET_DEFAULTS.fetchMaxBytes, 'all'),
     );
     const flat = flattenHeaders(response.headers);
     const decoded = decodeBody(response.bytes, flat['content-type'], response.truncated);

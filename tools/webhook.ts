@@ -5,8 +5,7 @@
  */
 import { NetworkError } from '../src/errors.ts';
 import type { ToolDefinition, ToolRunContext } from '../src/tools/types.ts';
-import { NET_DEFAULTS, netConfigSchema, netLimits } from './lib/net-config.ts';
-import { lookupFrom } from './lib/net-pin.ts';
+import { NET_DEFAULTS, netConfigSchema, requestOptions, urlArgSchema } from './lib/net-config.ts';
 import { guardedRequest } from './lib/net-request.ts';
 
 export interface WebhookArgs {
@@ -35,12 +34,7 @@ const webhook: ToolDefinition<WebhookArgs, WebhookResult> = {
   args: {
     type: 'object',
     properties: {
-      url: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 8192,
-        description: 'Absolute http:// or https:// URL of the receiver.',
-      },
+      url: urlArgSchema('Absolute http:// or https:// URL of the receiver.'),
       payload: {
         description: 'Any JSON value; sent as the request body with Content-Type: application/json.',
       },
@@ -74,7 +68,6 @@ const webhook: ToolDefinition<WebhookArgs, WebhookResult> = {
         `payload is ${body.length} bytes as JSON; the limit is ${MAX_PAYLOAD_BYTES}`,
       );
     }
-    const limits = netLimits(ctx.config, NET_DEFAULTS.webhookMaxBytes);
     const response = await guardedRequest(
       {
         url: args.url,
@@ -87,15 +80,7 @@ const webhook: ToolDefinition<WebhookArgs, WebhookResult> = {
         },
         body,
       },
-      {
-        toolConfig: ctx.config,
-        signal: ctx.signal,
-        timeoutMs: limits.timeoutMs,
-        maxBytes: limits.maxBytes,
-        maxRedirects: limits.maxRedirects,
-        redirects: 'same-method',
-        lookup: await lookupFrom(ctx.services),
-      },
+      await requestOptions(ctx, NET_DEFAULTS.webhookMaxBytes, 'same-method'),
     );
     return {
       status_code: response.status,

@@ -5,6 +5,9 @@
 import type { ToolConfig } from '../../src/config/types.ts';
 import { NetworkError } from '../../src/errors.ts';
 import type { JsonSchema } from '../../src/listener/types.ts';
+import type { ToolRunContext } from '../../src/tools/types.ts';
+import { lookupFrom } from './net-pin.ts';
+import type { GuardedRequestOptions } from './net-request.ts';
 
 export const NET_DEFAULTS = Object.freeze({
   /** fetch_url: response body bytes kept. */
@@ -18,6 +21,11 @@ export const NET_DEFAULTS = Object.freeze({
   maxBytesLimit: 64 * 1024 * 1024,
   maxRedirectsLimit: 20,
 });
+
+/** The `url` argument of fetch_url and webhook. */
+export function urlArgSchema(description: string): JsonSchema {
+  return { type: 'string', minLength: 1, maxLength: 8192, description };
+}
 
 /** The web guard's keys (read by src/guard/web.ts, documented there) plus the transport limits. */
 export function netConfigSchema(defaultMaxBytes: number, extra: Record<string, JsonSchema> = {}): JsonSchema {
@@ -97,5 +105,26 @@ export function netLimits(config: ToolConfig, defaultMaxBytes: number): NetLimit
       NET_DEFAULTS.maxRedirectsLimit,
     ),
     timeoutMs: integer(config, 'timeout_ms', NET_DEFAULTS.timeoutMs, 1, 24 * 60 * 60 * 1000),
+  };
+}
+
+/**
+ * The guardedRequest options of one fetch_url or webhook call: the limits from its tool_config
+ * (netLimits), its signal, and the organism's DNS lookup.
+ */
+export async function requestOptions(
+  ctx: ToolRunContext,
+  defaultMaxBytes: number,
+  redirects: GuardedRequestOptions['redirects'],
+): Promise<GuardedRequestOptions> {
+  const limits = netLimits(ctx.config, defaultMaxBytes);
+  return {
+    toolConfig: ctx.config,
+    signal: ctx.signal,
+    timeoutMs: limits.timeoutMs,
+    maxBytes: limits.maxBytes,
+    maxRedirects: limits.maxRedirects,
+    redirects,
+    lookup: await lookupFrom(ctx.services),
   };
 }
