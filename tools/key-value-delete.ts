@@ -2,13 +2,7 @@
  * key_value_delete: removes one key from the organism's key/value store.
  */
 import type { ToolDefinition } from '../src/tools/types.ts';
-import {
-  ALLOWED_NAMESPACES_CONFIG,
-  KEY_ARG,
-  kvStore,
-  NAMESPACE_ARG,
-  resolveNamespace,
-} from './lib/kv-common.ts';
+import { KEY_ARGS, kvConfigSchema, kvStore, resolveNamespace } from './lib/kv-common.ts';
 
 export interface KeyValueDeleteArgs {
   key: string;
@@ -26,20 +20,12 @@ const keyValueDelete: ToolDefinition<KeyValueDeleteArgs, KeyValueDeleteResult> =
     'Delete a key you stored with key_value_set. Returns {deleted}: true when the key existed and is now gone, ' +
     'false when there was nothing to delete. Works in your own namespace unless you name another one you are ' +
     'allowed to use.',
-  args: {
-    type: 'object',
-    properties: { key: KEY_ARG, namespace: NAMESPACE_ARG },
-    required: ['key'],
-    additionalProperties: false,
-  },
+  args: KEY_ARGS,
   readOnly: false,
   capability: 'db_write',
   source: 'native',
   sideEffect: true,
-  config: {
-    type: 'object',
-    properties: { allowed_namespaces: ALLOWED_NAMESPACES_CONFIG },
-  },
+  config: kvConfigSchema(),
   async run(args, ctx) {
     const namespace = resolveNamespace(args.namespace, ctx, 'key_value_delete');
     const store = await kvStore(ctx);

@@ -3,13 +3,7 @@
  * whichever organism.yaml configures). Read-only.
  */
 import type { ToolDefinition } from '../src/tools/types.ts';
-import {
-  ALLOWED_NAMESPACES_CONFIG,
-  KEY_ARG,
-  kvStore,
-  NAMESPACE_ARG,
-  resolveNamespace,
-} from './lib/kv-common.ts';
+import { KEY_ARGS, kvConfigSchema, kvStore, resolveNamespace } from './lib/kv-common.ts';
 
 export interface KeyValueGetArgs {
   key: string;
@@ -28,19 +22,11 @@ const keyValueGet: ToolDefinition<KeyValueGetArgs, KeyValueGetResult> = {
     'Read a value you stored earlier with key_value_set. Returns {found, value}: found is false (and value null) ' +
     'when the key was never set, was deleted, or its ttl ran out. Values are JSON (string, number, boolean, null, ' +
     'array or object). Keys live in your own namespace unless you name another one you are allowed to use.',
-  args: {
-    type: 'object',
-    properties: { key: KEY_ARG, namespace: NAMESPACE_ARG },
-    required: ['key'],
-    additionalProperties: false,
-  },
+  args: KEY_ARGS,
   readOnly: true,
   capability: 'db_read',
   source: 'native',
-  config: {
-    type: 'object',
-    properties: { allowed_namespaces: ALLOWED_NAMESPACES_CONFIG },
-  },
+  config: kvConfigSchema(),
   async run(args, ctx) {
     const namespace = resolveNamespace(args.namespace, ctx, 'key_value_get');
     const store = await kvStore(ctx);

@@ -4,13 +4,7 @@
  */
 import { KvError } from '../src/errors.ts';
 import type { ToolConfig, ToolDefinition } from '../src/tools/types.ts';
-import {
-  ALLOWED_NAMESPACES_CONFIG,
-  KEY_ARG,
-  kvStore,
-  NAMESPACE_ARG,
-  resolveNamespace,
-} from './lib/kv-common.ts';
+import { KEY_ARG, kvConfigSchema, kvStore, NAMESPACE_ARG, resolveNamespace } from './lib/kv-common.ts';
 
 export interface KeyValueSetArgs {
   key: string;
@@ -66,19 +60,15 @@ const keyValueSet: ToolDefinition<KeyValueSetArgs, KeyValueSetResult> = {
   capability: 'db_write',
   source: 'native',
   sideEffect: true,
-  config: {
-    type: 'object',
-    properties: {
-      allowed_namespaces: ALLOWED_NAMESPACES_CONFIG,
-      max_value_bytes: {
-        type: 'integer',
-        minimum: 1,
-        maximum: MAX_VALUE_BYTES_CEILING,
-        default: KV_SET_DEFAULTS.max_value_bytes,
-        description: 'Largest value this listener may store, in bytes of its JSON text.',
-      },
+  config: kvConfigSchema({
+    max_value_bytes: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_VALUE_BYTES_CEILING,
+      default: KV_SET_DEFAULTS.max_value_bytes,
+      description: 'Largest value this listener may store, in bytes of its JSON text.',
     },
-  },
+  }),
   async run(args, ctx) {
     const namespace = resolveNamespace(args.namespace, ctx, 'key_value_set');
     const limit = maxValueBytes(ctx.config);

@@ -1,5 +1,5 @@
 /**
- * What the three key_value_* tools share: the argument schemas, the namespace rule, and reaching
+ * What the three key_value_* tools share: the argument and tool_config schemas, the namespace rule, and reaching
  * the organism's one kv store. A listener's own name is its namespace; any other namespace must be
  * listed in that tool's tool_config `allowed_namespaces` (`*` for all), so one agent cannot read
  * or overwrite another's state by naming it.
@@ -30,6 +30,19 @@ export const ALLOWED_NAMESPACES_CONFIG: JsonSchema = {
   default: [],
   description: 'Namespaces besides its own this listener may use ("*" for any). Default: only its own.',
 };
+
+/** The arguments of key_value_get and key_value_delete: a key, and optionally whose namespace. */
+export const KEY_ARGS: JsonSchema = {
+  type: 'object',
+  properties: { key: KEY_ARG, namespace: NAMESPACE_ARG },
+  required: ['key'],
+  additionalProperties: false,
+};
+
+/** A key_value_* tool's tool_config schema: allowed_namespaces, then any keys of the tool's own. */
+export function kvConfigSchema(own: Record<string, JsonSchema> = {}): JsonSchema {
+  return { type: 'object', properties: { allowed_namespaces: ALLOWED_NAMESPACES_CONFIG, ...own } };
+}
 
 /** The namespace this call uses, or a kv.namespace_denied refusal that says how to allow it. */
 export function resolveNamespace(requested: string | undefined, ctx: ToolRunContext, tool: string): string {
