@@ -1,8 +1,8 @@
 /**
- * What the three key_value_* tools share: the argument and tool_config schemas, the namespace rule, and reaching
- * the organism's one kv store. A listener's own name is its namespace; any other namespace must be
- * listed in that tool's tool_config `allowed_namespaces` (`*` for all), so one agent cannot read
- * or overwrite another's state by naming it.
+ * What the three key_value_* tools share: the argument and tool_config schemas, the namespace
+ * rule, and reaching the organism's one kv store. A listener's own name is its namespace; any other
+ * namespace must be listed in that tool's tool_config `allowed_namespaces` (`*` for all), so one
+ * agent cannot read or overwrite another's state by naming it.
  */
 import { KvError } from '../../src/errors.ts';
 import { KEY_MAX_CHARS, type KvStore, NAMESPACE_MAX_CHARS, sharedKvStore } from '../../src/kv/index.ts';
