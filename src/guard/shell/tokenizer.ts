@@ -59,11 +59,26 @@ function unbalanced(what: string, at: number): never {
   throw new ShellParseError('guard.shell_unbalanced', `unbalanced ${what} starting at offset ${at}`);
 }
 
+/** A bracket pair `matchClosing` balances, and what an unbalanced one is called in the error. */
+interface Brackets {
+  open: string;
+  close: string;
+  name: string;
+  /**
+   * The body is a command (`$(...)`): backticks nest and `#` starts a comment, so a bracket inside
+   * either does not count. In `${...}` both are plain characters.
+   */
+  command: boolean;
+}
+
+const PARENS: Brackets = { open: '(', close: ')', name: 'parenthesis', command: true };
+const BRACES: Brackets = { open: '{', close: '}', name: 'brace', command: false };
+
 /**
- * Index just past the `)` matching the `(` at `open`, skipping quoted text and nested
- * substitutions so a `)` inside quotes does not close it.
+ * Index just past the bracket closing the one at `open`, skipping escapes, quoted text and nested
+ * substitutions so a bracket inside quotes does not close it.
  */
-export function matchParen(src: string, open: number): number {
+function matchClosing(src: string, open: number, b: Brackets): number {
   let depth = 0;
   let i = open;
   while (i < src.length) {
@@ -82,24 +97,29 @@ export function matchParen(src: string, open: number): number {
       i = skipDoubleQuoted(src, i + 1);
       continue;
     }
-    if (c === '`') {
+    if (b.command && c === '`') {
       i = matchBacktick(src, i) + 1;
       continue;
     }
-    if (c === '#' && (i === 0 || /[\s;&|(]/.test(src[i - 1]!))) {
+    if (b.command && c === '#' && (i === 0 || /[\s;&|(]/.test(src[i - 1]!))) {
       // A comment runs to the end of its line; a `)` in it does not count.
       const nl = src.indexOf('\n', i);
       i = nl < 0 ? src.length : nl;
       continue;
     }
-    if (c === '(') depth++;
-    else if (c === ')') {
+    if (c === b.open) depth++;
+    else if (c === b.close) {
       depth--;
       if (depth === 0) return i + 1;
     }
     i++;
   }
-  return unbalanced('parenthesis', open);
+  return unbalanced(b.name, open);
+}
+
+/** Index just past the `)` matching the `(` at `open`. */
+export function matchParen(src: string, open: number): number {
+  return matchClosing(src, open, PARENS);
 }
 
 /** Index of the `"` closing a double-quoted string whose body starts at `i`, plus one. */
@@ -130,32 +150,7 @@ function matchBacktick(src: string, open: number): number {
 
 /** Index just past the `}` matching the `{` of `${` at `open`. */
 function matchBrace(src: string, open: number): number {
-  let depth = 0;
-  let i = open;
-  while (i < src.length) {
-    const c = src[i];
-    if (c === '\\') {
-      i += 2;
-      continue;
-    }
-    if (c === "'") {
-      const close = src.indexOf("'", i + 1);
-      if (close < 0) unbalanced('single quote', i);
-      i = close + 1;
-      continue;
-    }
-    if (c === '"') {
-      i = skipDoubleQuoted(src, i + 1);
-      continue;
-    }
-    if (c === '{') depth++;
-    else if (c === '}') {
-      depth--;
-      if (depth === 0) return i + 1;
-    }
-    i++;
-  }
-  return unbalanced('brace', open);
+  return matchClosing(src, open, BRACES);
 }
 
 function unescapeBacktick(inner: string): string {
@@ -212,11 +207,11 @@ function readAnsiC(src: string, i: number): { text: string; end: number } {
 }
 
 /**
- * Reads expansions valid both unquoted and inside double quotes, at `src[i] === '$'` or a backtick.
- * Appends to `w` and returns the next index, or -1 when `src[i]` starts none of them.
+ * Reads an expansion valid both unquoted and inside double quotes (at `src[i] === '$'` or a
+ * backtick), or else the one literal character at `i`. Appends to `w` and returns the next index.
  */
 function readExpansion(src: string, i: number, w: Word): number {
-  const c = src[i];
+  const c = src[i]!;
   if (c === '`') {
     const close = matchBacktick(src, i);
     w.subs.push({ kind: 'cmd', source: unescapeBacktick(src.slice(i + 1, close)) });
@@ -224,7 +219,10 @@ function readExpansion(src: string, i: number, w: Word): number {
     w.dynamic = true;
     return close + 1;
   }
-  if (c !== '$') return -1;
+  if (c !== '$') {
+    w.text += c;
+    return i + 1;
+  }
   const n = src[i + 1];
   if (n === '(') {
     const end = matchParen(src, i + 1);
@@ -272,13 +270,7 @@ function readDoubleQuoted(src: string, i: number, w: Word): number {
       }
       continue;
     }
-    const next = readExpansion(src, i, w);
-    if (next >= 0) {
-      i = next;
-      continue;
-    }
-    w.text += c;
-    i++;
+    i = readExpansion(src, i, w);
   }
   return unbalanced('double quote', start);
 }
@@ -294,13 +286,7 @@ function scanHeredocBody(body: string): { subs: Sub[] } {
       i += 2;
       continue;
     }
-    const next = readExpansion(body, i, w);
-    if (next >= 0) {
-      i = next;
-      continue;
-    }
-    w.text += c;
-    i++;
+    i = readExpansion(body, i, w);
   }
   return { subs: w.subs };
 }
@@ -349,13 +335,7 @@ function readWord(src: string, i: number): Word {
       i = readDoubleQuoted(src, i + 2, w);
       continue;
     }
-    const next = readExpansion(src, i, w);
-    if (next >= 0) {
-      i = next;
-      continue;
-    }
-    w.text += c;
-    i++;
+    i = readExpansion(src, i, w);
   }
   w.end = i;
   return w;
