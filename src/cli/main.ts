@@ -16,6 +16,9 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   tools: () => import('./commands/tools.ts'),
   guard: () => import('./commands/guard.ts'),
   audit: () => import('./commands/audit.ts'),
+  status: () => import('./commands/status.ts'),
+  threads: () => import('./commands/threads.ts'),
+  tail: () => import('./commands/tail.ts'),
 };
 
 export async function main(argv: string[], io: CommandIo = processIo()): Promise<number> {

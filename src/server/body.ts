@@ -5,13 +5,13 @@ import { type HttpError, httpError, toHttpError } from './errors.ts';
 
 export async function readJsonBody(c: Context, maxBytes: number): Promise<{ value: unknown } | HttpError> {
   const declared = Number(c.req.header('content-length') ?? '0');
-  if (declared > maxBytes) return httpError(413, 'request.too_large', `request body over ${maxBytes} bytes`);
+  if (declared > maxBytes) return tooLarge(maxBytes);
   const type = c.req.header('content-type') ?? '';
   if (!type.includes('application/json')) {
     return httpError(415, 'request.content_type', 'send the request as application/json');
   }
   const bytes = await readCapped(c.req.raw.body, maxBytes);
-  if (bytes === undefined) return httpError(413, 'request.too_large', `request body over ${maxBytes} bytes`);
+  if (bytes === undefined) return tooLarge(maxBytes);
   try {
     return { value: JSON.parse(decodeUtf8Strict(bytes)) };
   } catch (error) {
@@ -19,6 +19,14 @@ export async function readJsonBody(c: Context, maxBytes: number): Promise<{ valu
       ? httpError(400, 'request.invalid_json', `request body is not valid JSON: ${(error as Error).message}`)
       : toHttpError(error);
   }
+}
+
+/** 413; the rest of the body is not read, so the connection is closed after the answer. */
+function tooLarge(maxBytes: number): HttpError {
+  return {
+    ...httpError(413, 'request.too_large', `request body over ${maxBytes} bytes`),
+    headers: { connection: 'close' },
+  };
 }
 
 /** The body's bytes, or undefined as soon as it passes `maxBytes` (the rest is not read). */

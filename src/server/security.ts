@@ -32,7 +32,8 @@ export function bodyLimit(maxBytes: number): MiddlewareHandler {
     const declared = Number(c.req.header('content-length') ?? '0');
     if (declared > maxBytes) {
       const e = httpError(413, 'request.too_large', `request body over ${maxBytes} bytes`);
-      return c.json(e.body, 413);
+      // The body is left unread, so this connection cannot carry another request.
+      return c.json(e.body, 413, { connection: 'close' });
     }
     await next();
   };

@@ -8,11 +8,12 @@ import { PayloadValidationError, RoutingError, ServerError, XmlError } from '../
 import { metrics } from '../../observability/metrics.ts';
 import { readJsonBody } from '../body.ts';
 import { httpError, toHttpError } from '../errors.ts';
-import { type ApiApp, allow, fail, type RouteDeps } from './common.ts';
+import { type ApiApp, allow, fail, failWith, type RouteDeps } from './common.ts';
 
 export function injectRoutes(app: ApiApp, { service, logger, maxBodyBytes, injectLimiter }: RouteDeps): void {
   app.post('/api/v1/inject', async (c) => {
-    const response = await inject();
+    // A refusal thrown before the bus (403, 429) is counted like any other answer.
+    const response = await inject().catch((error: unknown) => failWith(c, error));
     metrics.injects.inc({ status: String(response.status) });
     return response;
 

@@ -1,0 +1,94 @@
+/** `organism tail`: the live stream of a running daemon (WebSocket /api/v1/stream). */
+import { UsageError } from '../../errors.ts';
+import { CLIENT_HELP, CLIENT_OPTIONS, DaemonClient, resolveTarget } from '../../server/client.ts';
+import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
+import type { CommandIo } from '../io.ts';
+
+export const summary = 'follow a running daemon live: messages, tool calls with verdicts, lifecycle events';
+
+const HELP = `usage: organism tail [--listener A,B] [--thread ID,...] [--kind K,...] [--count N] [--json]
+                     [--url URL] [--config FILE] [--token-env NAME]
+
+Prints events as they happen until interrupted (Ctrl-C), or until --count events were printed:
+  <time> <thread> from -> to [kind] payload            a message recorded in a thread
+  <time> <thread> tool listener -> tool: verdict, outcome   a tool call, judged and done
+  <time> lifecycle event [listener|thread] [by]          threads starting/idle/stopped, pauses, reloads
+
+options:
+      --listener A,B    only events that involve these listeners (or tools)
+      --thread ID,...   only these threads
+      --kind K,...      message, response, huh, system-error, tool-call, tool-result, tool, lifecycle
+      --count N         stop after N events
+      --json            one JSON event per line, as the stream sends them
+${CLIENT_HELP}
+  -h, --help            show this help`;
+
+export async function run(argv: string[], io: CommandIo): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    ...CONFIG_OPTION,
+    ...CLIENT_OPTIONS,
+    listener: { type: 'string' },
+    thread: { type: 'string' },
+    kind: { type: 'string' },
+    count: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (values.help) {
+    io.out(HELP);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  if (values.count !== undefined && !/^[1-9]\d*$/.test(values.count))
+    throw new UsageError(`--count must be a positive whole number, not '${values.count}'`);
+  const limit = values.count === undefined ? Number.POSITIVE_INFINITY : Number(values.count);
+  const client = new DaemonClient(await resolveTarget(values));
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  let printed = 0;
+  try {
+    const how = await client.stream(
+      { listeners: values.listener, threads: values.thread, kinds: values.kind },
+      (event) => {
+        if (event.type === 'hello' || event.type === 'subscribed') return undefined;
+        if (event.type === 'error') {
+          io.err(`organism tail: ${String(event.message)}`);
+          return undefined;
+        }
+        io.out(values.json ? JSON.stringify(event) : formatEvent(event));
+        printed++;
+        return printed < limit ? undefined : false;
+      },
+      controller.signal,
+    );
+    if (how === 'closed') io.err('organism tail: the daemon closed the stream');
+    return 0;
+  } finally {
+    process.off('SIGINT', stop);
+  }
+}
+
+export function formatEvent(event: Record<string, unknown>): string {
+  const thread = typeof event.thread === 'string' ? event.thread.slice(0, 8) : '';
+  if (event.type === 'message') {
+    const m = event.message as { from: string; to: string; kind: string; payload: string; time: string };
+    return `${m.time} ${thread} ${m.from} -> ${m.to} [${m.kind}] ${m.payload}`;
+  }
+  if (event.type === 'tool') {
+    const verdict = event.verdict ?? 'unjudged';
+    const code = event.code ? ` (${String(event.code)})` : '';
+    return `${String(event.time)} ${thread} tool ${String(event.listener)} -> ${String(event.tool)}: ${String(verdict)}, ${String(event.outcome)}${code}`;
+  }
+  if (event.type === 'lifecycle') {
+    const subject = event.listener ?? event.thread ?? '';
+    const by = event.by ? ` by ${String(event.by)}` : '';
+    const detail = event.detail ? ` (${String(event.detail)})` : '';
+    return `${String(event.time)} lifecycle ${String(event.event)} ${String(subject)}${by}${detail}`.replace(
+      / {2,}/g,
+      ' ',
+    );
+  }
+  if (event.type === 'dropped')
+    return `(${String(event.count)} events dropped: this terminal reads slower than they come)`;
+  return JSON.stringify(event);
+}
