@@ -1,13 +1,9 @@
-import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import type { OrganismConfig } from '../../src/config/types.ts';
 import { CalculationError } from '../../src/errors.ts';
-import { Dispatcher } from '../../src/tools/dispatcher.ts';
-import { ToolRegistry } from '../../src/tools/registry.ts';
-import { createToolServices } from '../../src/tools/services.ts';
+import type { Dispatcher } from '../../src/tools/dispatcher.ts';
 import calculateTool, { calculate } from '../../tools/calculate.ts';
 import { math } from '../../tools/lib/calc-parse.ts';
-import { caught, makeContext } from './net-helpers.ts';
+import { caught, makeContext, toolDispatcher } from './tool-helpers.ts';
 
 function fails(expression: string): CalculationError {
   try {
@@ -208,17 +204,12 @@ describe('calculate: math errors are clear', () => {
 
 describe('calculate through the Dispatcher', () => {
   function dispatcher(): Dispatcher {
-    const registry = new ToolRegistry();
-    registry.register(calculateTool);
-    return new Dispatcher({
-      registry,
-      listeners: [{ name: 'mathematician', tools: ['calculate'] }],
-      workspace: tmpdir(),
-      dataDir: tmpdir(),
+    return toolDispatcher({
+      tools: [calculateTool],
+      listener: { name: 'mathematician', tools: ['calculate'] },
       guard: () => {
         throw new Error('calculate has no guard and must not be judged by one');
       },
-      services: createToolServices({} as OrganismConfig).services,
     });
   }
   const call = (d: Dispatcher, args: unknown) =>

@@ -2,40 +2,18 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OrganismConfig } from '../../src/config/types.ts';
-import { Dispatcher } from '../../src/tools/dispatcher.ts';
-import { ToolRegistry } from '../../src/tools/registry.ts';
-import { createToolServices } from '../../src/tools/services.ts';
-import type { ToolConfig, ToolRunContext } from '../../src/tools/types.ts';
+import type { Dispatcher } from '../../src/tools/dispatcher.ts';
+import type { ToolConfig } from '../../src/tools/types.ts';
 import { fsError } from '../../tools/lib/fs-errors.ts';
 import listDir from '../../tools/list-dir.ts';
 import readFileTool from '../../tools/read-file.ts';
 import writeFileTool from '../../tools/write-file.ts';
+import { allowAll, makeContext, toolDispatcher } from './tool-helpers.ts';
 
 let ws: string;
 let outside: string;
 
-function makeCtx(config: ToolConfig = {}): ToolRunContext {
-  const cache = new Map<string, unknown>();
-  return {
-    signal: new AbortController().signal,
-    listener: 'tester',
-    thread: 'thread-1',
-    callId: 'call-1',
-    config,
-    workspace: ws,
-    dataDir: ws,
-    services: {
-      config: {} as OrganismConfig,
-      resources: {
-        async get<T>(key: string, create: () => T | Promise<T>): Promise<T> {
-          if (!cache.has(key)) cache.set(key, await create());
-          return cache.get(key) as T;
-        },
-      },
-    },
-  };
-}
+const makeCtx = (config: ToolConfig = {}) => makeContext({ config, workspace: ws });
 
 const read = (args: Record<string, unknown>, config: ToolConfig = {}) =>
   readFileTool.run(args as never, makeCtx(config));
@@ -362,24 +340,17 @@ describe('list_dir', () => {
 
 describe('file tools through the Dispatcher', () => {
   // The guard here allows everything, so the refusal below comes from the tools' own containment.
-  const allowAll = () => ({ verdict: 'allow' as const, rule_id: null, reason: null, suggestion: null });
   function dispatcher() {
-    const registry = new ToolRegistry();
-    for (const tool of [readFileTool, writeFileTool, listDir]) registry.register(tool);
-    return new Dispatcher({
-      registry,
-      listeners: [
-        {
-          name: 'scribe',
-          tools: ['read_file', 'write_file', 'list_dir'],
-          tool_config: { write_file: { allowed_paths: ['via/**'] }, read_file: { max_bytes: 4096 } },
-          trust: 'medium',
-        },
-      ],
+    return toolDispatcher({
+      tools: [readFileTool, writeFileTool, listDir],
+      listener: {
+        name: 'scribe',
+        tools: ['read_file', 'write_file', 'list_dir'],
+        tool_config: { write_file: { allowed_paths: ['via/**'] }, read_file: { max_bytes: 4096 } },
+        trust: 'medium',
+      },
       workspace: ws,
-      dataDir: ws,
       guard: allowAll,
-      services: createToolServices({} as OrganismConfig).services,
     });
   }
   const call = (d: Dispatcher, tool: string, args: unknown) =>

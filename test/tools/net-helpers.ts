@@ -1,63 +1,7 @@
-/**
- * Helpers for the calculate / fetch_url / webhook / web_search tests: a hand-built ToolRunContext
- * and real HTTP servers on loopback.
- */
+/** Real HTTP servers on loopback for the fetch_url / webhook / web_search tests. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { OrganismConfig, ToolConfig } from '../../src/config/types.ts';
-import type { ResourceCache, ToolRunContext, ToolServices } from '../../src/tools/types.ts';
-
-/** A ResourceCache over a Map; entries given up front are returned instead of being created. */
-export function mapResources(
-  preset: Record<string, unknown> = {},
-): ResourceCache & { closeAll(): Promise<void> } {
-  const values = new Map<string, unknown>(Object.entries(preset));
-  const closers: (() => void | Promise<void>)[] = [];
-  return {
-    async get<T>(
-      key: string,
-      create: () => T | Promise<T>,
-      close?: (r: T) => void | Promise<void>,
-    ): Promise<T> {
-      if (values.has(key)) return values.get(key) as T;
-      const made = await create();
-      values.set(key, made);
-      if (close) closers.push(() => close(made));
-      return made;
-    },
-    async closeAll() {
-      for (const c of closers) await c();
-    },
-  };
-}
-
-export interface ContextOptions {
-  config?: ToolConfig;
-  /** Extra organism.yaml sections (web_search, ...). */
-  sections?: Record<string, unknown>;
-  resources?: Record<string, unknown>;
-  signal?: AbortSignal;
-  callId?: string;
-}
-
-export function makeContext(options: ContextOptions = {}): ToolRunContext {
-  const config = {
-    file: '/tmp/organism.yaml',
-    listeners: [],
-    ...options.sections,
-  } as unknown as OrganismConfig;
-  const services: ToolServices = { config, resources: mapResources(options.resources) };
-  return {
-    signal: options.signal ?? new AbortController().signal,
-    listener: 'tester',
-    thread: 'thread-1',
-    callId: options.callId ?? 'call-1',
-    config: options.config ?? {},
-    workspace: '/tmp',
-    dataDir: '/tmp',
-    services,
-  };
-}
+import { afterEach } from 'vitest';
 
 export interface SeenRequest {
   method: string;
@@ -125,14 +69,19 @@ export async function closedPort(): Promise<number> {
   return s.port;
 }
 
-/** Runs `fn` and returns what it threw (fails the test when it does not throw). */
-export async function caught(
-  fn: () => Promise<unknown>,
-): Promise<Error & { code?: string; details?: Record<string, unknown> }> {
-  try {
-    await fn();
-  } catch (error) {
-    return error as Error & { code?: string; details?: Record<string, unknown> };
-  }
-  throw new Error('expected the call to throw, but it returned');
+/**
+ * `startServer` for one test file: every server it starts is closed after each test. Call it once
+ * at the top of the file.
+ */
+export function serverPerTest(): typeof startServer {
+  let servers: TestServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    servers = [];
+  });
+  return async (...args) => {
+    const s = await startServer(...args);
+    servers.push(s);
+    return s;
+  };
 }

@@ -2,40 +2,15 @@ import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OrganismConfig } from '../../src/config/types.ts';
-import { Dispatcher } from '../../src/tools/dispatcher.ts';
-import { ToolRegistry } from '../../src/tools/registry.ts';
-import { createToolServices } from '../../src/tools/services.ts';
-import type { ToolConfig, ToolRunContext } from '../../src/tools/types.ts';
+import type { ToolConfig } from '../../src/tools/types.ts';
 import { parseArgv, splitCommandList } from '../../tools/lib/proc-argv.ts';
 import runCommand from '../../tools/run-command.ts';
+import { allowAll, makeContext, toolDispatcher } from './tool-helpers.ts';
 
 let ws: string;
 
-function makeCtx(
-  config: ToolConfig = {},
-  signal: AbortSignal = new AbortController().signal,
-): ToolRunContext {
-  const cache = new Map<string, unknown>();
-  return {
-    signal,
-    listener: 'tester',
-    thread: 'thread-1',
-    callId: 'call-1',
-    config,
-    workspace: ws,
-    dataDir: ws,
-    services: {
-      config: {} as OrganismConfig,
-      resources: {
-        async get<T>(key: string, create: () => T | Promise<T>): Promise<T> {
-          if (!cache.has(key)) cache.set(key, await create());
-          return cache.get(key) as T;
-        },
-      },
-    },
-  };
-}
+const makeCtx = (config: ToolConfig = {}, signal?: AbortSignal) =>
+  makeContext({ config, workspace: ws, ...(signal ? { signal } : {}) });
 
 const run = (command: string, config: ToolConfig = {}, extra: { cwd?: string; timeout_ms?: number } = {}) =>
   runCommand.run({ command, ...extra }, makeCtx(config));
@@ -283,19 +258,17 @@ describe('run_command: the outside world failing', () => {
 });
 
 describe('run_command through the Dispatcher', () => {
-  const allowAll = () => ({ verdict: 'allow' as const, rule_id: null, reason: null, suggestion: null });
   function dispatcher(toolConfig: ToolConfig) {
-    const registry = new ToolRegistry();
-    registry.register(runCommand);
-    return new Dispatcher({
-      registry,
-      listeners: [
-        { name: 'ops', tools: ['run_command'], tool_config: { run_command: toolConfig }, trust: 'medium' },
-      ],
+    return toolDispatcher({
+      tools: [runCommand],
+      listener: {
+        name: 'ops',
+        tools: ['run_command'],
+        tool_config: { run_command: toolConfig },
+        trust: 'medium',
+      },
       workspace: ws,
-      dataDir: ws,
       guard: allowAll,
-      services: createToolServices({} as OrganismConfig).services,
     });
   }
   it('runs a command, and reports timed_out with output before the runtime gives up', async () => {

@@ -1,11 +1,9 @@
-import { tmpdir } from 'node:os';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OrganismConfig } from '../../src/config/types.ts';
-import { Dispatcher } from '../../src/tools/dispatcher.ts';
-import { ToolRegistry } from '../../src/tools/registry.ts';
-import { createToolServices } from '../../src/tools/services.ts';
+import type { Dispatcher } from '../../src/tools/dispatcher.ts';
 import webSearch from '../../tools/web-search.ts';
-import { caught, closedPort, makeContext, startServer, type TestServer } from './net-helpers.ts';
+import { closedPort, serverPerTest } from './net-helpers.ts';
+import { caught, makeContext, toolDispatcher } from './tool-helpers.ts';
 
 const KEY_ENV = `ORGANISM_TEST_BRAVE_KEY_${process.pid}`;
 const KEY = 'brv-secret-0123456789abcdef';
@@ -39,22 +37,13 @@ function braveAnswer(n: number) {
   };
 }
 
-let servers: TestServer[] = [];
-async function serve(...args: Parameters<typeof startServer>): Promise<TestServer> {
-  const s = await startServer(...args);
-  servers.push(s);
-  return s;
-}
+const serve = serverPerTest();
 
 beforeAll(() => {
   process.env[KEY_ENV] = KEY;
 });
 afterAll(() => {
   delete process.env[KEY_ENV];
-});
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
 });
 
 function searxCtx(url: string, extra: Record<string, unknown> = {}) {
@@ -252,18 +241,14 @@ describe('web_search: the provider failing', () => {
 
 describe('web_search through the Dispatcher', () => {
   function dispatcher(webSearchSection: unknown): Dispatcher {
-    const registry = new ToolRegistry();
-    registry.register(webSearch);
     const config = (webSearchSection === undefined ? {} : { web_search: webSearchSection }) as OrganismConfig;
-    return new Dispatcher({
-      registry,
-      listeners: [{ name: 'researcher', tools: ['web_search'] }],
-      workspace: tmpdir(),
-      dataDir: tmpdir(),
+    return toolDispatcher({
+      tools: [webSearch],
+      listener: { name: 'researcher', tools: ['web_search'] },
       guard: () => {
         throw new Error('web_search has no guard and must not be judged by one');
       },
-      services: createToolServices(config).services,
+      config,
     });
   }
   const call = (d: Dispatcher, args: unknown) =>

@@ -1,26 +1,14 @@
-import { tmpdir } from 'node:os';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { OrganismConfig } from '../../src/config/types.ts';
+import { describe, expect, it } from 'vitest';
 import { checkCall } from '../../src/guard/index.ts';
-import { Dispatcher } from '../../src/tools/dispatcher.ts';
-import { ToolRegistry } from '../../src/tools/registry.ts';
-import { createToolServices } from '../../src/tools/services.ts';
+import type { Dispatcher } from '../../src/tools/dispatcher.ts';
 import { DNS_LOOKUP_RESOURCE, type DnsLookup } from '../../tools/lib/net-pin.ts';
 import webhook from '../../tools/webhook.ts';
-import { caught, closedPort, makeContext, startServer, type TestServer } from './net-helpers.ts';
+import { closedPort, serverPerTest } from './net-helpers.ts';
+import { caught, makeContext, toolDispatcher } from './tool-helpers.ts';
 
 const LOOPBACK = { allow_loopback: true };
 
-let servers: TestServer[] = [];
-async function serve(...args: Parameters<typeof startServer>): Promise<TestServer> {
-  const s = await startServer(...args);
-  servers.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-});
+const serve = serverPerTest();
 
 const ctx = (config: Record<string, unknown> = LOOPBACK, extra: Parameters<typeof makeContext>[0] = {}) =>
   makeContext({ config, ...extra });
@@ -192,15 +180,10 @@ describe('webhook: the receiver failing', () => {
 
 describe('webhook through the Dispatcher and the real guard', () => {
   function dispatcher(toolConfig: Record<string, unknown>): Dispatcher {
-    const registry = new ToolRegistry();
-    registry.register(webhook);
-    return new Dispatcher({
-      registry,
-      listeners: [{ name: 'notifier', tools: ['webhook'], tool_config: { webhook: toolConfig } }],
-      workspace: tmpdir(),
-      dataDir: tmpdir(),
+    return toolDispatcher({
+      tools: [webhook],
+      listener: { name: 'notifier', tools: ['webhook'], tool_config: { webhook: toolConfig } },
       guard: checkCall,
-      services: createToolServices({} as OrganismConfig).services,
     });
   }
 
