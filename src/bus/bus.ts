@@ -5,7 +5,7 @@
  * scheduled and handled. Every failure becomes a message (`<huh>` or `<SystemError>`) and the bus
  * keeps running.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { BusSection, LimitsSection } from '../config/types.ts';
 import {
@@ -47,6 +47,7 @@ import type { Message, MessageKind } from './message.ts';
 import { listMessages, listThreads } from './queries.ts';
 import { ListenerQueue } from './scheduler.ts';
 import { type HuhReason, huhXml, SYSTEM_SENDER, type SystemErrorCode, systemErrorXml } from './system.ts';
+import type { ThreadStore } from './thread-store.ts';
 import { type Frame, ThreadRegistry, type ThreadState } from './threads.ts';
 import type { Subscription, Transport } from './transport.ts';
 
@@ -73,6 +74,12 @@ export interface BusOptions {
   history?: ThreadHistory;
   /** Observers for metrics and the live stream; absent costs nothing per hop. */
   hooks?: BusHooks;
+  /**
+   * Thread state shared with the other daemons of the organism (Redis transport): registry and
+   * history written through, threads loaded on delivery, in-flight counted across daemons.
+   * Absent: the registry and history in memory are the whole truth (one daemon).
+   */
+  threadStore?: ThreadStore;
 }
 
 /** What became of one delivery: handled (ok, error, timeout) or refused before its handler. */
@@ -107,6 +114,14 @@ interface Delivery {
   payload: Record<string, unknown> | undefined;
   reply: IncomingReply | undefined;
   done: () => void;
+  /** Not handled (shutdown): a transport that can redeliver will, elsewhere or later. */
+  abandon: (reason: unknown) => void;
+}
+
+/** The delivered message whose outputs are being published, and how many it has published so far. */
+interface Origin {
+  id: string;
+  seq: number;
 }
 
 const INGRESS_DEFAULT = 'api';
@@ -125,6 +140,7 @@ export class Bus implements BusApi, BusQueries {
   private readonly retiring = new Map<string, RuntimeListener>();
   private readonly hooks: BusHooks;
   private readonly threads: ThreadRegistry;
+  private readonly store: ThreadStore | undefined;
   readonly history: ThreadHistory;
   private readonly xmlLimits: XmlLimits;
   private readonly watchers = new Map<string, Set<ThreadWatcher>>();
@@ -154,10 +170,12 @@ export class Bus implements BusApi, BusQueries {
       maxAttributes: limits.max_attributes,
       maxTextLength: limits.max_text_length,
     };
+    this.store = options.threadStore;
     this.threads = new ThreadRegistry({
       maxHops: limits.max_thread_hops,
       maxDepth: limits.max_call_depth,
       idleMs: limits.thread_idle_ms,
+      observer: options.threadStore,
     });
     this.history =
       options.history ??
@@ -170,6 +188,10 @@ export class Bus implements BusApi, BusQueries {
       if (!set) return;
       const view = toView(entry);
       for (const w of set) w.onMessage(view);
+    });
+    this.store?.attach(this.threads, this.history, {
+      idle: (thread) => this.threadIdle(thread),
+      stopped: (thread) => this.hooks.thread?.(thread, 'stopped'),
     });
   }
 
@@ -202,6 +224,8 @@ export class Bus implements BusApi, BusQueries {
     }
     let thread: ThreadState;
     if (request.thread) {
+      // Another daemon may have started it.
+      if (this.store) await this.store.load(request.thread);
       const existing = this.threads.thread(request.thread);
       if (!existing) throw new ThreadNotFoundError(request.thread);
       if (existing.stopped)
@@ -250,6 +274,7 @@ export class Bus implements BusApi, BusQueries {
     tag: string,
     payloadXml: string,
     depth = frame?.depth ?? 0,
+    origin?: Origin,
   ): Promise<string | undefined> {
     const budget = this.threads.chargeHop(thread, depth);
     if (!budget.ok) {
@@ -257,7 +282,9 @@ export class Bus implements BusApi, BusQueries {
       return undefined;
     }
     const message: Message = {
-      id: nextId(),
+      // Shared (redeliverable) transport: a handler run again after a crash gives its outputs the
+      // same ids, so the effects they cause downstream stay once (tool call ids derive from them).
+      id: origin && this.store ? derivedId(origin) : nextId(),
       thread: thread.id,
       frame: frame?.id ?? '',
       from,
@@ -272,7 +299,9 @@ export class Bus implements BusApi, BusQueries {
     // No frame (a reply nobody can receive) or an ingress target: recorded, nothing to deliver.
     if (!frame || !this.listenersByName.has(to)) return message.id;
     thread.inFlight++;
-    this.totalInFlight++;
+    // Shared state: counted in Redis, since another daemon may settle it; locally only what runs here.
+    if (this.store) this.store.published(thread.id);
+    else this.totalInFlight++;
     try {
       await this.transport.publish(message);
     } catch (error) {
@@ -309,6 +338,20 @@ export class Bus implements BusApi, BusQueries {
   // ---- delivery --------------------------------------------------------------------------------
 
   private deliver(message: Message): Promise<void> {
+    if (!this.store) return this.deliverNow(message);
+    // Shared state: the thread and frame may be another daemon's; load them first. A failed load
+    // rejects, which leaves the message to the transport to redeliver.
+    this.totalInFlight++;
+    return this.store
+      .load(message.thread, message.frame)
+      .then(() => this.deliverNow(message))
+      .finally(() => {
+        this.totalInFlight--;
+        this.resolveDrain();
+      });
+  }
+
+  private deliverNow(message: Message): Promise<void> {
     const thread = this.threads.thread(message.thread);
     // A listener removed by a reload still takes what was published to it before (retiring).
     const target = this.listenersByName.get(message.to) ?? this.retiring.get(message.to);
@@ -335,7 +378,10 @@ export class Bus implements BusApi, BusQueries {
         const invalid = target.validate(payload);
         if (invalid) {
           this.hooks.delivered?.(target.name, 'invalid', Date.now() - message.time, thread.id);
-          this.huhToSender(thread, frame, message, 'validate', envelope.payloadXml, invalid.message);
+          this.huhToSender(thread, frame, message, 'validate', envelope.payloadXml, invalid.message, {
+            id: message.id,
+            seq: 0,
+          });
           return Promise.resolve();
         }
       } else {
@@ -351,15 +397,27 @@ export class Bus implements BusApi, BusQueries {
     } catch (error) {
       this.logger.warn({ err: error, thread: thread.id, to: message.to }, 'delivery refused a message');
       this.hooks.delivered?.(target.name, 'invalid', Date.now() - message.time, thread.id);
-      this.huhToSender(thread, frame, message, 'parse', message.envelope);
+      this.huhToSender(thread, frame, message, 'parse', message.envelope, undefined, {
+        id: message.id,
+        seq: 0,
+      });
       return Promise.resolve();
     }
     const queue = this.queues.get(target.name)!;
-    return new Promise<void>((resolve) => {
-      const delivery: Delivery = { message, thread, frame, target, payload, reply, done: resolve };
+    return new Promise<void>((resolve, reject) => {
+      const delivery: Delivery = {
+        message,
+        thread,
+        frame,
+        target,
+        payload,
+        reply,
+        done: resolve,
+        abandon: reject,
+      };
       if (!queue.offer(thread.id, delivery)) {
         this.hooks.delivered?.(target.name, 'busy', Date.now() - message.time, thread.id);
-        this.failFrame(thread, frame, message.kind, 'busy');
+        this.failFrame(thread, frame, message.kind, 'busy', { id: message.id, seq: 0 });
         this.settle(thread);
         resolve();
       }
@@ -378,8 +436,11 @@ export class Bus implements BusApi, BusQueries {
 
   private async handle(delivery: Delivery): Promise<void> {
     const { message, thread, frame, target } = delivery;
+    // Call ids from the message id and the call's place in this run: a redelivered message that
+    // runs its handler again makes the same calls with the same ids (side effects act once).
+    let calls = 0;
     const ctx = new DeliveryContext(target, thread.id, message.from, message.tag, this.logger, (name, args) =>
-      this.callTool(target, thread, frame, name, args),
+      this.callTool(target, thread, frame, name, args, `${message.id}.call-${++calls}`),
     );
     this.running.add(ctx);
     let timer: NodeJS.Timeout | undefined;
@@ -398,7 +459,11 @@ export class Bus implements BusApi, BusQueries {
         { err: timedOut ? undefined : error, thread: thread.id, listener: target.name },
         timedOut ? `handler timed out after ${target.timeoutMs} ms` : 'handler threw',
       );
-      if (!thread.stopped) this.failFrame(thread, frame, message.kind, timedOut ? 'timeout' : 'handler');
+      if (!thread.stopped)
+        this.failFrame(thread, frame, message.kind, timedOut ? 'timeout' : 'handler', {
+          id: message.id,
+          seq: 0,
+        });
     } finally {
       clearTimeout(timer);
       this.running.delete(ctx);
@@ -416,6 +481,7 @@ export class Bus implements BusApi, BusQueries {
     const outgoing = normalizeResult(result);
     if (outgoing.length === 0) return;
     const { thread, frame, target: source, message } = delivery;
+    const origin: Origin = { id: message.id, seq: 0 };
     // Output produced while handling an error report is not answered with another report: that
     // could loop forever between a confused handler and the runtime.
     const quiet = message.kind === 'huh' || message.kind === 'system-error';
@@ -428,10 +494,12 @@ export class Bus implements BusApi, BusQueries {
     for (const out of ordered) {
       if (thread.stopped) return;
       try {
-        if (out.kind === 'send') await this.routeSend(thread, frame, source, out.to, out.payload, quiet);
-        else if (out.kind === 'emit') await this.routeByTag(thread, frame, source, out.payload, quiet);
+        if (out.kind === 'send')
+          await this.routeSend(thread, frame, source, out.to, out.payload, quiet, origin);
+        else if (out.kind === 'emit')
+          await this.routeByTag(thread, frame, source, out.payload, quiet, origin);
         else {
-          await this.routeRespond(thread, frame, source, out.payload);
+          await this.routeRespond(thread, frame, source, out.payload, origin);
           responded = true;
         }
       } catch (error) {
@@ -446,6 +514,7 @@ export class Bus implements BusApi, BusQueries {
             reason,
             attempt,
             error instanceof OrganismError ? error.message : undefined,
+            origin,
           );
       }
     }
@@ -459,15 +528,26 @@ export class Bus implements BusApi, BusQueries {
     to: string,
     payload: Outgoing['payload'],
     quiet: boolean,
+    origin?: Origin,
   ): Promise<void> {
     const target = this.listenersByName.get(to);
     if (!target || !source.peers.has(to)) {
-      if (!quiet) this.routingError(thread, frame, source);
+      if (!quiet) this.routingError(thread, frame, source, origin);
       return;
     }
     for (const xml of this.payloadXmls(payload, target.tag, target.schema)) {
       const child = this.openChildFrame(thread, target, source, frame);
-      await this.publish(thread, child, 'message', source.name, target.name, rootTag(xml), xml);
+      await this.publish(
+        thread,
+        child,
+        'message',
+        source.name,
+        target.name,
+        rootTag(xml),
+        xml,
+        undefined,
+        origin,
+      );
     }
   }
 
@@ -477,17 +557,18 @@ export class Bus implements BusApi, BusQueries {
     source: RuntimeListener,
     text: string,
     quiet: boolean,
+    origin?: Origin,
   ): Promise<void> {
     for (const xml of repairPayloads(text, this.xmlLimits)) {
       const tag = rootTag(xml);
       const targets = (this.byTag.get(tag) ?? []).filter((t) => source.peers.has(t.name));
       if (targets.length === 0) {
-        if (!quiet) this.huhToSelf(thread, frame, source, 'route', xml);
+        if (!quiet) this.huhToSelf(thread, frame, source, 'route', xml, undefined, origin);
         continue;
       }
       for (const target of targets) {
         const child = this.openChildFrame(thread, target, source, frame);
-        await this.publish(thread, child, 'message', source.name, target.name, tag, xml);
+        await this.publish(thread, child, 'message', source.name, target.name, tag, xml, undefined, origin);
       }
     }
   }
@@ -497,6 +578,7 @@ export class Bus implements BusApi, BusQueries {
     frame: Frame,
     source: RuntimeListener,
     payload: Outgoing['payload'],
+    origin?: Origin,
   ): Promise<void> {
     if (typeof payload !== 'string' && !source.response) {
       throw new OrganismError(
@@ -517,6 +599,7 @@ export class Bus implements BusApi, BusQueries {
         rootTag(xml),
         xml,
         frame.depth,
+        origin,
       );
     }
   }
@@ -557,12 +640,13 @@ export class Bus implements BusApi, BusQueries {
     reason: HuhReason,
     attempt: string,
     detail?: string,
+    origin?: Origin,
   ): void {
     const xml = huhXml(reason, attempt, detail);
     const senderFrame =
       message.kind === 'message' ? (frame.parent ? this.threads.frame(frame.parent) : null) : frame;
     if (message.kind === 'message') this.threads.pruneFrame(frame);
-    void this.sendSystem(thread, senderFrame ?? null, message.from, 'huh', xml);
+    void this.sendSystem(thread, senderFrame ?? null, message.from, 'huh', xml, origin);
     this.settle(thread);
   }
 
@@ -573,12 +657,13 @@ export class Bus implements BusApi, BusQueries {
     reason: HuhReason,
     attempt: string,
     detail?: string,
+    origin?: Origin,
   ): void {
-    void this.sendSystem(thread, frame, source.name, 'huh', huhXml(reason, attempt, detail));
+    void this.sendSystem(thread, frame, source.name, 'huh', huhXml(reason, attempt, detail), origin);
   }
 
-  private routingError(thread: ThreadState, frame: Frame, source: RuntimeListener): void {
-    void this.sendSystem(thread, frame, source.name, 'system-error', systemErrorXml('routing'));
+  private routingError(thread: ThreadState, frame: Frame, source: RuntimeListener, origin?: Origin): void {
+    void this.sendSystem(thread, frame, source.name, 'system-error', systemErrorXml('routing'), origin);
   }
 
   /**
@@ -586,10 +671,16 @@ export class Bus implements BusApi, BusQueries {
    * the frame ends. When the failing delivery was itself a reply, the listener handling it failed
    * its own task, which is what its caller learns.
    */
-  private failFrame(thread: ThreadState, frame: Frame, _kind: MessageKind, code: SystemErrorCode): void {
+  private failFrame(
+    thread: ThreadState,
+    frame: Frame,
+    _kind: MessageKind,
+    code: SystemErrorCode,
+    origin?: Origin,
+  ): void {
     const parent = frame.parent ? (this.threads.frame(frame.parent) ?? null) : null;
     this.threads.pruneFrame(frame);
-    void this.sendSystem(thread, parent, frame.caller, 'system-error', systemErrorXml(code));
+    void this.sendSystem(thread, parent, frame.caller, 'system-error', systemErrorXml(code), origin);
   }
 
   /** A runtime-originated message to `to` in `frame` (null: `to` is an ingress; record only). */
@@ -599,8 +690,9 @@ export class Bus implements BusApi, BusQueries {
     to: string,
     kind: 'huh' | 'system-error',
     xml: string,
+    origin?: Origin,
   ): Promise<void> {
-    await this.publish(thread, frame, kind, SYSTEM_SENDER, to, rootTag(xml), xml);
+    await this.publish(thread, frame, kind, SYSTEM_SENDER, to, rootTag(xml), xml, undefined, origin);
   }
 
   // ---- tools -----------------------------------------------------------------------------------
@@ -612,8 +704,9 @@ export class Bus implements BusApi, BusQueries {
     frame: Frame,
     tool: string,
     args: unknown,
+    givenId?: string,
   ): Promise<ToolResult> {
-    const callId = randomUUID();
+    const callId = givenId ?? randomUUID();
     const refuse = (code: string, message: string): ToolResult => ({
       status: 'refused',
       tool,
@@ -641,16 +734,42 @@ export class Bus implements BusApi, BusQueries {
 
   /** One delivered message is finished with (handled, refused or dropped). Exactly once per delivery. */
   private settle(thread: ThreadState | undefined): void {
+    if (this.store) {
+      this.settleShared(thread);
+      return;
+    }
     this.totalInFlight = Math.max(0, this.totalInFlight - 1);
     if (thread) {
       thread.inFlight = Math.max(0, thread.inFlight - 1);
       thread.lastActive = Date.now();
     }
-    if (thread && thread.inFlight === 0) {
-      const set = this.watchers.get(thread.id);
-      if (set) for (const w of set) w.onIdle?.();
-      this.hooks.thread?.(thread.id, 'idle');
-    }
+    if (thread && thread.inFlight === 0) this.threadIdle(thread.id);
+    this.resolveDrain();
+  }
+
+  /** Shared state: the count across daemons decides idleness (the Redis reply says what is left). */
+  private settleShared(thread: ThreadState | undefined): void {
+    if (!thread) return;
+    thread.lastActive = Date.now();
+    thread.inFlight = Math.max(0, thread.inFlight - 1);
+    this.store!.settled(thread.id).then(
+      (left) => {
+        thread.inFlight = left;
+        if (left === 0) this.threadIdle(thread.id);
+      },
+      (error: unknown) =>
+        this.logger.error({ err: error, thread: thread.id }, 'shared thread state: settle failed'),
+    );
+  }
+
+  /** Nothing of the thread is in flight (here, or with shared state on any daemon). */
+  private threadIdle(thread: string): void {
+    const set = this.watchers.get(thread);
+    if (set) for (const w of set) w.onIdle?.();
+    this.hooks.thread?.(thread, 'idle');
+  }
+
+  private resolveDrain(): void {
     if (this.totalInFlight === 0 && this.drainWaiters.length > 0) {
       const waiters = this.drainWaiters;
       this.drainWaiters = [];
@@ -913,7 +1032,8 @@ export class Bus implements BusApi, BusQueries {
             Date.now() - delivery.message.time,
             delivery.thread.id,
           );
-          delivery.done();
+          // Not handled: a transport that can redeliver (Redis) gives it to another daemon.
+          delivery.abandon(new ShuttingDownError());
         }
       }
       abandoned += this.running.size;
@@ -941,6 +1061,12 @@ async function invokeHandler(
   if (delivery.payload !== undefined) return target.handler(delivery.payload, ctx);
   if (delivery.reply && target.onReply) return target.onReply(delivery.reply, ctx);
   return undefined;
+}
+
+/** The n-th output of a delivered message: the same id however often the message is handled. */
+function derivedId(origin: Origin): string {
+  origin.seq++;
+  return createHash('sha256').update(`${origin.id}\u0000${origin.seq}`).digest('base64url').slice(0, 22);
 }
 
 function normalizeResult(result: HandlerResult): Outgoing[] {

@@ -42,6 +42,19 @@ export interface ThreadRegistryOptions {
   maxHops: number;
   maxDepth: number;
   idleMs: number;
+  /** Told of every change (a shared store keeping other daemons in step); absent costs nothing. */
+  observer?: ThreadRegistryObserver;
+}
+
+/**
+ * Sees each change to the registry as it happens, so a shared thread store (src/bus/redis) can
+ * write it through for the other daemons of the organism. Synchronous; must not throw.
+ */
+export interface ThreadRegistryObserver {
+  threadCreated(state: ThreadState): void;
+  frameOpened(frame: Frame): void;
+  framesPruned(thread: string, ids: readonly string[]): void;
+  hopCharged(state: ThreadState): void;
 }
 
 export type BudgetCheck = { ok: true } | { ok: false; what: 'hops' | 'depth'; limit: number };
@@ -52,7 +65,11 @@ export class ThreadRegistry {
   /** Child frame ids by parent frame id, so pruning a subtree never scans the whole thread. */
   private readonly children = new Map<string, Set<string>>();
 
-  constructor(private readonly options: ThreadRegistryOptions) {}
+  private readonly observer: ThreadRegistryObserver | undefined;
+
+  constructor(private readonly options: ThreadRegistryOptions) {
+    this.observer = options.observer;
+  }
 
   createThread(scope?: readonly Capability[]): ThreadState {
     const now = Date.now();
@@ -67,7 +84,31 @@ export class ThreadRegistry {
       frames: new Set(),
     };
     this.threads.set(state.id, state);
+    this.observer?.threadCreated(state);
     return state;
+  }
+
+  /** Takes in a thread another daemon created (loaded from a shared store); keeps a known one. */
+  adopt(state: ThreadState): ThreadState {
+    const known = this.threads.get(state.id);
+    if (known) return known;
+    this.threads.set(state.id, state);
+    return state;
+  }
+
+  /** Takes in a frame another daemon opened (loaded from a shared store). */
+  adoptFrame(frame: Frame): void {
+    if (this.frames.has(frame.id)) return;
+    this.frames.set(frame.id, frame);
+    this.threads.get(frame.thread)?.frames.add(frame.id);
+    if (frame.parent) {
+      let kids = this.children.get(frame.parent);
+      if (!kids) {
+        kids = new Set();
+        this.children.set(frame.parent, kids);
+      }
+      kids.add(frame.id);
+    }
   }
 
   thread(id: string): ThreadState | undefined {
@@ -107,6 +148,7 @@ export class ThreadRegistry {
       }
       kids.add(frame.id);
     }
+    this.observer?.frameOpened(frame);
     return frame;
   }
 
@@ -115,6 +157,7 @@ export class ThreadRegistry {
     const thread = this.threads.get(frame.thread);
     if (frame.parent) this.children.get(frame.parent)?.delete(frame.id);
     const stack = [frame.id];
+    const pruned: string[] | undefined = this.observer ? [] : undefined;
     while (stack.length > 0) {
       const id = stack.pop()!;
       const kids = this.children.get(id);
@@ -122,7 +165,9 @@ export class ThreadRegistry {
       this.children.delete(id);
       this.frames.delete(id);
       thread?.frames.delete(id);
+      pruned?.push(id);
     }
+    if (pruned) this.observer!.framesPruned(frame.thread, pruned);
   }
 
   /** Counts one hop against the thread's budgets; the frame's depth is checked too. */
@@ -131,6 +176,7 @@ export class ThreadRegistry {
     if (thread.hops >= this.options.maxHops) return { ok: false, what: 'hops', limit: this.options.maxHops };
     if (depth > this.options.maxDepth) return { ok: false, what: 'depth', limit: this.options.maxDepth };
     thread.hops++;
+    this.observer?.hopCharged(thread);
     return { ok: true };
   }
 

@@ -1,0 +1,32 @@
+/**
+ * Thread state shared by several daemons. Without a ThreadStore the bus's registry and history in
+ * memory are the whole truth, which is right for one daemon. With one (the Redis transport, see
+ * src/bus/redis/thread-store.ts), every change to the registry and the history is written through
+ * to shared storage, a delivered message's thread and frame are loaded before the bus looks them
+ * up, and "in flight" is counted across all daemons, so any daemon can continue any thread.
+ */
+import type { ThreadHistory } from './history/index.ts';
+import type { ThreadRegistry, ThreadRegistryObserver } from './threads.ts';
+
+/** What a shared store tells the bus about other daemons. */
+export interface ThreadStoreEvents {
+  /** The thread has nothing in flight on any daemon any more. */
+  idle(thread: string): void;
+  /** Another daemon stopped the thread (budget or kill); the store has marked it stopped here. */
+  stopped(thread: string): void;
+}
+
+export interface ThreadStore extends ThreadRegistryObserver {
+  /** Called once by the bus with the registry and history it keeps in step with the shared state. */
+  attach(registry: ThreadRegistry, history: ThreadHistory, events: ThreadStoreEvents): void;
+  /**
+   * Brings a thread (and a frame with its parent) that another daemon made into the registry, and
+   * refreshes its hops, stopped flag and in-flight count. Resolves when the registry is current.
+   */
+  load(thread: string, frame?: string): Promise<void>;
+  /** A message of the thread was published: it is in flight on some daemon until settled. */
+  published(thread: string): void;
+  /** One published message of the thread is finished with; resolves with how many are still in flight (all daemons). */
+  settled(thread: string): Promise<number>;
+  close(): Promise<void>;
+}
