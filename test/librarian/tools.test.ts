@@ -79,6 +79,14 @@ async function call(o: Organism, tool: string, args: unknown, as = 'archivist'):
   }
 }
 
+/** The note both backends store, find, read and delete in the same way. */
+const NOTE = { collection: 'notes', document_name: 'a.xml', content: '<note><title>Red wine</title></note>' };
+const NOTE_PATH = '/db/organism/notes/a.xml';
+/** What a search for "wine" finds once NOTE is stored. */
+const NOTE_FOUND = {
+  results: [{ path: NOTE_PATH, score: expect.any(Number), snippet: 'Red <mark>wine</mark>' }],
+};
+
 function ok(result: ToolResult): unknown {
   if (result.status !== 'ok') throw new Error(`expected ok, got ${JSON.stringify(result)}`);
   return result.value;
@@ -109,17 +117,7 @@ describe('librarian tools on the embedded store', () => {
   });
 
   it('stores, lists, gets, queries, searches and deletes', async () => {
-    expect(
-      ok(
-        await call(o, 'librarian_store', {
-          collection: 'notes',
-          document_name: 'a.xml',
-          content: '<note><title>Red wine</title></note>',
-        }),
-      ),
-    ).toEqual({
-      path: '/db/organism/notes/a.xml',
-    });
+    expect(ok(await call(o, 'librarian_store', NOTE))).toEqual({ path: NOTE_PATH });
     expect(ok(await call(o, 'librarian_list', {}))).toEqual({
       collection: '/db/organism',
       collections: [{ name: 'notes', path: '/db/organism/notes' }],
@@ -133,13 +131,9 @@ describe('librarian tools on the embedded store', () => {
         }),
       ),
     ).toEqual({ hits: 1, results: ['Red wine'] });
-    expect(ok(await call(o, 'librarian_search', { query: 'wine', num_results: 5 }))).toEqual({
-      results: [
-        { path: '/db/organism/notes/a.xml', score: expect.any(Number), snippet: 'Red <mark>wine</mark>' },
-      ],
-    });
+    expect(ok(await call(o, 'librarian_search', { query: 'wine', num_results: 5 }))).toEqual(NOTE_FOUND);
     expect(ok(await call(o, 'librarian_delete', { path: 'notes/a.xml' }))).toEqual({
-      path: '/db/organism/notes/a.xml',
+      path: NOTE_PATH,
       deleted: 'document',
     });
     expect(ok(await call(o, 'librarian_list', { collection: 'notes' }))).toMatchObject({ documents: [] });
@@ -217,17 +211,7 @@ describe('librarian tools on eXist (fake server)', () => {
   });
 
   it('runs the same calls against eXist, with the injection attempt inert', async () => {
-    expect(
-      ok(
-        await call(o, 'librarian_store', {
-          collection: 'notes',
-          document_name: 'a.xml',
-          content: '<note><title>Red wine</title></note>',
-        }),
-      ),
-    ).toEqual({
-      path: '/db/organism/notes/a.xml',
-    });
+    expect(ok(await call(o, 'librarian_store', NOTE))).toEqual({ path: NOTE_PATH });
     expect(fake.docs.has('/db/organism/notes/a.xml')).toBe(true);
     expect(ok(await call(o, 'librarian_get', { path: 'notes/a.xml' }))).toEqual({
       path: '/db/organism/notes/a.xml',
@@ -243,18 +227,14 @@ describe('librarian tools on eXist (fake server)', () => {
       ),
     ).toEqual({ hits: 0, results: [] });
     expect(fake.docs.has('/db/organism/notes/a.xml')).toBe(true);
-    expect(ok(await call(o, 'librarian_search', { query: 'wine' }))).toEqual({
-      results: [
-        { path: '/db/organism/notes/a.xml', score: expect.any(Number), snippet: 'Red <mark>wine</mark>' },
-      ],
-    });
+    expect(ok(await call(o, 'librarian_search', { query: 'wine' }))).toEqual(NOTE_FOUND);
     expect(ok(await call(o, 'librarian_list', { collection: 'notes' }))).toEqual({
       collection: '/db/organism/notes',
       collections: [],
       documents: [{ name: 'a.xml', path: '/db/organism/notes/a.xml' }],
     });
     expect(ok(await call(o, 'librarian_delete', { path: 'notes/a.xml' }))).toEqual({
-      path: '/db/organism/notes/a.xml',
+      path: NOTE_PATH,
       deleted: 'document',
     });
     expect(fake.docs.has('/db/organism/notes/a.xml')).toBe(false);
