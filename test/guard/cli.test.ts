@@ -4,19 +4,15 @@
  * the guards give.
  */
 
-import { readFileSync } from 'node:fs';
 import { mkdtemp, realpath, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureIo } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
+import { loadCorpus } from './corpus-cases.ts';
 
-const corpus = (name: string) =>
-  readFileSync(new URL(`./corpus/${name}`, import.meta.url), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as Record<string, any>);
+const corpus = (name: 'email' | 'shell' | 'web') => loadCorpus<Record<string, any>>(name);
 
 async function check(lines: unknown[]): Promise<{ code: number; out: any[]; stderr: string[] }> {
   const io = captureIo(lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n'));
@@ -45,7 +41,7 @@ describe('organism guard check', () => {
   });
 
   it('replays the shell corpus', async () => {
-    const cases = corpus('shell.jsonl');
+    const cases = corpus('shell');
     const { code, out } = await check(
       cases.map((c) => ({
         tool: 'run_command',
@@ -59,7 +55,7 @@ describe('organism guard check', () => {
   });
 
   it('replays the web corpus for fetch_url and webhook, without DNS', async () => {
-    const cases = corpus('web.jsonl');
+    const cases = corpus('web');
     for (const tool of ['fetch_url', 'webhook']) {
       const { code, out } = await check(
         cases.map((c) => ({ tool, args: { url: c.url }, tool_config: c.tool_config, workspace: ws })),
@@ -70,7 +66,7 @@ describe('organism guard check', () => {
   });
 
   it('replays the email corpus', async () => {
-    const cases = corpus('email.jsonl');
+    const cases = corpus('email');
     const { code, out } = await check(
       cases.map((c) => ({ tool: 'send_email', args: c.args, tool_config: c.tool_config, workspace: ws })),
     );

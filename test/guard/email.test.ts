@@ -1,21 +1,14 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ToolConfig } from '../../src/config/types.ts';
 import { checkEmail, type EmailArgs, recipientMatches } from '../../src/guard/email.ts';
-import type { VerdictKind } from '../../src/guard/types.ts';
+import { type ExpectedVerdict, loadCorpus } from './corpus-cases.ts';
 
-interface Case {
+interface Case extends ExpectedVerdict {
   args: EmailArgs;
   tool_config: ToolConfig;
-  verdict: VerdictKind;
-  rule_id: string | null;
-  note?: string;
 }
 
-const cases: Case[] = readFileSync(new URL('./corpus/email.jsonl', import.meta.url), 'utf8')
-  .split('\n')
-  .filter((l) => l.trim() !== '')
-  .map((l) => JSON.parse(l) as Case);
+const cases = loadCorpus<Case>('email');
 
 describe('email corpus', () => {
   it.each(

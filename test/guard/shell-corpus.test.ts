@@ -3,25 +3,19 @@
  * must give. It covers every rule family, the issue's gap cases, reads that must not be flagged,
  * and how the same command fares at low, medium and high trust.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { TrustLevel } from '../../src/config/types.ts';
 import { checkShell } from '../../src/guard/shell/index.ts';
 import { SHELL_RULES } from '../../src/guard/shell/rules/index.ts';
 import type { VerdictKind } from '../../src/guard/types.ts';
+import { type ExpectedVerdict, loadCorpus } from './corpus-cases.ts';
 
-interface Case {
+interface Case extends ExpectedVerdict {
   command: string;
   trust: TrustLevel;
-  verdict: VerdictKind;
-  rule_id: string | null;
-  note?: string;
 }
 
-const cases: Case[] = readFileSync(new URL('./corpus/shell.jsonl', import.meta.url), 'utf8')
-  .split('\n')
-  .filter((l) => l.trim() !== '')
-  .map((l) => JSON.parse(l) as Case);
+const cases = loadCorpus<Case>('shell');
 
 describe('shell corpus', () => {
   it.each(cases.map((c) => [`${c.trust.padEnd(6)} ${JSON.stringify(c.command).slice(0, 100)}`, c] as const))(

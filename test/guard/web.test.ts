@@ -1,22 +1,15 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ToolConfig } from '../../src/config/types.ts';
 import { asIp, classifyAddress, dotted, parseIPv4Loose } from '../../src/guard/ip.ts';
-import type { VerdictKind } from '../../src/guard/types.ts';
 import { checkUrlStatic, domainMatches, type ResolvedAddress, resolveAndCheck } from '../../src/guard/web.ts';
+import { type ExpectedVerdict, loadCorpus } from './corpus-cases.ts';
 
-interface Case {
+interface Case extends ExpectedVerdict {
   url: string;
   tool_config: ToolConfig;
-  verdict: VerdictKind;
-  rule_id: string | null;
-  note?: string;
 }
 
-const cases: Case[] = readFileSync(new URL('./corpus/web.jsonl', import.meta.url), 'utf8')
-  .split('\n')
-  .filter((l) => l.trim() !== '')
-  .map((l) => JSON.parse(l) as Case);
+const cases = loadCorpus<Case>('web');
 
 describe('web corpus (static checks)', () => {
   it.each(cases.map((c) => [`${c.url} ${JSON.stringify(c.tool_config)}`, c] as const))('%s', (_n, c) => {
