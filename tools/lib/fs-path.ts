@@ -156,7 +156,12 @@ export async function resolveToolPath(
     const inside = (p: string) => isInside(wsLexical, p) || isInside(workspaceReal, p);
     // Both where the caller pointed and where the guard says that leads (it expands `~`) must be inside.
     if (!inside(lexical) || (verdict.resolved !== undefined && !inside(verdict.resolved))) {
-      throw refused(raw, 'file.outside_workspace', 'the path is outside the workspace', 'use a path inside the workspace');
+      throw refused(
+        raw,
+        'file.outside_workspace',
+        'the path is outside the workspace',
+        'use a path inside the workspace',
+      );
     }
     if (!isInside(workspaceReal, real)) {
       throw refused(
