@@ -13,7 +13,7 @@ import { AuditLog } from './audit/log.ts';
 import type { AuditEntry } from './audit/record.ts';
 import { Bus, type BusHooks } from './bus/bus.ts';
 import { HistoryLog, ThreadHistory, toView } from './bus/history/index.ts';
-import { MemoryTransport } from './bus/memory-transport.ts';
+import { createBusBackend } from './bus/redis/backend.ts';
 import { loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
 import { createOrganismService } from './daemon/service.ts';
@@ -142,7 +142,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       hub.lifecycle(`thread.${event}`, { thread });
     },
   };
-  const bus = new Bus(listenerSpecs(loaded), new MemoryTransport(), {
+  // bus.transport: memory (one daemon) or redis (several daemons sharing this organism).
+  const backend = createBusBackend(config, logger);
+  const bus = new Bus(listenerSpecs(loaded), backend.transport, {
+    threadStore: backend.threadStore,
     limits: config.limits,
     bus: config.bus,
     logger,
@@ -196,6 +199,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     });
   } catch (error) {
     await bus.stop(0);
+    await backend.close();
     await historyLog?.close().catch(() => {});
     await releaseEarly();
     throw error;
@@ -238,6 +242,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         hub.lifecycle('organism.stopping');
         await running.close();
         const result = await bus.stop(drainMs);
+        await backend.close();
         await current.tools.close();
         await historyLog
           ?.close()

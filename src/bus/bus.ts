@@ -975,7 +975,11 @@ export class Bus implements BusApi, BusQueries {
     this.queues.set(listener.name, queue);
     this.subscriptions.set(
       listener.name,
-      this.transport.subscribe(listener.name, (message) => this.deliver(message)),
+      // A transport that fetches work (Redis) takes no more than the queue can hold, and leaves
+      // the rest to other daemons: twice the concurrency keeps the handlers busy between reads.
+      this.transport.subscribe(listener.name, (message) => this.deliver(message), {
+        maxInFlight: Math.min(listener.queueLength, listener.maxConcurrent * 2),
+      }),
     );
   }
 

@@ -1,0 +1,59 @@
+/**
+ * Picks the bus backend from organism.yaml: the in-memory transport for one daemon (default), or,
+ * with `bus.transport: redis`, the Redis Streams transport plus the shared thread store, so several
+ * daemons started on the same organism.yaml and Redis share its work and its threads.
+ */
+import type { Logger } from 'pino';
+import type { OrganismConfig } from '../../config/types.ts';
+import { TransportError } from '../../errors.ts';
+import { MemoryTransport } from '../memory-transport.ts';
+import type { ThreadStore } from '../thread-store.ts';
+import type { Transport } from '../transport.ts';
+import { RedisThreadStore } from './thread-store.ts';
+import { RedisTransport } from './transport.ts';
+
+export interface BusBackend {
+  transport: Transport;
+  /** Present with the redis transport: what the Bus takes as `threadStore`. */
+  threadStore?: ThreadStore;
+  /** Present with the redis transport: dead letters and counters for the API and metrics. */
+  redis?: RedisTransport;
+  /** Releases what the bus does not close itself (call after Bus.stop()). */
+  close(): Promise<void>;
+}
+
+/** How long an unacknowledged entry may sit before another daemon takes it: the slowest handler's timeout, plus slack. */
+export function claimIdleMs(config: Pick<OrganismConfig, 'limits' | 'listeners'>): number {
+  let slowest = config.limits.handler_timeout_ms;
+  for (const listener of config.listeners) slowest = Math.max(slowest, listener.timeout_ms ?? 0);
+  return slowest + 1_000;
+}
+
+export function createBusBackend(
+  config: Pick<OrganismConfig, 'bus' | 'limits' | 'listeners'>,
+  logger: Logger,
+): BusBackend {
+  const { bus, limits } = config;
+  if (bus.transport !== 'redis') return { transport: new MemoryTransport(), close: async () => {} };
+  if (!bus.url)
+    throw new TransportError('transport.invalid_option', 'bus.url is required when bus.transport is redis');
+  const log = logger.child({ component: 'bus.redis' });
+  const transport = new RedisTransport({
+    url: bus.url,
+    group: bus.group,
+    maxDeliveries: bus.max_deliveries,
+    claimIdleMs: claimIdleMs(config),
+    logger: log,
+  });
+  const threadStore = new RedisThreadStore({
+    client: transport.client,
+    url: bus.url,
+    keys: transport.keys,
+    origin: transport.consumer,
+    idleMs: limits.thread_idle_ms,
+    maxHistoryPerThread: limits.max_history_per_thread,
+    logger: log,
+  });
+  log.info({ consumer: transport.consumer, group: bus.group }, 'bus on redis streams');
+  return { transport, threadStore, redis: transport, close: () => threadStore.close() };
+}
