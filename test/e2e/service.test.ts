@@ -232,6 +232,7 @@ describe('reading the organism', () => {
     const config = (await api('/api/v1/organism/config')).json;
     expect(config.smtp.password_env).toBe('TEST_SMTP_PASSWORD');
     expect(config.web_search.api_key_env).toBe('TEST_SEARCH_KEY');
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the reference as written in the file is the point
     expect(config.kv.url).toBe('redis://:${TEST_KV_PASS}@127.0.0.1:6399/0');
     expect(config.auth.tokens[0]).toEqual({ name: 'root', role: 'admin', token_env: 'TEST_ADMIN_TOKEN' });
     expect(config.listeners).toHaveLength(5);

@@ -261,13 +261,28 @@ export class HistoryLog {
     }
   }
 
+  /**
+   * Writes `batch` in pieces that fit the current segment (a segment passes segmentBytes by at most
+   * one line), rotating between them. Written lines are taken off `batch`, so after a failure the
+   * caller re-queues only what did not reach the disk.
+   */
   async #write(batch: string[]): Promise<void> {
-    const text = `${batch.join('\n')}\n`;
-    const bytes = Buffer.byteLength(text, 'utf8');
-    const size = this.#segments.get(this.#current);
-    if (!this.#handle || size === undefined || size >= this.#options.segmentBytes) await this.#rotate();
-    await this.#handle!.appendFile(text, 'utf8');
-    this.#segments.set(this.#current, (this.#segments.get(this.#current) ?? 0) + bytes);
+    while (batch.length > 0) {
+      const size = this.#segments.get(this.#current);
+      if (!this.#handle || size === undefined || size >= this.#options.segmentBytes) await this.#rotate();
+      const room = this.#options.segmentBytes - (this.#segments.get(this.#current) ?? 0);
+      let bytes = 0;
+      let count = 0;
+      while (count < batch.length) {
+        const next = Buffer.byteLength(batch[count]!, 'utf8') + 1;
+        if (count > 0 && bytes + next > room) break;
+        bytes += next;
+        count++;
+      }
+      await this.#handle!.appendFile(`${batch.slice(0, count).join('\n')}\n`, 'utf8');
+      this.#segments.set(this.#current, (this.#segments.get(this.#current) ?? 0) + bytes);
+      batch.splice(0, count);
+    }
   }
 
   /** Closes the full (or first) segment, begins the next, and deletes the oldest beyond maxBytes. */
