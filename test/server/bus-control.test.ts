@@ -35,7 +35,14 @@ function gate(name: string, label: string, next?: string) {
       },
     }),
   };
-  return { listener, seen, release: () => waiting.splice(0).forEach((r) => r()), waiting };
+  return {
+    listener,
+    seen,
+    release: () => {
+      for (const resolve of waiting.splice(0)) resolve();
+    },
+    waiting,
+  };
 }
 
 const sink = () => {

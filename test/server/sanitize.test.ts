@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` references written in organism.yaml are what these tests are about
 import { describe, expect, it } from 'vitest';
 import { sanitizeConfig } from '../../src/server/sanitize.ts';
 
