@@ -22,11 +22,22 @@ export { openRedisKvStore, redisAddress };
 export const KV_RESOURCE_KEY = 'kv';
 
 /** The parts of organism.yaml the kv store reads. */
-export type KvConfig = Pick<OrganismConfig, 'organism'> & { kv?: { url?: string } };
+export type KvConfig = Pick<OrganismConfig, 'organism'> & {
+  kv?: { url?: string };
+  bus?: { transport?: string; url?: string };
+};
+
+/**
+ * The Redis URL of the store: `kv.url`, else `bus.url` when the bus runs on Redis (several daemons
+ * must share one store, and it already has a Redis), else none (embedded).
+ */
+export function kvRedisUrl(config: KvConfig): string | undefined {
+  return config.kv?.url ?? (config.bus?.transport === 'redis' ? config.bus.url : undefined);
+}
 
 /** Opens the configured store. The caller owns it and must close() it. */
 export async function createKvStore(config: KvConfig): Promise<KvStore> {
-  const url = config.kv?.url;
+  const url = kvRedisUrl(config);
   if (url) return openRedisKvStore({ url });
   return openEmbeddedKvStore({ dir: join(config.organism.data_dir, 'kv') });
 }
@@ -42,7 +53,7 @@ export function sharedKvStore(services: ToolServices): Promise<KvStore> {
 
 /** "redis 10.0.0.5:6379" or "embedded /var/lib/organism/kv": where the data lives, with no secret. */
 export function describeKvBackend(config: KvConfig): string {
-  const url = config.kv?.url;
+  const url = kvRedisUrl(config);
   if (url) return `redis ${redisAddress(url)}`;
   return `embedded ${join(config.organism.data_dir, 'kv')}`;
 }

@@ -13,6 +13,7 @@ import { OrganismError } from '../errors.ts';
 import type { GuardInput, Verdict } from '../guard/types.ts';
 import { canonicalJson } from './canonical.ts';
 import { LoopDetector, RateLimiter } from './limits.ts';
+import { effectLogFor } from './once.ts';
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
 import { capResult } from './result-cap.ts';
 import { formatArgErrors } from './schema.ts';
@@ -191,7 +192,7 @@ export class Dispatcher {
     };
     let result: ToolResult;
     try {
-      result = await this.#dispatch(request, record);
+      result = await this.#once(request, record);
     } catch (error) {
       // A bug in the runtime itself still answers the caller rather than crashing it.
       result = {
@@ -207,6 +208,29 @@ export class Dispatcher {
       record.message = redactString(result.error.message);
     }
     this.#options.audit?.append(record);
+    return result;
+  }
+
+  /**
+   * A side-effecting tool acts once per call id when the organism keeps an effect log (redis
+   * transport: a redelivered message repeats its calls with the same ids); see ./once.ts.
+   */
+  async #once(request: CallRequest, record: CallRecord): Promise<ToolResult> {
+    const tool = this.#registry.get(request.tool);
+    if (!tool?.definition.sideEffect || request.callId === undefined) return this.#dispatch(request, record);
+    const log = await effectLogFor(this.#options.services);
+    if (!log) return this.#dispatch(request, record);
+    const timeoutMs =
+      this.#listeners.get(request.listener)?.tools.get(request.tool)?.timeoutMs ?? this.#defaults.timeoutMs;
+    const first = await log.begin(request.callId, request.tool, timeoutMs + 1_000);
+    if (first) {
+      record.input = redact(request.args);
+      if (first.status === 'ok')
+        record.message = 'repeated call id: answered with the first result, not run again';
+      return first;
+    }
+    const result = await this.#dispatch(request, record);
+    await log.finish(request.callId, result);
     return result;
   }
 
