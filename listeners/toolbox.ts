@@ -11,8 +11,19 @@ export default defineListener<{ tool: string; args?: string }>({
     schema: {
       type: 'object',
       properties: {
-        tool: { type: 'string', minLength: 1, maxLength: 100, description: 'Name of the tool, e.g. calculate.', examples: ['calculate'] },
-        args: { type: 'string', maxLength: 100_000, description: 'The arguments as a JSON object.', examples: ['{"expression": "2 ** 10"}'] },
+        tool: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 100,
+          description: 'Name of the tool, e.g. calculate.',
+          examples: ['calculate'],
+        },
+        args: {
+          type: 'string',
+          maxLength: 100_000,
+          description: 'The arguments as a JSON object.',
+          examples: ['{"expression": "2 ** 10"}'],
+        },
       },
       required: ['tool'],
       additionalProperties: false,
@@ -30,7 +41,11 @@ export default defineListener<{ tool: string; args?: string }>({
     try {
       args = JSON.parse(payload.args ?? '{}');
     } catch (error) {
-      return ctx.respond({ tool: payload.tool, status: 'error', result: `args is not JSON: ${(error as Error).message}` });
+      return ctx.respond({
+        tool: payload.tool,
+        status: 'error',
+        result: `args is not JSON: ${(error as Error).message}`,
+      });
     }
     const result = await ctx.tools.call(payload.tool, args);
     const body = result.status === 'ok' ? result.value : result.error;

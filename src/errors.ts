@@ -44,7 +44,9 @@ export class ConfigError extends OrganismError {
 
 export function formatConfigIssue(issue: ConfigIssue): string {
   const where =
-    issue.line === undefined ? issue.file : `${issue.file}:${issue.line}${issue.column ? `:${issue.column}` : ''}`;
+    issue.line === undefined
+      ? issue.file
+      : `${issue.file}:${issue.line}${issue.column ? `:${issue.column}` : ''}`;
   return `${where}: ${issue.path ? `${issue.path}: ` : ''}${issue.message}`;
 }
 
@@ -163,7 +165,11 @@ export class RevocationError extends OrganismError {
 
 /** The audit log could not be written, read, or its hash chain is broken. */
 export class AuditError extends OrganismError {
-  constructor(code: 'audit.write' | 'audit.read' | 'audit.broken', message: string, details?: Record<string, unknown>) {
+  constructor(
+    code: 'audit.write' | 'audit.read' | 'audit.broken',
+    message: string,
+    details?: Record<string, unknown>,
+  ) {
     super(code, message, details);
   }
 }
@@ -267,7 +273,10 @@ export class FileToolError extends OrganismError {
  * past the guard.
  */
 export class ShellParseError extends OrganismError {
-  constructor(code: 'guard.shell_unbalanced' | 'guard.shell_too_long' | 'guard.shell_too_deep', message: string) {
+  constructor(
+    code: 'guard.shell_unbalanced' | 'guard.shell_too_long' | 'guard.shell_too_deep',
+    message: string,
+  ) {
     super(code, message);
   }
 }

@@ -2,7 +2,7 @@
  * The public surface for listener authors: `import { defineListener } from 'organism'`.
  * Nothing else in src/ is API.
  */
-export { defineListener } from './listener/types.ts';
+
 export type {
   HandlerContext,
   HandlerResult,
@@ -13,4 +13,5 @@ export type {
   PayloadInput,
   PayloadSpec,
 } from './listener/types.ts';
-export type { ToolResult, ToolCaller, ToolDefinition, ToolRunContext, Capability } from './tools/types.ts';
+export { defineListener } from './listener/types.ts';
+export type { Capability, ToolCaller, ToolDefinition, ToolResult, ToolRunContext } from './tools/types.ts';

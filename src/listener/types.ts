@@ -29,6 +29,7 @@ export type Outgoing =
   | { readonly kind: 'emit'; readonly payload: string };
 
 /** What a handler may return: one outgoing message, several, XML text to route by tag, or nothing. */
+// biome-ignore lint/suspicious/noConfusingVoidType: `void` lets a handler with a statement body (no return) type-check.
 export type HandlerResult = Outgoing | readonly Outgoing[] | string | undefined | null | void;
 
 export interface ListenerLogger {
@@ -74,7 +75,10 @@ export interface IncomingReply {
 }
 
 export type Handler<T> = (payload: T, ctx: HandlerContext) => HandlerResult | Promise<HandlerResult>;
-export type ReplyHandler = (reply: IncomingReply, ctx: HandlerContext) => HandlerResult | Promise<HandlerResult>;
+export type ReplyHandler = (
+  reply: IncomingReply,
+  ctx: HandlerContext,
+) => HandlerResult | Promise<HandlerResult>;
 
 export interface ListenerDefinition<T = Record<string, unknown>> {
   /** One line saying what the listener does; organism.yaml may override it. */
@@ -93,7 +97,9 @@ export interface ListenerDefinition<T = Record<string, unknown>> {
 }
 
 /** Declares a listener module. The default export of a listener module must be the returned value. */
-export function defineListener<T = Record<string, unknown>>(definition: ListenerDefinition<T>): ListenerDefinition<T> {
+export function defineListener<T = Record<string, unknown>>(
+  definition: ListenerDefinition<T>,
+): ListenerDefinition<T> {
   return Object.freeze({ ...definition, [LISTENER_BRAND]: true }) as ListenerDefinition<T>;
 }
 
@@ -101,5 +107,7 @@ export function defineListener<T = Record<string, unknown>>(definition: Listener
 export const LISTENER_BRAND: unique symbol = Symbol.for('organism.listener');
 
 export function isListenerDefinition(value: unknown): value is ListenerDefinition<unknown> {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[LISTENER_BRAND] === true;
+  return (
+    typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[LISTENER_BRAND] === true
+  );
 }

@@ -37,7 +37,11 @@ export interface ToolServices {
 
 export interface ResourceCache {
   /** The resource under `key`, created once by `create`; `close` runs at runtime shutdown. */
-  get<T>(key: string, create: () => T | Promise<T>, close?: (resource: T) => void | Promise<void>): Promise<T>;
+  get<T>(
+    key: string,
+    create: () => T | Promise<T>,
+    close?: (resource: T) => void | Promise<void>,
+  ): Promise<T>;
 }
 
 export interface ToolRunContext {
@@ -92,7 +96,13 @@ export interface ToolFailure {
 
 /** What every call returns, refused or not. Never thrown. */
 export type ToolResult =
-  | { status: 'ok'; tool: string; value: unknown; warnings?: string[]; truncated?: { original_bytes: number } }
+  | {
+      status: 'ok';
+      tool: string;
+      value: unknown;
+      warnings?: string[];
+      truncated?: { original_bytes: number };
+    }
   | { status: 'refused'; tool: string; error: ToolFailure }
   | { status: 'error'; tool: string; error: ToolFailure };
 

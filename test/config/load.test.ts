@@ -31,7 +31,12 @@ describe('loadConfig on valid files', () => {
       workspace: resolve(FIXTURES, '.organism/workspace'),
       log_level: 'info',
     });
-    expect(config.server).toEqual({ host: '127.0.0.1', port: 7777, inject_per_second: 200, inject_burst: 400 });
+    expect(config.server).toEqual({
+      host: '127.0.0.1',
+      port: 7777,
+      inject_per_second: 200,
+      inject_burst: 400,
+    });
     expect(config.limits).toEqual({
       max_message_bytes: 1048576,
       max_xml_depth: 64,

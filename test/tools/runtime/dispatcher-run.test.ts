@@ -81,7 +81,9 @@ describe('loop detection', () => {
     const text = 'x'.repeat(10_000);
     const statuses: string[] = [];
     for (const t of [text, `${text}y`, text, text]) {
-      statuses.push((await d.call({ tool: 'echo', args: { text: t }, listener: 'alice', thread: 't' })).status);
+      statuses.push(
+        (await d.call({ tool: 'echo', args: { text: t }, listener: 'alice', thread: 't' })).status,
+      );
     }
     expect(statuses).toEqual(['ok', 'ok', 'ok', 'refused']);
   });
