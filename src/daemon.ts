@@ -20,7 +20,7 @@ import { createOrganismService } from './daemon/service.ts';
 import { type DaemonState, listenerSpecs, sanitizedConfig } from './daemon/state.ts';
 import { auditTee, SwappableTools } from './daemon/tools.ts';
 import { createLogger } from './observability/logger.ts';
-import { metrics, recordDelivery } from './observability/metrics.ts';
+import { metrics, metricsRegistry, recordDelivery } from './observability/metrics.ts';
 import { Authenticator, assertSafeBind } from './server/auth.ts';
 import { EventHub } from './server/events.ts';
 import { type RunningServer, startHttpServer } from './server/http.ts';
@@ -143,7 +143,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     },
   };
   // bus.transport: memory (one daemon) or redis (several daemons sharing this organism).
-  const backend = createBusBackend(config, logger);
+  const backend = createBusBackend(config, logger, { metrics: metricsRegistry });
   const bus = new Bus(listenerSpecs(loaded), backend.transport, {
     threadStore: backend.threadStore,
     limits: config.limits,

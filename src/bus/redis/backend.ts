@@ -4,11 +4,13 @@
  * daemons started on the same organism.yaml and Redis share its work and its threads.
  */
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { OrganismConfig } from '../../config/types.ts';
 import { TransportError } from '../../errors.ts';
 import { MemoryTransport } from '../memory-transport.ts';
 import type { ThreadStore } from '../thread-store.ts';
 import type { Transport } from '../transport.ts';
+import { registerRedisBusMetrics } from './metrics.ts';
 import { RedisThreadStore } from './thread-store.ts';
 import { RedisTransport } from './transport.ts';
 
@@ -29,9 +31,15 @@ export function claimIdleMs(config: Pick<OrganismConfig, 'limits' | 'listeners'>
   return slowest + 1_000;
 }
 
+export interface BusBackendOptions {
+  /** Prometheus registry for the redis bus gauges (dead letters, claims, acks). */
+  metrics?: Registry;
+}
+
 export function createBusBackend(
   config: Pick<OrganismConfig, 'bus' | 'limits' | 'listeners'>,
   logger: Logger,
+  options: BusBackendOptions = {},
 ): BusBackend {
   const { bus, limits } = config;
   if (bus.transport !== 'redis') return { transport: new MemoryTransport(), close: async () => {} };
@@ -54,6 +62,19 @@ export function createBusBackend(
     maxHistoryPerThread: limits.max_history_per_thread,
     logger: log,
   });
+  // A dead-lettered message will never settle: count it out of its thread, or it stays "active".
+  transport.onDeadLetter = (message) => {
+    threadStore.settled(message.thread).catch(() => {});
+  };
+  const unregister = options.metrics ? registerRedisBusMetrics(options.metrics, transport) : () => {};
   log.info({ consumer: transport.consumer, group: bus.group }, 'bus on redis streams');
-  return { transport, threadStore, redis: transport, close: () => threadStore.close() };
+  return {
+    transport,
+    threadStore,
+    redis: transport,
+    close: async () => {
+      unregister();
+      await threadStore.close();
+    },
+  };
 }

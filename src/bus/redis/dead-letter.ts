@@ -10,9 +10,12 @@ import type { Message } from '../message.ts';
 import { decodeMessage } from './codec.ts';
 import type { BusKeys } from './options.ts';
 
-/** KEYS: stream, dead, dead count, failure reason. ARGV: group, entry id, listener, deliveries, reason, max length, consumer. */
+/**
+ * KEYS: stream, dead, dead count, failure reason. ARGV: group, entry id, listener, deliveries,
+ * reason, max length, consumer. Returns false when another daemon moved it first, else {1, body}.
+ */
 export const DEAD_LETTER_SCRIPT = `
-if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return false end
 local reason = ARGV[5]
 local failure = redis.call('GET', KEYS[4])
 if failure then reason = reason .. '; last failure: ' .. failure end
@@ -31,7 +34,7 @@ redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*',
   'consumer', ARGV[7], 'm', body, 'raw', raw)
 redis.call('INCR', KEYS[3])
 redis.call('DEL', KEYS[4])
-return 1
+return {1, body}
 `;
 
 export interface DeadLetter {

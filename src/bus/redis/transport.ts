@@ -16,7 +16,7 @@ import type { Redis } from 'ioredis';
 import { TransportError } from '../../errors.ts';
 import type { Message } from '../message.ts';
 import type { Deliver, SubscribeOptions, Subscription, Transport } from '../transport.ts';
-import { encodeMessage } from './codec.ts';
+import { decodeMessage, encodeMessage } from './codec.ts';
 import { type BusConnection, busClientOptions, openBusClient, scrubUrl } from './connection.ts';
 import { DEAD_LETTER_SCRIPT, type DeadLetter, deadLetterCount, readDeadLetters } from './dead-letter.ts';
 import {
@@ -53,6 +53,8 @@ export class RedisTransport implements Transport, ReaderHost {
   private reaping = false;
   private lastTrim = 0;
   private closing: Promise<void> | undefined;
+  /** Called for each message this daemon dead-letters (after the move). */
+  onDeadLetter: ((message: Message) => void) | undefined;
 
   constructor(options: RedisBusOptions) {
     this.options = defaultRedisBusOptions(options);
@@ -235,12 +237,13 @@ export class RedisTransport implements Transport, ReaderHost {
           String(deadLetterMaxLength),
           owner,
         );
-        if (moved === 1) {
+        if (moved) {
           this.stats.deadLettered++;
           this.options.logger.error(
             { listener: reader.listener, entry: id, deliveries },
             'stream entry moved to the dead-letter stream',
           );
+          this.notifyDeadLetter(moved[1]);
         }
       }
       if (rows.length < 100) return;
@@ -296,6 +299,22 @@ export class RedisTransport implements Transport, ReaderHost {
     await this.client.call('XTRIM', stream, 'MINID', minId);
   }
 
+  /** Tells the owner (the shared thread store) that a message will never be handled. */
+  private notifyDeadLetter(body: string): void {
+    if (!this.onDeadLetter || !body) return;
+    let message: Message;
+    try {
+      message = decodeMessage(['v', '1', 'm', body]);
+    } catch {
+      return;
+    }
+    try {
+      this.onDeadLetter(message);
+    } catch (error) {
+      this.options.logger.warn(`dead-letter observer failed: ${(error as Error).message}`);
+    }
+  }
+
   private backendError(what: string, error: unknown): TransportError {
     const text = scrubUrl((error as Error)?.message ?? String(error), this.options.url);
     return new TransportError(
@@ -308,7 +327,7 @@ export class RedisTransport implements Transport, ReaderHost {
 }
 
 type RedisWithScripts = Redis & {
-  organismDeadLetter(...args: string[]): Promise<number>;
+  organismDeadLetter(...args: string[]): Promise<[number, string] | null>;
 };
 
 function fieldMap(row: unknown[]): Map<string, unknown> {
