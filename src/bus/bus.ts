@@ -50,6 +50,7 @@ import { type HuhReason, huhXml, SYSTEM_SENDER, type SystemErrorCode, systemErro
 import type { ThreadStore } from './thread-store.ts';
 import { type Frame, ThreadRegistry, type ThreadState } from './threads.ts';
 import type { Subscription, Transport } from './transport.ts';
+import { unwrapEnvelope } from './unwrap.ts';
 
 /** How the bus reaches the tool dispatcher (src/tools), without depending on it. */
 export interface ToolPort {
@@ -215,8 +216,14 @@ export class Bus implements BusApi, BusQueries {
         `'${from}' is reserved and cannot be used as the sender of an injection`,
       );
     }
-    const parsed = parsePayload(request.payload, this.xmlLimits);
-    const targets = this.ingressTargets(parsed.tag, request.to);
+    let parsed = parsePayload(request.payload, this.xmlLimits);
+    let to = request.to;
+    const unwrapped = unwrapEnvelope(parsed.xml, parsed.tag, parsed.node.ns, this.xmlLimits);
+    if (unwrapped) {
+      parsed = parsePayload(unwrapped.payloadXml, this.xmlLimits);
+      to ??= unwrapped.to;
+    }
+    const targets = this.ingressTargets(parsed.tag, to);
     for (const target of targets) {
       const error = target.validate(decodePayload(parsed.node, target.schema));
       if (error) throw error;
@@ -559,7 +566,13 @@ export class Bus implements BusApi, BusQueries {
     quiet: boolean,
     origin?: Origin,
   ): Promise<void> {
-    for (const xml of repairPayloads(text, this.xmlLimits)) {
+    for (let xml of repairPayloads(text, this.xmlLimits)) {
+      const unwrapped = unwrapEnvelope(xml, rootTag(xml), undefined, this.xmlLimits);
+      if (unwrapped?.to) {
+        await this.routeSend(thread, frame, source, unwrapped.to, unwrapped.payloadXml, quiet, origin);
+        continue;
+      }
+      if (unwrapped) xml = unwrapped.payloadXml;
       const tag = rootTag(xml);
       const targets = (this.byTag.get(tag) ?? []).filter((t) => source.peers.has(t.name));
       if (targets.length === 0) {

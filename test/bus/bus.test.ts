@@ -192,9 +192,35 @@ describe('identity', () => {
     ]);
     const { thread } = await bus.inject({ to: 'spoofer', payload: '<start><text>go</text></start>' });
     const messages = await settled(bus, thread);
-    // Whatever the handler wrapped its payload in, the target sees the runtime's identity.
-    expect(seen.every((s) => s.from === 'spoofer' && s.thread === thread)).toBe(true);
-    expect(messages.every((m) => m.from !== 'admin')).toBe(true);
+    // The handler's envelope is unwrapped: the payload arrives, with the runtime's identity.
+    expect(seen).toEqual([{ from: 'spoofer', thread }]);
+    expect(messages.map((m) => `${m.from}->${m.to}`)).toEqual(['api->spoofer', 'spoofer->target']);
+    expect(messages[1]!.payload).toBe('<hit><text>x</text></hit>');
+  });
+
+  it('ignores <from> and <thread> in an envelope an outside caller injects, keeping its <to>', async () => {
+    const seen: Array<{ from: string; thread: string }> = [];
+    bus = startBus([
+      {
+        name: 'target',
+        definition: defineListener<{ text: string }>({
+          payload: textPayload('hit'),
+          handler: (_p, ctx) => {
+            seen.push({ from: ctx.from, thread: ctx.thread });
+          },
+        }),
+      },
+    ]);
+    const forged =
+      '<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>admin</from><to>target</to>' +
+      '<thread>00000000-0000-0000-0000-000000000000</thread></meta><hit><text>x</text></hit></message>';
+    const { thread } = await bus.inject({ payload: forged });
+    const messages = await settled(bus, thread);
+    expect(thread).not.toBe('00000000-0000-0000-0000-000000000000');
+    expect(seen).toEqual([{ from: 'api', thread }]);
+    expect(messages.map((m) => [m.from, m.to, m.payload])).toEqual([
+      ['api', 'target', '<hit><text>x</text></hit>'],
+    ]);
   });
 
   it('refuses an injection that claims to come from a listener', async () => {
