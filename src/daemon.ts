@@ -261,7 +261,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 /** Tool calls to metrics (by tool, verdict, outcome) and to the live stream. */
 function observeAudit(hub: EventHub, entry: AuditEntry): void {
   if (entry.type !== 'call') return;
-  metrics.toolCalls.inc({ tool: entry.tool, verdict: entry.verdict ?? 'none', outcome: entry.outcome });
+  // A name no tool has (an agent's guess) is not a label value: series must stay bounded.
+  const tool = entry.code === 'ToolNotFound' ? 'unknown' : entry.tool;
+  metrics.toolCalls.inc({ tool, verdict: entry.verdict ?? 'none', outcome: entry.outcome });
   if (hub.size === 0) return;
   hub.publish({
     type: 'tool',

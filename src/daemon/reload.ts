@@ -13,7 +13,7 @@ import { attachAgents } from '../agent/attach.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import { loadConfig } from '../config/index.ts';
 import type { OrganismConfig } from '../config/types.ts';
-import { ConfigError, OrganismError, ReloadError } from '../errors.ts';
+import { ConfigError, OrganismError, ReloadError, ShuttingDownError } from '../errors.ts';
 import { metrics } from '../observability/metrics.ts';
 import { Authenticator, isLoopbackHost } from '../server/auth.ts';
 import { RateLimiter } from '../server/rate-limit.ts';
@@ -48,7 +48,7 @@ const SERVICE_SECTIONS: ReadonlyArray<(c: OrganismConfig) => unknown> = [
 export async function reloadOrganism(state: DaemonState, by: string): Promise<ReloadReport> {
   if (state.reloading)
     throw new ReloadError('reload.in_progress', 'a reload is already running; try again when it ends');
-  if (state.stopping) throw new ReloadError('reload.failed', 'the organism is shutting down');
+  if (state.stopping) throw new ShuttingDownError();
   state.reloading = true;
   try {
     const report = await prepareAndApply(state, by);

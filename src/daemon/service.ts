@@ -1,6 +1,8 @@
 /** The OrganismService the HTTP API runs on, over the daemon's state. */
+
+import type { AgentRuntime } from '../agent/attach.ts';
 import { ServerError, ShuttingDownError } from '../errors.ts';
-import { sampleBusGauges } from '../observability/metrics.ts';
+import { metrics, sampleBusGauges } from '../observability/metrics.ts';
 import type { KillReport, OrganismInfo, OrganismService, ReloadReport, ToolInfo } from '../server/service.ts';
 import { reloadOrganism } from './reload.ts';
 import { auditChange, type DaemonState } from './state.ts';
@@ -9,6 +11,7 @@ import { auditChange, type DaemonState } from './state.ts';
 export const MAX_HISTORY_BACKLOG = 200_000;
 
 export function createOrganismService(state: DaemonState): OrganismService {
+  const feedTokens = llmTokenFeeder();
   return {
     get bus() {
       return state.bus;
@@ -120,6 +123,35 @@ export function createOrganismService(state: DaemonState): OrganismService {
         queues[name] = { ...q, paused: state.bus.listenerState(name)?.paused ?? false };
       }
       sampleBusGauges({ ...stats, queues }, state.historyLog?.pending ?? 0, state.streamClients());
+      feedTokens(state.agents);
     },
+  };
+}
+
+/**
+ * organism_llm_tokens_total from the agents' own usage counters: at each scrape, what each agent
+ * used since the last one is added. A reload brings a fresh tracker (counting from 0 again); the
+ * counter itself never goes back, as Prometheus counters must not.
+ */
+function llmTokenFeeder(): (agents: AgentRuntime) => void {
+  let tracker: AgentRuntime['usage'] | undefined;
+  const seen = new Map<string, number>();
+  return (agents) => {
+    if (agents.usage !== tracker) {
+      tracker = agents.usage;
+      seen.clear();
+    }
+    for (const listener of agents.agents) {
+      const totals = agents.usage.agent(listener);
+      for (const [direction, now] of [
+        ['input', totals.input_tokens],
+        ['output', totals.output_tokens],
+      ] as const) {
+        const key = `${listener}\u0000${direction}`;
+        const before = seen.get(key) ?? 0;
+        if (now > before) metrics.llmTokens.inc({ listener, direction }, now - before);
+        seen.set(key, now);
+      }
+    }
   };
 }

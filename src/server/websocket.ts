@@ -16,7 +16,14 @@ import type { Logger } from 'pino';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { type Authenticator, isLoopbackHost, requireRole } from './auth.ts';
 import { toHttpError } from './errors.ts';
-import { type EventHub, filterToJson, matches, parseFilter, type StreamFilter } from './events.ts';
+import {
+  type EventHub,
+  filterToJson,
+  matches,
+  parseFilter,
+  type StreamEvent,
+  type StreamFilter,
+} from './events.ts';
 import { crossSiteRefusal } from './security.ts';
 
 export const STREAM_PATH = '/api/v1/stream';
@@ -46,6 +53,8 @@ export class StreamServer {
   readonly #clients = new Set<Client>();
   readonly #options: Required<StreamOptions>;
   readonly #pinger: NodeJS.Timeout;
+  #lastEvent: StreamEvent | undefined;
+  #lastText = '';
 
   constructor(options: StreamOptions) {
     this.#options = { maxClients: 64, maxBufferedBytes: 4 * 1024 * 1024, pingMs: 30_000, ...options };
@@ -137,7 +146,7 @@ export class StreamServer {
         ws.send(JSON.stringify({ type: 'dropped', count: client.dropped }));
         client.dropped = 0;
       }
-      ws.send(JSON.stringify(event));
+      ws.send(this.#encode(event));
     });
     ws.on('pong', () => {
       client.alive = true;
@@ -168,6 +177,15 @@ export class StreamServer {
     ws.on('error', (error) => this.#options.logger.debug({ err: error }, 'stream client error'));
     this.#options.logger.debug({ by }, 'stream client connected');
     this.#send(ws, { type: 'hello', organism: this.#options.organism(), filter: filterToJson(filter) });
+  }
+
+  /** The hub hands one event to every client in turn: it is serialized once, not once per client. */
+  #encode(event: StreamEvent): string {
+    if (event !== this.#lastEvent) {
+      this.#lastEvent = event;
+      this.#lastText = JSON.stringify(event);
+    }
+    return this.#lastText;
   }
 
   #send(ws: WebSocket, value: unknown): void {

@@ -48,6 +48,17 @@ listeners:
 ${chainYaml()}${NAPPER_YAML}  - name: toolbox
     handler: ${LISTENERS}toolbox.ts
     tools: [calculate, read_file]
+  - name: assistant
+    agent: true
+    description: Works out arithmetic with the calculate tool.
+    prompt: Be brief.
+    tools: [calculate]
+    peers: [printer]
+    max_turns: 6
+llm:
+  backends:
+    - provider: scripted
+      script: ${LISTENERS}assistant.script.yaml
 `;
 
 let daemon: DaemonProcess;
@@ -190,7 +201,7 @@ describe('request hygiene', () => {
 describe('reading the organism', () => {
   it('describes itself, its listeners and its tools', async () => {
     const info = (await api('/api/v1/organism')).json;
-    expect(info).toMatchObject({ name: 'service-test', listeners: 5, auth: { enabled: true } });
+    expect(info).toMatchObject({ name: 'service-test', listeners: 6, auth: { enabled: true } });
     expect(info.auth.tokens).toEqual([
       { name: 'root', role: 'admin' },
       { name: 'ops', role: 'operator' },
@@ -206,6 +217,7 @@ describe('reading the organism', () => {
       'printer',
       'napper',
       'toolbox',
+      'assistant',
     ]);
     expect(listeners[0].state).toEqual({ paused: false, depth: 0, active: 0, capacity: 1000 });
     const greeter = (await api('/api/v1/listeners/greeter')).json;
@@ -235,7 +247,7 @@ describe('reading the organism', () => {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the reference as written in the file is the point
     expect(config.kv.url).toBe('redis://:${TEST_KV_PASS}@127.0.0.1:6399/0');
     expect(config.auth.tokens[0]).toEqual({ name: 'root', role: 'admin', token_env: 'TEST_ADMIN_TOKEN' });
-    expect(config.listeners).toHaveLength(5);
+    expect(config.listeners).toHaveLength(6);
   });
 
   it('lists threads with filters and pages, and messages across threads', async () => {
@@ -389,6 +401,31 @@ describe('metrics', () => {
     expect(after).toContain('organism_queue_depth{listener="greeter"} 0');
     expect(after).toContain('# TYPE organism_llm_tokens_total counter');
     expect(metric(after, 'process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
+
+    const ghost = await inject('<use-tool><tool>frobnicate</tool></use-tool>', 'toolbox');
+    await settled(ghost, 3);
+    const agent = await inject('<assistant><task>What is 20 + 22?</task></assistant>', 'assistant');
+    await until(async () => {
+      const v = (await api(`/api/v1/threads/${agent}`)).json;
+      return v.messages.some(
+        (m: { from: string; kind: string }) => m.from === 'assistant' && m.kind === 'response',
+      )
+        ? true
+        : undefined;
+    });
+    const later = (await api('/metrics')).text;
+    // A tool name nobody registered is counted as `unknown`: label values stay bounded.
+    expect(
+      metric(later, 'organism_tool_calls_total', { tool: 'unknown', outcome: 'refused' }),
+    ).toBeGreaterThan(0);
+    expect(later).not.toContain('tool="frobnicate"');
+    // The agent's model tokens (the scripted provider estimates them), fed from its usage counters.
+    expect(
+      metric(later, 'organism_llm_tokens_total', { listener: 'assistant', direction: 'input' }),
+    ).toBeGreaterThan(0);
+    expect(
+      metric(later, 'organism_llm_tokens_total', { listener: 'assistant', direction: 'output' }),
+    ).toBeGreaterThan(0);
   });
 });
 

@@ -89,7 +89,7 @@ export async function call(
   return { status: response.status, headers: response.headers, text, json };
 }
 
-/** The value of one Prometheus series (labels must match exactly the ones given), or 0. */
+/** The value of the first Prometheus series of `name` whose labels include `labels`, or 0. */
 export function metric(text: string, name: string, labels: Record<string, string> = {}): number {
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
