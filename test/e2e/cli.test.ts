@@ -9,6 +9,7 @@ import { DEFAULT_XML_LIMITS } from '../../src/xml/limits.ts';
 import { parsePayload } from '../../src/xml/parse.ts';
 import { compileValidator } from '../../src/xml/validate.ts';
 import { REPO_ROOT, runCli } from '../helpers/daemon.ts';
+import { AUTH_YAML, chainYaml, OPERATOR_TOKEN, organismDir, startOn, TOKENS_ENV } from '../server/helpers.ts';
 
 describe('organism validate', () => {
   it('accepts the default organism.yaml', async () => {
@@ -81,5 +82,32 @@ describe('organism (no command)', () => {
     const unknown = await runCli(['frobnicate']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("unknown command 'frobnicate'");
+  });
+});
+
+describe('organism send against a daemon with auth', () => {
+  it('sends the operator token from ORGANISM_TOKEN, and says what to set when it is missing', async () => {
+    const { file } = await organismDir(
+      `organism:\n  name: send-auth\n${AUTH_YAML}listeners:\n${chainYaml()}`,
+    );
+    const daemon = await startOn(file, TOKENS_ENV);
+    try {
+      const payload = '<greeting><name>Tok</name></greeting>';
+      const ok = await runCli(['send', '--url', daemon.url, '--to', 'greeter', payload, '--wait'], {
+        ORGANISM_TOKEN: OPERATOR_TOKEN,
+      });
+      expect(ok.stderr).toBe('');
+      expect(ok.code).toBe(0);
+      expect(ok.stdout).toContain('shouter -> printer [message] <print><text>HELLO, TOK!</text>');
+
+      const refused = await runCli(['send', '--url', daemon.url, '--to', 'greeter', payload], {
+        ORGANISM_TOKEN: '',
+      });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('401');
+      expect(refused.stderr).toContain('set ORGANISM_TOKEN to an operator token');
+    } finally {
+      await daemon.stop();
+    }
   });
 });

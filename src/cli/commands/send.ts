@@ -1,15 +1,17 @@
-import { loadConfig } from '../../config/index.ts';
 import { UsageError } from '../../errors.ts';
+import { resolveTarget } from '../../server/client.ts';
 import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
 import type { CommandIo } from '../io.ts';
 
 export const summary = 'send a payload to a running daemon; --wait prints the thread as it unfolds';
 
 const HELP = `usage: organism send [--to LISTENER] '<payload/>' [--wait] [--thread ID] [--url URL] [--config FILE]
+                     [--token-env NAME]
 
 Posts the payload to the daemon (its address from organism.yaml's server section, or --url) and
 prints {"thread", "message"}. With --wait it prints each message of the thread as it arrives and
-returns when the thread has nothing left in flight.`;
+returns when the thread has nothing left in flight. A daemon with auth needs an operator token in
+ORGANISM_TOKEN (or the variable --token-env names).`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
@@ -18,6 +20,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     wait: { type: 'boolean', short: 'w' },
     thread: { type: 'string' },
     url: { type: 'string' },
+    'token-env': { type: 'string' },
   });
   if (values.help) {
     io.out(HELP);
@@ -25,12 +28,14 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   if (positionals.length !== 1)
     throw new UsageError("give exactly one payload, e.g. '<greeting><name>Ada</name></greeting>'");
-  const base = values.url ?? (await daemonUrl(values.config));
+  const target = await resolveTarget(values);
+  const base = target.url;
+  const auth: Record<string, string> = target.token ? { authorization: `Bearer ${target.token}` } : {};
   let response: Response;
   try {
     response = await fetch(`${base}/api/v1/inject`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...auth },
       body: JSON.stringify({ to: values.to, payload: positionals[0], thread: values.thread }),
     });
   } catch (error) {
@@ -41,18 +46,26 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   const body = (await response.json()) as { thread?: string; error?: { code: string; message: string } };
   if (!response.ok || !body.thread) {
+    const hint = response.status === 401 ? ` (set ${target.tokenEnv} to an operator token)` : '';
     io.err(
-      `organism send: ${response.status} ${body.error?.code ?? ''}: ${body.error?.message ?? 'unexpected answer'}`,
+      `organism send: ${response.status} ${body.error?.code ?? ''}: ${body.error?.message ?? 'unexpected answer'}${hint}`,
     );
     return 1;
   }
   io.out(JSON.stringify(body));
   if (!values.wait) return 0;
-  return follow(base, body.thread, io);
+  return follow(base, auth, body.thread, io);
 }
 
-async function follow(base: string, thread: string, io: CommandIo): Promise<number> {
-  const response = await fetch(`${base}/api/v1/threads/${encodeURIComponent(thread)}/follow`);
+async function follow(
+  base: string,
+  auth: Record<string, string>,
+  thread: string,
+  io: CommandIo,
+): Promise<number> {
+  const response = await fetch(`${base}/api/v1/threads/${encodeURIComponent(thread)}/follow`, {
+    headers: auth,
+  });
   if (!response.ok || !response.body) {
     io.err(`organism send: cannot follow thread ${thread}: ${response.status}`);
     return 1;
@@ -79,10 +92,4 @@ async function follow(base: string, thread: string, io: CommandIo): Promise<numb
     }
   }
   return 0;
-}
-
-async function daemonUrl(configPath: string): Promise<string> {
-  const { config } = await loadConfig(configPath, { loadModules: false });
-  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
-  return `http://${host}:${config.server.port}`;
 }
