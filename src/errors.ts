@@ -294,6 +294,7 @@ export class CalculationError extends OrganismError {
       | 'calculate.syntax'
       | 'calculate.not_allowed'
       | 'calculate.unknown_name'
+      | 'calculate.not_loaded'
       | 'calculate.math'
       | 'calculate.not_finite'
       | 'calculate.aborted',

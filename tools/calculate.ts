@@ -7,7 +7,7 @@
 import { CalculationError } from '../src/errors.ts';
 import type { ToolDefinition, ToolRunContext } from '../src/tools/types.ts';
 import { checkSize, evaluateTree } from './lib/calc-eval.ts';
-import { CALC_LIMITS, parsePython } from './lib/calc-parse.ts';
+import { CALC_LIMITS, loadMath, parsePython } from './lib/calc-parse.ts';
 
 export interface CalculateArgs {
   expression: string;
@@ -67,6 +67,7 @@ const calculateTool: ToolDefinition<CalculateArgs, CalculateResult> = {
   async run(args: CalculateArgs, ctx: ToolRunContext): Promise<CalculateResult> {
     if (ctx.signal.aborted)
       throw new CalculationError('calculate.aborted', 'the call was cancelled before it ran');
+    await loadMath();
     return { result: calculate(args.expression), expression: args.expression };
   },
 };

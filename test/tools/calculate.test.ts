@@ -1,9 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CalculationError } from '../../src/errors.ts';
 import type { Dispatcher } from '../../src/tools/dispatcher.ts';
 import calculateTool, { calculate } from '../../tools/calculate.ts';
-import { math } from '../../tools/lib/calc-parse.ts';
+import { loadMath } from '../../tools/lib/calc-parse.ts';
 import { caught, makeContext, toolDispatcher } from './tool-helpers.ts';
+
+let math: Awaited<ReturnType<typeof loadMath>> | undefined;
+beforeAll(async () => {
+  math = await loadMath();
+});
 
 function fails(expression: string): CalculationError {
   try {
@@ -135,7 +140,7 @@ describe('calculate: sandbox', () => {
       'chain',
       'reviver',
     ]) {
-      const fn = (math as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!;
+      const fn = (math! as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!;
       expect(() => fn('1 + 1'), name).toThrow(`${name} is disabled in calculate`);
     }
   });

@@ -10,7 +10,7 @@
  */
 import type { MathNode } from 'mathjs';
 import { CalculationError } from '../../src/errors.ts';
-import { math } from './calc-parse.ts';
+import { mathInstance } from './calc-parse.ts';
 import { pyDiv, pyFloorDiv, pyMod, pyPow, pyRound } from './calc-python.ts';
 
 export const EVAL_LIMITS = Object.freeze({ maxNodes: 1000, maxDepth: 500 });
@@ -87,26 +87,32 @@ const FUNCTIONS: Record<string, Fn> = {
   min: { arity: [1, Number.POSITIVE_INFINITY], lists: true, call: (a) => Math.min(...a) },
   max: { arity: [1, Number.POSITIVE_INFINITY], lists: true, call: (a) => Math.max(...a) },
   sum: { arity: [0, Number.POSITIVE_INFINITY], lists: true, call: (a) => a.reduce((s, x) => s + x, 0) },
-  sqrt: { arity: [1, 1], call: ([x], w) => domain(x! >= 0, w, () => math.sqrt(x!) as number) },
-  exp: { arity: [1, 1], call: ([x]) => math.exp(x!) },
+  sqrt: { arity: [1, 1], call: ([x], w) => domain(x! >= 0, w, () => mathInstance().sqrt(x!) as number) },
+  exp: { arity: [1, 1], call: ([x]) => mathInstance().exp(x!) },
   log: {
     arity: [1, 2],
     call: ([x, base], w) =>
       domain(x! > 0 && (base === undefined || base > 0), w, () => {
-        if (base === undefined) return math.log(x!) as number;
+        if (base === undefined) return mathInstance().log(x!) as number;
         if (base === 1) mathError(`division by zero in '${w}' (log base 1)`);
-        return (math.log(x!) as number) / (math.log(base) as number);
+        return (mathInstance().log(x!) as number) / (mathInstance().log(base) as number);
       }),
   },
-  log10: { arity: [1, 1], call: ([x], w) => domain(x! > 0, w, () => math.log10(x!) as number) },
-  log2: { arity: [1, 1], call: ([x], w) => domain(x! > 0, w, () => math.log2(x!) as number) },
-  sin: { arity: [1, 1], call: ([x]) => math.sin(x!) },
-  cos: { arity: [1, 1], call: ([x]) => math.cos(x!) },
-  tan: { arity: [1, 1], call: ([x]) => math.tan(x!) },
-  asin: { arity: [1, 1], call: ([x], w) => domain(Math.abs(x!) <= 1, w, () => math.asin(x!) as number) },
-  acos: { arity: [1, 1], call: ([x], w) => domain(Math.abs(x!) <= 1, w, () => math.acos(x!) as number) },
-  atan: { arity: [1, 1], call: ([x]) => math.atan(x!) },
-  atan2: { arity: [2, 2], call: ([y, x]) => math.atan2(y!, x!) },
+  log10: { arity: [1, 1], call: ([x], w) => domain(x! > 0, w, () => mathInstance().log10(x!) as number) },
+  log2: { arity: [1, 1], call: ([x], w) => domain(x! > 0, w, () => mathInstance().log2(x!) as number) },
+  sin: { arity: [1, 1], call: ([x]) => mathInstance().sin(x!) },
+  cos: { arity: [1, 1], call: ([x]) => mathInstance().cos(x!) },
+  tan: { arity: [1, 1], call: ([x]) => mathInstance().tan(x!) },
+  asin: {
+    arity: [1, 1],
+    call: ([x], w) => domain(Math.abs(x!) <= 1, w, () => mathInstance().asin(x!) as number),
+  },
+  acos: {
+    arity: [1, 1],
+    call: ([x], w) => domain(Math.abs(x!) <= 1, w, () => mathInstance().acos(x!) as number),
+  },
+  atan: { arity: [1, 1], call: ([x]) => mathInstance().atan(x!) },
+  atan2: { arity: [2, 2], call: ([y, x]) => mathInstance().atan2(y!, x!) },
   hypot: { arity: [0, Number.POSITIVE_INFINITY], call: (a) => Math.hypot(...a) },
   floor: { arity: [1, 1], call: ([x]) => Math.floor(x!) },
   ceil: { arity: [1, 1], call: ([x]) => Math.ceil(x!) },

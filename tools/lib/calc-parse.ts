@@ -8,7 +8,7 @@
  * character of the rewritten text remembers the column it came from, so a mathjs syntax error
  * ("(char N)") is reported at the column the caller wrote.
  */
-import { all, create, type MathNode } from 'mathjs';
+import type { MathJsInstance, MathNode } from 'mathjs';
 import { CalculationError } from '../../src/errors.ts';
 
 export const CALC_LIMITS = Object.freeze({
@@ -24,36 +24,52 @@ export const CALC_LIMITS = Object.freeze({
  * a function that throws, so even a bug in the evaluator could not reach them; `parse` is captured
  * before that for our own use. (Rounding and comparing are done in calc-eval/calc-python, because
  * mathjs's tolerance-based floor, ceil and == differ from Python's exact ones.)
+ *
+ * Loaded on the first calculation, from mathjs's number-only build: mathjs costs tens of MB of
+ * memory, which a daemon that never calculates should not pay.
  */
-export const math = create(all!, { number: 'number', predictable: true });
-const parse = math.parse;
+let instance: { math: MathJsInstance; parse: MathJsInstance['parse'] } | undefined;
+
+export async function loadMath(): Promise<MathJsInstance> {
+  if (!instance) {
+    const { all, create } = await import('mathjs/number');
+    const math = create(all!, { number: 'number', predictable: true });
+    const parse = math.parse;
+    math.import(Object.fromEntries(DISABLED.map((name) => [name, disabled(name)])), { override: true });
+    instance = { math, parse };
+  }
+  return instance.math;
+}
+
+/** The loaded instance; loadMath() must have resolved first (calculate's run does that). */
+export function mathInstance(): MathJsInstance {
+  if (!instance) throw new CalculationError('calculate.not_loaded', 'calculate: mathjs is not loaded yet');
+  return instance.math;
+}
+
+const DISABLED = [
+  'import',
+  'createUnit',
+  'evaluate',
+  'parse',
+  'simplify',
+  'simplifyConstant',
+  'simplifyCore',
+  'derivative',
+  'resolve',
+  'compile',
+  'chain',
+  'reviver',
+  'replacer',
+  'parser',
+  'rationalize',
+  'symbolicEqual',
+  'leafCount',
+];
+
 const disabled = (name: string) => () => {
   throw new CalculationError('calculate.not_allowed', `${name} is disabled in calculate`);
 };
-math.import(
-  Object.fromEntries(
-    [
-      'import',
-      'createUnit',
-      'evaluate',
-      'parse',
-      'simplify',
-      'simplifyConstant',
-      'simplifyCore',
-      'derivative',
-      'resolve',
-      'compile',
-      'chain',
-      'reviver',
-      'replacer',
-      'parser',
-      'rationalize',
-      'symbolicEqual',
-      'leafCount',
-    ].map((name) => [name, disabled(name)]),
-  ),
-  { override: true },
-);
 
 /** A character of the rewritten text and the 0-based index in the original it came from. */
 interface Rewritten {
@@ -156,7 +172,8 @@ export function parsePython(expression: string): MathNode {
   }
   const { text, origin } = rewrite(expression);
   try {
-    return parse(text);
+    if (!instance) throw new CalculationError('calculate.not_loaded', 'calculate: mathjs is not loaded yet');
+    return instance.parse(text);
   } catch (error) {
     const char = (error as { char?: unknown }).char;
     if (error instanceof SyntaxError && typeof char === 'number') {
