@@ -5,8 +5,9 @@
  * mtime, size or inode moved) and the identity of the registered `run` function. No manifest means
  * the organism runs unsigned (one warning), so the default organism works with no set-up.
  *
- * What is covered: each tool's own module file and its registered function. Helper modules a tool
- * imports are not hashed; keep tool logic in the tool file or sign a build.
+ * What is covered: each tool's own module file, the local helper modules it imports (tools/lib/...,
+ * librarian/...; see module-closure.ts), and its registered function. The runtime in src/ and the
+ * dependencies in node_modules/ are not: they are the trusted base the check itself runs on.
  */
 import {
   createHash,
@@ -19,9 +20,10 @@ import {
 } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { access, chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { IntegrityError } from '../errors.ts';
 import { canonicalJson } from './canonical.ts';
+import { moduleClosure } from './module-closure.ts';
 import type { RegisteredTool } from './registry.ts';
 
 export const MANIFEST_VERSION = 1;
@@ -32,6 +34,8 @@ export interface ManifestEntry {
   /** Module path relative to the manifest's folder (informative; entries are matched by tool name). */
   module: string;
   sha256: string;
+  /** SHA-256 of each local helper module the tool imports, by path relative to the manifest's folder. */
+  imports?: Record<string, string>;
 }
 
 export interface Manifest {
@@ -116,13 +120,14 @@ export function buildManifest(
   tools: ReadonlyArray<{ name: string; module: string }>,
   privateKey: KeyObject,
   manifestPath: string,
+  root: string,
 ): Manifest {
+  const rel = (file: string) => relative(dirname(manifestPath), file).split(sep).join('/');
   const entries: Record<string, ManifestEntry> = {};
   for (const tool of tools) {
-    entries[tool.name] = {
-      module: relative(dirname(manifestPath), tool.module).split(sep).join('/'),
-      sha256: sha256File(tool.module),
-    };
+    const imports: Record<string, string> = {};
+    for (const file of moduleClosure(tool.module, root)) imports[rel(file)] = sha256File(file);
+    entries[tool.name] = { module: rel(tool.module), sha256: sha256File(tool.module), imports };
   }
   const unsigned = {
     version: MANIFEST_VERSION,
@@ -261,23 +266,36 @@ export class IntegrityChecker {
     const entry = manifest.tools[name];
     if (!entry) return `tool ${name} is not in the signed manifest ${this.#options.manifestPath}`;
     if (!tool.module) return `tool ${name} has no module file to check against the signed manifest`;
+    const own = this.#fileReason(name, 'module', tool.module, entry.sha256);
+    if (own !== null) return own;
+    const base = dirname(this.#options.manifestPath);
+    for (const [file, sha256] of Object.entries(entry.imports ?? {})) {
+      const reason = this.#fileReason(name, 'helper module', resolve(base, file), sha256);
+      if (reason !== null) return reason;
+    }
+    return null;
+  }
+
+  /** Whether `file` still hashes to `sha256`; re-hashed only when its mtime, size or inode moved. */
+  #fileReason(tool: string, what: string, file: string, sha256: string): string | null {
     let info: { mtimeMs: number; size: number; ino: number };
     try {
-      info = statSync(tool.module);
+      info = statSync(file);
     } catch (error) {
-      return `tool ${name}: its module ${tool.module} cannot be read (${(error as NodeJS.ErrnoException).code})`;
+      return `tool ${tool}: its ${what} ${file} cannot be read (${(error as NodeJS.ErrnoException).code})`;
     }
-    const cached = this.#files.get(tool.module);
+    const changed = `tool ${tool}: its ${what} ${file} changed since it was signed`;
+    const cached = this.#files.get(file);
     if (cached && cached.mtimeMs === info.mtimeMs && cached.size === info.size && cached.ino === info.ino) {
-      return cached.ok ? null : `tool ${name}: its module ${tool.module} changed since it was signed`;
+      return cached.ok ? null : changed;
     }
     let ok: boolean;
     try {
-      ok = sha256File(tool.module) === entry.sha256;
+      ok = sha256File(file) === sha256;
     } catch {
       ok = false;
     }
-    this.#files.set(tool.module, { mtimeMs: info.mtimeMs, size: info.size, ino: info.ino, ok });
-    return ok ? null : `tool ${name}: its module ${tool.module} changed since it was signed`;
+    this.#files.set(file, { mtimeMs: info.mtimeMs, size: info.size, ino: info.ino, ok });
+    return ok ? null : changed;
   }
 }

@@ -213,13 +213,15 @@ async function sign(values: Values, rest: string[], io: CommandIo): Promise<numb
   }
   const publicKey = createPublicKey(privateKey);
   // Check every module registers before signing it: a manifest of broken tools helps nobody.
-  const catalog = await loadToolCatalog(values.root ?? defaultToolRuntimeOptions().root);
+  const root = values.root ?? defaultToolRuntimeOptions().root;
+  const catalog = await loadToolCatalog(root);
   const registry = new ToolRegistry();
   for (const entry of catalog) registry.register(entry.definition, { module: entry.module });
   const manifest = buildManifest(
     catalog.map((e) => ({ name: e.definition.name, module: e.module })),
     privateKey,
     paths.manifest,
+    root,
   );
   await writeManifest(paths.manifest, manifest);
   const der = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');

@@ -1,5 +1,5 @@
 /** Signed tool manifest: verified at start and before each call; a changed module is refused with a threat record. */
-import { appendFile, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readAuditLines, verifyAuditFile } from '../../../src/audit/read.ts';
@@ -114,6 +114,39 @@ describe('tool integrity', () => {
     const resigned = await start(o);
     expect((await call(resigned.runtime, 'noop')).status).toBe('ok');
     await resigned.runtime.close();
+  });
+
+  it('covers the local helper modules a tool imports: a changed helper is refused too', async () => {
+    const o = await tempOrganism({
+      tools: {
+        'helped.ts': `import { answer } from './lib/answer.ts';\n${toolModule('helped', 'return { ok: answer() };')}`,
+        'plain.ts': toolModule('plain'),
+      },
+      researcherTools: ['helped', 'plain'],
+    });
+    await mkdir(join(o.root, 'tools', 'lib'), { recursive: true });
+    const helper = join(o.root, 'tools', 'lib', 'answer.ts');
+    await writeFile(helper, "import { deeper } from './deeper.ts';\nexport const answer = () => deeper;\n");
+    await writeFile(join(o.root, 'tools', 'lib', 'deeper.ts'), 'export const deeper = 42;\n');
+    await sign(o);
+    const manifest = JSON.parse(await readFile(join(o.dir, 'tools.manifest.json'), 'utf8'));
+    expect(Object.keys(manifest.tools.helped.imports).sort()).toEqual([
+      expect.stringMatching(/tools\/lib\/answer\.ts$/),
+      expect.stringMatching(/tools\/lib\/deeper\.ts$/),
+    ]);
+    expect(manifest.tools.plain.imports).toEqual({});
+
+    const { runtime } = await start(o);
+    expect(await call(runtime, 'helped')).toMatchObject({ status: 'ok', value: { ok: 42 } });
+    // A change two imports deep, where the tool file itself is untouched.
+    await writeFile(join(o.root, 'tools', 'lib', 'deeper.ts'), 'export const deeper = 43;\n');
+    const refused = await call(runtime, 'helped');
+    expect(refused).toMatchObject({ status: 'refused', error: { code: 'IntegrityFailure' } });
+    if (refused.status === 'ok') throw new Error('unreachable');
+    expect(refused.error.message).toContain('helper module');
+    expect(refused.error.message).toContain('deeper.ts changed since it was signed');
+    expect((await call(runtime, 'plain')).status).toBe('ok');
+    await runtime.close();
   });
 
   it('a registered function replaced at run time is refused', async () => {
