@@ -59,6 +59,11 @@ export interface BusApi {
   listeners(): ListenerInfo[];
   /** Payload XSD, example XML and prompt fragment for a listener (organism describe). */
   describe(listener: string): { xsd: string; example: string; prompt: string } | undefined;
+  /**
+   * Several daemons (shared thread state): brings a thread this daemon has not seen into its
+   * history, so thread() answers for it. Absent, or a no-op, with one daemon.
+   */
+  loadThread?(id: string): Promise<void>;
 }
 
 /** GET /threads: newest activity first, filtered, a page at a time. */

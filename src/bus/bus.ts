@@ -803,6 +803,10 @@ export class Bus implements BusApi, BusQueries {
     };
   }
 
+  async loadThread(id: string): Promise<void> {
+    await this.store?.load(id);
+  }
+
   watch(thread: string, watcher: ThreadWatcher): () => void {
     let set = this.watchers.get(thread);
     if (!set) {

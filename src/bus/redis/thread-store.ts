@@ -217,7 +217,12 @@ export class RedisThreadStore implements ThreadStore {
   async load(thread: string, frame = ''): Promise<void> {
     const registry = this.registry!;
     const reply = await this.client.organismThreadLoad(this.keys.thread(thread), this.ttl, frame);
-    if (!reply) return; // unknown to the organism (never made, or expired): the bus drops the message
+    if (!reply) {
+      // Unknown to the registry (never made, or idle long enough to expire): a delivery is dropped,
+      // but its history (kept longer) can still be read.
+      if (!this.history!.has(thread)) await this.loadHistory(thread);
+      return;
+    }
     const [created, scope, hops, stopped, inflight, frameJson, parentJson] = reply;
     let state = registry.thread(thread);
     if (!state) {

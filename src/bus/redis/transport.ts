@@ -51,6 +51,8 @@ export class RedisTransport implements Transport, ReaderHost {
   private readonly publishing = new Set<Promise<unknown>>();
   private readonly timers: NodeJS.Timeout[] = [];
   private reaping = false;
+  /** The one suspect entry (delivered twice or more) this daemon is delivering now, if any. */
+  private suspect: { reader: StreamReader; id: string } | undefined;
   private lastTrim = 0;
   private closing: Promise<void> | undefined;
   /** Called for each message this daemon dead-letters (after the move). */
@@ -194,8 +196,7 @@ export class RedisTransport implements Transport, ReaderHost {
       if (trim) this.lastTrim = Date.now();
       for (const reader of this.readers.values()) {
         if (reader.stopping) continue;
-        await this.deadLetterOverdue(reader);
-        await this.claimIdle(reader);
+        await this.reapStream(reader);
         if (trim) await this.trim(reader.stream);
       }
     } catch (error) {
@@ -207,9 +208,20 @@ export class RedisTransport implements Transport, ReaderHost {
     }
   }
 
-  /** Idle entries that have had their deliveries go to the dead-letter stream. */
-  private async deadLetterOverdue(reader: StreamReader): Promise<void> {
-    const { group, claimIdleMs, maxDeliveries, deadLetterMaxLength } = this.options;
+  /**
+   * Sorts a stream's idle entries (XPENDING with IDLE, which also gives delivery counts): those
+   * delivered maxDeliveries times go to the dead-letter stream; the rest are taken over here.
+   *
+   * An entry delivered twice or more is a suspect: the daemon that had it may have died of it (a
+   * poison message that crashes its handler's process). Suspects are taken one at a time per
+   * daemon, so a poison message crashes a daemon alone and the messages it would have taken
+   * down with it are not charged a delivery for its crash; with max_deliveries of 3 or more they
+   * finish. When there are no suspects, everything idle is claimed with XAUTOCLAIM.
+   */
+  private async reapStream(reader: StreamReader): Promise<void> {
+    const { group, claimIdleMs, maxDeliveries } = this.options;
+    const fresh: string[] = [];
+    const suspects: string[] = [];
     let start = '-';
     for (let page = 0; page < 10; page++) {
       const rows = (await this.client.call(
@@ -223,36 +235,77 @@ export class RedisTransport implements Transport, ReaderHost {
         '100',
       )) as Array<[string, string, number, number]>;
       for (const [id, owner, , deliveries] of rows) {
-        if (deliveries < maxDeliveries || reader.has(id)) continue;
-        const moved = await (this.client as RedisWithScripts).organismDeadLetter(
-          reader.stream,
-          this.keys.dead,
-          this.keys.deadCount,
-          this.keys.failure(id),
-          group,
-          id,
-          reader.listener,
-          String(deliveries),
-          `delivered ${deliveries} times without an acknowledgement (bus.max_deliveries is ${maxDeliveries})`,
-          String(deadLetterMaxLength),
-          owner,
-        );
-        if (moved) {
-          this.stats.deadLettered++;
-          this.options.logger.error(
-            { listener: reader.listener, entry: id, deliveries },
-            'stream entry moved to the dead-letter stream',
-          );
-          this.notifyDeadLetter(moved[1]);
+        if (reader.has(id)) continue;
+        if (deliveries >= maxDeliveries) await this.deadLetter(reader, id, owner, deliveries);
+        else if (deliveries >= 2) suspects.push(id);
+        else fresh.push(id);
+      }
+      if (rows.length < 100) break;
+      start = `(${rows[rows.length - 1]![0]}`;
+    }
+    if (suspects.length === 0) {
+      if (fresh.length > 0) await this.autoClaim(reader);
+      return;
+    }
+    if (fresh.length > 0 && reader.free > 0) {
+      await this.claim(reader, fresh.slice(0, reader.free));
+    }
+    if (this.suspect && !this.suspect.reader.has(this.suspect.id)) this.suspect = undefined;
+    if (!this.suspect && reader.free > 0) {
+      for (const id of suspects) {
+        if ((await this.claim(reader, [id])) > 0) {
+          this.suspect = { reader, id };
+          break;
         }
       }
-      if (rows.length < 100) return;
-      start = `(${rows[rows.length - 1]![0]}`;
     }
   }
 
-  /** Takes over idle entries (dead consumers', failed deliveries') as far as free slots allow. */
-  private async claimIdle(reader: StreamReader): Promise<void> {
+  private async deadLetter(
+    reader: StreamReader,
+    id: string,
+    owner: string,
+    deliveries: number,
+  ): Promise<void> {
+    const { group, maxDeliveries, deadLetterMaxLength } = this.options;
+    const moved = await (this.client as RedisWithScripts).organismDeadLetter(
+      reader.stream,
+      this.keys.dead,
+      this.keys.deadCount,
+      this.keys.failure(id),
+      group,
+      id,
+      reader.listener,
+      String(deliveries),
+      `delivered ${deliveries} times without an acknowledgement (bus.max_deliveries is ${maxDeliveries})`,
+      String(deadLetterMaxLength),
+      owner,
+    );
+    if (!moved) return; // another daemon's reaper was first
+    this.stats.deadLettered++;
+    this.options.logger.error(
+      { listener: reader.listener, entry: id, deliveries },
+      'stream entry moved to the dead-letter stream',
+    );
+    this.notifyDeadLetter(moved[1]);
+  }
+
+  /** XCLAIM of chosen entries (still idle: another daemon may have been first); returns how many. */
+  private async claim(reader: StreamReader, ids: string[]): Promise<number> {
+    const { group, consumer, claimIdleMs } = this.options;
+    const entries = (await this.client.call(
+      'XCLAIM',
+      reader.stream,
+      group,
+      consumer,
+      String(claimIdleMs),
+      ...ids,
+    )) as StreamEntry[];
+    return this.took(reader, entries);
+  }
+
+  /** Takes over idle entries with XAUTOCLAIM, following its cursor until 0-0, as far as free slots allow. */
+  private async autoClaim(reader: StreamReader): Promise<void> {
     const { group, consumer, claimIdleMs } = this.options;
     let cursor = '0-0';
     for (let round = 0; round < 100 && reader.free > 0 && !reader.stopping; round++) {
@@ -266,18 +319,23 @@ export class RedisTransport implements Transport, ReaderHost {
         'COUNT',
         String(reader.free),
       )) as [string, StreamEntry[], string[]?];
-      const live = entries.filter((e) => e[1] !== null);
-      if (live.length > 0) {
-        this.stats.claimed += live.length;
-        this.options.logger.info(
-          { listener: reader.listener, count: live.length },
-          'claimed idle stream entries',
-        );
-        reader.dispatch(live, true);
-      }
+      this.took(reader, entries);
       cursor = next;
       if (cursor === '0-0') return;
     }
+  }
+
+  private took(reader: StreamReader, entries: StreamEntry[]): number {
+    const live = entries.filter((e) => e !== null && e[1] !== null);
+    if (live.length > 0) {
+      this.stats.claimed += live.length;
+      this.options.logger.info(
+        { listener: reader.listener, count: live.length },
+        'claimed idle stream entries',
+      );
+      reader.dispatch(live, true);
+    }
+    return live.length;
   }
 
   /**

@@ -1,0 +1,294 @@
+/**
+ * What the scale-out tests share: an organism.yaml on the Redis transport, several real daemon
+ * processes started from it (each with its own data dir, as on separate machines), a real SMTP
+ * server, a private redis-server for the restart test, and small HTTP helpers.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { SMTPServer } from 'smtp-server';
+import { type DaemonProcess, startDaemonProcess } from '../../helpers/daemon.ts';
+
+const HERE = fileURLToPath(new URL('./', import.meta.url));
+export const SHARED_REDIS = 'redis://127.0.0.1:6379';
+
+export interface OrganismOptions {
+  redisUrl: string;
+  group: string;
+  smtpPort?: number;
+  maxDeliveries?: number;
+  handlerTimeoutMs?: number;
+}
+
+export function organismYaml(o: OrganismOptions): string {
+  const smtp = o.smtpPort
+    ? `smtp:\n  host: 127.0.0.1\n  port: ${o.smtpPort}\n  from: organism@example.com\n`
+    : '';
+  return `organism:
+  name: scale-out-test
+  data_dir: \${ORGANISM_TEST_DATA}
+  log_level: info
+server:
+  host: 127.0.0.1
+  port: 0
+limits:
+  handler_timeout_ms: ${o.handlerTimeoutMs ?? 3000}
+bus:
+  transport: redis
+  url: ${o.redisUrl}
+  group: ${o.group}
+  max_deliveries: ${o.maxDeliveries ?? 5}
+history:
+  max_bytes: 0
+${smtp}listeners:
+  - name: dispatch
+    handler: ${HERE}dispatch.ts
+    peers: [worker, mailer, crasher]
+  - name: worker
+    handler: ${HERE}worker.ts
+  - name: mailer
+    handler: ${HERE}mailer.ts
+    max_concurrent: 1
+    tools: [send_email]
+    tool_config:
+      send_email:
+        allowed_recipients: ["*@example.com"]
+  - name: crasher
+    handler: ${HERE}crasher.ts
+`;
+}
+
+export interface Cluster {
+  dir: string;
+  file: string;
+  daemons: DaemonProcess[];
+  /** Starts one more daemon (as on another machine: its own data dir). */
+  start(env?: NodeJS.ProcessEnv): Promise<DaemonProcess>;
+  stopAll(): Promise<void>;
+}
+
+export async function cluster(yaml: string, count: number, env: NodeJS.ProcessEnv = {}): Promise<Cluster> {
+  const dir = await mkdtemp(join(tmpdir(), 'organism-scale-'));
+  const file = join(dir, 'organism.yaml');
+  await writeFile(file, yaml);
+  let n = 0;
+  const daemons: DaemonProcess[] = [];
+  const start = async (extra: NodeJS.ProcessEnv = {}) => {
+    const d = await startDaemonProcess(['--config', file], {
+      ORGANISM_TEST_DATA: join(dir, `daemon-${++n}`),
+      ...env,
+      ...extra,
+    });
+    daemons.push(d);
+    return d;
+  };
+  await Promise.all(Array.from({ length: count }, () => start()));
+  return {
+    dir,
+    file,
+    daemons,
+    start,
+    async stopAll() {
+      await Promise.all(daemons.map((d) => d.stop('SIGKILL')));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function inject(base: string, payload: string, to = 'dispatch'): Promise<string> {
+  const res = await fetch(`${base}/api/v1/inject`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ to, payload }),
+  });
+  const body = (await res.json()) as { thread?: string };
+  if (res.status !== 202 || !body.thread)
+    throw new Error(`inject answered ${res.status}: ${JSON.stringify(body)}`);
+  return body.thread;
+}
+
+export interface ThreadView {
+  thread: string;
+  status: string;
+  messages: Array<{ id: string; from: string; to: string; kind: string; payload: string }>;
+}
+
+export async function view(base: string, thread: string): Promise<ThreadView | undefined> {
+  const res = await fetch(`${base}/api/v1/threads/${thread}`);
+  if (res.status !== 200) return undefined;
+  return (await res.json()) as ThreadView;
+}
+
+/** The `<done>` answer of a thread, if it has one. */
+export function doneOf(v: ThreadView | undefined): string | undefined {
+  return v?.messages.find((m) => m.payload.startsWith('<done>'))?.payload;
+}
+
+export function pidOf(done: string): number {
+  return Number(/<pid>(\d+)<\/pid>/.exec(done)?.[1]);
+}
+
+export async function until<T>(
+  probe: () => Promise<T | undefined | false>,
+  what: string,
+  ms = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Resolves when every thread has its `<done>` on `base`; returns them by thread. */
+export function allDone(base: string, threads: readonly string[], ms = 60_000): Promise<Map<string, string>> {
+  const done = new Map<string, string>();
+  return until(
+    async () => {
+      for (const t of threads) {
+        if (done.has(t)) continue;
+        const d = doneOf(await view(base, t));
+        if (d) done.set(t, d);
+      }
+      return done.size === threads.length ? done : undefined;
+    },
+    `all ${threads.length} threads to finish (${done.size} done)`,
+    ms,
+  );
+}
+
+export function uniqueGroup(): string {
+  return `scale-${randomUUID().slice(0, 8)}`;
+}
+
+/** Deletes every key of a consumer group (its streams, threads, history, dead letters). */
+export async function dropGroup(url: string, group: string): Promise<void> {
+  const raw = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await raw.scan(cursor, 'MATCH', `organism:{${group}}:*`, 'COUNT', 1000);
+      if (keys.length > 0) await raw.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    raw.disconnect();
+  }
+}
+
+export interface Mailbox {
+  port: number;
+  /** Subject of every message received, in order. */
+  subjects: string[];
+  close(): Promise<void>;
+}
+
+export async function mailbox(): Promise<Mailbox> {
+  const subjects: string[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, _session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        subjects.push(/^Subject: (.*)$/m.exec(raw)?.[1]?.trim() ?? '');
+        cb();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.server.address() as net.AddressInfo).port;
+  return { port, subjects, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+export interface OwnRedis {
+  port: number;
+  url: string;
+  start(): Promise<void>;
+  /** SHUTDOWN: the append-only file is flushed, then the server exits. */
+  stop(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** A redis-server of our own (append-only file, fsync always), to restart under the daemons. */
+export async function ownRedis(): Promise<OwnRedis> {
+  const dir = await mkdtemp(join(tmpdir(), 'organism-redis-'));
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--save',
+        '',
+      ],
+      { stdio: 'ignore' },
+    );
+    await until(
+      async () => {
+        const c = new Redis({
+          port,
+          host: '127.0.0.1',
+          lazyConnect: true,
+          maxRetriesPerRequest: 0,
+          retryStrategy: () => null,
+        });
+        c.on('error', () => {});
+        try {
+          await c.connect();
+          return (await c.ping()) === 'PONG';
+        } finally {
+          c.disconnect();
+        }
+      },
+      'redis-server to start',
+      10_000,
+    );
+  };
+  const stop = async () => {
+    const running = child;
+    if (!running || running.exitCode !== null) return;
+    const exited = new Promise((r) => running.once('exit', r));
+    running.kill('SIGTERM'); // redis shuts down cleanly on SIGTERM (AOF flushed)
+    await exited;
+  };
+  await start();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    start,
+    stop,
+    async dispose() {
+      await stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
