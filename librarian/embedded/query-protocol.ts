@@ -18,6 +18,8 @@ export type WorkerRequest =
     };
 
 export type WorkerReply =
+  /** Sent when the query starts evaluating: its time limit counts from here, not from start-up. */
+  | { id: number; started: true }
   | { id: number; ok: true; result: QueryResult }
   | {
       id: number;

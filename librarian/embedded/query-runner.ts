@@ -26,6 +26,8 @@ type QueryRequest = Extract<WorkerRequest, { type: 'query' }>;
 
 interface Pending {
   request: QueryRequest;
+  /** Starts the query's own time limit, when the worker begins evaluating it. */
+  started(): void;
   resolve(result: QueryResult): void;
   reject(error: unknown): void;
 }
@@ -66,6 +68,7 @@ export class QueryRunner {
     worker.on('message', (reply: WorkerReply) => {
       const pending = this.pending.get(reply.id);
       if (!pending) return;
+      if ('started' in reply) return pending.started();
       this.settle(reply.id);
       if (reply.ok) pending.resolve(reply.result);
       else pending.reject(fromReply(reply.error));
@@ -128,17 +131,22 @@ export class QueryRunner {
         pending.reject(error);
         this.restart();
       };
-      const timer = setTimeout(
-        () =>
-          stop(
-            new LibrarianError(
-              'librarian.query',
-              `the query ran longer than ${this.options.maxQueryMs} ms and was stopped`,
+      // The limit is on the query's own evaluation: a worker starting up (loading the engine and the
+      // store) or finishing an earlier query must not use it up. The caller's signal bounds the rest.
+      let timer: NodeJS.Timeout | undefined;
+      const started = () => {
+        timer ??= setTimeout(
+          () =>
+            stop(
+              new LibrarianError(
+                'librarian.query',
+                `the query ran longer than ${this.options.maxQueryMs} ms and was stopped`,
+              ),
             ),
-          ),
-        this.options.maxQueryMs,
-      );
-      timer.unref();
+          this.options.maxQueryMs,
+        );
+        timer.unref();
+      };
       const onAbort = () =>
         stop(signal?.reason ?? new LibrarianError('librarian.query', 'the query was cancelled'));
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -148,6 +156,7 @@ export class QueryRunner {
       };
       this.pending.set(id, {
         request: message,
+        started,
         resolve: (result) => {
           done();
           resolve(result);

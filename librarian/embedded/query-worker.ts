@@ -99,6 +99,7 @@ parentPort?.on('message', (message: WorkerRequest) => {
       return;
     }
     try {
+      if (message.type === 'query') parentPort?.postMessage({ id: message.id, started: true });
       const reply = await handle(message);
       if (reply) parentPort?.postMessage(reply);
     } catch (error) {
