@@ -62,6 +62,7 @@ export function createBusBackend(
     maxHistoryPerThread: limits.max_history_per_thread,
     logger: log,
   });
+  transport.beforePublish = () => threadStore.flush();
   // A dead-lettered message will never settle: count it out of its thread, or it stays "active".
   transport.onDeadLetter = (message) => {
     threadStore.settled(message.thread).catch(() => {});

@@ -26,7 +26,15 @@ export interface ReaderHost {
 }
 
 export class StreamReader {
+  /** Entries taken and not yet acknowledged (delivering, or delivered and being acked). */
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** Of those, deliveries not yet settled: what the slots count. */
+  private delivering = 0;
+  /**
+   * When every slot is taken, the next read waits for this many to free up: reading one entry per
+   * freed slot would cost a round trip per message and cap throughput at one read at a time.
+   */
+  private readonly refill: number;
   /**
    * Entries whose delivery failed here. A re-read of our own pending list skips them: the reaper
    * retries them after claimIdleMs and dead-letters them on time, which a re-read would not.
@@ -58,12 +66,18 @@ export class StreamReader {
       if (this.connectedOnce) this.recover = true;
       this.connectedOnce = true;
     });
+    this.refill = Math.max(1, Math.floor(maxInFlight / 4));
     this.loopDone = this.loop();
   }
 
   /** Slots not taken by deliveries in progress. */
   get free(): number {
-    return this.maxInFlight - this.inFlight.size;
+    return this.maxInFlight - this.delivering;
+  }
+
+  private get mayRead(): boolean {
+    const free = this.free;
+    return free > 0 && (free >= this.refill || this.delivering === 0);
   }
 
   get stopping(): boolean {
@@ -90,13 +104,13 @@ export class StreamReader {
           await this.host.ensureGroup(this.client, this.stream);
           groupReady = true;
         }
-        const free = this.free;
-        if (free <= 0) {
+        if (!this.mayRead) {
           await new Promise<void>((resolve) => {
             this.slotWaiter = resolve;
           });
           continue;
         }
+        const free = this.free;
         if (this.recover) {
           const entries = await this.read(free, cursor, false);
           if (entries.length === 0) {
@@ -159,20 +173,27 @@ export class StreamReader {
         this.noteFailure(id, `cannot decode: ${reason}`);
         continue;
       }
-      const done = this.run(id, message).finally(() => {
-        this.inFlight.delete(id);
-        const wake = this.slotWaiter;
-        this.slotWaiter = undefined;
-        wake?.();
-      });
+      this.delivering++;
+      const done = this.run(id, message).finally(() => this.inFlight.delete(id));
       this.inFlight.set(id, done);
+    }
+  }
+
+  private settled(): void {
+    this.delivering--;
+    if (this.slotWaiter && this.mayRead) {
+      const wake = this.slotWaiter;
+      this.slotWaiter = undefined;
+      wake();
     }
   }
 
   private async run(id: string, message: Message): Promise<void> {
     try {
       await this.deliver(message);
+      this.settled();
     } catch (error) {
+      this.settled();
       const reason = error instanceof Error ? error.message : String(error);
       this.host.options.logger.warn(
         { listener: this.listener, entry: id, message: message.id, thread: message.thread },
@@ -181,7 +202,8 @@ export class StreamReader {
       this.noteFailure(id, `delivery failed: ${reason}`);
       return;
     }
-    // Stays in flight (and heartbeated) until the ack is through, even if Redis is down meanwhile.
+    // The slot is free again, but the entry stays in flight (heartbeated, never re-read) until the
+    // ack is through, even if Redis is down meanwhile.
     await this.host.ack(this.stream, id).catch((error: unknown) => {
       this.host.options.logger.warn({ entry: id }, `ack failed: ${(error as Error).message}`);
     });

@@ -24,6 +24,7 @@ import type { Capability } from '../../tools/types.ts';
 import type { HistoryEntry, ThreadHistory } from '../history/index.ts';
 import type { ThreadStore, ThreadStoreEvents } from '../thread-store.ts';
 import type { Frame, ThreadRegistry, ThreadState } from '../threads.ts';
+import { WriteBatch } from './batch.ts';
 import { busClientOptions, openBusClient } from './connection.ts';
 import type { BusKeys } from './options.ts';
 
@@ -42,32 +43,6 @@ if ARGV[2] ~= '' then
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return {v[1], v[2], v[3], v[4], v[5] or '0', f, p}
-`;
-
-/** KEYS: thread, events. ARGV: origin, thread id. Returns what is left in flight. */
-const SETTLED_SCRIPT = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local n = redis.call('HINCRBY', KEYS[1], 'inflight', -1)
-if n <= 0 then
-  redis.call('HSET', KEYS[1], 'inflight', 0)
-  redis.call('PUBLISH', KEYS[2], cjson.encode({o = ARGV[1], t = ARGV[2], k = 'i'}))
-  return 0
-end
-return n
-`;
-
-/** KEYS: history, events. ARGV: entry JSON, max length, ttl ms, event JSON. */
-const HISTORY_SCRIPT = `
-redis.call('RPUSH', KEYS[1], ARGV[1])
-redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('PUBLISH', KEYS[2], ARGV[4])
-`;
-
-/** KEYS: thread. ARGV: ttl ms. */
-const HOP_SCRIPT = `
-redis.call('HINCRBY', KEYS[1], 'hops', 1)
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
 `;
 
 const HISTORY_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -100,20 +75,11 @@ interface Event {
 
 type ScriptClient = Redis & {
   organismThreadLoad(key: string, ttl: string, frame: string): Promise<(string | null)[] | null>;
-  organismThreadSettled(thread: string, events: string, origin: string, id: string): Promise<number>;
-  organismHistoryAppend(
-    history: string,
-    events: string,
-    entry: string,
-    max: string,
-    ttl: string,
-    event: string,
-  ): Promise<null>;
-  organismThreadHop(thread: string, ttl: string): Promise<null>;
 };
 
 export class RedisThreadStore implements ThreadStore {
   private readonly client: ScriptClient;
+  private readonly batch: WriteBatch;
   private readonly keys: BusKeys;
   private readonly ttl: string;
   private registry: ThreadRegistry | undefined;
@@ -130,9 +96,12 @@ export class RedisThreadStore implements ThreadStore {
     this.keys = options.keys;
     this.ttl = String(Math.max(options.idleMs * 2, 60_000));
     this.client.defineCommand('organismThreadLoad', { numberOfKeys: 1, lua: LOAD_SCRIPT });
-    this.client.defineCommand('organismThreadSettled', { numberOfKeys: 2, lua: SETTLED_SCRIPT });
-    this.client.defineCommand('organismHistoryAppend', { numberOfKeys: 2, lua: HISTORY_SCRIPT });
-    this.client.defineCommand('organismThreadHop', { numberOfKeys: 1, lua: HOP_SCRIPT });
+    this.batch = new WriteBatch(options.client, (error) => this.writeFailed(error));
+  }
+
+  /** Sends the queued writes now; the transport calls it before each XADD (ordering). */
+  flush(): void {
+    this.batch.flush();
   }
 
   attach(registry: ThreadRegistry, history: ThreadHistory, events: ThreadStoreEvents): void {
@@ -144,11 +113,8 @@ export class RedisThreadStore implements ThreadStore {
     });
     history.subscribeStopped((thread) => {
       if (this.applying) return;
-      const key = this.keys.thread(thread);
-      this.write(this.client.hset(key, 'stopped', '1'));
-      this.write(
-        this.client.publish(this.keys.events, JSON.stringify({ o: this.options.origin, t: thread, k: 's' })),
-      );
+      this.batch.hset(this.keys.thread(thread), 'stopped', '1');
+      this.batch.publish(this.keys.events, JSON.stringify({ o: this.options.origin, t: thread, k: 's' }));
     });
     const { client } = openBusClient(
       this.options.url,
@@ -166,56 +132,47 @@ export class RedisThreadStore implements ThreadStore {
 
   threadCreated(state: ThreadState): void {
     const key = this.keys.thread(state.id);
-    this.write(
-      this.client.hset(key, {
-        created: String(state.created),
-        scope: state.scope ? JSON.stringify(state.scope) : '',
-        hops: String(state.hops),
-        stopped: state.stopped ? '1' : '0',
-        inflight: '0',
-      }),
-    );
-    this.write(this.client.pexpire(key, this.ttl));
+    this.batch.hset(key, 'created', String(state.created));
+    this.batch.hset(key, 'scope', state.scope ? JSON.stringify(state.scope) : '');
+    this.batch.hset(key, 'hops', String(state.hops));
+    this.batch.hset(key, 'stopped', state.stopped ? '1' : '0');
+    this.batch.hset(key, 'inflight', '0');
+    this.batch.pexpire(key, this.ttl);
   }
 
   frameOpened(frame: Frame): void {
-    this.write(
-      this.client.hset(
-        this.keys.thread(frame.thread),
-        `f:${frame.id}`,
-        JSON.stringify([frame.listener, frame.caller, frame.parent ?? '', frame.depth]),
-      ),
+    this.batch.hset(
+      this.keys.thread(frame.thread),
+      `f:${frame.id}`,
+      JSON.stringify([frame.listener, frame.caller, frame.parent ?? '', frame.depth]),
     );
   }
 
   framesPruned(thread: string, ids: readonly string[]): void {
-    if (ids.length === 0) return;
-    this.write(this.client.hdel(this.keys.thread(thread), ...ids.map((id) => `f:${id}`)));
+    const key = this.keys.thread(thread);
+    for (const id of ids) this.batch.hdel(key, `f:${id}`);
   }
 
   hopCharged(state: ThreadState): void {
-    this.write(this.client.organismThreadHop(this.keys.thread(state.id), this.ttl));
+    const key = this.keys.thread(state.id);
+    this.batch.hincr(key, 'hops', 1);
+    this.batch.pexpire(key, this.ttl);
   }
 
   // ---- ThreadStore ------------------------------------------------------------------------------
 
   published(thread: string): void {
-    this.write(this.client.hincrby(this.keys.thread(thread), 'inflight', 1));
+    this.batch.hincr(this.keys.thread(thread), 'inflight', 1);
   }
 
-  async settled(thread: string): Promise<number> {
-    return Number(
-      await this.client.organismThreadSettled(
-        this.keys.thread(thread),
-        this.keys.events,
-        this.options.origin,
-        thread,
-      ),
-    );
+  settled(thread: string): Promise<number> {
+    const idle = `{"o":${JSON.stringify(this.options.origin)},"t":${JSON.stringify(thread)},"k":"i"}`;
+    return this.batch.settle(this.keys.thread(thread), this.keys.events, idle);
   }
 
   async load(thread: string, frame = ''): Promise<void> {
     const registry = this.registry!;
+    this.batch.flush(); // this daemon's own writes first (same connection, so in order)
     const reply = await this.client.organismThreadLoad(this.keys.thread(thread), this.ttl, frame);
     if (!reply) {
       // Unknown to the registry (never made, or idle long enough to expire): a delivery is dropped,
@@ -286,16 +243,10 @@ export class RedisThreadStore implements ThreadStore {
 
   private writeHistory(thread: string, entry: HistoryEntry): void {
     const json = JSON.stringify(entry);
-    const event = `{"o":${JSON.stringify(this.options.origin)},"t":${JSON.stringify(thread)},"k":"m","e":${json}}`;
-    this.write(
-      this.client.organismHistoryAppend(
-        this.keys.history(thread),
-        this.keys.events,
-        json,
-        String(this.options.maxHistoryPerThread),
-        String(HISTORY_TTL_MS),
-        event,
-      ),
+    this.batch.history(this.keys.history(thread), json, this.options.maxHistoryPerThread, HISTORY_TTL_MS);
+    this.batch.publish(
+      this.keys.events,
+      `{"o":${JSON.stringify(this.options.origin)},"t":${JSON.stringify(thread)},"k":"m","e":${json}}`,
     );
   }
 
@@ -336,13 +287,10 @@ export class RedisThreadStore implements ThreadStore {
     this.events!.stopped(thread);
   }
 
-  private write(pending: Promise<unknown>): void {
-    pending.catch((error: unknown) => {
-      const message = (error as Error).message;
-      if (message === this.lastWriteError) return;
-      this.lastWriteError = message;
-      this.options.logger?.error(`shared thread state write failed: ${message}`);
-    });
+  private writeFailed(error: Error): void {
+    if (error.message === this.lastWriteError) return;
+    this.lastWriteError = error.message;
+    this.options.logger?.error(`shared thread state write failed: ${error.message}`);
   }
 }
 

@@ -55,6 +55,8 @@ export class RedisTransport implements Transport, ReaderHost {
   private suspect: { reader: StreamReader; id: string } | undefined;
   private lastTrim = 0;
   private closing: Promise<void> | undefined;
+  /** Called right before each XADD: the shared thread store sends the state the message refers to. */
+  beforePublish: (() => void) | undefined;
   /** Called for each message this daemon dead-letters (after the move). */
   onDeadLetter: ((message: Message) => void) | undefined;
 
@@ -80,6 +82,7 @@ export class RedisTransport implements Transport, ReaderHost {
 
   async publish(message: Message): Promise<void> {
     if (this.closing) throw new TransportError('transport.closed', 'the redis transport is closed');
+    this.beforePublish?.();
     const pending = this.client.xadd(this.keys.inbox(message.to), '*', ...encodeMessage(message));
     this.publishing.add(pending);
     try {
