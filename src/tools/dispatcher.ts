@@ -17,6 +17,7 @@ import { effectLogFor } from './once.ts';
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
 import { capResult } from './result-cap.ts';
 import { formatArgErrors } from './schema.ts';
+import { type SharedRevocations, sharedRateLimiter, sharedRevocations, sharesState } from './shared-state.ts';
 import {
   didYouMean,
   type ListenerGrants,
@@ -114,6 +115,8 @@ export class Dispatcher {
   readonly #defaults: DispatcherDefaults;
   readonly #limiter: RateLimiter;
   readonly #loops: LoopDetector;
+  /** With the redis transport: revocations shared by every daemon (read from Redis every 2 s). */
+  #sharedRevocations: SharedRevocations | undefined;
 
   /** Throws ConfigError naming every bad grant or tool_config key. */
   constructor(options: DispatcherOptions) {
@@ -132,6 +135,19 @@ export class Dispatcher {
       window: this.#defaults.loopWindow,
       maxThreads: this.#defaults.loopMaxThreads,
     });
+    if (sharesState(options.services.config)) {
+      sharedRevocations(options.services).then(
+        (shared) => {
+          this.#sharedRevocations = shared;
+        },
+        () => {}, // Redis down at start: the file's revocations still apply; a later reload retries
+      );
+    }
+  }
+
+  /** The revocation in force: this machine's file, else the organism's shared one (redis transport). */
+  #revoked(tool: string): { reason: string } | undefined {
+    return this.#options.revocations?.get(tool) ?? this.#sharedRevocations?.get(tool);
   }
 
   /** Whether each tool, in registration order, can be used by the listener, and if not why. */
@@ -148,7 +164,7 @@ export class Dispatcher {
 
   /** Revoked, failing integrity or unavailable: the reason, or null. */
   #blocked(tool: RegisteredTool): string | null {
-    const revoked = this.#options.revocations?.get(tool.definition.name);
+    const revoked = this.#revoked(tool.definition.name);
     if (revoked) return `revoked: ${revoked.reason}`;
     const integrity = this.#options.integrity?.check(tool);
     if (integrity) return `integrity failure: ${integrity}`;
@@ -255,7 +271,7 @@ export class Dispatcher {
       return fail(refuse('PermissionDenied', `tool ${name} is not granted to ${request.listener}`));
     }
     // 3. not revoked
-    const revoked = this.#options.revocations?.get(name);
+    const revoked = this.#revoked(name);
     if (revoked) return fail(refuse('ToolRevoked', `tool ${name} is revoked: ${revoked.reason}`));
     // 4. integrity
     const integrity = this.#options.integrity?.check(tool);
@@ -331,7 +347,12 @@ export class Dispatcher {
     }
     // 9. rate limit
     if (settings.rateLimit) {
-      const wait = this.#limiter.take(`${listener.name}\u0000${name}`, settings.rateLimit);
+      // Several daemons (redis transport) share one bucket per listener and tool.
+      const key = `${listener.name}\u0000${name}`;
+      const shared = await sharedRateLimiter(this.#options.services);
+      const wait = shared
+        ? await shared.take(key, settings.rateLimit)
+        : this.#limiter.take(key, settings.rateLimit);
       if (wait > 0) {
         return fail(
           refuse(

@@ -123,6 +123,28 @@ export class ThreadHistory {
     for (const listener of this.stopListeners) listener(thread, time);
   }
 
+  /**
+   * Replaces a thread's messages with `entries` (oldest first), as a shared store re-reading the
+   * canonical copy after it missed some (several daemons on Redis). `appended` is how many the
+   * thread ever had, so `dropped` stays right. Listeners are not told; the stopped flag is kept.
+   */
+  reset(thread: string, entries: readonly HistoryEntry[], appended = entries.length): void {
+    const before = this.records.get(thread);
+    const record = newRecord(before?.created ?? entries[0]?.time ?? Date.now());
+    record.stopped = before?.stopped ?? false;
+    const kept = entries.slice(-this.options.maxPerThread);
+    record.items = [...kept];
+    record.dropped = Math.max(0, appended - kept.length);
+    for (const entry of kept) {
+      record.participants.add(entry.from);
+      record.participants.add(entry.to);
+      record.updated = entry.time;
+    }
+    this.records.delete(thread);
+    this.records.set(thread, record);
+    this.evict();
+  }
+
   has(thread: string): boolean {
     return this.records.has(thread);
   }

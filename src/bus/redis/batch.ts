@@ -33,11 +33,17 @@ while i <= n do
     redis.call('PUBLISH', KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2])
     i = i + 3
   elseif op == 'hist' then
+    -- history key, thread key, channel, entry, max, ttl, event: the entry is numbered in its
+    -- thread (hash field hist) and announced as '<n>|<event>', so a daemon can tell it missed one.
     local key = KEYS[tonumber(ARGV[i + 1])]
-    redis.call('RPUSH', key, ARGV[i + 2])
-    redis.call('LTRIM', key, -tonumber(ARGV[i + 3]), -1)
-    redis.call('PEXPIRE', key, ARGV[i + 4])
-    i = i + 5
+    local thread = KEYS[tonumber(ARGV[i + 2])]
+    redis.call('RPUSH', key, ARGV[i + 4])
+    redis.call('LTRIM', key, -tonumber(ARGV[i + 5]), -1)
+    redis.call('PEXPIRE', key, ARGV[i + 6])
+    local n = 0
+    if redis.call('EXISTS', thread) == 1 then n = redis.call('HINCRBY', thread, 'hist', 1) end
+    redis.call('PUBLISH', KEYS[tonumber(ARGV[i + 3])], n .. '|' .. ARGV[i + 7])
+    i = i + 8
   elseif op == 'settle' then
     local key = KEYS[tonumber(ARGV[i + 1])]
     local left = 0
@@ -98,9 +104,17 @@ export class WriteBatch {
     this.push('publish', channel, text);
   }
 
-  /** RPUSH + LTRIM to `max` + PEXPIRE. */
-  history(key: string, entry: string, max: number, ttlMs: number): void {
-    this.push('hist', key, entry, String(max), String(ttlMs));
+  /** RPUSH + LTRIM to `max` + PEXPIRE, count in the thread hash, announce on `channel`. */
+  history(
+    key: string,
+    threadKey: string,
+    channel: string,
+    entry: string,
+    max: number,
+    ttlMs: number,
+    event: string,
+  ): void {
+    this.push('hist', key, this.key(threadKey), this.key(channel), entry, String(max), String(ttlMs), event);
   }
 
   /** In-flight count minus one; at zero an idle notice goes out. Resolves with what is left. */

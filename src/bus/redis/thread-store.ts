@@ -30,7 +30,7 @@ import type { BusKeys } from './options.ts';
 
 /** KEYS: thread. ARGV: ttl ms, frame id or ''. Returns [created, scope, hops, stopped, inflight, frame, parent] or nil. */
 const LOAD_SCRIPT = `
-local v = redis.call('HMGET', KEYS[1], 'created', 'scope', 'hops', 'stopped', 'inflight')
+local v = redis.call('HMGET', KEYS[1], 'created', 'scope', 'hops', 'stopped', 'inflight', 'hist')
 if not v[1] then return false end
 local f = false
 local p = false
@@ -42,7 +42,7 @@ if ARGV[2] ~= '' then
   end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return {v[1], v[2], v[3], v[4], v[5] or '0', f, p}
+return {v[1], v[2], v[3], v[4], v[5] or '0', f, p, v[6] or '0'}
 `;
 
 const HISTORY_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -88,6 +88,8 @@ export class RedisThreadStore implements ThreadStore {
   private subscriber: Redis | undefined;
   /** Set while applying another daemon's change, so the history listeners do not write it back. */
   private applying = false;
+  /** Entry ids of histories just re-read from Redis, whose events may still arrive. */
+  private readonly fresh = new Map<string, Set<string>>();
   private lastWriteError = '';
   private closed = false;
 
@@ -177,10 +179,10 @@ export class RedisThreadStore implements ThreadStore {
     if (!reply) {
       // Unknown to the registry (never made, or idle long enough to expire): a delivery is dropped,
       // but its history (kept longer) can still be read.
-      if (!this.history!.has(thread)) await this.loadHistory(thread);
+      if (!this.history!.has(thread)) await this.syncHistory(thread, 1);
       return;
     }
-    const [created, scope, hops, stopped, inflight, frameJson, parentJson] = reply;
+    const [created, scope, hops, stopped, inflight, frameJson, parentJson, hist] = reply;
     let state = registry.thread(thread);
     if (!state) {
       const now = Date.now();
@@ -204,7 +206,7 @@ export class RedisThreadStore implements ThreadStore {
       const parent = frameJson ? (JSON.parse(frameJson) as FrameRecord)[2] : '';
       if (parent) this.syncFrame(thread, parent, parentJson ?? null);
     }
-    if (!this.history!.has(thread)) await this.loadHistory(thread);
+    await this.syncHistory(thread, Number(hist ?? 0));
   }
 
   async close(): Promise<void> {
@@ -230,22 +232,32 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   /** A thread first seen here mid-way (this daemon started after it began): its history so far. */
-  private async loadHistory(thread: string): Promise<void> {
+  /**
+   * Makes this daemon's copy of a thread's history whole: when Redis has numbered more entries than
+   * this daemon holds (it started after the thread began, or missed events while reconnecting),
+   * the canonical list replaces the local copy.
+   */
+  private async syncHistory(thread: string, remote: number): Promise<void> {
+    const local = this.history!.summary(thread);
+    if (local && local.messages + local.dropped >= remote) return;
     const items = await this.client.lrange(this.keys.history(thread), 0, -1);
-    if (this.history!.has(thread) || items.length === 0) return;
-    this.applying = true;
-    try {
-      for (const item of items) this.history!.append(thread, JSON.parse(item) as HistoryEntry);
-    } finally {
-      this.applying = false;
-    }
+    if (items.length === 0) return;
+    const entries = items.map((item) => JSON.parse(item) as HistoryEntry);
+    this.history!.reset(thread, entries, Math.max(remote, entries.length));
+    // Events for these entries may still be on their way: they must not be appended twice.
+    this.fresh.set(thread, new Set(entries.map((e) => e.id)));
+    setTimeout(() => this.fresh.delete(thread), 10_000).unref();
   }
 
   private writeHistory(thread: string, entry: HistoryEntry): void {
     const json = JSON.stringify(entry);
-    this.batch.history(this.keys.history(thread), json, this.options.maxHistoryPerThread, HISTORY_TTL_MS);
-    this.batch.publish(
+    this.batch.history(
+      this.keys.history(thread),
+      this.keys.thread(thread),
       this.keys.events,
+      json,
+      this.options.maxHistoryPerThread,
+      HISTORY_TTL_MS,
       `{"o":${JSON.stringify(this.options.origin)},"t":${JSON.stringify(thread)},"k":"m","e":${json}}`,
     );
   }
@@ -254,12 +266,14 @@ export class RedisThreadStore implements ThreadStore {
   private apply(text: string): void {
     let event: Event;
     try {
-      event = JSON.parse(text) as Event;
+      // History entries come as '<n>|<json>' (n: the entry's number in its thread).
+      event = JSON.parse(text.startsWith('{') ? text : text.slice(text.indexOf('|') + 1)) as Event;
     } catch {
       return;
     }
     if (event.o === this.options.origin || typeof event.t !== 'string') return;
     if (event.k === 'm' && event.e) {
+      if (this.fresh.get(event.t)?.has(event.e.id)) return;
       this.applying = true;
       try {
         this.history!.append(event.t, event.e);

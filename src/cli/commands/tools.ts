@@ -8,6 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { loadConfig } from '../../config/index.ts';
 import type { OrganismConfig } from '../../config/types.ts';
 import { UsageError } from '../../errors.ts';
+import { redisAddress } from '../../kv/redis.ts';
 import { loadToolCatalog } from '../../tools/catalog.ts';
 import {
   buildManifest,
@@ -24,6 +25,7 @@ import {
   toolPaths,
   trustedPublicKey,
 } from '../../tools/runtime.ts';
+import { revokeShared, sharesState, unrevokeShared } from '../../tools/shared-state.ts';
 import { didYouMean } from '../../tools/tool-config.ts';
 import { CAPABILITIES, type Capability } from '../../tools/types.ts';
 import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
@@ -269,6 +271,11 @@ async function revoke(values: Values, rest: string[], io: CommandIo): Promise<nu
   const path = toolPaths(cfg).revocations;
   await revokeTool(path, tool, reason);
   io.out(`revoked ${tool}: ${reason} (${path}); a running organism picks this up within seconds`);
+  if (sharesState(cfg)) {
+    // Several daemons on Redis: every one of them refuses it, not just this machine's.
+    await revokeShared(cfg, tool, { reason, time: new Date().toISOString() });
+    io.out(`revoked ${tool} for every daemon of the organism (redis ${redisAddress(cfg.bus.url!)})`);
+  }
   return 0;
 }
 
@@ -279,5 +286,8 @@ async function unrevoke(values: Values, rest: string[], io: CommandIo): Promise<
   const path = toolPaths(cfg).revocations;
   if (await unrevokeTool(path, tool)) io.out(`unrevoked ${tool} (${path})`);
   else io.out(`${tool} was not revoked (${path})`);
+  if (sharesState(cfg) && (await unrevokeShared(cfg, tool))) {
+    io.out(`unrevoked ${tool} for every daemon of the organism (redis ${redisAddress(cfg.bus.url!)})`);
+  }
   return 0;
 }

@@ -49,8 +49,8 @@ export function threadRoutes(app: ApiApp, { service, logger }: RouteDeps): void 
 
   app.get('/api/v1/threads/:id', async (c) => {
     allow(c, 'viewer', 'reading threads');
-    // Another daemon of the organism (redis transport) may hold it.
-    if (!bus.thread(c.req.param('id'))) await bus.loadThread?.(c.req.param('id'));
+    // Several daemons (redis transport): brought up to date with what the others did.
+    await bus.loadThread?.(c.req.param('id'));
     const view = bus.thread(c.req.param('id'));
     if (!view) return fail(c, notFound(c.req.param('id')));
     return c.json(view);
@@ -60,7 +60,7 @@ export function threadRoutes(app: ApiApp, { service, logger }: RouteDeps): void 
   app.get('/api/v1/threads/:id/follow', async (c) => {
     allow(c, 'viewer', 'reading threads');
     const id = c.req.param('id');
-    if (!bus.thread(id)) await bus.loadThread?.(id);
+    await bus.loadThread?.(id);
     const view = bus.thread(id);
     if (!view) return fail(c, notFound(id));
     return followStream(bus, id, view.messages, view.status !== 'active');

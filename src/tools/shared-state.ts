@@ -1,0 +1,176 @@
+/**
+ * Tool runtime state that several daemons of one organism must share when the bus runs on Redis
+ * (`bus.transport: redis`): rate-limit buckets, so `rate_limit: {per_minute: 10}` means ten a
+ * minute for the organism rather than ten per daemon, and revocations, so `organism tools revoke`
+ * on one machine refuses the tool on every daemon within seconds. Both live under the organism's
+ * key prefix (`organism:{group}:`). With the memory transport none of this is used.
+ *
+ * Redis trouble fails closed: a limiter that cannot reach Redis throws, and the dispatcher answers
+ * the call with an error rather than letting it through unlimited.
+ */
+import { Redis } from 'ioredis';
+import { BusKeys } from '../bus/redis/options.ts';
+import type { OrganismConfig } from '../config/types.ts';
+import type { RateLimit } from './limits.ts';
+import type { Revocation, Revocations } from './revocations.ts';
+import type { ToolServices } from './types.ts';
+
+const RESOURCE_KEY = 'shared-tool-state';
+/** How often a daemon re-reads the shared revocations (the file watcher's promise: seconds). */
+export const REVOCATION_POLL_MS = 2_000;
+
+/**
+ * Token bucket, on Redis's own clock (daemons' clocks may differ). KEYS: bucket. ARGV: capacity,
+ * tokens per ms, ttl ms. Returns 0 when a token was taken, else ms until one is available (-1: never).
+ */
+const TAKE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local cap = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'last', 'cap', 'rate')
+local tokens = tonumber(b[1])
+local last = tonumber(b[2])
+if tokens == nil or b[3] ~= ARGV[1] or b[4] ~= ARGV[2] then
+  tokens = cap
+  last = now
+end
+tokens = math.min(cap, tokens + math.max(0, now - last) * rate)
+local wait = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+elseif rate > 0 then
+  wait = math.ceil((1 - tokens) / rate)
+else
+  wait = -1
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'last', tostring(now), 'cap', ARGV[1], 'rate', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return wait
+`;
+
+type Client = Redis & {
+  organismTakeToken(key: string, cap: string, rate: string, ttl: string): Promise<number>;
+};
+
+export interface SharedRateLimiter {
+  /** Takes one token of `key`'s bucket: 0 when allowed, else ms until a token is available. */
+  take(key: string, limit: RateLimit): Promise<number>;
+}
+
+export interface SharedRevocations {
+  /** The revocation in Redis as last read (at most REVOCATION_POLL_MS old). */
+  get(tool: string): Revocation | undefined;
+}
+
+interface SharedState {
+  limiter: SharedRateLimiter;
+  revocations: SharedRevocations;
+  close(): Promise<void>;
+}
+
+/** True when this organism's daemons share state through Redis. */
+export function sharesState(config: Pick<OrganismConfig, 'bus'>): boolean {
+  return config.bus?.transport === 'redis' && typeof config.bus.url === 'string';
+}
+
+export async function sharedRateLimiter(services: ToolServices): Promise<SharedRateLimiter | undefined> {
+  return sharesState(services.config) ? (await shared(services)).limiter : undefined;
+}
+
+export async function sharedRevocations(services: ToolServices): Promise<SharedRevocations | undefined> {
+  return sharesState(services.config) ? (await shared(services)).revocations : undefined;
+}
+
+function shared(services: ToolServices): Promise<SharedState> {
+  return services.resources.get<SharedState>(
+    RESOURCE_KEY,
+    () => openSharedState(services.config),
+    (state) => state.close(),
+  );
+}
+
+function openClient(config: Pick<OrganismConfig, 'bus'>): Client {
+  const client = new Redis(config.bus.url!, {
+    // A tool call must fail fast and clearly when Redis is down, not hang (as the kv store does).
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    commandTimeout: 5_000,
+    protocol: 2,
+    retryStrategy: (times) => Math.min(times * 200, 2_000),
+  }) as Client;
+  client.on('error', () => {}); // reported per call instead
+  client.defineCommand('organismTakeToken', { numberOfKeys: 1, lua: TAKE_SCRIPT });
+  return client;
+}
+
+async function openSharedState(config: Pick<OrganismConfig, 'bus'>): Promise<SharedState> {
+  const keys = new BusKeys(config.bus.group);
+  const client = openClient(config);
+  let cache: Revocations = {};
+  const refresh = async () => {
+    cache = parseRevocations(await client.hgetall(keys.revocations));
+  };
+  await refresh().catch(() => {});
+  const timer = setInterval(() => void refresh().catch(() => {}), REVOCATION_POLL_MS);
+  timer.unref();
+  return {
+    limiter: {
+      async take(key, limit) {
+        const capacity = Math.max(1, limit.burst ?? limit.per_minute);
+        const perMs = limit.per_minute / 60_000;
+        const wait = await client.organismTakeToken(
+          keys.rateBucket(key),
+          String(capacity),
+          String(perMs),
+          String(Math.max(120_000, Math.ceil(capacity / Math.max(perMs, 1e-9)) * 2)),
+        );
+        return wait < 0 ? Number.POSITIVE_INFINITY : wait;
+      },
+    },
+    revocations: {
+      get: (tool) => (Object.hasOwn(cache, tool) ? cache[tool] : undefined),
+    },
+    async close() {
+      clearInterval(timer);
+      client.disconnect();
+    },
+  };
+}
+
+function parseRevocations(hash: Record<string, string>): Revocations {
+  const out: Revocations = Object.create(null) as Revocations;
+  for (const [tool, json] of Object.entries(hash)) {
+    try {
+      const entry = JSON.parse(json) as Partial<Revocation>;
+      if (typeof entry.reason === 'string') out[tool] = { reason: entry.reason, time: entry.time ?? '' };
+    } catch {
+      // a hand-written value that is not ours: ignored rather than revoking on garbage
+    }
+  }
+  return out;
+}
+
+/** `organism tools revoke` with the redis transport: every daemon of the organism refuses the tool. */
+export async function revokeShared(
+  config: Pick<OrganismConfig, 'bus'>,
+  tool: string,
+  revocation: Revocation,
+): Promise<void> {
+  const client = openClient(config);
+  try {
+    await client.hset(new BusKeys(config.bus.group).revocations, tool, JSON.stringify(revocation));
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Returns whether the tool had a shared revocation. */
+export async function unrevokeShared(config: Pick<OrganismConfig, 'bus'>, tool: string): Promise<boolean> {
+  const client = openClient(config);
+  try {
+    return (await client.hdel(new BusKeys(config.bus.group).revocations, tool)) > 0;
+  } finally {
+    client.disconnect();
+  }
+}

@@ -1,0 +1,282 @@
+/**
+ * What several daemons on one Redis share besides the streams, in one process for speed (each
+ * "daemon" is its own Bus, transport, thread store and dispatcher, as in separate processes), on
+ * the real redis-server at 127.0.0.1:6379: threads any daemon can continue, hop budgets counted
+ * across daemons, once-only side effects, rate-limit buckets and revocations.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Bus } from '../../src/bus/bus.ts';
+import { type BusBackend, createBusBackend } from '../../src/bus/redis/backend.ts';
+import type { BusSection, OrganismConfig } from '../../src/config/types.ts';
+import { defineListener } from '../../src/listener/types.ts';
+import { EFFECT_TTL_SECONDS, kvEffectLog } from '../../src/tools/once.ts';
+import { createToolServices, type Resources } from '../../src/tools/services.ts';
+import { REVOCATION_POLL_MS, revokeShared, unrevokeShared } from '../../src/tools/shared-state.ts';
+import type { ToolDefinition, ToolResult } from '../../src/tools/types.ts';
+import { listenerSpec, settled, TEST_BUS, TEST_LIMITS, textPayload } from '../helpers/bus.ts';
+import { fakeConfig, makeDispatcher, noopTool } from '../tools/runtime/helpers.ts';
+import { dropGroup, SHARED_REDIS, until } from './redis-support/harness.ts';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
+});
+
+function newGroup(): string {
+  const group = `shared-${randomUUID().slice(0, 8)}`;
+  cleanups.push(() => dropGroup(SHARED_REDIS, group));
+  return group;
+}
+
+function busSection(group: string): BusSection {
+  return { ...TEST_BUS, transport: 'redis', url: SHARED_REDIS, group };
+}
+
+/** One "daemon": a bus on the Redis transport with the shared thread store. */
+function daemon(group: string, listeners: Parameters<typeof listenerSpec>[0][], maxHops = 1000): Bus {
+  const limits = { ...TEST_LIMITS, max_thread_hops: maxHops };
+  const bus = busSection(group);
+  const backend: BusBackend = createBusBackend({ bus, limits, listeners: [] }, pino({ level: 'silent' }));
+  const b = new Bus(listeners.map(listenerSpec), backend.transport, {
+    limits,
+    bus,
+    logger: pino({ level: 'silent' }),
+    threadStore: backend.threadStore,
+  });
+  b.start();
+  cleanups.push(async () => {
+    await b.stop(200);
+    await backend.close();
+  });
+  return b;
+}
+
+/** Services whose organism runs its bus on Redis (so tools share state through it). */
+function sharedServices(group: string): {
+  services: ReturnType<typeof createToolServices>['services'];
+  resources: Resources;
+} {
+  const config = { ...fakeConfig('/tmp'), bus: busSection(group), kv: {} } as unknown as OrganismConfig;
+  const made = createToolServices(config);
+  cleanups.push(() => made.resources.closeAll());
+  return made;
+}
+
+describe('shared thread state', () => {
+  it('lets any daemon continue a thread another daemon started', async () => {
+    const group = newGroup();
+    const seen: string[] = [];
+    const echo = (who: string) => ({
+      name: 'echo',
+      definition: defineListener<{ text: string }>({
+        payload: textPayload('say'),
+        handler: (p, ctx) => {
+          seen.push(`${who}:${p.text}`);
+          return ctx.respond(`<said><text>${p.text}</text></said>`);
+        },
+      }),
+    });
+    const a = daemon(group, [echo('a')]);
+    const b = daemon(group, [echo('b')]);
+    const { thread } = await a.inject({ to: 'echo', payload: '<say><text>one</text></say>' });
+    await until(async () => a.thread(thread)?.status === 'idle' && seen.length === 1, 'the first message');
+    // Continued through the other daemon, which never saw it begin.
+    await b.inject({ to: 'echo', thread, payload: '<say><text>two</text></say>' });
+    const messages = await until(async () => {
+      const view = a.thread(thread);
+      return view?.messages.length === 4 && view.status === 'idle' ? view.messages : undefined;
+    }, 'the thread to continue');
+    expect(messages.map((m) => `${m.from}->${m.to}`)).toEqual([
+      'api->echo',
+      'echo->api',
+      'api->echo',
+      'echo->api',
+    ]);
+    expect(b.thread(thread)?.messages.map((m) => m.id)).toEqual(messages.map((m) => m.id));
+    expect(seen.map((s) => s.split(':')[1])).toEqual(['one', 'two']);
+  });
+
+  it('counts a thread hops across daemons and stops it at max_thread_hops', async () => {
+    const group = newGroup();
+    let calls = 0;
+    const loop = {
+      name: 'looper',
+      peers: ['looper'],
+      definition: defineListener<{ text: string }>({
+        payload: textPayload('loop'),
+        handler: (p, ctx) => {
+          calls++;
+          return ctx.send('looper', { text: p.text });
+        },
+      }),
+    };
+    const a = daemon(group, [loop], 20);
+    daemon(group, [loop], 20);
+    const { thread } = await a.inject({ to: 'looper', payload: '<loop><text>x</text></loop>' });
+    const view = await until(async () => {
+      const v = a.thread(thread);
+      return v?.status === 'stopped' ? v : undefined;
+    }, 'the budget to stop the loop');
+    await new Promise((r) => setTimeout(r, 300));
+    // Each daemon refreshes the shared count on delivery: the loop stops at the limit, give or take
+    // the hops the other daemon took since its last refresh.
+    expect(calls).toBeGreaterThanOrEqual(19);
+    expect(calls).toBeLessThanOrEqual(22);
+    expect(view.messages.at(-1)?.payload).toContain('budget');
+  });
+
+  it('sees a watched thread finish on another daemon (send --wait works on any daemon)', async () => {
+    const group = newGroup();
+    const slow = {
+      name: 'slow',
+      definition: defineListener<{ text: string }>({
+        payload: textPayload('work'),
+        handler: async (p, ctx) => {
+          await new Promise((r) => setTimeout(r, 50));
+          return ctx.respond(`<done><text>${p.text}</text></done>`);
+        },
+      }),
+    };
+    const a = daemon(group, [slow]);
+    const b = daemon(group, [slow]);
+    // Only b will take work: a stops reading.
+    await (a as unknown as { subscriptions: Map<string, { unsubscribe(): Promise<void> }> }).subscriptions
+      .get('slow')!
+      .unsubscribe();
+    const { thread } = await a.inject({ to: 'slow', payload: '<work><text>w</text></work>' });
+    // The watcher on a learns of the answer and of the idle thread, though b did the work.
+    const messages = await settled(a, thread, 10_000);
+    expect(messages.map((m) => `${m.from}->${m.to}`)).toEqual(['api->slow', 'slow->api']);
+    expect(a.thread(thread)?.status).toBe('idle');
+    expect(b.thread(thread)?.status).toBe('idle');
+  });
+});
+
+describe('once-only effects', () => {
+  function sendTool(): ToolDefinition & { sent: string[] } {
+    const sent: string[] = [];
+    return {
+      sent,
+      name: 'send_thing',
+      description: 'Sends a thing; for tests.',
+      args: { type: 'object', properties: { what: { type: 'string' } }, required: ['what'] },
+      readOnly: false,
+      capability: 'post_webhook',
+      source: 'native',
+      sideEffect: true,
+      run: async (args: { what: string }) => {
+        await new Promise((r) => setTimeout(r, 100));
+        sent.push(args.what);
+        return { sent: args.what, n: sent.length };
+      },
+    };
+  }
+
+  it('runs a side-effecting call once per call id, across daemons, and answers repeats with the first result', async () => {
+    const group = newGroup();
+    const tool = sendTool();
+    const grants = [{ name: 'alice', tools: ['send_thing'] }];
+    const one = makeDispatcher([tool], grants, { services: sharedServices(group).services });
+    const two = makeDispatcher([tool], grants, { services: sharedServices(group).services });
+    const callId = `msg-${randomUUID()}.call-1`;
+    const request = { tool: 'send_thing', args: { what: 'mail' }, listener: 'alice', thread: 't', callId };
+    // At the same time on two daemons (a redelivery while the first run is still going), then again.
+    const [first, second] = await Promise.all([one.call(request), two.call(request)]);
+    const third = await one.call(request);
+    expect(tool.sent).toEqual(['mail']);
+    expect(first).toEqual({ status: 'ok', tool: 'send_thing', value: { sent: 'mail', n: 1 } });
+    expect(second).toEqual(first);
+    expect(third).toEqual(first);
+    // Another call id acts again.
+    await one.call({ ...request, callId: `${callId}x` });
+    expect(tool.sent).toEqual(['mail', 'mail']);
+  });
+
+  it('answers EffectInDoubt, without acting, when the first run died before reporting', async () => {
+    const group = newGroup();
+    const { services } = sharedServices(group);
+    const { sharedKvStore } = await import('../../src/kv/index.ts');
+    const store = await sharedKvStore(services);
+    const log = kvEffectLog(store);
+    const callId = `msg-${randomUUID()}.call-1`;
+    expect(await log.begin(callId, 'send_thing', 200)).toBeUndefined(); // the first run starts, then "dies"
+    const answer = (await log.begin(callId, 'send_thing', 200)) as ToolResult;
+    expect(answer).toMatchObject({ status: 'error', error: { code: 'EffectInDoubt' } });
+    const raw = new Redis(SHARED_REDIS);
+    try {
+      const ttl = await raw.ttl(`organism:kv:effects:${callId}`);
+      expect(ttl).toBeGreaterThan(EFFECT_TTL_SECONDS - 60);
+      await raw.del(`organism:kv:effects:${callId}`);
+    } finally {
+      raw.disconnect();
+    }
+  });
+
+  it('keeps no effect log with the memory transport (a message is delivered once there)', async () => {
+    const tool = sendTool();
+    const d = makeDispatcher([tool], [{ name: 'alice', tools: ['send_thing'] }]);
+    const request = {
+      tool: 'send_thing',
+      args: { what: 'x' },
+      listener: 'alice',
+      thread: 't',
+      callId: 'same',
+    };
+    await d.call(request);
+    await d.call(request);
+    expect(tool.sent).toEqual(['x', 'x']);
+  });
+});
+
+describe('shared tool limits', () => {
+  it('shares one rate-limit bucket per listener and tool across daemons', async () => {
+    const group = newGroup();
+    const noop = noopTool();
+    const grants = [
+      { name: 'alice', tools: ['noop'], tool_config: { noop: { rate_limit: { per_minute: 1, burst: 3 } } } },
+    ];
+    const one = makeDispatcher([noop], grants, { services: sharedServices(group).services });
+    const two = makeDispatcher([noop], grants, { services: sharedServices(group).services });
+    const call = (d: typeof one) => d.call({ tool: 'noop', args: {}, listener: 'alice', thread: 't' });
+    const results = [await call(one), await call(two), await call(one), await call(two)];
+    expect(results.map((r) => r.status)).toEqual(['ok', 'ok', 'ok', 'refused']);
+    expect(results[3]).toMatchObject({ error: { code: 'RateLimited' } });
+    expect(noop.runs).toHaveLength(3);
+  });
+
+  it('applies a revocation made for the organism on every daemon within seconds, and lifts it', async () => {
+    const group = newGroup();
+    const noop = noopTool();
+    const grants = [{ name: 'alice', tools: ['noop'] }];
+    const a = sharedServices(group);
+    const one = makeDispatcher([noop], grants, { services: a.services });
+    const two = makeDispatcher([noop], grants, { services: sharedServices(group).services });
+    // A thread per call: the loop detector would refuse the same call repeated in one thread.
+    const call = (d: typeof one) =>
+      d.call({ tool: 'noop', args: {}, listener: 'alice', thread: randomUUID() });
+    expect((await call(one)).status).toBe('ok');
+    await revokeShared(a.services.config, 'noop', { reason: 'leaks data', time: new Date().toISOString() });
+    for (const d of [one, two]) {
+      const refused = await until(
+        async () => {
+          const r = await call(d);
+          return r.status === 'refused' ? r : undefined;
+        },
+        'the revocation',
+        REVOCATION_POLL_MS * 3,
+      );
+      expect(refused).toMatchObject({
+        error: { code: 'ToolRevoked', message: 'tool noop is revoked: leaks data' },
+      });
+    }
+    expect(await unrevokeShared(a.services.config, 'noop')).toBe(true);
+    await until(
+      async () => (await call(two)).status === 'ok',
+      'the revocation to lift',
+      REVOCATION_POLL_MS * 3,
+    );
+  });
+});
