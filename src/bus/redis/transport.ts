@@ -18,14 +18,15 @@ import type { Message } from '../message.ts';
 import type { Deliver, SubscribeOptions, Subscription, Transport } from '../transport.ts';
 import { decodeMessage, encodeMessage } from './codec.ts';
 import { type BusConnection, busClientOptions, openBusClient, scrubUrl } from './connection.ts';
-import { DEAD_LETTER_SCRIPT, type DeadLetter, deadLetterCount, readDeadLetters } from './dead-letter.ts';
+import { type DeadLetter, deadLetterCount, readDeadLetters } from './dead-letter.ts';
 import {
   BusKeys,
   defaultRedisBusOptions,
   type RedisBusOptions,
   type ResolvedRedisBusOptions,
 } from './options.ts';
-import { type ReaderHost, type StreamEntry, StreamReader } from './reader.ts';
+import { type ReaderHost, StreamReader } from './reader.ts';
+import { Reaper } from './reaper.ts';
 
 /** Failure reasons are kept this long (seconds) for the dead-letter record. */
 const FAILURE_TTL_S = 24 * 3600;
@@ -48,11 +49,10 @@ export class RedisTransport implements Transport, ReaderHost {
   readonly stats: RedisTransportStats = { published: 0, acked: 0, claimed: 0, deadLettered: 0 };
   private readonly connection: BusConnection;
   private readonly readers = new Map<string, StreamReader>();
+  private readonly reaper: Reaper;
   private readonly publishing = new Set<Promise<unknown>>();
   private readonly timers: NodeJS.Timeout[] = [];
   private reaping = false;
-  /** The one suspect entry (delivered twice or more) this daemon is delivering now, if any. */
-  private suspect: { reader: StreamReader; id: string } | undefined;
   private lastTrim = 0;
   private closing: Promise<void> | undefined;
   /** Called right before each XADD: the shared thread store sends the state the message refers to. */
@@ -68,7 +68,7 @@ export class RedisTransport implements Transport, ReaderHost {
       busClientOptions(this.options.connectTimeoutMs, `organism-${this.options.consumer}`),
       (message) => this.options.logger.warn(`redis bus connection lost: ${message}`),
     );
-    this.connection.client.defineCommand('organismDeadLetter', { numberOfKeys: 4, lua: DEAD_LETTER_SCRIPT });
+    this.reaper = new Reaper(this);
   }
 
   /** The shared command connection (thread store, effect log and tests reuse it). */
@@ -199,8 +199,8 @@ export class RedisTransport implements Transport, ReaderHost {
       if (trim) this.lastTrim = Date.now();
       for (const reader of this.readers.values()) {
         if (reader.stopping) continue;
-        await this.reapStream(reader);
-        if (trim) await this.trim(reader.stream);
+        await this.reaper.reapStream(reader);
+        if (trim) await this.reaper.trim(reader.stream);
       }
     } catch (error) {
       this.options.logger.warn(
@@ -211,157 +211,8 @@ export class RedisTransport implements Transport, ReaderHost {
     }
   }
 
-  /**
-   * Sorts a stream's idle entries (XPENDING with IDLE, which also gives delivery counts): those
-   * delivered maxDeliveries times go to the dead-letter stream; the rest are taken over here.
-   *
-   * An entry delivered twice or more is a suspect: the daemon that had it may have died of it (a
-   * poison message that crashes its handler's process). Suspects are taken one at a time per
-   * daemon, so a poison message crashes a daemon alone and the messages it would have taken
-   * down with it are not charged a delivery for its crash; with max_deliveries of 3 or more they
-   * finish. When there are no suspects, everything idle is claimed with XAUTOCLAIM.
-   */
-  private async reapStream(reader: StreamReader): Promise<void> {
-    const { group, claimIdleMs, maxDeliveries } = this.options;
-    const fresh: string[] = [];
-    const suspects: string[] = [];
-    let start = '-';
-    for (let page = 0; page < 10; page++) {
-      const rows = (await this.client.call(
-        'XPENDING',
-        reader.stream,
-        group,
-        'IDLE',
-        String(claimIdleMs),
-        start,
-        '+',
-        '100',
-      )) as Array<[string, string, number, number]>;
-      for (const [id, owner, , deliveries] of rows) {
-        if (reader.has(id)) continue;
-        if (deliveries >= maxDeliveries) await this.deadLetter(reader, id, owner, deliveries);
-        else if (deliveries >= 2) suspects.push(id);
-        else fresh.push(id);
-      }
-      if (rows.length < 100) break;
-      start = `(${rows[rows.length - 1]![0]}`;
-    }
-    if (suspects.length === 0) {
-      if (fresh.length > 0) await this.autoClaim(reader);
-      return;
-    }
-    if (fresh.length > 0 && reader.free > 0) {
-      await this.claim(reader, fresh.slice(0, reader.free));
-    }
-    if (this.suspect && !this.suspect.reader.has(this.suspect.id)) this.suspect = undefined;
-    if (!this.suspect && reader.free > 0) {
-      for (const id of suspects) {
-        if ((await this.claim(reader, [id])) > 0) {
-          this.suspect = { reader, id };
-          break;
-        }
-      }
-    }
-  }
-
-  private async deadLetter(
-    reader: StreamReader,
-    id: string,
-    owner: string,
-    deliveries: number,
-  ): Promise<void> {
-    const { group, maxDeliveries, deadLetterMaxLength } = this.options;
-    const moved = await (this.client as RedisWithScripts).organismDeadLetter(
-      reader.stream,
-      this.keys.dead,
-      this.keys.deadCount,
-      this.keys.failure(id),
-      group,
-      id,
-      reader.listener,
-      String(deliveries),
-      `delivered ${deliveries} times without an acknowledgement (bus.max_deliveries is ${maxDeliveries})`,
-      String(deadLetterMaxLength),
-      owner,
-    );
-    if (!moved) return; // another daemon's reaper was first
-    this.stats.deadLettered++;
-    this.options.logger.error(
-      { listener: reader.listener, entry: id, deliveries },
-      'stream entry moved to the dead-letter stream',
-    );
-    this.notifyDeadLetter(moved[1]);
-  }
-
-  /** XCLAIM of chosen entries (still idle: another daemon may have been first); returns how many. */
-  private async claim(reader: StreamReader, ids: string[]): Promise<number> {
-    const { group, consumer, claimIdleMs } = this.options;
-    const entries = (await this.client.call(
-      'XCLAIM',
-      reader.stream,
-      group,
-      consumer,
-      String(claimIdleMs),
-      ...ids,
-    )) as StreamEntry[];
-    return this.took(reader, entries);
-  }
-
-  /** Takes over idle entries with XAUTOCLAIM, following its cursor until 0-0, as far as free slots allow. */
-  private async autoClaim(reader: StreamReader): Promise<void> {
-    const { group, consumer, claimIdleMs } = this.options;
-    let cursor = '0-0';
-    for (let round = 0; round < 100 && reader.free > 0 && !reader.stopping; round++) {
-      const [next, entries] = (await this.client.call(
-        'XAUTOCLAIM',
-        reader.stream,
-        group,
-        consumer,
-        String(claimIdleMs),
-        cursor,
-        'COUNT',
-        String(reader.free),
-      )) as [string, StreamEntry[], string[]?];
-      this.took(reader, entries);
-      cursor = next;
-      if (cursor === '0-0') return;
-    }
-  }
-
-  private took(reader: StreamReader, entries: StreamEntry[]): number {
-    const live = entries.filter((e) => e !== null && e[1] !== null);
-    if (live.length > 0) {
-      this.stats.claimed += live.length;
-      this.options.logger.info(
-        { listener: reader.listener, count: live.length },
-        'claimed idle stream entries',
-      );
-      reader.dispatch(live, true);
-    }
-    return live.length;
-  }
-
-  /**
-   * Drops entries every one of which has been delivered and acknowledged: those below both the
-   * oldest pending entry and the group's last delivered id. Nothing the group still owes is touched.
-   */
-  private async trim(stream: string): Promise<void> {
-    const { group } = this.options;
-    const groups = (await this.client.call('XINFO', 'GROUPS', stream)) as unknown[][];
-    const ours = groups.map(fieldMap).find((g) => g.get('name') === group);
-    const lastDelivered = ours?.get('last-delivered-id');
-    if (typeof lastDelivered !== 'string' || lastDelivered === '0-0') return;
-    const summary = (await this.client.call('XPENDING', stream, group)) as [
-      number,
-      string | null,
-      ...unknown[],
-    ];
-    const minId = summary[0] > 0 && summary[1] ? summary[1] : nextStreamId(lastDelivered);
-    await this.client.call('XTRIM', stream, 'MINID', minId);
-  }
-
   /** Tells the owner (the shared thread store) that a message will never be handled. */
-  private notifyDeadLetter(body: string): void {
+  notifyDeadLetter(body: string): void {
     if (!this.onDeadLetter || !body) return;
     let message: Message;
     try {
@@ -385,22 +236,6 @@ export class RedisTransport implements Transport, ReaderHost {
       { cause: error },
     );
   }
-}
-
-type RedisWithScripts = Redis & {
-  organismDeadLetter(...args: string[]): Promise<[number, string] | null>;
-};
-
-function fieldMap(row: unknown[]): Map<string, unknown> {
-  const map = new Map<string, unknown>();
-  for (let i = 0; i + 1 < row.length; i += 2) map.set(String(row[i]), row[i + 1]);
-  return map;
-}
-
-/** The smallest stream id above `id`. */
-function nextStreamId(id: string): string {
-  const [ms, seq] = id.split('-');
-  return `${ms}-${BigInt(seq ?? '0') + 1n}`;
 }
 
 function sleep(ms: number): Promise<void> {
