@@ -4,8 +4,8 @@
  * handles under test), so users never need a build step.
  */
 import { stat } from 'node:fs/promises';
-import { pathToFileURL } from 'node:url';
 import { ListenerLoadError } from '../errors.ts';
+import { defaultExport, importUserModule } from './import-module.ts';
 import { isListenerDefinition, type ListenerDefinition } from './types.ts';
 
 /** Imports the module at `absPath` and returns its listener definition; throws ListenerLoadError saying why not. */
@@ -22,11 +22,11 @@ export async function loadListenerModule(absPath: string): Promise<ListenerDefin
   }
   let mod: Record<string, unknown>;
   try {
-    mod = await importModule(absPath);
+    mod = await importUserModule(absPath);
   } catch (error) {
     throw new ListenerLoadError(absPath, `import failed: ${errorText(error)}`, { cause: error });
   }
-  const definition = unwrapDefault(mod);
+  const definition = defaultExport(mod, isListenerDefinition);
   if (definition === undefined) {
     throw new ListenerLoadError(absPath, 'no default export; write `export default defineListener({ ... })`');
   }
@@ -44,35 +44,6 @@ export async function loadListenerModule(absPath: string): Promise<ListenerDefin
     throw new ListenerLoadError(absPath, 'defineListener({ handler }) needs a handler function');
   }
   return definition as ListenerDefinition<any>;
-}
-
-/** Errors of a plain import() that tsx's own importer gets past (see importModule). */
-const RETRY_WITH_TSX = new Set(['ERR_REQUIRE_CYCLE_MODULE', 'ERR_UNKNOWN_FILE_EXTENSION', 'ERR_REQUIRE_ESM']);
-
-/**
- * import() first. A .ts module outside a `"type": "module"` package is compiled to CommonJS by the
- * registered tsx hooks, and its `import ... from 'organism'` then fails as a require() cycle; and
- * without registered hooks (organism used as a library) .ts does not load at all. tsx's tsImport
- * handles both, so those cases retry through it.
- */
-async function importModule(absPath: string): Promise<Record<string, unknown>> {
-  const url = pathToFileURL(absPath).href;
-  try {
-    return await import(url);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException)?.code;
-    if (!code || !RETRY_WITH_TSX.has(code) || !/\.[cm]?tsx?$/.test(absPath)) throw error;
-    const { tsImport } = await import('tsx/esm/api');
-    return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
-  }
-}
-
-/** The default export; for a module compiled to CommonJS that is `module.exports.default`. */
-function unwrapDefault(mod: Record<string, unknown>): unknown {
-  const first = mod.default;
-  if (isListenerDefinition(first)) return first;
-  const nested = (first as Record<string, unknown> | undefined)?.default;
-  return isListenerDefinition(nested) ? nested : first;
 }
 
 function errorText(error: unknown): string {

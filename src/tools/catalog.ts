@@ -5,8 +5,9 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { ToolRegistrationError } from '../errors.ts';
+import { defaultExport, importUserModule } from '../listener/import-module.ts';
 import type { ToolDefinition } from './types.ts';
 
 /** Where Organism's own tools/ and librarian/ live. */
@@ -52,11 +53,14 @@ export async function loadToolCatalog(root: string = PACKAGE_ROOT): Promise<Cata
   for (const file of await toolModuleFiles(root)) {
     let mod: Record<string, unknown>;
     try {
-      mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+      mod = await importUserModule(file);
     } catch (error) {
       throw new ToolRegistrationError(`module ${file}`, `does not load: ${(error as Error).message}`);
     }
-    const exported = mod.default;
+    const exported = defaultExport(
+      mod,
+      (v) => Array.isArray(v) || typeof (v as ToolDefinition | undefined)?.run === 'function',
+    );
     const list = Array.isArray(exported) ? exported : [exported];
     if (exported === undefined || list.length === 0) {
       throw new ToolRegistrationError(

@@ -1,5 +1,5 @@
 /** The `organism` command as a user runs it: a real process, real files. */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -109,5 +109,75 @@ describe('organism send against a daemon with auth', () => {
     } finally {
       await daemon.stop();
     }
+  });
+});
+
+describe('user modules outside this package', () => {
+  it('loads a TypeScript tool from a folder with no package.json (tsx compiles it as CommonJS there)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'organism-usertool-'));
+    await mkdir(join(dir, 'tools'));
+    await writeFile(
+      join(dir, 'tools', 'shout.ts'),
+      [
+        'const shout = {',
+        "  name: 'shout',",
+        "  description: 'Returns the text in capitals.',",
+        "  args: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },",
+        '  readOnly: true,',
+        "  capability: 'read',",
+        "  source: 'external',",
+        '  async run(args: { text: string }) { return { text: args.text.toUpperCase() }; },',
+        '};',
+        'export default shout;',
+        '',
+      ].join('\n'),
+    );
+    const config = join(dir, 'organism.yaml');
+    await writeFile(
+      config,
+      'organism:\n  name: usertool\nlisteners:\n  - name: caller\n    description: Calls shout.\n    agent: true\n    tools: [shout]\n',
+    );
+    const { code, stdout, stderr } = await runCli([
+      'tools',
+      'call',
+      'shout',
+      '{"text": "hi"}',
+      '--as',
+      'caller',
+      '--config',
+      config,
+      '--root',
+      dir,
+    ]);
+    expect(stderr).not.toContain('does not load');
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ status: 'ok', tool: 'shout', value: { text: 'HI' } });
+  });
+
+  it('loads a TypeScript listener from a folder with no package.json', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'organism-userlistener-'));
+    await writeFile(
+      join(dir, 'echo.ts'),
+      [
+        `import { defineListener } from '${join(REPO_ROOT, 'src/index.ts')}';`,
+        'export default defineListener<{ text: string }>({',
+        "  description: 'Echoes.',",
+        "  payload: { tag: 'echo', schema: { type: 'object', properties: { text: { type: 'string' } } } },",
+        '  handler: (payload: { text: string }) => undefined,',
+        '});',
+        '',
+      ].join('\n'),
+    );
+    const config = join(dir, 'organism.yaml');
+    await writeFile(
+      config,
+      'organism:\n  name: userlistener\nlisteners:\n  - name: echo\n    handler: ./echo.ts\n',
+    );
+    const validate = await runCli(['validate', config]);
+    expect(validate.stderr).toBe('');
+    expect(validate.code).toBe(0);
+    const described = await runCli(['describe', 'echo', '--example', '--config', config]);
+    expect(described.code).toBe(0);
+    expect(described.stdout).toContain('<echo>');
   });
 });
