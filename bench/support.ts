@@ -53,7 +53,7 @@ export async function runChild(relativeFile: string, args: string[] = []): Promi
     logLevel: 'error',
   });
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', outfile, ...args], {
+    const child = spawn(process.execPath, ['--expose-gc', ...DAEMON_NODE_FLAGS, outfile, ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
