@@ -141,6 +141,57 @@ describe('redis transport', () => {
     }
   });
 
+  it('keeps live work: a slow delivery is not taken by another daemon while its owner lives', async () => {
+    const group = `${RUN}-${++groups}`;
+    const a = open(group, 'a');
+    const b = open(group, 'b');
+    try {
+      const byA: number[] = [];
+      const byB: number[] = [];
+      a.subscribe('a', async (m) => {
+        byA.push(m.hop);
+        await new Promise((r) => setTimeout(r, 1_200)); // four times claimIdleMs
+      });
+      await a.publish(testMessage('a', 1));
+      await until(() => byA.length === 1, 'the slow delivery');
+      b.subscribe('a', async (m) => {
+        byB.push(m.hop);
+      });
+      await until(
+        async () => Number(((await raw.call('XPENDING', a.keys.inbox('a'), group)) as [number])[0]) === 0,
+        'the ack',
+      );
+      expect(byA).toEqual([1]);
+      expect(byB).toEqual([]);
+      expect(b.stats.claimed).toBe(0);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('re-creates its stream and group when they vanish (Redis restarted empty) and reads on', async () => {
+    const group = `${RUN}-${++groups}`;
+    const t = open(group, 'c');
+    try {
+      const got: number[] = [];
+      t.subscribe('a', async (m) => {
+        got.push(m.hop);
+      });
+      await t.publish(testMessage('a', 1));
+      await until(() => got.length === 1, 'the first message');
+      await raw.del(t.keys.inbox('a'));
+      // The stream comes back with the next publish, without the group; the reader recreates it.
+      await until(async () => {
+        await t.publish(testMessage('a', 2));
+        return got.includes(2);
+      }, 'a message after the stream vanished');
+      const groupsNow = (await raw.call('XINFO', 'GROUPS', t.keys.inbox('a'))) as unknown[][];
+      expect(groupsNow.map((g) => g[1])).toEqual([group]);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('refuses a bad url or group name with a clear error', () => {
     expect(() => new RedisTransport({ url: 'http://x', group: 'g' })).toThrow(/redis:\/\/ or rediss:\/\//);
     expect(() => new RedisTransport({ url: URL, group: 'a{b}' })).toThrow(/bus.group must be/);
