@@ -124,6 +124,7 @@ export class RedisTransport implements Transport, ReaderHost {
       await Promise.allSettled([...this.publishing]);
       await Promise.all([...this.readers.values()].map((r) => r.stop()));
       this.readers.clear();
+      this.beforePublish?.(); // the last thread-state writes go out before the connection closes
       const { client } = this.connection;
       if (client.status === 'ready') {
         await Promise.race([client.quit().catch(() => {}), sleep(this.options.closeTimeoutMs)]);
