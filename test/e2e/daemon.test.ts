@@ -136,3 +136,45 @@ describe('shutdown', () => {
     expect(own.stdout()).toContain('organism stopped');
   });
 });
+
+describe('capability scope of an injected thread', () => {
+  it('limits every tool call in the thread to the scope given at inject', async () => {
+    const scoped = await runCli([
+      'send',
+      '--url',
+      daemon.url,
+      '--to',
+      'toolbox',
+      '<use-tool><tool>key_value_set</tool><args>{"key": "k", "value": 1}</args></use-tool>',
+      '--scope',
+      'read,db_read',
+      '--wait',
+    ]);
+    expect(scoped.code).toBe(0);
+    const answer = scoped.stdout.split('\n').find((l) => l.startsWith('toolbox -> api'))!;
+    expect(answer).toContain('<status>refused</status>');
+    expect(answer).toContain('outside this thread');
+
+    const allowed = await runCli([
+      'send',
+      '--url',
+      daemon.url,
+      '--to',
+      'toolbox',
+      '<use-tool><tool>calculate</tool><args>{"expression": "6 * 7"}</args></use-tool>',
+      '--scope',
+      'read',
+      '--wait',
+    ]);
+    expect(allowed.stdout.split('\n').find((l) => l.startsWith('toolbox -> api'))).toContain(
+      '"result":42',
+    );
+
+    const bad = await post('/api/v1/inject', {
+      to: 'toolbox',
+      payload: '<use-tool><tool>calculate</tool></use-tool>',
+      scope: ['root'],
+    });
+    expect(bad.status).toBe(400);
+  });
+});

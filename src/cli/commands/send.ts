@@ -6,11 +6,13 @@ import type { CommandIo } from '../io.ts';
 export const summary = 'send a payload to a running daemon; --wait prints the thread as it unfolds';
 
 const HELP = `usage: organism send [--to LISTENER] '<payload/>' [--wait] [--thread ID] [--url URL] [--config FILE]
-                     [--token-env NAME]
+                     [--token-env NAME] [--scope CAP,CAP...]
 
 Posts the payload to the daemon (its address from organism.yaml's server section, or --url) and
 prints {"thread", "message"}. With --wait it prints each message of the thread as it arrives and
-returns when the thread has nothing left in flight. A daemon with auth needs an operator token in
+returns when the thread has nothing left in flight. --scope limits the tools any listener may use in
+the new thread to those capabilities (read, write, fetch_web, exec_shell, db_read, db_write,
+send_email, post_webhook). A daemon with auth needs an operator token in
 ORGANISM_TOKEN (or the variable --token-env names).`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
@@ -21,6 +23,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     thread: { type: 'string' },
     url: { type: 'string' },
     'token-env': { type: 'string' },
+    scope: { type: 'string' },
   });
   if (values.help) {
     io.out(HELP);
@@ -36,7 +39,16 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     response = await fetch(`${base}/api/v1/inject`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...auth },
-      body: JSON.stringify({ to: values.to, payload: positionals[0], thread: values.thread }),
+      body: JSON.stringify({
+        to: values.to,
+        payload: positionals[0],
+        thread: values.thread,
+        // --scope read,fetch_web: the new thread's tools are limited to these capabilities.
+        scope: values.scope
+          ?.split(',')
+          .map((c) => c.trim())
+          .filter(Boolean),
+      }),
     });
   } catch (error) {
     io.err(

@@ -3,9 +3,11 @@
  * daemon is behind), then the body (size-capped), then the bus (503 when the target queue is full).
  * Every answer is counted by status in organism_injects_total.
  */
+
 import { type HuhReason, huhXml } from '../../bus/system.ts';
 import { PayloadValidationError, RoutingError, ServerError, XmlError } from '../../errors.ts';
 import { metrics } from '../../observability/metrics.ts';
+import { CAPABILITIES, type Capability } from '../../tools/types.ts';
 import { readJsonBody } from '../body.ts';
 import { httpError, toHttpError } from '../errors.ts';
 import { type ApiApp, allow, fail, failWith, type RouteDeps } from './common.ts';
@@ -41,16 +43,38 @@ export function injectRoutes(app: ApiApp, { service, logger, maxBodyBytes, injec
       const body = await readJsonBody(c, maxBodyBytes);
       if ('status' in body) return fail(c, body);
       if (typeof body.value !== 'object' || body.value === null || Array.isArray(body.value))
-        return fail(c, httpError(400, 'request.invalid', 'send a JSON object {"to"?, "payload", "thread"?}'));
-      const { to, payload, thread } = body.value as Record<string, unknown>;
+        return fail(
+          c,
+          httpError(400, 'request.invalid', 'send a JSON object {"to"?, "payload", "thread"?, "scope"?}'),
+        );
+      const { to, payload, thread, scope } = body.value as Record<string, unknown>;
       if (typeof payload !== 'string')
         return fail(c, httpError(400, 'request.invalid', '`payload` must be a string of XML'));
       if (to !== undefined && typeof to !== 'string')
         return fail(c, httpError(400, 'request.invalid', '`to` must be a string'));
       if (thread !== undefined && typeof thread !== 'string')
         return fail(c, httpError(400, 'request.invalid', '`thread` must be a string'));
+      if (
+        scope !== undefined &&
+        (!Array.isArray(scope) || scope.some((c) => !(CAPABILITIES as readonly unknown[]).includes(c)))
+      ) {
+        return fail(
+          c,
+          httpError(
+            400,
+            'request.invalid',
+            `\`scope\` must be a list of capabilities: ${CAPABILITIES.join(', ')}`,
+          ),
+        );
+      }
       try {
-        const result = await service.bus.inject({ to, payload, thread, from: 'api' });
+        const result = await service.bus.inject({
+          to,
+          payload,
+          thread,
+          from: 'api',
+          ...(scope ? { scope: scope as Capability[] } : {}),
+        });
         logger.debug({ thread: result.thread, by: principal.name, to }, 'injected');
         return c.json(result, 202);
       } catch (error) {
