@@ -7,7 +7,6 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { BusSection, LimitsSection } from '../config/types.ts';
 import {
   BusyError,
   OrganismError,
@@ -17,7 +16,7 @@ import {
   XmlError,
 } from '../errors.ts';
 import type { HandlerResult, IncomingReply, Outgoing } from '../listener/types.ts';
-import type { Capability, ToolResult } from '../tools/types.ts';
+import type { ToolResult } from '../tools/types.ts';
 import { decodePayload, encodePayload } from '../xml/codec.ts';
 import { schemaToExample, schemaToPrompt, schemaToXsd } from '../xml/describe.ts';
 import { buildEnvelope, parseEnvelope } from '../xml/envelope.ts';
@@ -39,6 +38,7 @@ import type {
   ThreadView,
   ThreadWatcher,
 } from './api.ts';
+import type { BusHooks, BusOptions, DeliveryOutcome, ReconfigureResult } from './bus-types.ts';
 import { DeliveryContext } from './context.ts';
 import { ThreadHistory, toView } from './history/index.ts';
 import { nextId } from './ids.ts';
@@ -52,59 +52,7 @@ import { type Frame, ThreadRegistry, type ThreadState } from './threads.ts';
 import type { Subscription, Transport } from './transport.ts';
 import { unwrapEnvelope } from './unwrap.ts';
 
-/** How the bus reaches the tool dispatcher (src/tools), without depending on it. */
-export interface ToolPort {
-  call(request: {
-    tool: string;
-    args: unknown;
-    listener: string;
-    thread: string;
-    scope?: readonly Capability[];
-    callId?: string;
-  }): Promise<ToolResult>;
-}
-
-export interface BusOptions {
-  limits: LimitsSection;
-  bus: BusSection;
-  logger: Logger;
-  tools?: ToolPort;
-  /** Threads whose history is kept in memory (when the bus makes its own history). */
-  historyMaxThreads?: number;
-  /** A history to use instead of a fresh one: the daemon's, replayed from disk and written back to it. */
-  history?: ThreadHistory;
-  /** Observers for metrics and the live stream; absent costs nothing per hop. */
-  hooks?: BusHooks;
-  /**
-   * Thread state shared with the other daemons of the organism (Redis transport): registry and
-   * history written through, threads loaded on delivery, in-flight counted across daemons.
-   * Absent: the registry and history in memory are the whole truth (one daemon).
-   */
-  threadStore?: ThreadStore;
-}
-
-/** What became of one delivery: handled (ok, error, timeout) or refused before its handler. */
-export type DeliveryOutcome = 'ok' | 'error' | 'timeout' | 'invalid' | 'busy' | 'dropped';
-
-/**
- * Observers of the bus. Called on the hot path and synchronously, so they must be cheap and must
- * not throw (the daemon's hooks update prom-client counters and push to WebSocket clients).
- */
-export interface BusHooks {
-  /** A delivery to `listener` finished; `ms` runs from publish to the end of handling. */
-  delivered?(listener: string, outcome: DeliveryOutcome, ms: number, thread: string): void;
-  /** A thread began (injection), has nothing in flight any more, or was stopped (budget or kill). */
-  thread?(thread: string, event: 'started' | 'idle' | 'stopped'): void;
-}
-
-/** What a hot reload did to the listeners (Bus.reconfigure). */
-export interface ReconfigureResult {
-  added: string[];
-  removed: string[];
-  /** Config, module or tag changed; queued messages finish with the version that accepted them. */
-  replaced: string[];
-  unchanged: string[];
-}
+export type { BusHooks, BusOptions, DeliveryOutcome, ReconfigureResult, ToolPort } from './bus-types.ts';
 
 interface Delivery {
   message: Message;
