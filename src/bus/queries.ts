@@ -1,16 +1,132 @@
 /**
- * Listing threads and messages for the API: filters and cursor pages over the thread history.
- * Kept out of bus.ts because none of it is on the message path.
+ * Queries (BusApi, BusQueries): what the API, metrics and CLI read from a running bus — threads and
+ * their messages, filtered pages over the history, watchers of one thread, listeners with their
+ * schemas and queue state. None of it is on the message path, and none of it changes the bus.
  */
+import { schemaToExample, schemaToPrompt, schemaToXsd } from '../xml/describe.ts';
 import type {
+  ListenerInfo,
+  ListenerState,
   MessagePage,
   MessageQuery,
   ThreadListItem,
   ThreadPage,
   ThreadQuery,
   ThreadStatus,
+  ThreadView,
+  ThreadWatcher,
 } from './api.ts';
+import type { BusContext } from './bus-context.ts';
 import { type ThreadHistory, toView } from './history/index.ts';
+import type { InFlight } from './in-flight.ts';
+
+export class Queries {
+  constructor(
+    private readonly bus: BusContext,
+    private readonly inFlight: InFlight,
+  ) {
+    // Watchers see each message as it is recorded; no watcher on a thread costs one map lookup.
+    bus.history.subscribe((thread, entry) => {
+      const set = bus.watchers.get(thread);
+      if (!set) return;
+      const view = toView(entry);
+      for (const w of set) w.onMessage(view);
+    });
+  }
+
+  thread(id: string): ThreadView | undefined {
+    const record = this.bus.history.messages(id);
+    if (!record) return undefined;
+    return {
+      thread: id,
+      status: this.threadStatus(id, record.stopped),
+      created: new Date(record.created).toISOString(),
+      messages: record.messages,
+    };
+  }
+
+  async loadThread(id: string): Promise<void> {
+    await this.bus.store?.load(id);
+  }
+
+  watch(thread: string, watcher: ThreadWatcher): () => void {
+    const watchers = this.bus.watchers;
+    let set = watchers.get(thread);
+    if (!set) {
+      set = new Set();
+      watchers.set(thread, set);
+    }
+    set.add(watcher);
+    return () => {
+      set.delete(watcher);
+      if (set.size === 0) watchers.delete(thread);
+    };
+  }
+
+  listThreads(query: ThreadQuery): ThreadPage {
+    return listThreads(this.bus.history, query, (id, stopped) => this.threadStatus(id, stopped));
+  }
+
+  listMessages(query: MessageQuery): MessagePage {
+    return listMessages(this.bus.history, query);
+  }
+
+  listeners(): ListenerInfo[] {
+    return [...this.bus.listeners.values()].map((l) => ({
+      name: l.name,
+      description: l.description,
+      tag: l.tag,
+      agent: l.agent,
+      peers: l.peerList,
+      broadcast: l.broadcast,
+      tools: l.tools,
+    }));
+  }
+
+  describe(name: string): { xsd: string; example: string; prompt: string } | undefined {
+    const l = this.bus.listeners.get(name);
+    if (!l) return undefined;
+    const spec = { tag: l.tag, schema: l.schema };
+    return {
+      xsd: schemaToXsd(spec),
+      example: schemaToExample(spec),
+      prompt: schemaToPrompt(spec, l.name, l.description),
+    };
+  }
+
+  /** Queue depth and running handlers per listener, for health and metrics. */
+  stats(): { inFlight: number; threads: number; queues: Record<string, { depth: number; active: number }> } {
+    const queues: Record<string, { depth: number; active: number }> = {};
+    for (const [name, q] of this.bus.queues) queues[name] = { depth: q.depth, active: q.active };
+    return { inFlight: this.inFlight.total, threads: this.bus.threads.size.threads, queues };
+  }
+
+  /** Queue state of one listener (API), or undefined when there is no such listener. */
+  listenerState(name: string): ListenerState | undefined {
+    const listener = this.bus.listeners.get(name);
+    const queue = this.bus.queues.get(name);
+    if (!listener || !queue) return undefined;
+    return {
+      paused: queue.isPaused,
+      depth: queue.depth,
+      active: queue.active,
+      capacity: listener.queueLength,
+    };
+  }
+
+  /** True while any listener's queue refuses new work; ingress may turn callers away early. */
+  get saturated(): boolean {
+    for (const [name, queue] of this.bus.queues) if (queue.full && this.bus.listeners.has(name)) return true;
+    return false;
+  }
+
+  /** Registry status while the thread is live; after collection (or a restart) what history says. */
+  private threadStatus(id: string, stoppedInHistory: boolean): ThreadStatus {
+    const state = this.bus.threads.thread(id);
+    if (state) return this.bus.threads.status(state);
+    return stoppedInHistory ? 'stopped' : 'idle';
+  }
+}
 
 /**
  * Threads ordered by last activity, newest first (ties by id), so a cursor `<updated>:<thread>`

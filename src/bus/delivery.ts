@@ -1,0 +1,128 @@
+/**
+ * Delivery: what the transport hands over for a listener is checked before it may cost a handler
+ * run. The thread, frame and target must still exist, the envelope must match its routing record,
+ * the payload is decoded and validated by the target's schema (a reply by the schema it was
+ * declared with), and the message goes into the target's bounded queue or is refused as busy.
+ */
+import { OrganismError } from '../errors.ts';
+import type { IncomingReply } from '../listener/types.ts';
+import { decodePayload } from '../xml/codec.ts';
+import { parseEnvelope } from '../xml/envelope.ts';
+import type { BusContext, Delivery } from './bus-context.ts';
+import type { Failures } from './failures.ts';
+import type { InFlight } from './in-flight.ts';
+import type { Message } from './message.ts';
+
+export class Deliverer {
+  constructor(
+    private readonly bus: BusContext,
+    private readonly failures: Failures,
+    private readonly inFlight: InFlight,
+  ) {}
+
+  /** The transport's callback: settles when the message is handled, refused or dropped. */
+  deliver(message: Message): Promise<void> {
+    const store = this.bus.store;
+    if (!store) return this.deliverNow(message);
+    // Shared state: the thread and frame may be another daemon's; load them first. A failed load
+    // rejects, which leaves the message to the transport to redeliver.
+    this.inFlight.total++;
+    return store
+      .load(message.thread, message.frame)
+      .then(() => this.deliverNow(message))
+      .finally(() => {
+        this.inFlight.total--;
+        this.inFlight.resolveDrain();
+      });
+  }
+
+  private deliverNow(message: Message): Promise<void> {
+    const bus = this.bus;
+    const thread = bus.threads.thread(message.thread);
+    // A listener removed by a reload still takes what was published to it before (retiring).
+    const target = bus.listeners.get(message.to) ?? bus.retiring.get(message.to);
+    const frame = bus.threads.frame(message.frame);
+    if (!thread || !target || !frame || thread.stopped) {
+      // The frame was pruned (its caller already got an answer) or the thread stopped: nothing to do.
+      if (target) bus.hooks.delivered?.(target.name, 'dropped', Date.now() - message.time, message.thread);
+      this.inFlight.settle(thread);
+      return Promise.resolve();
+    }
+    let payload: Record<string, unknown> | undefined;
+    let reply: IncomingReply | undefined;
+    try {
+      const envelope = parseEnvelope(message.envelope, bus.xmlLimits);
+      if (
+        envelope.thread !== message.thread ||
+        envelope.from !== message.from ||
+        envelope.tag !== message.tag
+      ) {
+        throw new OrganismError('envelope.mismatch', 'envelope does not match its routing record');
+      }
+      if (message.kind === 'message') {
+        payload = decodePayload(envelope.node, target.schema);
+        const invalid = target.validate(payload);
+        if (invalid) {
+          bus.hooks.delivered?.(target.name, 'invalid', Date.now() - message.time, thread.id);
+          this.failures.huhToSender(
+            thread,
+            frame,
+            message,
+            'validate',
+            envelope.payloadXml,
+            invalid.message,
+            {
+              id: message.id,
+              seq: 0,
+            },
+          );
+          return Promise.resolve();
+        }
+      } else {
+        const known = bus.byTag.get(message.tag)?.[0] ?? this.responseSchemaOwner(message.tag);
+        reply = {
+          tag: message.tag,
+          kind:
+            message.kind === 'huh' ? 'huh' : message.kind === 'system-error' ? 'system-error' : 'response',
+          payload: decodePayload(envelope.node, known?.schema ?? {}),
+          xml: envelope.payloadXml,
+        };
+      }
+    } catch (error) {
+      bus.logger.warn({ err: error, thread: thread.id, to: message.to }, 'delivery refused a message');
+      bus.hooks.delivered?.(target.name, 'invalid', Date.now() - message.time, thread.id);
+      this.failures.huhToSender(thread, frame, message, 'parse', message.envelope, undefined, {
+        id: message.id,
+        seq: 0,
+      });
+      return Promise.resolve();
+    }
+    const queue = bus.queues.get(target.name)!;
+    return new Promise<void>((resolve, reject) => {
+      const delivery: Delivery = {
+        message,
+        thread,
+        frame,
+        target,
+        payload,
+        reply,
+        done: resolve,
+        abandon: reject,
+      };
+      if (!queue.offer(thread.id, delivery)) {
+        bus.hooks.delivered?.(target.name, 'busy', Date.now() - message.time, thread.id);
+        this.failures.failFrame(thread, frame, 'busy', { id: message.id, seq: 0 });
+        this.inFlight.settle(thread);
+        resolve();
+      }
+    });
+  }
+
+  /** The schema a reply tag was declared with, by the listener whose `response` it is. */
+  private responseSchemaOwner(tag: string): { schema: Record<string, unknown> } | undefined {
+    for (const listener of this.bus.listeners.values()) {
+      if (listener.response?.tag === tag) return { schema: listener.response.schema };
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Handle: one queued delivery runs its listener's handler (or onReply) under the listener's
+ * timeout, with a HandlerContext whose tool calls go through the bus. Its output is routed; a
+ * throw or a timeout costs that one message (a `<SystemError>` to the caller), never the bus
+ * (invariant 3).
+ */
+import type { HandlerResult } from '../listener/types.ts';
+import type { BusContext, Delivery } from './bus-context.ts';
+import type { DeliveryOutcome } from './bus-types.ts';
+import { DeliveryContext } from './context.ts';
+import type { Failures } from './failures.ts';
+import type { InFlight } from './in-flight.ts';
+import type { RuntimeListener } from './listeners.ts';
+import type { Router } from './router.ts';
+import type { ToolCalls } from './tool-calls.ts';
+
+const TIMED_OUT = Symbol('timed out');
+
+export class Handler {
+  constructor(
+    private readonly bus: BusContext,
+    private readonly router: Router,
+    private readonly failures: Failures,
+    private readonly tools: ToolCalls,
+    private readonly inFlight: InFlight,
+  ) {}
+
+  /** The queue's worker: settles the delivery exactly once, however the handler ends. */
+  async handle(delivery: Delivery): Promise<void> {
+    const { message, thread, frame, target } = delivery;
+    const bus = this.bus;
+    // Call ids from the message id and the call's place in this run: a redelivered message that
+    // runs its handler again makes the same calls with the same ids (side effects act once).
+    let calls = 0;
+    const ctx = new DeliveryContext(target, thread.id, message.from, message.tag, bus.logger, (name, args) =>
+      this.tools.call(target, thread, frame, name, args, `${message.id}.call-${++calls}`),
+    );
+    bus.running.add(ctx);
+    let timer: NodeJS.Timeout | undefined;
+    let outcome: DeliveryOutcome = 'ok';
+    try {
+      const result = await new Promise<HandlerResult>((resolve, reject) => {
+        timer = setTimeout(() => reject(TIMED_OUT), target.timeoutMs);
+        invokeHandler(target, delivery, ctx).then(resolve, reject);
+      });
+      if (!thread.stopped) await this.router.route(delivery, result);
+    } catch (error) {
+      const timedOut = error === TIMED_OUT;
+      outcome = timedOut ? 'timeout' : 'error';
+      ctx.abort(timedOut ? new Error('handler timed out') : error);
+      bus.logger.warn(
+        { err: timedOut ? undefined : error, thread: thread.id, listener: target.name },
+        timedOut ? `handler timed out after ${target.timeoutMs} ms` : 'handler threw',
+      );
+      if (!thread.stopped)
+        this.failures.failFrame(thread, frame, timedOut ? 'timeout' : 'handler', { id: message.id, seq: 0 });
+    } finally {
+      clearTimeout(timer);
+      bus.running.delete(ctx);
+      // Nothing can be delivered into the frame of a listener without onReply once it is handled.
+      if (!target.onReply) bus.threads.pruneFrame(frame);
+      bus.hooks.delivered?.(target.name, outcome, Date.now() - message.time, thread.id);
+      this.inFlight.settle(thread);
+      delivery.done();
+    }
+  }
+}
+
+async function invokeHandler(
+  target: RuntimeListener,
+  delivery: Delivery,
+  ctx: DeliveryContext,
+): Promise<HandlerResult> {
+  if (delivery.payload !== undefined) return target.handler(delivery.payload, ctx);
+  if (delivery.reply && target.onReply) return target.onReply(delivery.reply, ctx);
+  return undefined;
+}

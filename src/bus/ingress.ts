@@ -1,0 +1,94 @@
+/**
+ * Ingress: a payload from outside the organism (HTTP API, CLI) enters the bus. It is parsed under
+ * the size and depth limits, unwrapped if it is a whole envelope, routed by `to` or by its root
+ * tag, validated by every target and refused early when a target is full, all before a thread is
+ * started or continued, so a refused injection leaves no trace.
+ */
+import { BusyError, OrganismError, RoutingError, ShuttingDownError, ThreadNotFoundError } from '../errors.ts';
+import { decodePayload } from '../xml/codec.ts';
+import { parsePayload } from '../xml/parse.ts';
+import type { InjectRequest, InjectResult } from './api.ts';
+import type { BusContext } from './bus-context.ts';
+import type { RuntimeListener } from './listeners.ts';
+import type { Publisher } from './publish.ts';
+import { SYSTEM_SENDER } from './system.ts';
+import type { ThreadState } from './threads.ts';
+import { unwrapEnvelope } from './unwrap.ts';
+
+/** Sender recorded for an injection that names none. */
+const INGRESS_DEFAULT = 'api';
+
+export class Ingress {
+  constructor(
+    private readonly bus: BusContext,
+    private readonly publisher: Publisher,
+  ) {}
+
+  async inject(request: InjectRequest): Promise<InjectResult> {
+    const bus = this.bus;
+    if (bus.stopping) throw new ShuttingDownError();
+    const from = request.from ?? INGRESS_DEFAULT;
+    if (bus.listeners.has(from) || from === SYSTEM_SENDER) {
+      throw new OrganismError(
+        'ingress.from',
+        `'${from}' is reserved and cannot be used as the sender of an injection`,
+      );
+    }
+    let parsed = parsePayload(request.payload, bus.xmlLimits);
+    let to = request.to;
+    const unwrapped = unwrapEnvelope(parsed.xml, parsed.tag, parsed.node.ns, bus.xmlLimits);
+    if (unwrapped) {
+      parsed = parsePayload(unwrapped.payloadXml, bus.xmlLimits);
+      to ??= unwrapped.to;
+    }
+    const targets = this.targets(parsed.tag, to);
+    for (const target of targets) {
+      const error = target.validate(decodePayload(parsed.node, target.schema));
+      if (error) throw error;
+      if (bus.queues.get(target.name)?.full) throw new BusyError(target.name);
+    }
+    let thread: ThreadState;
+    if (request.thread) {
+      // Another daemon may have started it.
+      if (bus.store) await bus.store.load(request.thread);
+      const existing = bus.threads.thread(request.thread);
+      if (!existing) throw new ThreadNotFoundError(request.thread);
+      if (existing.stopped)
+        throw new OrganismError('thread.stopped', `thread ${existing.id} has been stopped`);
+      thread = existing;
+    } else {
+      thread = bus.threads.createThread(request.scope);
+      bus.history.begin(thread.id, thread.created);
+      bus.hooks.thread?.(thread.id, 'started');
+    }
+    let firstId = '';
+    for (const target of targets) {
+      const frame = bus.threads.openFrame(thread, target.name, from, null);
+      const id = await this.publisher.publish(
+        thread,
+        frame,
+        'message',
+        from,
+        target.name,
+        parsed.tag,
+        parsed.xml,
+      );
+      firstId ||= id ?? '';
+    }
+    return { thread: thread.id, message: firstId };
+  }
+
+  private targets(tag: string, to: string | undefined): RuntimeListener[] {
+    if (to !== undefined) {
+      const target = this.bus.listeners.get(to);
+      if (!target) throw new RoutingError(`no listener named '${to}'`);
+      if (target.tag !== tag) {
+        throw new RoutingError(`listener '${to}' accepts <${target.tag}>, not <${tag}>`);
+      }
+      return [target];
+    }
+    const targets = this.bus.byTag.get(tag);
+    if (!targets || targets.length === 0) throw new RoutingError(`no listener accepts <${tag}>`);
+    return targets;
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Publish (wrap): every message the bus sends, whoever asked for it, leaves through here. The
+ * hop is charged against the thread's budgets, the envelope is built from the runtime's own state
+ * (invariant 2), the message is recorded in the thread history and handed to the transport. A
+ * budget that runs out is recorded here too, since this is where it is charged.
+ */
+import { createHash } from 'node:crypto';
+import { buildEnvelope } from '../xml/envelope.ts';
+import type { BusContext, Origin } from './bus-context.ts';
+import { nextId } from './ids.ts';
+import type { InFlight } from './in-flight.ts';
+import type { Message, MessageKind } from './message.ts';
+import { SYSTEM_SENDER, systemErrorXml } from './system.ts';
+import type { Frame, ThreadState } from './threads.ts';
+
+export class Publisher {
+  constructor(
+    private readonly bus: BusContext,
+    private readonly inFlight: InFlight,
+  ) {}
+
+  /**
+   * Wraps a payload in an envelope from the runtime's own state, records it in the thread history
+   * and publishes it. Returns the message id, or undefined when a budget stopped it.
+   */
+  async publish(
+    thread: ThreadState,
+    frame: Frame | null,
+    kind: MessageKind,
+    from: string,
+    to: string,
+    tag: string,
+    payloadXml: string,
+    depth = frame?.depth ?? 0,
+    origin?: Origin,
+  ): Promise<string | undefined> {
+    const bus = this.bus;
+    const budget = bus.threads.chargeHop(thread, depth);
+    if (!budget.ok) {
+      this.overBudget(thread, from, budget.what, budget.limit);
+      return undefined;
+    }
+    const message: Message = {
+      // Shared (redeliverable) transport: a handler run again after a crash gives its outputs the
+      // same ids, so the effects they cause downstream stay once (tool call ids derive from them).
+      id: origin && bus.store ? derivedId(origin) : nextId(),
+      thread: thread.id,
+      frame: frame?.id ?? '',
+      from,
+      to,
+      tag,
+      envelope: buildEnvelope({ from, to, thread: thread.id }, payloadXml),
+      kind,
+      hop: thread.hops,
+      time: Date.now(),
+    };
+    bus.record(thread.id, message.id, from, to, kind, payloadXml, message.time);
+    // No frame (a reply nobody can receive) or an ingress target: recorded, nothing to deliver.
+    if (!frame || !bus.listeners.has(to)) return message.id;
+    thread.inFlight++;
+    // Shared state: counted in Redis, since another daemon may settle it; locally only what runs here.
+    if (bus.store) bus.store.published(thread.id);
+    else this.inFlight.total++;
+    try {
+      await bus.transport.publish(message);
+    } catch (error) {
+      bus.logger.error({ err: error, thread: thread.id, to }, 'transport refused a message');
+      this.inFlight.settle(thread);
+    }
+    return message.id;
+  }
+
+  /** A budget ran out: the sender is told in the history; a hop budget also stops the thread. */
+  private overBudget(thread: ThreadState, from: string, what: 'hops' | 'depth', limit: number): void {
+    const bus = this.bus;
+    const xml = systemErrorXml('budget', `(${what} limit ${limit})`);
+    bus.record(thread.id, nextId(), SYSTEM_SENDER, from, 'system-error', xml);
+    if (what === 'hops' && !thread.stopped) {
+      thread.stopped = true;
+      bus.history.markStopped(thread.id);
+      bus.hooks.thread?.(thread.id, 'stopped');
+    }
+    bus.logger.warn({ thread: thread.id, listener: from, what, limit }, 'thread budget exhausted');
+  }
+}
+
+/** The n-th output of a delivered message: the same id however often the message is handled. */
+function derivedId(origin: Origin): string {
+  origin.seq++;
+  return createHash('sha256').update(`${origin.id}\u0000${origin.seq}`).digest('base64url').slice(0, 22);
+}

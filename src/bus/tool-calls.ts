@@ -1,0 +1,60 @@
+/**
+ * Tool calls as messages (invariant 1): a handler's `ctx.tools.call` becomes a `tool-call` and a
+ * `tool-result` in the thread history, each counted as a hop, with the dispatcher (ToolPort) in
+ * between. The bus never judges a call itself; every check is the dispatcher's.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ToolResult } from '../tools/types.ts';
+import { encodePayload } from '../xml/codec.ts';
+import type { BusContext } from './bus-context.ts';
+import { nextId } from './ids.ts';
+import type { RuntimeListener } from './listeners.ts';
+import { safeJson } from './payload-text.ts';
+import type { Frame, ThreadState } from './threads.ts';
+
+export class ToolCalls {
+  constructor(private readonly bus: BusContext) {}
+
+  /** A tool call is two messages in the thread: the call and the result, both counted as hops. */
+  async call(
+    caller: RuntimeListener,
+    thread: ThreadState,
+    frame: Frame,
+    tool: string,
+    args: unknown,
+    givenId?: string,
+  ): Promise<ToolResult> {
+    const bus = this.bus;
+    const callId = givenId ?? randomUUID();
+    const refuse = (code: string, message: string): ToolResult => ({
+      status: 'refused',
+      tool,
+      error: { code, message },
+    });
+    const budget = bus.threads.chargeHop(thread, frame.depth);
+    if (!budget.ok) return refuse('budget', `thread ${budget.what} budget of ${budget.limit} exhausted`);
+    bus.record(thread.id, callId, caller.name, tool, 'tool-call', toolCallXml(tool, args));
+    const result = bus.options.tools
+      ? await bus.options.tools.call({
+          tool,
+          args,
+          listener: caller.name,
+          thread: thread.id,
+          scope: thread.scope,
+          callId,
+        })
+      : refuse('ToolsUnavailable', 'this organism has no tool runtime');
+    bus.threads.chargeHop(thread, frame.depth);
+    bus.record(thread.id, nextId(), tool, caller.name, 'tool-result', toolResultXml(result));
+    return result;
+  }
+}
+
+function toolCallXml(tool: string, args: unknown): string {
+  return encodePayload('tool-call', { tool, args: safeJson(args) });
+}
+
+function toolResultXml(result: ToolResult): string {
+  const body = result.status === 'ok' ? safeJson(result.value) : safeJson(result.error);
+  return encodePayload('tool-result', { tool: result.tool, status: result.status, result: body });
+}
