@@ -8,6 +8,7 @@
 import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AuditError } from '../errors.ts';
+import { BackgroundWriter } from '../storage/background-writer.ts';
 import { chainLine } from './chain.ts';
 import type { AuditEntry } from './record.ts';
 
@@ -60,111 +61,72 @@ async function endsWithNewline(handle: FileHandle, size: number): Promise<boolea
 export class AuditLog implements AuditSink {
   readonly path: string;
   readonly #options: Required<Omit<AuditLogOptions, 'path'>>;
-  #queue: AuditEntry[] = [];
+  readonly #writer: BackgroundWriter<AuditEntry>;
   #handle: FileHandle | undefined;
   #ino = -1;
   /** Size of the file after our last write, to notice appends by others. */
   #size = -1;
   #prevLine: string | undefined;
-  #running: Promise<void> | undefined;
-  #retryTimer: NodeJS.Timeout | undefined;
-  #failing = false;
-  #failures = 0;
-  #closed = false;
 
   constructor(options: AuditLogOptions) {
     this.path = options.path;
     this.#options = { ...defaultAuditLogOptions(), ...stripUndefined(options) } as Required<
       Omit<AuditLogOptions, 'path'>
     >;
+    const { onError, retryMs } = this.#options;
+    this.#writer = new BackgroundWriter<AuditEntry>({
+      write: (batch) => this.#write(batch),
+      afterFailure: () => this.#dropHandle(),
+      retryDelayMs: (failures) => Math.min(30_000, retryMs * 2 ** Math.min(failures - 1, 15)),
+      onError,
+      failedMessage: (error, pending, wait) =>
+        `CANNOT WRITE AUDIT LOG ${this.path}: ${error.message}. ${pending} record(s) kept in memory; retrying in ${wait} ms`,
+      recoveredMessage: () => `audit log ${this.path} is writable again; queued records written`,
+      flushError: (pending) =>
+        new AuditError(
+          'audit.write',
+          `cannot write the audit log ${this.path}; ${pending} record(s) still queued`,
+          {
+            path: this.path,
+            pending,
+          },
+        ),
+      // A record that arrives late is still written: the audit log must not lose one.
+      writeAfterClose: true,
+    });
   }
 
   /** Records waiting to be written. */
   get pending(): number {
-    return this.#queue.length;
+    return this.#writer.pending;
   }
 
   append(entry: AuditEntry): void {
-    if (this.#closed) {
+    if (this.#writer.closed) {
       this.#options.onError(
         `record for ${'tool' in entry ? entry.tool : entry.type} arrived after the audit log was closed; writing it anyway`,
       );
     }
-    this.#queue.push(entry);
-    if (!this.#running && !this.#retryTimer)
-      this.#running = this.#drain().finally(() => (this.#running = undefined));
+    this.#writer.push(entry);
   }
 
   /** Resolves when every record queued so far is on disk; rejects with AuditError if the disk refuses. */
-  async flush(): Promise<void> {
-    for (;;) {
-      if (this.#running) {
-        await this.#running;
-        continue;
-      }
-      if (this.#queue.length === 0) return;
-      if (this.#retryTimer) {
-        clearTimeout(this.#retryTimer);
-        this.#retryTimer = undefined;
-      }
-      this.#running = this.#drain().finally(() => (this.#running = undefined));
-      await this.#running;
-      if (this.#failing) {
-        throw new AuditError(
-          'audit.write',
-          `cannot write the audit log ${this.path}; ${this.#queue.length} record(s) still queued`,
-          {
-            path: this.path,
-            pending: this.#queue.length,
-          },
-        );
-      }
-    }
+  flush(): Promise<void> {
+    return this.#writer.flush();
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
     try {
-      await this.flush();
+      await this.#writer.close();
     } finally {
-      if (this.#retryTimer) clearTimeout(this.#retryTimer);
-      this.#retryTimer = undefined;
-      const handle = this.#handle;
-      this.#handle = undefined;
-      await handle?.close().catch(() => {});
+      await this.#dropHandle();
     }
   }
 
-  async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const batch = this.#queue;
-      this.#queue = [];
-      try {
-        await this.#write(batch);
-        if (this.#failing)
-          this.#options.onError(`audit log ${this.path} is writable again; queued records written`);
-        this.#failing = false;
-        this.#failures = 0;
-      } catch (error) {
-        this.#queue = batch.concat(this.#queue);
-        this.#failing = true;
-        this.#failures++;
-        await this.#handle?.close().catch(() => {});
-        this.#handle = undefined;
-        const wait = Math.min(30_000, this.#options.retryMs * 2 ** Math.min(this.#failures - 1, 15));
-        this.#options.onError(
-          `CANNOT WRITE AUDIT LOG ${this.path}: ${(error as Error).message}. ${this.#queue.length} record(s) kept in memory; retrying in ${wait} ms`,
-        );
-        if (!this.#closed) {
-          this.#retryTimer = setTimeout(() => {
-            this.#retryTimer = undefined;
-            if (!this.#running) this.#running = this.#drain().finally(() => (this.#running = undefined));
-          }, wait);
-          this.#retryTimer.unref();
-        }
-        return;
-      }
-    }
+  async #dropHandle(): Promise<void> {
+    const handle = this.#handle;
+    this.#handle = undefined;
+    await handle?.close().catch(() => {});
   }
 
   async #write(batch: AuditEntry[]): Promise<void> {

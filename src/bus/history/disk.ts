@@ -18,6 +18,7 @@ import { type FileHandle, mkdir, open, readdir, stat, unlink } from 'node:fs/pro
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { HistoryError } from '../../errors.ts';
+import { BackgroundWriter } from '../../storage/background-writer.ts';
 import type { MessageKind } from '../message.ts';
 import type { HistoryEntry, ThreadHistory } from './memory.ts';
 
@@ -75,11 +76,7 @@ export class HistoryLog {
   readonly #segments = new Map<number, number>();
   #current = 0;
   #handle: FileHandle | undefined;
-  #queue: string[] = [];
-  #running: Promise<void> | undefined;
-  #retryTimer: NodeJS.Timeout | undefined;
-  #failing = false;
-  #closed = false;
+  readonly #writer: BackgroundWriter<string>;
   #unsubscribe: Array<() => void> = [];
 
   private constructor(options: HistoryLogOptions) {
@@ -88,6 +85,23 @@ export class HistoryLog {
       ...defaultHistoryLogOptions(options.maxBytes),
       ...stripUndefined(options),
     } as Required<HistoryLogOptions>;
+    const { onError, retryMs } = this.#options;
+    this.#writer = new BackgroundWriter<string>({
+      write: (batch) => this.#write(batch),
+      afterFailure: async () => {
+        await this.#handle?.close().catch(() => {});
+        this.#handle = undefined;
+      },
+      retryDelayMs: () => retryMs,
+      onError,
+      failedMessage: (error, pending, wait) =>
+        `CANNOT WRITE THREAD HISTORY in ${this.dir}: ${error.message}. ${pending} line(s) kept in memory; retrying in ${wait} ms`,
+      recoveredMessage: () => `history folder ${this.dir} is writable again; queued lines written`,
+      flushError: (pending) =>
+        new HistoryError('history.io', `cannot write the thread history in ${this.dir}`, { pending }),
+      // Once closed, a segment is not reopened: late lines wait for an explicit flush.
+      writeAfterClose: false,
+    });
   }
 
   /** Opens (creating) the folder and takes stock of the segments already there. */
@@ -115,7 +129,7 @@ export class HistoryLog {
 
   /** Messages waiting to be written. */
   get pending(): number {
-    return this.#queue.length;
+    return this.#writer.pending;
   }
 
   /** Bytes on disk now (approximately: what this process wrote plus what was there). */
@@ -164,7 +178,7 @@ export class HistoryLog {
     this.#unsubscribe.push(
       history.subscribe((thread, entry) => this.append(thread, entry)),
       history.subscribeStopped((thread, time) =>
-        this.#enqueue(JSON.stringify({ t: thread, s: time, x: 'stopped' })),
+        this.#writer.push(JSON.stringify({ t: thread, s: time, x: 'stopped' })),
       ),
     );
   }
@@ -179,29 +193,12 @@ export class HistoryLog {
       k: entry.kind,
       p: entry.payload,
     };
-    this.#enqueue(JSON.stringify(line));
+    this.#writer.push(JSON.stringify(line));
   }
 
   /** Resolves when every line queued so far is written; rejects with HistoryError if the disk refuses. */
-  async flush(): Promise<void> {
-    for (;;) {
-      if (this.#running) {
-        await this.#running;
-        continue;
-      }
-      if (this.#queue.length === 0) return;
-      if (this.#retryTimer) {
-        clearTimeout(this.#retryTimer);
-        this.#retryTimer = undefined;
-      }
-      this.#start();
-      await this.#running;
-      if (this.#failing) {
-        throw new HistoryError('history.io', `cannot write the thread history in ${this.dir}`, {
-          pending: this.#queue.length,
-        });
-      }
-    }
+  flush(): Promise<void> {
+    return this.#writer.flush();
   }
 
   /** Stops listening, writes what is queued, syncs and closes the segment. */
@@ -209,55 +206,12 @@ export class HistoryLog {
     for (const off of this.#unsubscribe) off();
     this.#unsubscribe = [];
     try {
-      await this.flush();
+      await this.#writer.close();
     } finally {
-      this.#closed = true;
-      if (this.#retryTimer) clearTimeout(this.#retryTimer);
-      this.#retryTimer = undefined;
       const handle = this.#handle;
       this.#handle = undefined;
       await handle?.sync().catch(() => {});
       await handle?.close().catch(() => {});
-    }
-  }
-
-  #enqueue(line: string): void {
-    this.#queue.push(line);
-    if (!this.#running && !this.#retryTimer && !this.#closed) this.#start();
-  }
-
-  #start(): void {
-    this.#running = this.#drain().finally(() => {
-      this.#running = undefined;
-    });
-  }
-
-  async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const batch = this.#queue;
-      this.#queue = [];
-      try {
-        await this.#write(batch);
-        if (this.#failing)
-          this.#options.onError(`history folder ${this.dir} is writable again; queued lines written`);
-        this.#failing = false;
-      } catch (error) {
-        this.#queue = batch.concat(this.#queue);
-        this.#failing = true;
-        await this.#handle?.close().catch(() => {});
-        this.#handle = undefined;
-        this.#options.onError(
-          `CANNOT WRITE THREAD HISTORY in ${this.dir}: ${(error as Error).message}. ${this.#queue.length} line(s) kept in memory; retrying in ${this.#options.retryMs} ms`,
-        );
-        if (!this.#closed) {
-          this.#retryTimer = setTimeout(() => {
-            this.#retryTimer = undefined;
-            if (!this.#running) this.#start();
-          }, this.#options.retryMs);
-          this.#retryTimer.unref();
-        }
-        return;
-      }
     }
   }
 
