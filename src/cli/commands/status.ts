@@ -1,8 +1,8 @@
 /** `organism status`: what a running daemon is doing (GET /api/v1/organism and /listeners). */
 import { UsageError } from '../../errors.ts';
-import { CLIENT_HELP, CLIENT_OPTIONS, DaemonClient, resolveTarget } from '../../server/client.ts';
+import { CLIENT_HELP } from '../../server/client.ts';
 import type { OrganismInfo } from '../../server/service.ts';
-import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
+import { parseClientCommand } from '../daemon-client.ts';
 import type { CommandIo } from '../io.ts';
 
 export const summary =
@@ -26,17 +26,11 @@ interface ListenerRow {
 }
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, {
-    ...CONFIG_OPTION,
-    ...CLIENT_OPTIONS,
-    json: { type: 'boolean' },
-  });
-  if (values.help) {
-    io.out(HELP);
-    return 0;
-  }
+  const args = parseClientCommand(argv, io, HELP, { json: { type: 'boolean' } });
+  if (!args) return 0;
+  const { values, positionals } = args;
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-  const client = new DaemonClient(await resolveTarget(values));
+  const client = await args.connect();
   const info = await client.get<OrganismInfo>('/api/v1/organism');
   const { listeners } = await client.get<{ listeners: ListenerRow[] }>('/api/v1/listeners');
   if (values.json) {

@@ -1,7 +1,7 @@
 /** `organism tail`: the live stream of a running daemon (WebSocket /api/v1/stream). */
 import { UsageError } from '../../errors.ts';
-import { CLIENT_HELP, CLIENT_OPTIONS, DaemonClient, resolveTarget } from '../../server/client.ts';
-import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
+import { CLIENT_HELP } from '../../server/client.ts';
+import { parseClientCommand } from '../daemon-client.ts';
 import type { CommandIo } from '../io.ts';
 
 export const summary = 'follow a running daemon live: messages, tool calls with verdicts, lifecycle events';
@@ -24,24 +24,20 @@ ${CLIENT_HELP}
   -h, --help            show this help`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, {
-    ...CONFIG_OPTION,
-    ...CLIENT_OPTIONS,
+  const args = parseClientCommand(argv, io, HELP, {
     listener: { type: 'string' },
     thread: { type: 'string' },
     kind: { type: 'string' },
     count: { type: 'string' },
     json: { type: 'boolean' },
   });
-  if (values.help) {
-    io.out(HELP);
-    return 0;
-  }
+  if (!args) return 0;
+  const { values, positionals } = args;
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   if (values.count !== undefined && !/^[1-9]\d*$/.test(values.count))
     throw new UsageError(`--count must be a positive whole number, not '${values.count}'`);
   const limit = values.count === undefined ? Number.POSITIVE_INFINITY : Number(values.count);
-  const client = new DaemonClient(await resolveTarget(values));
+  const client = await args.connect();
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);

@@ -1,8 +1,8 @@
 /** `organism threads [ID]`: list a running daemon's threads, or print one thread's messages. */
 import type { ThreadPage, ThreadView } from '../../bus/api.ts';
 import { UsageError } from '../../errors.ts';
-import { CLIENT_HELP, CLIENT_OPTIONS, DaemonClient, resolveTarget } from '../../server/client.ts';
-import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
+import { CLIENT_HELP } from '../../server/client.ts';
+import { parseClientCommand } from '../daemon-client.ts';
 import type { CommandIo } from '../io.ts';
 
 export const summary =
@@ -27,9 +27,7 @@ ${CLIENT_HELP}
   -h, --help            show this help`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, {
-    ...CONFIG_OPTION,
-    ...CLIENT_OPTIONS,
+  const args = parseClientCommand(argv, io, HELP, {
     status: { type: 'string' },
     listener: { type: 'string' },
     since: { type: 'string' },
@@ -37,16 +35,14 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     cursor: { type: 'string' },
     json: { type: 'boolean' },
   });
-  if (values.help) {
-    io.out(HELP);
-    return 0;
-  }
+  if (!args) return 0;
+  const { values, positionals } = args;
   if (positionals.length > 1) throw new UsageError('give at most one thread id');
   if (values.status !== undefined && !['active', 'idle', 'stopped'].includes(values.status))
     throw new UsageError(`--status must be active, idle or stopped, not '${values.status}'`);
   if (values.limit !== undefined && !/^\d+$/.test(values.limit))
     throw new UsageError(`--limit must be a whole number, not '${values.limit}'`);
-  const client = new DaemonClient(await resolveTarget(values));
+  const client = await args.connect();
 
   if (positionals.length === 1) {
     const view = await client.get<ThreadView>(`/api/v1/threads/${encodeURIComponent(positionals[0]!)}`);
