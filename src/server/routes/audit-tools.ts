@@ -8,32 +8,31 @@ import {
   fail,
   limitParam,
   QueryError,
-  queryFailure,
   type RouteDeps,
   stringParam,
+  withQuery,
 } from './common.ts';
 
 export function auditAndToolRoutes(app: ApiApp, { service }: RouteDeps): void {
-  app.get('/api/v1/audit', async (c) => {
+  app.get('/api/v1/audit', (c) => {
     allow(c, 'viewer', 'reading the audit log');
-    let query: Parameters<typeof queryAudit>[1];
-    try {
-      const cursor = stringParam(c, 'cursor');
-      if (cursor !== undefined && !/^\d+$/.test(cursor))
-        throw new QueryError(`cursor must come from an earlier page's next`);
-      query = {
-        verdict: enumParam(c, 'verdict', ['allow', 'warn', 'deny', 'none'] as const),
-        tool: stringParam(c, 'tool'),
-        listener: stringParam(c, 'listener'),
-        type: enumParam(c, 'type', ['call', 'threat', 'change'] as const),
-        limit: limitParam(c),
-        ...(cursor !== undefined ? { cursor: Number(cursor) } : {}),
-      };
-    } catch (error) {
-      if (error instanceof QueryError) return fail(c, queryFailure(error));
-      throw error;
-    }
-    return c.json(await queryAudit(await service.auditFile(), query));
+    return withQuery(
+      c,
+      (): Parameters<typeof queryAudit>[1] => {
+        const cursor = stringParam(c, 'cursor');
+        if (cursor !== undefined && !/^\d+$/.test(cursor))
+          throw new QueryError(`cursor must come from an earlier page's next`);
+        return {
+          verdict: enumParam(c, 'verdict', ['allow', 'warn', 'deny', 'none'] as const),
+          tool: stringParam(c, 'tool'),
+          listener: stringParam(c, 'listener'),
+          type: enumParam(c, 'type', ['call', 'threat', 'change'] as const),
+          limit: limitParam(c),
+          ...(cursor !== undefined ? { cursor: Number(cursor) } : {}),
+        };
+      },
+      async (query) => c.json(await queryAudit(await service.auditFile(), query)),
+    );
   });
 
   app.get('/api/v1/tools', (c) => {

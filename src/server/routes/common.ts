@@ -73,3 +73,23 @@ export function stringParam(c: Context, name: string): string | undefined {
 export function queryFailure(error: QueryError): HttpError {
   return httpError(400, 'request.query', error.message);
 }
+
+/**
+ * The answer of a listing route: `read` parses the query string with the *Param readers, `answer`
+ * answers it. A bad parameter (QueryError) answers 400 `request.query` instead; any other error,
+ * and whatever `answer` throws, goes on to the app's onError.
+ */
+export function withQuery<Q, R extends Response | Promise<Response>>(
+  c: Context,
+  read: () => Q,
+  answer: (query: Q) => R,
+): R | Response {
+  let query: Q;
+  try {
+    query = read();
+  } catch (error) {
+    if (error instanceof QueryError) return fail(c, queryFailure(error));
+    throw error;
+  }
+  return answer(query);
+}

@@ -8,11 +8,10 @@ import {
   enumParam,
   fail,
   limitParam,
-  QueryError,
-  queryFailure,
   type RouteDeps,
   stringParam,
   timeParam,
+  withQuery,
 } from './common.ts';
 
 const STATUSES = ['active', 'idle', 'stopped'] as const;
@@ -31,20 +30,17 @@ export function threadRoutes(app: ApiApp, { service, logger }: RouteDeps): void 
 
   app.get('/api/v1/threads', (c) => {
     allow(c, 'viewer', 'reading threads');
-    try {
-      return c.json(
-        bus.listThreads({
-          status: enumParam(c, 'status', STATUSES),
-          listener: stringParam(c, 'listener'),
-          since: timeParam(c, 'since'),
-          limit: limitParam(c),
-          cursor: stringParam(c, 'cursor'),
-        }),
-      );
-    } catch (error) {
-      if (error instanceof QueryError) return fail(c, queryFailure(error));
-      throw error;
-    }
+    return withQuery(
+      c,
+      () => ({
+        status: enumParam(c, 'status', STATUSES),
+        listener: stringParam(c, 'listener'),
+        since: timeParam(c, 'since'),
+        limit: limitParam(c),
+        cursor: stringParam(c, 'cursor'),
+      }),
+      (query) => c.json(bus.listThreads(query)),
+    );
   });
 
   app.get('/api/v1/threads/:id', async (c) => {
@@ -80,21 +76,18 @@ export function threadRoutes(app: ApiApp, { service, logger }: RouteDeps): void 
 
   app.get('/api/v1/messages', (c) => {
     allow(c, 'viewer', 'reading messages');
-    try {
-      return c.json(
-        bus.listMessages({
-          thread: stringParam(c, 'thread'),
-          listener: stringParam(c, 'listener'),
-          kind: enumParam(c, 'kind', KINDS),
-          since: timeParam(c, 'since'),
-          limit: limitParam(c),
-          cursor: stringParam(c, 'cursor'),
-        }),
-      );
-    } catch (error) {
-      if (error instanceof QueryError) return fail(c, queryFailure(error));
-      throw error;
-    }
+    return withQuery(
+      c,
+      () => ({
+        thread: stringParam(c, 'thread'),
+        listener: stringParam(c, 'listener'),
+        kind: enumParam(c, 'kind', KINDS),
+        since: timeParam(c, 'since'),
+        limit: limitParam(c),
+        cursor: stringParam(c, 'cursor'),
+      }),
+      (query) => c.json(bus.listMessages(query)),
+    );
   });
 }
 
