@@ -3,7 +3,7 @@
  * shared thread store — whose one listener sends each ping back to itself. Two of these share one
  * consumer group, so every hop may be handled by either process. At `startAt` (epoch ms) it
  * injects its threads; it counts handler calls between `startAt + warmMs` and `+ seconds`, prints
- * `{"calls": n, "seconds": s}` and stops.
+ * `{"calls": n, "seconds": s, "cpuUs": µs of CPU this process used meanwhile}` and stops.
  * Args: url group threads startAt warmMs seconds
  */
 import pino from 'pino';
@@ -90,10 +90,13 @@ for (let i = 0; i < threads; i++) {
 await sleep(warmMs);
 counting = true;
 const t0 = process.hrtime.bigint();
+const cpu0 = process.cpuUsage();
 await sleep(seconds * 1000);
 counting = false;
+const cpu = process.cpuUsage(cpu0);
 const elapsed = Number(process.hrtime.bigint() - t0) / 1e9;
-process.stdout.write(JSON.stringify({ calls, seconds: elapsed }));
+// CPU time of this process in the window (user + system, µs): cost per message, less noisy than a rate.
+process.stdout.write(JSON.stringify({ calls, seconds: elapsed, cpuUs: cpu.user + cpu.system }));
 await bus.stop(0).catch(() => {});
 await backend.close();
 process.exit(0);

@@ -5,7 +5,12 @@
  *   every handler call is one message.
  * - redis_floor_xadd_per_s: the bare library doing the least work for the same traffic: one
  *   client reads a batch with XREADGROUP, acknowledges it and XADDs the same bytes back, with the
- *   same number of messages circulating. Measured in the same run. Target: at least half the floor.
+ *   same number of messages circulating, reading no more per XREADGROUP than one daemon's reader
+ *   may (min(queue_length, 2 x max_concurrent) = 32 with the defaults the daemons run).
+ *   Measured in the same run. Target: at least half the floor.
+ * - daemon_cpu_us_per_msg / redis_cpu_us_per_msg: CPU time per message of the two daemon processes
+ *   together and of redis-server (INFO cpu; other clients of that server count too), in the
+ *   measured window: on a box where they share the cores, what a hop costs.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -18,6 +23,8 @@ const URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const THREADS_PER_DAEMON = 32;
 const SECONDS = 3;
 const WARM_MS = 1_500;
+/** The most one daemon's reader takes per read with the bus defaults: min(1000, 2 x 16). */
+const READ_BATCH = 32;
 
 export async function* run(): AsyncIterable<Record<string, unknown>> {
   const probe = new Redis(URL, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
@@ -32,38 +39,67 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
     probe.disconnect();
   }
   const floor = await floorPerSecond(THREADS_PER_DAEMON * 2);
-  const twoDaemons = await twoDaemonsPerSecond();
+  const daemons = await twoDaemons();
   yield {
     name: 'redis',
-    redis_two_daemons_msgs_per_s: round(twoDaemons, 0),
+    redis_two_daemons_msgs_per_s: round(daemons.perSecond, 0),
     redis_floor_xadd_per_s: round(floor, 0),
-    ratio: round(twoDaemons / floor, 2),
+    ratio: round(daemons.perSecond / floor, 2),
     target_ratio: 0.5,
     messages_in_flight: THREADS_PER_DAEMON * 2,
+    floor_read_batch: READ_BATCH,
+    daemon_cpu_us_per_msg: round(daemons.cpuUsPerMessage, 1),
+    redis_cpu_us_per_msg: round(daemons.redisCpuUsPerMessage, 1),
   };
 }
 
-async function twoDaemonsPerSecond(): Promise<number> {
+async function twoDaemons(): Promise<{
+  perSecond: number;
+  cpuUsPerMessage: number;
+  redisCpuUsPerMessage: number;
+}> {
   const group = `bench-${randomUUID().slice(0, 8)}`;
   const startAt = Date.now() + 3_000; // both connected and subscribed before the first inject
   const args = [URL, group, String(THREADS_PER_DAEMON), String(startAt), String(WARM_MS), String(SECONDS)];
+  const probe = new Redis(URL);
   try {
-    const outputs = await Promise.all([
-      runChild('./redis-daemon.ts', args),
-      runChild('./redis-daemon.ts', args),
-    ]);
+    const children = Promise.all([runChild('./redis-daemon.ts', args), runChild('./redis-daemon.ts', args)]);
+    // Redis's own CPU over the daemons' measured window.
+    await sleep(startAt + WARM_MS - Date.now());
+    const cpu0 = await redisCpuSeconds(probe);
+    await sleep(SECONDS * 1000);
+    const cpu1 = await redisCpuSeconds(probe);
     let perSecond = 0;
-    for (const out of outputs) {
-      const { calls, seconds } = JSON.parse(out) as { calls: number; seconds: number };
-      perSecond += calls / seconds;
+    let calls = 0;
+    let cpuUs = 0;
+    for (const out of await children) {
+      const run = JSON.parse(out) as { calls: number; seconds: number; cpuUs: number };
+      perSecond += run.calls / run.seconds;
+      calls += run.calls;
+      cpuUs += run.cpuUs;
     }
-    return perSecond;
+    return {
+      perSecond,
+      cpuUsPerMessage: cpuUs / calls,
+      redisCpuUsPerMessage: ((cpu1 - cpu0) * 1e6) / calls,
+    };
   } finally {
+    probe.disconnect();
     await dropKeys(`organism:{${group}}:*`);
   }
 }
 
-/** One client: XREADGROUP a batch, XACK it and XADD the same bytes back; `inFlight` messages circulate. */
+async function redisCpuSeconds(client: Redis): Promise<number> {
+  const info = await client.info('cpu');
+  const field = (name: string) => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1] ?? 0);
+  return field('used_cpu_user') + field('used_cpu_sys');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+}
+
+/** One client: XREADGROUP a batch (READ_BATCH at most), XACK it and XADD the same bytes back; `inFlight` messages circulate. */
 async function floorPerSecond(inFlight: number): Promise<number> {
   const client = new Redis(URL, { enableAutoPipelining: true, protocol: 2 });
   const key = `organism-bench-floor:${randomUUID()}`;
@@ -93,7 +129,7 @@ async function floorPerSecond(inFlight: number): Promise<number> {
         'g',
         'c',
         'COUNT',
-        String(inFlight),
+        String(READ_BATCH),
         'STREAMS',
         key,
         '>',

@@ -6,7 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RedisTransport } from '../../src/bus/redis/index.ts';
+import { CommandBatch } from '../../src/bus/redis/batch.ts';
+import { encodeRecord } from '../../src/bus/redis/codec.ts';
+import { BusKeys, RedisTransport } from '../../src/bus/redis/index.ts';
 import type { Transport } from '../../src/bus/transport.ts';
 import { testMessage, transportContract, until } from './transport.contract.ts';
 
@@ -195,5 +197,139 @@ describe('redis transport', () => {
   it('refuses a bad url or group name with a clear error', () => {
     expect(() => new RedisTransport({ url: 'http://x', group: 'g' })).toThrow(/redis:\/\/ or rediss:\/\//);
     expect(() => new RedisTransport({ url: URL, group: 'a{b}' })).toThrow(/bus.group must be/);
+  });
+});
+
+describe('redis command batch', () => {
+  function batchFor(
+    group: string,
+    errors: string[] = [],
+  ): { batch: CommandBatch; keys: BusKeys; client: Redis } {
+    const client = new Redis(URL);
+    const keys = new BusKeys(group);
+    const batch = new CommandBatch(client, {
+      channel: keys.events,
+      origin: 'daemon-a',
+      group,
+      consumer: 'c',
+      formatVersion: '1',
+      onError: (e) => errors.push(e.message),
+    });
+    batch.useThreads({
+      threadPrefix: keys.thread(''),
+      threadTtlMs: 60_000,
+      historyMax: 3,
+      historyTtlMs: 60_000,
+    });
+    return { batch, keys, client };
+  }
+
+  it('runs one turn of operations as one script, in order; a failing one fails alone', async () => {
+    const group = `${RUN}-${++groups}`;
+    const errors: string[] = [];
+    const { batch, keys, client } = batchFor(group, errors);
+    try {
+      await raw.set(keys.thread('bad'), 'not a hash');
+      batch.hset(keys.thread('good'), 'created', '1');
+      batch.inFlight(keys.thread('good'));
+      batch.inFlight(keys.thread('good'));
+      batch.hop(keys.thread('bad'), false);
+      const published = batch.xadd(keys.inbox('x'), encodeRecord(testMessage('x', 1)));
+      const badSettle = batch.settle(keys.thread('bad'), '"bad"');
+      const goodSettle = batch.settle(keys.thread('good'), '"good"');
+      const load = batch.load(keys.thread('good'), false, '');
+      await Promise.all([
+        expect(published).resolves.toBe(1),
+        expect(badSettle).rejects.toThrow(/WRONGTYPE/),
+        expect(goodSettle).resolves.toBe(1),
+      ]);
+      // The load was queued after the writes: it sees them.
+      const record = await load;
+      expect(record?.[0]).toBe('1');
+      expect(record?.[4]).toBe('1');
+      expect(errors.some((e) => /^hop: .*WRONGTYPE/.test(e))).toBe(true);
+      expect(await raw.xlen(keys.inbox('x'))).toBe(1);
+      const info = (await raw.call('INFO', 'commandstats')) as string;
+      expect(info).toMatch(/cmdstat_evalsha|cmdstat_eval:/);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('reads entries with their thread state, and none for an entry whose thread it cannot find', async () => {
+    const group = `${RUN}-${++groups}`;
+    const { batch, keys, client } = batchFor(group);
+    try {
+      const stream = keys.inbox('w');
+      await raw.call('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM');
+      batch.hset(keys.thread('t-1'), 'created', '5');
+      batch.hset(keys.thread('t-1'), 'hops', '2');
+      batch.hset(keys.thread('t-1'), 'f:f-1', JSON.stringify(['w', 'api', '', 0]));
+      await batch.xadd(stream, encodeRecord(testMessage('w', 1, { thread: 't-1', frame: 'f-1' })));
+      // A thread id JSON escapes: the script cannot take it from the text, so it loads nothing.
+      await batch.xadd(stream, encodeRecord(testMessage('w', 2, { thread: 't"2', frame: 'f-2' })));
+      const { entries, loads } = await batch.read(stream, 10);
+      expect(entries).toHaveLength(2);
+      expect(loads[0]?.[0]).toBe('t-1');
+      expect(loads[0]?.[1]).toBe('f-1');
+      expect(loads[0]?.[2]?.[0]).toBe('5');
+      expect(loads[0]?.[2]?.[2]).toBe('2');
+      expect(JSON.parse(loads[0]?.[2]?.[5] ?? 'null')).toEqual(['w', 'api', '', 0]);
+      expect(loads[1]).toBeNull();
+      const again = await batch.read(stream, 10);
+      expect(again.entries).toEqual([]);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('announces the history entries, idle and stop notices of a turn in one message, sender first', async () => {
+    const group = `${RUN}-${++groups}`;
+    const { batch, keys, client } = batchFor(group);
+    const sub = new Redis(URL);
+    try {
+      const got: string[] = [];
+      sub.on('message', (_c: string, text: string) => got.push(text));
+      await sub.subscribe(keys.events);
+      batch.hset(keys.thread('t'), 'created', '1');
+      batch.inFlight(keys.thread('t'));
+      for (let i = 1; i <= 5; i++)
+        batch.history(keys.history('t'), keys.thread('t'), `{"n":${i}}`, '"t"', false);
+      batch.event('{"t":"t","k":"s"}');
+      await expect(batch.settle(keys.thread('t'), '"t"')).resolves.toBe(0);
+      await until(() => got.length === 1, 'the events message');
+      expect(got[0]!.split('\n')).toEqual([
+        'daemon-a',
+        '1|{"t":"t","k":"m","e":{"n":1}}',
+        '2|{"t":"t","k":"m","e":{"n":2}}',
+        '3|{"t":"t","k":"m","e":{"n":3}}',
+        '4|{"t":"t","k":"m","e":{"n":4}}',
+        '5|{"t":"t","k":"m","e":{"n":5}}',
+        '{"t":"t","k":"s"}',
+        '{"t":"t","k":"i"}',
+      ]);
+      // Kept to about historyMax (3 here, trimmed once it is 8 over); numbered in the thread hash.
+      expect(await raw.llen(keys.history('t'))).toBe(5);
+      expect(await raw.hget(keys.thread('t'), 'hist')).toBe('5');
+      expect(await raw.pttl(keys.history('t'))).toBeGreaterThan(0);
+    } finally {
+      sub.disconnect();
+      client.disconnect();
+    }
+  });
+
+  it('settles a thread that is gone without making it up, and sends a huge turn in pieces', async () => {
+    const group = `${RUN}-${++groups}`;
+    const { batch, keys, client } = batchFor(group);
+    try {
+      await expect(batch.settle(keys.thread('gone'), '"gone"')).resolves.toBe(0);
+      expect(await raw.exists(keys.thread('gone'))).toBe(0);
+      const key = keys.thread('big');
+      for (let i = 0; i < 30_000; i++) batch.hset(key, `f${i}`, 'x');
+      await batch.drain();
+      expect(await raw.hlen(key)).toBe(30_000);
+    } finally {
+      client.disconnect();
+    }
   });
 });

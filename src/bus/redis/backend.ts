@@ -55,6 +55,7 @@ export function createBusBackend(
   });
   const threadStore = new RedisThreadStore({
     client: transport.client,
+    batch: transport.batch,
     url: bus.url,
     keys: transport.keys,
     origin: transport.consumer,
@@ -62,7 +63,7 @@ export function createBusBackend(
     maxHistoryPerThread: limits.max_history_per_thread,
     logger: log,
   });
-  transport.beforePublish = () => threadStore.flush();
+  transport.onPreload = (thread, frame, load) => threadStore.preload(thread, frame, load);
   // A dead-lettered message will never settle: count it out of its thread, or it stays "active".
   transport.onDeadLetter = (message) => {
     threadStore.settled(message.thread).catch(() => {});

@@ -1,168 +1,458 @@
 /**
- * Shared thread state writes, batched: every registry and history change made in one turn of the
- * event loop goes to Redis as one script call instead of one command each (a hop makes five or
- * six), which halves the commands per message. The batch is sent before any XADD the transport
- * makes (RedisTransport.beforePublish), on the same connection, so a message is never in a stream
- * before the thread state it refers to; otherwise at the end of the current turn.
+ * Every command a daemon's bus sends Redis in one turn of the event loop, as one script call.
+ *
+ * A hop used to cost five commands (load the thread, write its state, XADD, settle, XACK), each an
+ * ioredis command with its own promise, reply and socket write; on a box where the daemons, not
+ * Redis, are the bottleneck that overhead was most of a hop's cost. Here the thread store, the
+ * transport and the readers queue operations (state writes, XADDs, reads with the thread state of
+ * what they read, settles, XACKs), and what is queued when the current turn ends (setImmediate) goes
+ * as one EVALSHA: a batch of 16 hops is one command. Each operation is named for what the bus does
+ * (a hop charged, a message published, ...) and takes few arguments, since every argument costs
+ * the daemon time to encode and Redis time to take apart.
+ *
+ * Ordering is what the bus relies on: operations run in the order they were queued, so a message's
+ * thread state is written in the same script as, and before, the XADD that publishes it, and a load
+ * or a read sees this daemon's own earlier writes. Batches go in order on one connection. XACKs are
+ * queued by a reader only after the delivery settled, i.e. after the outputs' XADDs succeeded.
+ *
+ * Each operation runs under pcall: one that fails (a key of the wrong type, say) rejects its own
+ * promise or is reported through `onError`, and the rest of the batch still runs.
  */
 import type { Redis } from 'ioredis';
 
 /**
- * ARGV is a list of operations, each an opcode then its arguments; keys are indexes into KEYS (one
- * hash slot: they all carry the organism's hash tag). Returns the results of `settle` operations.
+ * ARGV[1..9] is a header (see CommandBatch.header), then operations, each an opcode and its
+ * arguments; keys are 1-based KEYS indexes (every key carries the organism's hash tag, so one
+ * script may touch them all on a cluster too). Returns {results, errors}: one result per xadd /
+ * settle / load / read / xack in queue order (a failure as '!<message>'), and the errors of the
+ * operations that return nothing. History entries, idle and stop notices are announced with one
+ * PUBLISH at the end: the origin line, then one line each.
  */
 const BATCH_SCRIPT = `
-local out = {}
-local i = 1
+local CHANNEL, ORIGIN, GROUP, CONSUMER, PREFIX = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local HIST_MAX, HIST_TTL, THREAD_TTL, VERSION = tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[9]
+-- A history list is trimmed when it is this much over its length (reset() keeps the newest anyway).
+local HIST_SLACK = math.max(8, math.floor(HIST_MAX / 4))
+local out, errs, events = {}, {}, {}
+local function key(i) return KEYS[tonumber(ARGV[i])] end
+local function msg(e)
+  if type(e) == 'table' and e.err then return e.err end
+  return tostring(e)
+end
+local function hset(i) redis.call('HSET', key(i + 1), ARGV[i + 2], ARGV[i + 3]) end
+local function hdel(i) redis.call('HDEL', key(i + 1), ARGV[i + 2]) end
+local function pexpire(i) redis.call('PEXPIRE', key(i + 1), ARGV[i + 2]) end
+-- thread key, refresh: one more hop. The expiry is set when asked and when the hash is new (this
+-- increment may have just made it, and it must not live forever).
+local function hop(i)
+  local k = key(i + 1)
+  if redis.call('HINCRBY', k, 'hops', 1) == 1 or ARGV[i + 2] == '1' then redis.call('PEXPIRE', k, THREAD_TTL) end
+end
+-- thread key: one more message in flight.
+local function inc(i)
+  local k = key(i + 1)
+  if redis.call('HINCRBY', k, 'inflight', 1) == 1 then redis.call('PEXPIRE', k, THREAD_TTL) end
+end
+-- history key, thread key, entry, thread id as JSON, refresh: the entry is numbered in its thread
+-- (hash field hist; 0 when the thread is gone) and announced as
+-- '<n>|{"t":<thread>,"k":"m","e":<entry>}', so a daemon can tell it missed one.
+local function hist(i)
+  local k = key(i + 1)
+  local thread = key(i + 2)
+  local len = redis.call('RPUSH', k, ARGV[i + 3])
+  local n = redis.call('HINCRBY', thread, 'hist', 1)
+  if n == 1 and redis.call('HLEN', thread) == 1 then
+    redis.call('DEL', thread)
+    n = 0
+  end
+  if len > HIST_MAX + HIST_SLACK then redis.call('LTRIM', k, -HIST_MAX, -1) end
+  if len == 1 or ARGV[i + 5] == '1' then redis.call('PEXPIRE', k, HIST_TTL) end
+  events[#events + 1] = n .. '|{"t":' .. ARGV[i + 4] .. ',"k":"m","e":' .. ARGV[i + 3] .. '}'
+end
+-- stream key, message record (JSON)
+local function xadd(i)
+  redis.call('XADD', key(i + 1), '*', 'v', VERSION, 'm', ARGV[i + 2])
+  return 1
+end
+-- thread key, thread id as JSON: in-flight count minus one; at zero an idle notice goes out.
+local function settle(i)
+  local k = key(i + 1)
+  local left = redis.call('HINCRBY', k, 'inflight', -1)
+  if left > 0 then return left end
+  if left < 0 then
+    if redis.call('HLEN', k) == 1 then
+      redis.call('DEL', k) -- the thread was gone: this decrement made the hash
+      return 0
+    end
+    redis.call('HSET', k, 'inflight', 0)
+  end
+  events[#events + 1] = '{"t":' .. ARGV[i + 2] .. ',"k":"i"}'
+  return 0
+end
+-- A thread's record: {created, scope, hops, stopped, inflight, frame, parent frame, hist}, or false.
+local function record(k, refresh, frame)
+  local v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'hist')
+  if not v[1] then return false end
+  local f = false
+  local p = false
+  if frame ~= '' then
+    f = redis.call('HGET', k, 'f:' .. frame)
+    if f then
+      local parent = cjson.decode(f)[3]
+      if parent ~= '' then p = redis.call('HGET', k, 'f:' .. parent) end
+    end
+  end
+  if refresh == '1' then redis.call('PEXPIRE', k, THREAD_TTL) end
+  return {v[1], v[2], v[3], v[4], v[5] or '0', f, p, v[6] or '0'}
+end
+-- thread key, refresh, frame id (or ''): the thread's record, with the frame and its parent.
+local function load(i) return record(key(i + 1), ARGV[i + 2], ARGV[i + 3]) end
+-- stream key, count: XREADGROUP without BLOCK, and with a thread key prefix, for each entry
+-- {thread, frame, record} (record as load returns it), the thread and frame taken from the start
+-- of the entry's JSON (codec.ts writes id, thread, frame first); the daemon uses the record only
+-- if they are the decoded message's own. Thread keys are made here, not declared: they carry the
+-- stream key's hash tag, so they are in its slot.
+local function read(i)
+  local reply = redis.call('XREADGROUP', 'GROUP', GROUP, CONSUMER, 'COUNT', ARGV[i + 2],
+    'STREAMS', key(i + 1), '>')
+  if not reply then return {{}, {}} end
+  local entries = reply[1][2]
+  local loads = {}
+  if PREFIX ~= '' then
+    for j = 1, #entries do
+      local fields = entries[j][2]
+      local t, f
+      for k = 1, #fields - 1, 2 do
+        if fields[k] == 'm' then
+          t, f = string.match(fields[k + 1], '^{"id":"[^"\\\\]*","thread":"([^"\\\\]*)","frame":"([^"\\\\]*)"')
+        end
+      end
+      if t then loads[j] = {t, f, record(PREFIX .. t, '0', f)} else loads[j] = false end
+    end
+  end
+  return {entries, loads}
+end
+-- stream key, n, n ids
+local function xack(i)
+  local n = tonumber(ARGV[i + 2])
+  local acked = 0
+  for j = i + 3, i + 2 + n, 500 do
+    acked = acked + redis.call('XACK', key(i + 1), GROUP, unpack(ARGV, j, math.min(j + 499, i + 2 + n)))
+  end
+  return acked
+end
+
+local i = 10
 local n = #ARGV
 while i <= n do
   local op = ARGV[i]
-  if op == 'hset' then
-    redis.call('HSET', KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2], ARGV[i + 3])
-    i = i + 4
-  elseif op == 'hincr' then
-    redis.call('HINCRBY', KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2], ARGV[i + 3])
-    i = i + 4
-  elseif op == 'hdel' then
-    redis.call('HDEL', KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2])
-    i = i + 3
-  elseif op == 'pexpire' then
-    redis.call('PEXPIRE', KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2])
-    i = i + 3
-  elseif op == 'publish' then
-    redis.call('PUBLISH', KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2])
-    i = i + 3
-  elseif op == 'hist' then
-    -- history key, thread key, channel, entry, max, ttl, event: the entry is numbered in its
-    -- thread (hash field hist) and announced as '<n>|<event>', so a daemon can tell it missed one.
-    local key = KEYS[tonumber(ARGV[i + 1])]
-    local thread = KEYS[tonumber(ARGV[i + 2])]
-    redis.call('RPUSH', key, ARGV[i + 4])
-    redis.call('LTRIM', key, -tonumber(ARGV[i + 5]), -1)
-    redis.call('PEXPIRE', key, ARGV[i + 6])
-    local n = 0
-    if redis.call('EXISTS', thread) == 1 then n = redis.call('HINCRBY', thread, 'hist', 1) end
-    redis.call('PUBLISH', KEYS[tonumber(ARGV[i + 3])], n .. '|' .. ARGV[i + 7])
-    i = i + 8
-  elseif op == 'settle' then
-    local key = KEYS[tonumber(ARGV[i + 1])]
-    local left = 0
-    if redis.call('EXISTS', key) == 1 then
-      left = redis.call('HINCRBY', key, 'inflight', -1)
-      if left <= 0 then
-        left = 0
-        redis.call('HSET', key, 'inflight', 0)
-        redis.call('PUBLISH', KEYS[tonumber(ARGV[i + 2])], ARGV[i + 3])
-      end
+  local f, size, result
+  if op == 'hop' then f, size = hop, 3
+  elseif op == 'inc' then f, size = inc, 2
+  elseif op == 'hist' then f, size = hist, 6
+  elseif op == 'xadd' then f, size, result = xadd, 3, true
+  elseif op == 'settle' then f, size, result = settle, 3, true
+  elseif op == 'read' then f, size, result = read, 3, true
+  elseif op == 'hset' then f, size = hset, 4
+  elseif op == 'hdel' then f, size = hdel, 3
+  elseif op == 'load' then f, size, result = load, 4, true
+  elseif op == 'xack' then f, size, result = xack, 3 + tonumber(ARGV[i + 2]), true
+  elseif op == 'pexpire' then f, size = pexpire, 3
+  elseif op == 'event' then events[#events + 1] = ARGV[i + 1]; size = 2
+  else return redis.error_reply('unknown batch op ' .. tostring(op)) end
+  if f then
+    local ok, value = pcall(f, i)
+    if result then
+      if ok then out[#out + 1] = value else out[#out + 1] = '!' .. msg(value) end
+    elseif not ok then
+      errs[#errs + 1] = op .. ': ' .. msg(value)
     end
-    out[#out + 1] = left
-    i = i + 4
-  else
-    return redis.error_reply('unknown batch op ' .. tostring(op))
   end
+  i = i + size
 end
-return out
+if #events > 0 then
+  redis.call('PUBLISH', CHANNEL, ORIGIN .. '\\n' .. table.concat(events, '\\n'))
+end
+return {out, errs}
 `;
 
-type BatchClient = Redis & { organismBatch(numKeys: number, ...args: string[]): Promise<number[]> };
+/** A batch is sent early once it holds this many arguments (bounds the call's stack and script time). */
+const MAX_ARGS = 8_000;
 
-export class WriteBatch {
+/** A thread's record as the load operation returns it (see RedisThreadStore.load). */
+export type LoadReply = (string | null)[] | null;
+
+export type StreamEntry = [id: string, fields: string[] | null];
+
+/** The thread state a read brings along for one entry: the thread and frame it read it for, and the record. */
+export type ReadLoad = [thread: string, frame: string, record: LoadReply] | null;
+
+/** What a read returns: the entries, and when the batch has a thread prefix, each one's thread state. */
+export interface ReadReply {
+  entries: StreamEntry[];
+  loads: ReadLoad[];
+}
+
+type Reply = number | LoadReply | [StreamEntry[], ReadLoad[]];
+
+interface Waiter {
+  resolve(value: Reply): void;
+  reject(error: Error): void;
+}
+
+type BatchClient = Redis & {
+  organismBatch(numKeys: number, ...args: string[]): Promise<[Array<Reply | string>, string[]]>;
+};
+
+export interface CommandBatchOptions {
+  /** Pub/sub channel for history entries, idle and stop notices. */
+  channel: string;
+  /** First line of each events message: who sent it, so a daemon skips its own without parsing. */
+  origin: string;
+  /** Consumer group and this daemon's consumer name, for reads and acks. */
+  group: string;
+  consumer: string;
+  /** The stream entry format version XADD writes (codec.ts). */
+  formatVersion: string;
+  /** Failures of operations that have no promise (state writes), and of whole batches. */
+  onError(error: Error): void;
+}
+
+/** What the shared thread store sets (RedisThreadStore): reads then bring thread state along. */
+export interface ThreadSettings {
+  /** Key of thread `<id>` is this prefix plus the id. */
+  threadPrefix: string;
+  /** Thread hash time to live, ms. */
+  threadTtlMs: number;
+  /** History entries kept per thread, and how long a history list lives, ms. */
+  historyMax: number;
+  historyTtlMs: number;
+}
+
+export class CommandBatch {
   private readonly client: BatchClient;
+  private header: string[];
   private keys: string[] = [];
-  private keyIndex = new Map<string, number>();
+  private keyIndex = new Map<string, string>();
   private args: string[] = [];
-  private settles: Array<{ resolve: (left: number) => void; reject: (error: Error) => void }> = [];
-  private scheduled = false;
+  private waiters: Waiter[] = [];
+  /** XACKs by stream: one XACK per stream per batch, after everything else. */
+  private acks = new Map<string, { ids: string[]; waiters: Waiter[] }>();
+  private scheduled: NodeJS.Immediate | undefined;
+  /** The last batch sent, settled when Redis answered it (batches are answered in order). */
+  private last: Promise<unknown> = Promise.resolve();
 
   constructor(
     client: Redis,
-    private readonly onError: (error: Error) => void,
+    private readonly options: CommandBatchOptions,
   ) {
     this.client = client as BatchClient;
     if (!(client as unknown as Partial<BatchClient>).organismBatch) {
       client.defineCommand('organismBatch', { lua: BATCH_SCRIPT });
     }
+    this.header = this.makeHeader(undefined);
+  }
+
+  /** Turns on thread state with reads (the shared thread store calls it once). */
+  useThreads(settings: ThreadSettings): void {
+    this.header = this.makeHeader(settings);
+  }
+
+  /** Whether anything is queued and not yet sent. */
+  get pending(): boolean {
+    return this.args.length > 0 || this.acks.size > 0;
   }
 
   hset(key: string, field: string, value: string): void {
-    this.push('hset', key, field, value);
-  }
-
-  hincr(key: string, field: string, by: number): void {
-    this.push('hincr', key, field, String(by));
+    this.push3('hset', this.key(key), field, value);
   }
 
   hdel(key: string, field: string): void {
-    this.push('hdel', key, field);
+    this.push2('hdel', this.key(key), field);
   }
 
   pexpire(key: string, ms: string): void {
-    this.push('pexpire', key, ms);
+    this.push2('pexpire', this.key(key), ms);
   }
 
-  publish(channel: string, text: string): void {
-    this.push('publish', channel, text);
+  /** A line for the other daemons' event listeners (an idle or stop notice). */
+  event(text: string): void {
+    this.push1('event', text);
   }
 
-  /** RPUSH + LTRIM to `max` + PEXPIRE, count in the thread hash, announce on `channel`. */
-  history(
-    key: string,
-    threadKey: string,
-    channel: string,
-    entry: string,
-    max: number,
-    ttlMs: number,
-    event: string,
-  ): void {
-    this.push('hist', key, this.key(threadKey), this.key(channel), entry, String(max), String(ttlMs), event);
+  /** One more hop in the thread; its expiry pushed out when `refresh`. */
+  hop(threadKey: string, refresh: boolean): void {
+    this.push2('hop', this.key(threadKey), refresh ? '1' : '0');
   }
 
-  /** In-flight count minus one; at zero an idle notice goes out. Resolves with what is left. */
-  settle(threadKey: string, channel: string, idleNotice: string): Promise<number> {
-    const result = new Promise<number>((resolve, reject) => this.settles.push({ resolve, reject }));
-    this.push('settle', threadKey, this.key(channel), idleNotice);
-    this.flush();
-    return result;
+  /** One more message of the thread in flight. */
+  inFlight(threadKey: string): void {
+    this.push1('inc', this.key(threadKey));
   }
 
-  /** Sends what is queued now (before an XADD that depends on it). */
+  /** Appends `entry` to a thread's history, numbers it in the thread and announces it. */
+  history(key: string, threadKey: string, entry: string, threadJson: string, refresh: boolean): void {
+    this.args.push('hist', this.key(key), this.key(threadKey), entry, threadJson, refresh ? '1' : '0');
+    this.queued();
+  }
+
+  /** XADD of a message record; resolves (with 1) once Redis has the entry. */
+  xadd(stream: string, record: string): Promise<number> {
+    return this.withResult((w) => {
+      this.push2('xadd', this.key(stream), record);
+      this.waiters.push(w);
+    }) as Promise<number>;
+  }
+
+  /** In-flight count minus one; at zero an idle notice is announced. Resolves with what is left. */
+  settle(threadKey: string, threadJson: string): Promise<number> {
+    return this.withResult((w) => {
+      this.push2('settle', this.key(threadKey), threadJson);
+      this.waiters.push(w);
+    }) as Promise<number>;
+  }
+
+  /** A thread's record (see the script), its expiry pushed out when `refresh`. */
+  load(threadKey: string, refresh: boolean, frame: string): Promise<LoadReply> {
+    return this.withResult((w) => {
+      this.push3('load', this.key(threadKey), refresh ? '1' : '0', frame);
+      this.waiters.push(w);
+    }) as Promise<LoadReply>;
+  }
+
+  /**
+   * XREADGROUP of up to `count` new entries, without BLOCK (a blocking command cannot run in a
+   * script, and would stall the batch); with thread settings, each entry's thread state too.
+   */
+  read(stream: string, count: number): Promise<ReadReply> {
+    return this.withResult((w) => {
+      this.push2('read', this.key(stream), String(count));
+      this.waiters.push(w);
+    }).then((value) => {
+      const [entries, loads] = value as [StreamEntry[], ReadLoad[]];
+      return { entries, loads };
+    });
+  }
+
+  /** XACK, merged with the other acks of the batch for the same stream. */
+  xack(stream: string, id: string): Promise<void> {
+    return this.withResult((w) => {
+      let acks = this.acks.get(stream);
+      if (!acks) {
+        acks = { ids: [], waiters: [] };
+        this.acks.set(stream, acks);
+      }
+      acks.ids.push(id);
+      acks.waiters.push(w);
+      this.queued();
+    }) as Promise<unknown> as Promise<void>;
+  }
+
+  /** Sends what is queued now (at close, and when a batch is full; otherwise when the turn ends). */
   flush(): void {
-    if (this.args.length === 0) return;
-    const { keys, args, settles } = this;
+    if (this.scheduled) {
+      clearImmediate(this.scheduled);
+      this.scheduled = undefined;
+    }
+    if (!this.pending) return;
+    for (const [stream, acks] of this.acks) {
+      this.args.push('xack', this.key(stream), String(acks.ids.length));
+      for (const id of acks.ids) this.args.push(id);
+      // One waiter stands for the merged XACK; it settles every ack in it.
+      this.waiters.push({
+        resolve: (value) => {
+          for (const w of acks.waiters) w.resolve(value);
+        },
+        reject: (error) => {
+          for (const w of acks.waiters) w.reject(error);
+        },
+      });
+    }
+    const { keys, args, waiters } = this;
     this.keys = [];
     this.keyIndex = new Map();
     this.args = [];
-    this.settles = [];
-    this.client.organismBatch(keys.length, ...keys, ...args).then(
-      (results) => {
-        for (let i = 0; i < settles.length; i++) settles[i]!.resolve(Number(results[i] ?? 0));
+    this.waiters = [];
+    this.acks = new Map();
+    this.last = this.client.organismBatch(keys.length, ...keys, ...this.header, ...args).then(
+      ([results, errors]) => {
+        for (let i = 0; i < waiters.length; i++) {
+          const value = results[i];
+          if (typeof value === 'string' && value.startsWith('!'))
+            waiters[i]!.reject(new Error(value.slice(1)));
+          else waiters[i]!.resolve((value ?? null) as Reply);
+        }
+        for (const error of errors) this.options.onError(new Error(error));
       },
       (error: Error) => {
-        for (const settle of settles) settle.reject(error);
-        this.onError(error);
+        for (const w of waiters) w.reject(error);
+        this.options.onError(error);
       },
     );
   }
 
-  private push(op: string, key: string, ...rest: string[]): void {
-    this.args.push(op, this.key(key), ...rest);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      queueMicrotask(() => {
-        this.scheduled = false;
-        this.flush();
-      });
-    }
+  /** Sends what is queued and resolves when Redis has answered every batch sent so far. */
+  drain(): Promise<void> {
+    this.flush();
+    return this.last.then(
+      () => undefined,
+      () => undefined,
+    );
   }
+
+  private makeHeader(threads: ThreadSettings | undefined): string[] {
+    const o = this.options;
+    return [
+      o.channel,
+      o.origin,
+      o.group,
+      o.consumer,
+      threads?.threadPrefix ?? '',
+      String(threads?.historyMax ?? 100),
+      String(threads?.historyTtlMs ?? 1),
+      String(threads?.threadTtlMs ?? 1),
+      o.formatVersion,
+    ];
+  }
+
+  private withResult(queue: (waiter: Waiter) => void): Promise<Reply> {
+    return new Promise<Reply>((resolve, reject) => queue({ resolve, reject }));
+  }
+
+  // push1..3: no rest-argument array per operation (this runs several times per hop).
+  private push1(op: string, a: string): void {
+    this.args.push(op, a);
+    this.queued();
+  }
+
+  private push2(op: string, a: string, b: string): void {
+    this.args.push(op, a, b);
+    this.queued();
+  }
+
+  private push3(op: string, a: string, b: string, c: string): void {
+    this.args.push(op, a, b, c);
+    this.queued();
+  }
+
+  private queued(): void {
+    if (this.args.length >= MAX_ARGS) this.flush();
+    else this.scheduled ??= setImmediate(this.flushLater);
+  }
+
+  private readonly flushLater = (): void => {
+    this.scheduled = undefined;
+    this.flush();
+  };
 
   /** The 1-based KEYS index of `key` (a string, as ARGV carries it). */
   private key(key: string): string {
     let index = this.keyIndex.get(key);
     if (index === undefined) {
       this.keys.push(key);
-      index = this.keys.length;
+      index = String(this.keys.length);
       this.keyIndex.set(key, index);
     }
-    return String(index);
+    return index;
   }
 }

@@ -1,6 +1,8 @@
 /**
  * A Message as stream entry fields: `v` (format version) and `m` (the record as JSON). The record
- * is plain data by design (invariant 6), so JSON carries it whole. Decoding checks every field,
+ * is plain data by design (invariant 6), so JSON carries it whole. Its first keys are always id,
+ * thread and frame, in that order: the read script (batch.ts) finds the thread and frame there to
+ * load their shared state in the same call, without a JSON parser. Decoding checks every field,
  * because a stream is shared with anything that can reach the Redis server: an entry that is not a
  * Message is refused with the reason, and the transport dead-letters it after enough attempts.
  */
@@ -20,6 +22,11 @@ const KINDS: ReadonlySet<string> = new Set<MessageKind>([
 const STRING_FIELDS = ['id', 'thread', 'frame', 'from', 'to', 'tag', 'envelope'] as const;
 
 export function encodeMessage(message: Message): string[] {
+  return ['v', FORMAT_VERSION, 'm', encodeRecord(message)];
+}
+
+/** The `m` field of a message's entry: the record as JSON, id, thread and frame first. */
+export function encodeRecord(message: Message): string {
   const record: Message = {
     id: message.id,
     thread: message.thread,
@@ -32,7 +39,7 @@ export function encodeMessage(message: Message): string[] {
     hop: message.hop,
     time: message.time,
   };
-  return ['v', FORMAT_VERSION, 'm', JSON.stringify(record)];
+  return JSON.stringify(record);
 }
 
 export class DecodeFailure extends Error {}

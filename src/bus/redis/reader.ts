@@ -1,8 +1,10 @@
 /**
- * One listener's reader: a loop of XREADGROUP with a finite BLOCK on its own connection (a blocking
- * read freezes the connection it runs on, so it never shares one), reading no more entries than
- * the listener has free slots, handing each to `deliver` and acknowledging it only once `deliver`
- * has resolved. A rejected delivery or an entry that cannot be decoded stays unacknowledged: the
+ * One listener's reader: reads no more entries than the listener has free slots, hands each to
+ * `deliver` and acknowledges it only once `deliver` has resolved. While there is work, a read is
+ * one operation in the transport's command batch (no BLOCK, and the entries' thread state comes
+ * back with them, so a hop costs no separate load); when a read finds nothing it waits with
+ * XREADGROUP and a finite BLOCK on its own connection (a blocking read freezes the connection it
+ * runs on, so it never shares one). A rejected delivery or an entry that cannot be decoded stays unacknowledged: the
  * reaper (transport.ts) gives it to some daemon again later, and dead-letters it after too many tries.
  *
  * After a (re)connect the loop first re-reads this consumer's own pending entries (ID 0), so work
@@ -11,16 +13,24 @@
 import type { Redis } from 'ioredis';
 import type { Message } from '../message.ts';
 import type { Deliver } from '../transport.ts';
+import type { LoadReply, ReadLoad, ReadReply, StreamEntry } from './batch.ts';
 import { DecodeFailure, decodeMessage } from './codec.ts';
 import { busClientOptions, openBusClient } from './connection.ts';
 import type { ResolvedRedisBusOptions } from './options.ts';
 
-export type StreamEntry = [id: string, fields: string[] | null];
+export type { StreamEntry } from './batch.ts';
 
 /** What a reader needs from its transport (commands on the shared connection). */
 export interface ReaderHost {
   readonly options: ResolvedRedisBusOptions;
   ensureGroup(client: Redis, stream: string): Promise<void>;
+  /**
+   * Reads new entries without blocking, in the transport's command batch (one round trip shared
+   * with the daemon's writes), with each entry's thread state when a thread store wants it.
+   */
+  readNow(stream: string, count: number): Promise<ReadReply>;
+  /** The thread state read with the message about to be delivered (undefined: that delivery is over). */
+  preloaded(message: Message | undefined, load: LoadReply): void;
   ack(stream: string, id: string): Promise<void>;
   recordFailure(id: string, reason: string): void;
 }
@@ -122,8 +132,14 @@ export class StreamReader {
           if (!this.stopped) this.dispatch(entries, false);
           continue;
         }
-        const entries = await this.read(free, '>', true);
-        if (!this.stopped) this.dispatch(entries, false);
+        // Non-blocking first: while the stream has entries this is the cheap path.
+        const batch = await this.host.readNow(this.stream, free);
+        if (batch.entries.length > 0) {
+          if (!this.stopped) this.dispatch(batch.entries, false, batch.loads);
+        } else {
+          const entries = await this.read(free, '>', true);
+          if (!this.stopped) this.dispatch(entries, false);
+        }
         failures = 0;
       } catch (error) {
         if (this.stopped) break;
@@ -156,8 +172,9 @@ export class StreamReader {
    * Hands entries to `deliver`. Entries already being delivered here are skipped: a re-read of our
    * own pending list, or a claim, can return them again while their first delivery still runs.
    */
-  dispatch(entries: readonly StreamEntry[], claimed: boolean): void {
-    for (const [id, fields] of entries) {
+  dispatch(entries: readonly StreamEntry[], claimed: boolean, loads?: readonly ReadLoad[]): void {
+    for (let i = 0; i < entries.length; i++) {
+      const [id, fields] = entries[i]!;
       if (this.inFlight.has(id)) continue;
       if (claimed) this.failed.delete(id);
       else if (this.failed.has(id)) continue;
@@ -174,7 +191,13 @@ export class StreamReader {
         continue;
       }
       this.delivering++;
+      // The thread store takes the state read with the entry when `deliver` asks for it, which it
+      // does at once; afterwards it is stale and dropped.
+      const load = loads?.[i];
+      const preload = !!load && load[0] === message.thread && load[1] === message.frame;
+      if (preload) this.host.preloaded(message, load[2] ?? null);
       const done = this.run(id, message).finally(() => this.inFlight.delete(id));
+      if (preload) this.host.preloaded(undefined, null);
       this.inFlight.set(id, done);
     }
   }

@@ -5,14 +5,18 @@
  * - `thread:<id>` hash: created, scope (JSON), hops, stopped, inflight, and one `f:<frame>` field per
  *   open frame (`[listener, caller, parent, depth]`). Expires after twice thread_idle_ms without
  *   activity, as the in-memory registry forgets idle threads.
- * - `history:<id>` list of entries (JSON), trimmed to max_history_per_thread, kept 7 days.
+ * - `history:<id>` list of entries (JSON), trimmed to about max_history_per_thread, kept 7 days.
  * - `events` channel: history entries, idle and stop notices, so watchers (`organism send --wait`,
- *   the live stream, agents reading history) on every daemon see work done on any daemon.
+ *   the live stream, agents reading history) on every daemon see work done on any daemon, and
+ *   every daemon's copy of a history stays whole without re-reading it. One message per batch:
+ *   the sender's name on the first line (a daemon skips its own unparsed), then one event a line.
  *
- * Writes go on the transport's command connection and are sent in the order the bus makes them,
- * before the XADD of the message they belong to: Redis runs one connection's commands in order,
- * so whichever daemon reads the message finds its frame and thread already there. Writes are not
- * awaited (the bus does not wait on Redis per registry change); a failed one is logged.
+ * Writes and loads are operations in the transport's command batch (batch.ts), queued in the
+ * order the bus makes them: a message's thread state is written in the same script as, and before,
+ * the XADD that publishes it, so whichever daemon reads the message finds its frame and thread
+ * already there. Writes are not awaited (the bus does not wait on Redis per registry change); a
+ * failed one is logged. A delivered message's thread state usually needs no load of its own: the
+ * reader's script reads it together with the entry (preload), which is as fresh as a load.
  *
  * Hop budgets are counted in Redis (HINCRBY) and each daemon's copy is refreshed on every delivery,
  * so a thread spread over several daemons can overrun max_thread_hops by at most the hops taken
@@ -24,32 +28,20 @@ import type { Capability } from '../../tools/types.ts';
 import type { HistoryEntry, ThreadHistory } from '../history/index.ts';
 import type { ThreadStore, ThreadStoreEvents } from '../thread-store.ts';
 import type { Frame, ThreadRegistry, ThreadState } from '../threads.ts';
-import { WriteBatch } from './batch.ts';
+import type { CommandBatch, LoadReply } from './batch.ts';
 import { busClientOptions, openBusClient } from './connection.ts';
 import type { BusKeys } from './options.ts';
 
-/** KEYS: thread. ARGV: ttl ms, frame id or ''. Returns [created, scope, hops, stopped, inflight, frame, parent] or nil. */
-const LOAD_SCRIPT = `
-local v = redis.call('HMGET', KEYS[1], 'created', 'scope', 'hops', 'stopped', 'inflight', 'hist')
-if not v[1] then return false end
-local f = false
-local p = false
-if ARGV[2] ~= '' then
-  f = redis.call('HGET', KEYS[1], 'f:' .. ARGV[2])
-  if f then
-    local parent = cjson.decode(f)[3]
-    if parent ~= '' then p = redis.call('HGET', KEYS[1], 'f:' .. parent) end
-  end
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return {v[1], v[2], v[3], v[4], v[5] or '0', f, p, v[6] or '0'}
-`;
-
+const RESOLVED = Promise.resolve();
 const HISTORY_TTL_MS = 7 * 24 * 3600 * 1000;
+/** A history list's expiry is pushed out at most this often by one daemon. */
+const HISTORY_REFRESH_MS = 3600 * 1000;
 
 export interface RedisThreadStoreOptions {
-  /** The transport's command connection: writes must share it with the XADDs they precede. */
+  /** The transport's command connection (history re-reads). */
   client: Redis;
+  /** The transport's command batch: writes go in the same script as, and before, the XADDs they precede. */
+  batch: CommandBatch;
   /** For the pub/sub connection (a subscribed connection can do nothing else). */
   url: string;
   keys: BusKeys;
@@ -64,8 +56,6 @@ export interface RedisThreadStoreOptions {
 }
 
 interface Event {
-  /** origin */
-  o: string;
   /** thread */
   t: string;
   /** m: history entry, i: idle, s: stopped */
@@ -73,37 +63,42 @@ interface Event {
   e?: HistoryEntry;
 }
 
-type ScriptClient = Redis & {
-  organismThreadLoad(key: string, ttl: string, frame: string): Promise<(string | null)[] | null>;
-};
-
 export class RedisThreadStore implements ThreadStore {
-  private readonly client: ScriptClient;
-  private readonly batch: WriteBatch;
+  private readonly client: Redis;
+  private readonly batch: CommandBatch;
   private readonly keys: BusKeys;
   private readonly ttl: string;
+  private readonly ttlMs: number;
+  /**
+   * When this daemon last pushed out a thread hash's and a history list's expiry: now and then is
+   * enough (a new key always gets one), instead of a PEXPIRE on every hop and every load.
+   */
+  private readonly refreshed = new Map<string, number>();
+  private readonly historyRefreshed = new Map<string, number>();
   private registry: ThreadRegistry | undefined;
   private history: ThreadHistory | undefined;
   private events: ThreadStoreEvents | undefined;
   private subscriber: Redis | undefined;
+  /** State read with the message being delivered now (see preload). */
+  private next: { thread: string; frame: string; reply: LoadReply } | undefined;
   /** Set while applying another daemon's change, so the history listeners do not write it back. */
   private applying = false;
   /** Entry ids of histories just re-read from Redis, whose events may still arrive. */
   private readonly fresh = new Map<string, Set<string>>();
-  private lastWriteError = '';
   private closed = false;
 
   constructor(private readonly options: RedisThreadStoreOptions) {
-    this.client = options.client as ScriptClient;
+    this.client = options.client;
+    this.batch = options.batch;
     this.keys = options.keys;
-    this.ttl = String(Math.max(options.idleMs * 2, 60_000));
-    this.client.defineCommand('organismThreadLoad', { numberOfKeys: 1, lua: LOAD_SCRIPT });
-    this.batch = new WriteBatch(options.client, (error) => this.writeFailed(error));
-  }
-
-  /** Sends the queued writes now; the transport calls it before each XADD (ordering). */
-  flush(): void {
-    this.batch.flush();
+    this.ttlMs = Math.max(options.idleMs * 2, 60_000);
+    this.ttl = String(this.ttlMs);
+    this.batch.useThreads({
+      threadPrefix: this.keys.thread(''),
+      threadTtlMs: this.ttlMs,
+      historyMax: options.maxHistoryPerThread,
+      historyTtlMs: HISTORY_TTL_MS,
+    });
   }
 
   attach(registry: ThreadRegistry, history: ThreadHistory, events: ThreadStoreEvents): void {
@@ -116,7 +111,7 @@ export class RedisThreadStore implements ThreadStore {
     history.subscribeStopped((thread) => {
       if (this.applying) return;
       this.batch.hset(this.keys.thread(thread), 'stopped', '1');
-      this.batch.publish(this.keys.events, JSON.stringify({ o: this.options.origin, t: thread, k: 's' }));
+      this.batch.event(JSON.stringify({ t: thread, k: 's' }));
     });
     const { client } = openBusClient(
       this.options.url,
@@ -124,7 +119,7 @@ export class RedisThreadStore implements ThreadStore {
       (message) => this.options.logger?.warn(`redis thread events connection lost: ${message}`),
     );
     this.subscriber = client;
-    client.on('message', (_channel: string, text: string) => this.apply(text));
+    client.on('message', (_channel: string, text: string) => this.applyAll(text));
     client.subscribe(this.keys.events).catch((error: unknown) => {
       this.options.logger?.error(`cannot subscribe to thread events: ${(error as Error).message}`);
     });
@@ -140,6 +135,7 @@ export class RedisThreadStore implements ThreadStore {
     this.batch.hset(key, 'stopped', state.stopped ? '1' : '0');
     this.batch.hset(key, 'inflight', '0');
     this.batch.pexpire(key, this.ttl);
+    this.refreshed.set(state.id, Date.now());
   }
 
   frameOpened(frame: Frame): void {
@@ -156,31 +152,55 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   hopCharged(state: ThreadState): void {
-    const key = this.keys.thread(state.id);
-    this.batch.hincr(key, 'hops', 1);
-    this.batch.pexpire(key, this.ttl);
+    this.batch.hop(this.keys.thread(state.id), this.refresh(state.id));
   }
 
   // ---- ThreadStore ------------------------------------------------------------------------------
 
   published(thread: string): void {
-    this.batch.hincr(this.keys.thread(thread), 'inflight', 1);
+    this.batch.inFlight(this.keys.thread(thread));
   }
 
   settled(thread: string): Promise<number> {
-    const idle = `{"o":${JSON.stringify(this.options.origin)},"t":${JSON.stringify(thread)},"k":"i"}`;
-    return this.batch.settle(this.keys.thread(thread), this.keys.events, idle);
+    return this.batch.settle(this.keys.thread(thread), JSON.stringify(thread));
   }
 
-  async load(thread: string, frame = ''): Promise<void> {
+  /**
+   * The thread state the transport read together with the message it is about to deliver (in the
+   * same script as the read, after this daemon's earlier writes, so as fresh as a load). The next
+   * load() of that thread and frame takes it instead of asking Redis; an empty thread clears it.
+   */
+  preload(thread: string, frame: string, reply: LoadReply): void {
+    this.next = thread ? { thread, frame, reply } : undefined;
+  }
+
+  load(thread: string, frame = ''): Promise<void> {
+    const next = this.next;
+    if (next && next.thread === thread && next.frame === frame) {
+      // The common case: no round trip, and no promise beyond the one the bus waits on.
+      this.next = undefined;
+      try {
+        return this.applyRecord(thread, frame, next.reply) ?? RESOLVED;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    // Queued after this daemon's own writes, in the same batch: it sees them.
+    return this.batch
+      .load(this.keys.thread(thread), this.refresh(thread), frame)
+      .then((reply) => this.applyRecord(thread, frame, reply));
+  }
+
+  /**
+   * Brings the registry in step with a thread's record from Redis. Returns a promise only when the
+   * local history has to be re-read first.
+   */
+  private applyRecord(thread: string, frame: string, reply: LoadReply): Promise<void> | undefined {
     const registry = this.registry!;
-    this.batch.flush(); // this daemon's own writes first (same connection, so in order)
-    const reply = await this.client.organismThreadLoad(this.keys.thread(thread), this.ttl, frame);
     if (!reply) {
       // Unknown to the registry (never made, or idle long enough to expire): a delivery is dropped,
       // but its history (kept longer) can still be read.
-      if (!this.history!.has(thread)) await this.syncHistory(thread, 1);
-      return;
+      return this.history!.has(thread) ? undefined : this.syncHistory(thread, 1);
     }
     const [created, scope, hops, stopped, inflight, frameJson, parentJson, hist] = reply;
     let state = registry.thread(thread);
@@ -206,7 +226,7 @@ export class RedisThreadStore implements ThreadStore {
       const parent = frameJson ? (JSON.parse(frameJson) as FrameRecord)[2] : '';
       if (parent) this.syncFrame(thread, parent, parentJson ?? null);
     }
-    await this.syncHistory(thread, Number(hist ?? 0));
+    return this.syncHistory(thread, Number(hist ?? 0));
   }
 
   async close(): Promise<void> {
@@ -231,16 +251,19 @@ export class RedisThreadStore implements ThreadStore {
     registry.adoptFrame({ id, thread, listener, caller, parent: parent || null, depth });
   }
 
-  /** A thread first seen here mid-way (this daemon started after it began): its history so far. */
   /**
    * Makes this daemon's copy of a thread's history whole: when Redis has numbered more entries than
    * this daemon holds (it started after the thread began, or missed events while reconnecting),
    * the canonical list replaces the local copy.
    */
-  private async syncHistory(thread: string, remote: number): Promise<void> {
+  private syncHistory(thread: string, remote: number): Promise<void> | undefined {
     const local = this.history!.summary(thread);
-    if (local && local.messages + local.dropped >= remote) return;
-    const items = await this.client.lrange(this.keys.history(thread), 0, -1);
+    if (local && local.messages + local.dropped >= remote) return undefined;
+    return this.rereadHistory(thread, remote);
+  }
+
+  private async rereadHistory(thread: string, remote: number): Promise<void> {
+    const items = await this.client.lrange(this.keys.history(thread), -this.options.maxHistoryPerThread, -1);
     if (items.length === 0) return;
     const entries = items.map((item) => JSON.parse(item) as HistoryEntry);
     this.history!.reset(thread, entries, Math.max(remote, entries.length));
@@ -254,12 +277,31 @@ export class RedisThreadStore implements ThreadStore {
     this.batch.history(
       this.keys.history(thread),
       this.keys.thread(thread),
-      this.keys.events,
       json,
-      this.options.maxHistoryPerThread,
-      HISTORY_TTL_MS,
-      `{"o":${JSON.stringify(this.options.origin)},"t":${JSON.stringify(thread)},"k":"m","e":${json}}`,
+      JSON.stringify(thread),
+      due(this.historyRefreshed, thread, HISTORY_REFRESH_MS),
     );
+  }
+
+  /** Whether this daemon should push out the thread hash's expiry now (at most once per quarter of its time to live). */
+  private refresh(thread: string): boolean {
+    return due(this.refreshed, thread, this.ttlMs / 4);
+  }
+
+  /**
+   * A batch of events from some daemon: its name on the first line, then one event a line. This
+   * daemon's own are skipped unparsed.
+   */
+  private applyAll(text: string): void {
+    const first = text.indexOf('\n');
+    if (first < 0 || text.slice(0, first) === this.options.origin) return;
+    let start = first + 1;
+    while (start < text.length) {
+      let end = text.indexOf('\n', start);
+      if (end < 0) end = text.length;
+      this.apply(text.slice(start, end));
+      start = end + 1;
+    }
   }
 
   /** Another daemon's event: mirror its history entry, idle or stop notice here. */
@@ -271,7 +313,7 @@ export class RedisThreadStore implements ThreadStore {
     } catch {
       return;
     }
-    if (event.o === this.options.origin || typeof event.t !== 'string') return;
+    if (typeof event.t !== 'string') return;
     if (event.k === 'm' && event.e) {
       if (this.fresh.get(event.t)?.has(event.e.id)) return;
       this.applying = true;
@@ -300,12 +342,16 @@ export class RedisThreadStore implements ThreadStore {
     }
     this.events!.stopped(thread);
   }
+}
 
-  private writeFailed(error: Error): void {
-    if (error.message === this.lastWriteError) return;
-    this.lastWriteError = error.message;
-    this.options.logger?.error(`shared thread state write failed: ${error.message}`);
-  }
+/** True (and noted) when `key` was last marked in `seen` at least `everyMs` ago or never; bounded. */
+function due(seen: Map<string, number>, key: string, everyMs: number): boolean {
+  const now = Date.now();
+  const last = seen.get(key);
+  if (last !== undefined && now - last < everyMs) return false;
+  if (seen.size >= 100_000) seen.clear();
+  seen.set(key, now);
+  return true;
 }
 
 type FrameRecord = [listener: string, caller: string, parent: string, depth: number];
