@@ -172,6 +172,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     history,
     historyLog,
     hub,
+    redisBus: backend.redis,
     auth,
     injectLimiter: new RateLimiter({
       perSecond: config.server.inject_per_second,

@@ -3,7 +3,16 @@
 import type { AgentRuntime } from '../agent/attach.ts';
 import { ServerError, ShuttingDownError } from '../errors.ts';
 import { metrics, sampleBusGauges } from '../observability/metrics.ts';
-import type { KillReport, OrganismInfo, OrganismService, ReloadReport, ToolInfo } from '../server/service.ts';
+import type {
+  DeadLetterPage,
+  DeadLetterQuery,
+  DeadLetterView,
+  KillReport,
+  OrganismInfo,
+  OrganismService,
+  ReloadReport,
+  ToolInfo,
+} from '../server/service.ts';
 import { reloadOrganism } from './reload.ts';
 import { auditChange, type DaemonState } from './state.ts';
 
@@ -124,6 +133,33 @@ export function createOrganismService(state: DaemonState): OrganismService {
       }
       sampleBusGauges({ ...stats, queues }, state.historyLog?.pending ?? 0, state.streamClients());
       feedTokens(state.agents);
+    },
+
+    async deadLetters(query: DeadLetterQuery): Promise<DeadLetterPage> {
+      const redis = state.redisBus;
+      // The in-memory transport never redelivers, so it never dead-letters.
+      if (!redis) return { dead_letters: [], total: 0, next: null };
+      // One more than asked says whether there is a next page.
+      const [letters, total] = await Promise.all([
+        redis.deadLetters(query.limit + 1, query.cursor),
+        redis.deadLetterCount(),
+      ]);
+      const page = letters.slice(0, query.limit).map(
+        (d): DeadLetterView => ({
+          id: d.id,
+          time: d.time,
+          listener: d.listener,
+          message: d.message?.id ?? null,
+          thread: d.message?.thread ?? null,
+          from: d.message?.from ?? null,
+          tag: d.message?.tag ?? null,
+          deliveries: d.deliveries,
+          reason: d.reason,
+          consumer: d.consumer,
+        }),
+      );
+      const next = letters.length > query.limit ? (page[page.length - 1]?.id ?? null) : null;
+      return { dead_letters: page, total, next };
     },
   };
 }

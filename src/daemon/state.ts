@@ -10,6 +10,7 @@ import type { ChangeRecord } from '../audit/record.ts';
 import type { Bus } from '../bus/bus.ts';
 import type { HistoryLog, ThreadHistory } from '../bus/history/index.ts';
 import type { ListenerSpec } from '../bus/listeners.ts';
+import type { RedisTransport } from '../bus/redis/index.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import { parseConfigText, toPlain } from '../config/read.ts';
 import type { OrganismConfig } from '../config/types.ts';
@@ -38,6 +39,8 @@ export interface DaemonState {
   history: ThreadHistory;
   historyLog: HistoryLog | undefined;
   hub: EventHub;
+  /** With bus.transport redis: the transport, for its dead letters (GET /dead-letters). */
+  redisBus?: RedisTransport;
   auth: Authenticator;
   injectLimiter: RateLimiter;
   /** Address the API actually listens on (config or --host). */

@@ -56,6 +56,41 @@ export interface KillReport {
   aborted: number;
 }
 
+/** GET /dead-letters: one message the bus gave up on after bus.max_deliveries deliveries. */
+export interface DeadLetterView {
+  /** The dead-letter entry's id (when it was moved, and the `cursor` for the next page). */
+  id: string;
+  /** When it was moved to the dead letters. */
+  time: string;
+  listener: string;
+  /** The message's id and thread; null when the entry was not a message at all. */
+  message: string | null;
+  thread: string | null;
+  /** Who sent it and its payload's root tag (null as above). */
+  from: string | null;
+  tag: string | null;
+  /** How often it was delivered without being finished. */
+  deliveries: number;
+  /** Why: the delivery count, and the last failure (a handler error, or why it would not decode). */
+  reason: string;
+  /** The daemon (consumer) that held it last. */
+  consumer: string;
+}
+
+export interface DeadLetterQuery {
+  limit: number;
+  /** `next` of the previous page. */
+  cursor?: string;
+}
+
+export interface DeadLetterPage {
+  dead_letters: DeadLetterView[];
+  /** Messages ever dead-lettered in the organism (the list itself keeps the newest 10,000). */
+  total: number;
+  /** Cursor for the next page; null on the last. */
+  next: string | null;
+}
+
 export interface OrganismService {
   readonly bus: BusApi & BusQueries;
   readonly events: EventHub;
@@ -76,4 +111,10 @@ export interface OrganismService {
   admission(): ServerError | undefined;
   /** Samples the gauges (queue depth...) before /metrics renders. */
   sampleMetrics(): void;
+  /**
+   * Messages dead-lettered by the bus, newest first (the whole organism with the redis transport;
+   * always empty with the in-memory one, which never redelivers). A malformed cursor throws
+   * TransportError `transport.invalid_option`.
+   */
+  deadLetters(query: DeadLetterQuery): Promise<DeadLetterPage>;
 }

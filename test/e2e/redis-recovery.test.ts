@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readDeadLetters } from '../../src/bus/redis/dead-letter.ts';
 import { BusKeys } from '../../src/bus/redis/options.ts';
+import type { DeadLetterPage } from '../../src/server/service.ts';
 import type { DaemonProcess } from '../helpers/daemon.ts';
 import {
   allDone,
@@ -84,7 +85,15 @@ describe('recovery', { timeout: 90_000 }, () => {
     const keys = new BusKeys(group);
     const raw = new Redis(SHARED_REDIS);
     try {
-      const poison = await inject(running.daemons[0]!.url, '<job><n>666</n><kind>crash</kind></job>');
+      // Nothing dead-lettered yet: the API lists nothing and the gauge reads 0.
+      const first = running.daemons[0]!.url;
+      expect(await (await fetch(`${first}/api/v1/dead-letters`)).json()).toEqual({
+        dead_letters: [],
+        total: 0,
+        next: null,
+      });
+      expect(await (await fetch(`${first}/metrics`)).text()).toMatch(/^organism_bus_dead_letters 0$/m);
+      const poison = await inject(first, '<job><n>666</n><kind>crash</kind></job>');
       // And an entry nobody can decode, written straight into a listener's stream.
       await raw.xadd(keys.inbox('worker'), '*', 'not', 'a message');
       const threads: string[] = [];
@@ -132,6 +141,38 @@ describe('recovery', { timeout: 90_000 }, () => {
       }
       const metrics = await (await fetch(`${survivor.url}/metrics`)).text();
       expect(metrics).toMatch(/^organism_bus_dead_letters 2$/m);
+      // The API shows both, newest first, a page at a time.
+      const all = (await (await fetch(`${survivor.url}/api/v1/dead-letters`)).json()) as DeadLetterPage;
+      expect(all.total).toBe(2);
+      expect(all.next).toBeNull();
+      expect(all.dead_letters.map((d) => d.id)).toEqual(letters.map((l) => l.id));
+      const apiCrash = all.dead_letters.find((d) => d.message !== null)!;
+      expect(apiCrash).toMatchObject({
+        listener: 'crasher',
+        message: crash.message!.id,
+        thread: poison,
+        from: 'dispatch',
+        tag: 'crash',
+        deliveries: maxDeliveries,
+        consumer: crash.consumer,
+      });
+      expect(apiCrash.reason).toMatch(/delivered 3 times without an acknowledgement/);
+      expect(Date.parse(apiCrash.time)).toBeGreaterThan(Date.now() - 120_000);
+      const apiGarbage = all.dead_letters.find((d) => d.message === null)!;
+      expect(apiGarbage).toMatchObject({ listener: 'worker', thread: null, deliveries: maxDeliveries });
+      expect(apiGarbage.reason).toMatch(/cannot decode/);
+      const page1 = (await (
+        await fetch(`${survivor.url}/api/v1/dead-letters?limit=1`)
+      ).json()) as DeadLetterPage;
+      expect(page1.dead_letters.map((d) => d.id)).toEqual([letters[0]!.id]);
+      expect(page1.next).toBe(letters[0]!.id);
+      const page2 = (await (
+        await fetch(`${survivor.url}/api/v1/dead-letters?limit=1&cursor=${page1.next}`)
+      ).json()) as DeadLetterPage;
+      expect(page2.dead_letters.map((d) => d.id)).toEqual([letters[1]!.id]);
+      expect(page2.next).toBeNull();
+      const bad = await fetch(`${survivor.url}/api/v1/dead-letters?cursor=yesterday`);
+      expect(bad.status).toBe(400);
     } finally {
       supervisor.stop();
       raw.disconnect();

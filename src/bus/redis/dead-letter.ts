@@ -6,6 +6,7 @@
  * `readDeadLetters` and `deadLetterCount` are what the HTTP API and metrics call.
  */
 import type { Redis } from 'ioredis';
+import { TransportError } from '../../errors.ts';
 import type { Message } from '../message.ts';
 import { decodeMessage } from './codec.ts';
 import type { BusKeys } from './options.ts';
@@ -56,9 +57,24 @@ export interface DeadLetter {
 
 type Ioredis = Pick<Redis, 'call'>;
 
-/** Newest first, at most `count`. */
-export async function readDeadLetters(client: Ioredis, keys: BusKeys, count = 100): Promise<DeadLetter[]> {
-  const rows = (await client.call('XREVRANGE', keys.dead, '+', '-', 'COUNT', String(count))) as Array<
+/** A dead-letter entry id (a page cursor): `<ms>-<seq>`. */
+export const DEAD_LETTER_ID = /^\d{1,20}-\d{1,20}$/;
+
+/** Newest first, at most `count`; with `before` (an entry id), only entries older than it. */
+export async function readDeadLetters(
+  client: Ioredis,
+  keys: BusKeys,
+  count = 100,
+  before?: string,
+): Promise<DeadLetter[]> {
+  if (before !== undefined && !DEAD_LETTER_ID.test(before)) {
+    throw new TransportError(
+      'transport.invalid_option',
+      `a dead-letter cursor looks like 1700000000000-0, not '${before}'`,
+    );
+  }
+  const end = before === undefined ? '+' : `(${before}`;
+  const rows = (await client.call('XREVRANGE', keys.dead, end, '-', 'COUNT', String(count))) as Array<
     [string, string[]]
   >;
   return rows.map(([id, fields]) => {

@@ -163,9 +163,9 @@ export class RedisTransport implements Transport, ReaderHost {
 
   // ---- dead letters (API and metrics) ----------------------------------------------------------
 
-  /** The newest dead-lettered entries of this organism, newest first. */
-  deadLetters(count = 100): Promise<DeadLetter[]> {
-    return readDeadLetters(this.client, this.keys, count);
+  /** The newest dead-lettered entries of this organism, newest first; `before`: older than that entry id. */
+  deadLetters(count = 100, before?: string): Promise<DeadLetter[]> {
+    return readDeadLetters(this.client, this.keys, count, before);
   }
 
   /** How many entries were ever dead-lettered in this organism (all daemons). */

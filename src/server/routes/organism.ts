@@ -1,7 +1,16 @@
-/** GET /organism, GET /organism/config, POST /organism/reload, GET /metrics. */
+/** GET /organism, GET /organism/config, POST /organism/reload, GET /metrics, GET /dead-letters. */
 import { ConfigError } from '../../errors.ts';
 import { renderMetrics } from '../../observability/metrics.ts';
-import { type ApiApp, allow, failWith, type RouteDeps } from './common.ts';
+import {
+  type ApiApp,
+  allow,
+  failWith,
+  limitParam,
+  QueryError,
+  type RouteDeps,
+  stringParam,
+  withQuery,
+} from './common.ts';
 
 export function organismRoutes(app: ApiApp, { service, logger }: RouteDeps): void {
   app.get('/api/v1/organism', (c) => {
@@ -30,5 +39,21 @@ export function organismRoutes(app: ApiApp, { service, logger }: RouteDeps): voi
     service.sampleMetrics();
     const { contentType, body } = await renderMetrics();
     return c.body(body, 200, { 'content-type': contentType });
+  });
+
+  // Messages the bus gave up on (redis transport: after bus.max_deliveries), newest first.
+  app.get('/api/v1/dead-letters', (c) => {
+    allow(c, 'viewer', 'reading dead letters');
+    return withQuery(
+      c,
+      () => {
+        const cursor = stringParam(c, 'cursor');
+        if (cursor !== undefined && !/^\d{1,20}-\d{1,20}$/.test(cursor)) {
+          throw new QueryError(`cursor must be the 'next' of a previous page, not '${cursor}'`);
+        }
+        return { limit: limitParam(c), cursor };
+      },
+      async (query) => c.json(await service.deadLetters(query)),
+    );
   });
 }
