@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CommandBatch } from '../../src/bus/redis/batch.ts';
-import { encodeRecord } from '../../src/bus/redis/codec.ts';
+import { CommandBatch, unpackState } from '../../src/bus/redis/batch.ts';
+import { decodeRecord, encodeRecord } from '../../src/bus/redis/codec.ts';
 import { BusKeys, RedisTransport } from '../../src/bus/redis/index.ts';
 import type { Transport } from '../../src/bus/transport.ts';
 import { testMessage, transportContract, until } from './transport.contract.ts';
@@ -256,7 +256,7 @@ describe('redis command batch', () => {
     }
   });
 
-  it('reads entries with their thread state, and none for an entry whose thread it cannot find', async () => {
+  it('reads entries with their thread state, none where it cannot find the thread, and odd entries raw', async () => {
     const group = `${RUN}-${++groups}`;
     const { batch, keys, client } = batchFor(group);
     try {
@@ -268,16 +268,25 @@ describe('redis command batch', () => {
       await batch.xadd(stream, encodeRecord(testMessage('w', 1, { thread: 't-1', frame: 'f-1' })));
       // A thread id JSON escapes: the script cannot take it from the text, so it loads nothing.
       await batch.xadd(stream, encodeRecord(testMessage('w', 2, { thread: 't"2', frame: 'f-2' })));
-      const { entries, loads } = await batch.read(stream, 10);
-      expect(entries).toHaveLength(2);
-      expect(loads[0]?.[0]).toBe('t-1');
-      expect(loads[0]?.[1]).toBe('f-1');
-      expect(loads[0]?.[2]?.[0]).toBe('5');
-      expect(loads[0]?.[2]?.[2]).toBe('2');
-      expect(JSON.parse(loads[0]?.[2]?.[5] ?? 'null')).toEqual(['w', 'api', '', 0]);
-      expect(loads[1]).toBeNull();
+      await raw.xadd(stream, '*', 'not', 'a message');
+      await batch.xadd(stream, encodeRecord(testMessage('w', 3, { thread: 't-none', frame: 'f-3' })));
+      const entries = await batch.read(stream, 10);
+      expect(entries).toHaveLength(4);
+      const [one, two, three, four] = entries;
+      expect(typeof one![1]).toBe('string');
+      expect(decodeRecord(one![1] as string).thread).toBe('t-1');
+      const state = unpackState(one![2] as string);
+      expect(state?.[0]).toBe('5');
+      expect(state?.[2]).toBe('2');
+      expect(JSON.parse(state?.[5] ?? 'null')).toEqual(['w', 'api', '', 0]);
+      expect(state?.[6]).toBeNull();
+      expect(two).toHaveLength(3);
+      expect(unpackState(two![2] as string | null)).toBeUndefined();
+      expect(three![1]).toEqual(['not', 'a message']);
+      // A thread Redis does not have: loaded, and known to be missing.
+      expect(unpackState(four![2] as string)).toBeNull();
       const again = await batch.read(stream, 10);
-      expect(again.entries).toEqual([]);
+      expect(again).toEqual([]);
     } finally {
       client.disconnect();
     }

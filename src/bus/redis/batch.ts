@@ -107,30 +107,44 @@ local function record(k, refresh, frame)
 end
 -- thread key, refresh, frame id (or ''): the thread's record, with the frame and its parent.
 local function load(i) return record(key(i + 1), ARGV[i + 2], ARGV[i + 3]) end
--- stream key, count: XREADGROUP without BLOCK, and with a thread key prefix, for each entry
--- {thread, frame, record} (record as load returns it), the thread and frame taken from the start
--- of the entry's JSON (codec.ts writes id, thread, frame first); the daemon uses the record only
--- if they are the decoded message's own. Thread keys are made here, not declared: they carry the
--- stream key's hash tag, so they are in its slot.
+-- stream key, count: XREADGROUP without BLOCK. An entry in this format comes back as {id, m, state}:
+-- its record, and with a thread key prefix its thread state: the thread and frame taken from the
+-- start of the record (codec.ts writes id, thread, frame first; the daemon checks that they are the
+-- decoded message's own), the state packed in one string (fields of the record joined by NUL,
+-- '' for a missing frame; '0' when the thread does not exist), so that a hop's reply is three
+-- strings instead of fifteen. Any other entry comes back as {id, fields}, for the daemon to refuse.
+-- Thread keys are made here, not declared: they carry the stream key's hash tag, so its slot.
 local function read(i)
   local reply = redis.call('XREADGROUP', 'GROUP', GROUP, CONSUMER, 'COUNT', ARGV[i + 2],
     'STREAMS', key(i + 1), '>')
-  if not reply then return {{}, {}} end
+  if not reply then return {} end
   local entries = reply[1][2]
-  local loads = {}
-  if PREFIX ~= '' then
-    for j = 1, #entries do
-      local fields = entries[j][2]
-      local t, f
-      for k = 1, #fields - 1, 2 do
-        if fields[k] == 'm' then
-          t, f = string.match(fields[k + 1], '^{"id":"[^"\\\\]*","thread":"([^"\\\\]*)","frame":"([^"\\\\]*)"')
+  local list = {}
+  for j = 1, #entries do
+    local id, fields = entries[j][1], entries[j][2]
+    local m
+    if fields and #fields == 4 and fields[1] == 'v' and fields[2] == VERSION and fields[3] == 'm' then
+      m = fields[4]
+    end
+    if m then
+      local state = false
+      if PREFIX ~= '' then
+        local t, f = string.match(m, '^{"id":"[^"\\]*","thread":"([^"\\]*)","frame":"([^"\\]*)"')
+        if t then
+          local r = record(PREFIX .. t, '0', f)
+          if r then
+            state = table.concat({r[1], r[2] or '', r[3] or '', r[4] or '', r[5], r[6] or '', r[7] or '', r[8]}, '\\0')
+          else
+            state = '0'
+          end
         end
       end
-      if t then loads[j] = {t, f, record(PREFIX .. t, '0', f)} else loads[j] = false end
+      list[j] = {id, m, state}
+    else
+      list[j] = {id, fields or false}
     end
   end
-  return {entries, loads}
+  return list
 end
 -- stream key, n, n ids
 local function xack(i)
@@ -184,16 +198,27 @@ export type LoadReply = (string | null)[] | null;
 
 export type StreamEntry = [id: string, fields: string[] | null];
 
-/** The thread state a read brings along for one entry: the thread and frame it read it for, and the record. */
-export type ReadLoad = [thread: string, frame: string, record: LoadReply] | null;
+/**
+ * One entry a read returns: `[id, record JSON, thread state]` for an entry in this format (thread
+ * state null when none was loaded, see unpackState), or `[id, fields]` for any other, as XREADGROUP
+ * gives it, for the reader to refuse with the reason.
+ */
+export type ReadEntry =
+  | [id: string, body: string, state: string | null]
+  | [id: string, fields: string[] | null];
 
-/** What a read returns: the entries, and when the batch has a thread prefix, each one's thread state. */
-export interface ReadReply {
-  entries: StreamEntry[];
-  loads: ReadLoad[];
+/**
+ * The thread state the read script packed for an entry, as a load returns it; undefined when it
+ * loaded none (no thread settings, or a thread id it could not take from the record).
+ */
+export function unpackState(state: string | null | undefined): LoadReply | undefined {
+  if (state == null) return undefined;
+  if (state === '0') return null;
+  const f = state.split('\0');
+  return [f[0]!, f[1]!, f[2]!, f[3]!, f[4]!, f[5] || null, f[6] || null, f[7]!];
 }
 
-type Reply = number | LoadReply | [StreamEntry[], ReadLoad[]];
+type Reply = number | LoadReply | ReadEntry[];
 
 interface Waiter {
   resolve(value: Reply): void;
@@ -324,14 +349,11 @@ export class CommandBatch {
    * XREADGROUP of up to `count` new entries, without BLOCK (a blocking command cannot run in a
    * script, and would stall the batch); with thread settings, each entry's thread state too.
    */
-  read(stream: string, count: number): Promise<ReadReply> {
+  read(stream: string, count: number): Promise<ReadEntry[]> {
     return this.withResult((w) => {
       this.push2('read', this.key(stream), String(count));
       this.waiters.push(w);
-    }).then((value) => {
-      const [entries, loads] = value as [StreamEntry[], ReadLoad[]];
-      return { entries, loads };
-    });
+    }) as Promise<ReadEntry[]>;
   }
 
   /** XACK, merged with the other acks of the batch for the same stream. */

@@ -59,6 +59,11 @@ export function decodeMessage(fields: readonly string[] | null | undefined): Mes
     );
   }
   if (body === undefined) throw new DecodeFailure('entry has no `m` field');
+  return decodeRecord(body);
+}
+
+/** The Message in an entry's `m` field (its format version already checked), or a DecodeFailure. */
+export function decodeRecord(body: string): Message {
   let data: unknown;
   try {
     data = JSON.parse(body);
@@ -95,4 +100,14 @@ export function decodeMessage(fields: readonly string[] | null | undefined): Mes
     hop: record.hop as number,
     time: record.time as number,
   };
+}
+
+/**
+ * Whether a record's JSON text begins with this message's id, thread and frame, as encodeRecord
+ * writes them: then thread state the read script loaded for the thread and frame it found there is
+ * this message's (a hand-made entry with the keys twice or in another order does not pass).
+ */
+export function recordStartsWith(body: string, message: Message): boolean {
+  const start = `{"id":${JSON.stringify(message.id)},"thread":${JSON.stringify(message.thread)},"frame":${JSON.stringify(message.frame)}`;
+  return body.startsWith(start) && body.charCodeAt(start.length) === 44; // ','
 }

@@ -13,8 +13,8 @@
 import type { Redis } from 'ioredis';
 import type { Message } from '../message.ts';
 import type { Deliver } from '../transport.ts';
-import type { LoadReply, ReadLoad, ReadReply, StreamEntry } from './batch.ts';
-import { DecodeFailure, decodeMessage } from './codec.ts';
+import { type LoadReply, type ReadEntry, type StreamEntry, unpackState } from './batch.ts';
+import { DecodeFailure, decodeMessage, decodeRecord, recordStartsWith } from './codec.ts';
 import { busClientOptions, openBusClient } from './connection.ts';
 import type { ResolvedRedisBusOptions } from './options.ts';
 
@@ -28,7 +28,7 @@ export interface ReaderHost {
    * Reads new entries without blocking, in the transport's command batch (one round trip shared
    * with the daemon's writes), with each entry's thread state when a thread store wants it.
    */
-  readNow(stream: string, count: number): Promise<ReadReply>;
+  readNow(stream: string, count: number): Promise<ReadEntry[]>;
   /** The thread state read with the message about to be delivered (undefined: that delivery is over). */
   preloaded(message: Message | undefined, load: LoadReply): void;
   ack(stream: string, id: string): Promise<void>;
@@ -133,9 +133,9 @@ export class StreamReader {
           continue;
         }
         // Non-blocking first: while the stream has entries this is the cheap path.
-        const batch = await this.host.readNow(this.stream, free);
-        if (batch.entries.length > 0) {
-          if (!this.stopped) this.dispatch(batch.entries, false, batch.loads);
+        const entries = await this.host.readNow(this.stream, free);
+        if (entries.length > 0) {
+          if (!this.stopped) this.dispatch(entries, false);
         } else {
           const entries = await this.read(free, '>', true);
           if (!this.stopped) this.dispatch(entries, false);
@@ -172,15 +172,17 @@ export class StreamReader {
    * Hands entries to `deliver`. Entries already being delivered here are skipped: a re-read of our
    * own pending list, or a claim, can return them again while their first delivery still runs.
    */
-  dispatch(entries: readonly StreamEntry[], claimed: boolean, loads?: readonly ReadLoad[]): void {
-    for (let i = 0; i < entries.length; i++) {
-      const [id, fields] = entries[i]!;
+  dispatch(entries: readonly (StreamEntry | ReadEntry)[], claimed: boolean): void {
+    for (const entry of entries) {
+      const id = entry[0];
       if (this.inFlight.has(id)) continue;
       if (claimed) this.failed.delete(id);
       else if (this.failed.has(id)) continue;
+      // A batched read gives [id, record, state] for an entry in this format, [id, fields] otherwise.
+      const body = typeof entry[1] === 'string' ? entry[1] : undefined;
       let message: Message;
       try {
-        message = decodeMessage(fields);
+        message = body !== undefined ? decodeRecord(body) : decodeMessage(entry[1] as string[] | null);
       } catch (error) {
         const reason = error instanceof DecodeFailure ? error.message : String(error);
         this.host.options.logger.warn(
@@ -193,9 +195,9 @@ export class StreamReader {
       this.delivering++;
       // The thread store takes the state read with the entry when `deliver` asks for it, which it
       // does at once; afterwards it is stale and dropped.
-      const load = loads?.[i];
-      const preload = !!load && load[0] === message.thread && load[1] === message.frame;
-      if (preload) this.host.preloaded(message, load[2] ?? null);
+      const state = body !== undefined ? unpackState(entry[2] as string | null) : undefined;
+      const preload = state !== undefined && recordStartsWith(body!, message);
+      if (preload) this.host.preloaded(message, state);
       const done = this.run(id, message).finally(() => this.inFlight.delete(id));
       if (preload) this.host.preloaded(undefined, null);
       this.inFlight.set(id, done);

@@ -75,6 +75,7 @@ export class RedisThreadStore implements ThreadStore {
    */
   private readonly refreshed = new Map<string, number>();
   private readonly historyRefreshed = new Map<string, number>();
+  private readonly named = new Map<string, ThreadNames>();
   private registry: ThreadRegistry | undefined;
   private history: ThreadHistory | undefined;
   private events: ThreadStoreEvents | undefined;
@@ -110,7 +111,7 @@ export class RedisThreadStore implements ThreadStore {
     });
     history.subscribeStopped((thread) => {
       if (this.applying) return;
-      this.batch.hset(this.keys.thread(thread), 'stopped', '1');
+      this.batch.hset(this.names(thread).key, 'stopped', '1');
       this.batch.event(JSON.stringify({ t: thread, k: 's' }));
     });
     const { client } = openBusClient(
@@ -128,7 +129,7 @@ export class RedisThreadStore implements ThreadStore {
   // ---- ThreadRegistryObserver: write-through ----------------------------------------------------
 
   threadCreated(state: ThreadState): void {
-    const key = this.keys.thread(state.id);
+    const key = this.names(state.id).key;
     this.batch.hset(key, 'created', String(state.created));
     this.batch.hset(key, 'scope', state.scope ? JSON.stringify(state.scope) : '');
     this.batch.hset(key, 'hops', String(state.hops));
@@ -140,29 +141,30 @@ export class RedisThreadStore implements ThreadStore {
 
   frameOpened(frame: Frame): void {
     this.batch.hset(
-      this.keys.thread(frame.thread),
+      this.names(frame.thread).key,
       `f:${frame.id}`,
       JSON.stringify([frame.listener, frame.caller, frame.parent ?? '', frame.depth]),
     );
   }
 
   framesPruned(thread: string, ids: readonly string[]): void {
-    const key = this.keys.thread(thread);
+    const key = this.names(thread).key;
     for (const id of ids) this.batch.hdel(key, `f:${id}`);
   }
 
   hopCharged(state: ThreadState): void {
-    this.batch.hop(this.keys.thread(state.id), this.refresh(state.id));
+    this.batch.hop(this.names(state.id).key, this.refresh(state.id));
   }
 
   // ---- ThreadStore ------------------------------------------------------------------------------
 
   published(thread: string): void {
-    this.batch.inFlight(this.keys.thread(thread));
+    this.batch.inFlight(this.names(thread).key);
   }
 
   settled(thread: string): Promise<number> {
-    return this.batch.settle(this.keys.thread(thread), JSON.stringify(thread));
+    const names = this.names(thread);
+    return this.batch.settle(names.key, names.json);
   }
 
   /**
@@ -187,7 +189,7 @@ export class RedisThreadStore implements ThreadStore {
     }
     // Queued after this daemon's own writes, in the same batch: it sees them.
     return this.batch
-      .load(this.keys.thread(thread), this.refresh(thread), frame)
+      .load(this.names(thread).key, this.refresh(thread), frame)
       .then((reply) => this.applyRecord(thread, frame, reply));
   }
 
@@ -274,13 +276,33 @@ export class RedisThreadStore implements ThreadStore {
 
   private writeHistory(thread: string, entry: HistoryEntry): void {
     const json = JSON.stringify(entry);
+    const names = this.names(thread);
     this.batch.history(
-      this.keys.history(thread),
-      this.keys.thread(thread),
+      names.history,
+      names.key,
       json,
-      JSON.stringify(thread),
+      names.json,
       due(this.historyRefreshed, thread, HISTORY_REFRESH_MS),
     );
+  }
+
+  /**
+   * A thread's key, history key and id as JSON, made once per thread: the same string objects each
+   * time, so the batch's key table finds them by a hash computed once (a hop names its thread
+   * several times).
+   */
+  private names(thread: string): ThreadNames {
+    let names = this.named.get(thread);
+    if (!names) {
+      if (this.named.size >= 50_000) this.named.clear();
+      names = {
+        key: this.keys.thread(thread),
+        history: this.keys.history(thread),
+        json: JSON.stringify(thread),
+      };
+      this.named.set(thread, names);
+    }
+    return names;
   }
 
   /** Whether this daemon should push out the thread hash's expiry now (at most once per quarter of its time to live). */
@@ -352,6 +374,12 @@ function due(seen: Map<string, number>, key: string, everyMs: number): boolean {
   if (seen.size >= 100_000) seen.clear();
   seen.set(key, now);
   return true;
+}
+
+interface ThreadNames {
+  key: string;
+  history: string;
+  json: string;
 }
 
 type FrameRecord = [listener: string, caller: string, parent: string, depth: number];

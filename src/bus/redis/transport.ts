@@ -19,7 +19,7 @@ import type { Redis } from 'ioredis';
 import { TransportError } from '../../errors.ts';
 import type { Message } from '../message.ts';
 import type { Deliver, SubscribeOptions, Subscription, Transport } from '../transport.ts';
-import { CommandBatch, type LoadReply, type ReadReply } from './batch.ts';
+import { CommandBatch, type LoadReply, type ReadEntry } from './batch.ts';
 import { decodeMessage, encodeRecord, FORMAT_VERSION } from './codec.ts';
 import { type BusConnection, busClientOptions, openBusClient, scrubUrl } from './connection.ts';
 import { type DeadLetter, deadLetterCount, readDeadLetters } from './dead-letter.ts';
@@ -53,6 +53,7 @@ export class RedisTransport implements Transport, ReaderHost {
   readonly stats: RedisTransportStats = { published: 0, acked: 0, claimed: 0, deadLettered: 0 };
   private readonly connection: BusConnection;
   private readonly readers = new Map<string, StreamReader>();
+  private readonly inboxes = new Map<string, string>();
   private readonly reaper: Reaper;
   private readonly timers: NodeJS.Timeout[] = [];
   private reaping = false;
@@ -110,7 +111,7 @@ export class RedisTransport implements Transport, ReaderHost {
     if (this.closing) {
       return Promise.reject(new TransportError('transport.closed', 'the redis transport is closed'));
     }
-    return this.batch.xadd(this.keys.inbox(message.to), encodeRecord(message)).then(
+    return this.batch.xadd(this.inbox(message.to), encodeRecord(message)).then(
       () => {
         this.stats.published++;
       },
@@ -118,6 +119,16 @@ export class RedisTransport implements Transport, ReaderHost {
         throw this.backendError('publish', error);
       },
     );
+  }
+
+  /** A listener's stream key, made once (the same string each time: a cheap key-table lookup). */
+  private inbox(listener: string): string {
+    let key = this.inboxes.get(listener);
+    if (key === undefined) {
+      key = this.keys.inbox(listener);
+      if (this.inboxes.size < 10_000) this.inboxes.set(listener, key);
+    }
+    return key;
   }
 
   subscribe(listener: string, deliver: Deliver, options: SubscribeOptions = {}): Subscription {
@@ -132,7 +143,7 @@ export class RedisTransport implements Transport, ReaderHost {
         'maxInFlight must be a whole number of at least 1',
       );
     }
-    const reader = new StreamReader(this, listener, this.keys.inbox(listener), deliver, max);
+    const reader = new StreamReader(this, listener, this.inbox(listener), deliver, max);
     this.readers.set(listener, reader);
     if (this.timers.length === 0) this.startTimers();
     return {
@@ -184,7 +195,7 @@ export class RedisTransport implements Transport, ReaderHost {
     }
   }
 
-  readNow(stream: string, count: number): Promise<ReadReply> {
+  readNow(stream: string, count: number): Promise<ReadEntry[]> {
     return this.batch.read(stream, count);
   }
 
