@@ -76,6 +76,9 @@ export class RedisThreadStore implements ThreadStore {
   private readonly refreshed = new Map<string, number>();
   private readonly historyRefreshed = new Map<string, number>();
   private readonly named = new Map<string, ThreadNames>();
+  /** Frames this daemon pruned lately (two generations, so the memory stays bounded). */
+  private pruned = new Set<string>();
+  private prunedBefore = new Set<string>();
   private registry: ThreadRegistry | undefined;
   private history: ThreadHistory | undefined;
   private events: ThreadStoreEvents | undefined;
@@ -149,7 +152,10 @@ export class RedisThreadStore implements ThreadStore {
 
   framesPruned(thread: string, ids: readonly string[]): void {
     const key = this.names(thread).key;
-    for (const id of ids) this.batch.hdel(key, `f:${id}`);
+    for (const id of ids) {
+      this.batch.hdel(key, `f:${id}`);
+      this.notePruned(id);
+    }
   }
 
   hopCharged(state: ThreadState): void {
@@ -248,7 +254,8 @@ export class RedisThreadStore implements ThreadStore {
       if (local) registry.pruneFrame(local);
       return;
     }
-    if (local) return;
+    // A state read before this daemon's own prune reached Redis must not bring the frame back.
+    if (local || this.pruned.has(id) || this.prunedBefore.has(id)) return;
     const [listener, caller, parent, depth] = JSON.parse(json) as FrameRecord;
     registry.adoptFrame({ id, thread, listener, caller, parent: parent || null, depth });
   }
@@ -303,6 +310,14 @@ export class RedisThreadStore implements ThreadStore {
       this.named.set(thread, names);
     }
     return names;
+  }
+
+  private notePruned(id: string): void {
+    if (this.pruned.size >= 5_000) {
+      this.prunedBefore = this.pruned;
+      this.pruned = new Set();
+    }
+    this.pruned.add(id);
   }
 
   /** Whether this daemon should push out the thread hash's expiry now (at most once per quarter of its time to live). */
