@@ -335,8 +335,15 @@ describe('redis command batch', () => {
       expect(await raw.exists(keys.thread('gone'))).toBe(0);
       const key = keys.thread('big');
       for (let i = 0; i < 30_000; i++) batch.hset(key, `f${i}`, 'x');
+      // Answers stay with their questions across the pieces.
+      const loads: Array<Promise<unknown>> = [];
+      for (let i = 0; i < 3_000; i++) {
+        batch.hset(keys.thread(`n${i}`), 'created', String(i));
+        loads.push(batch.load(keys.thread(`n${i}`), false, '').then((r) => r?.[0]));
+      }
       await batch.drain();
       expect(await raw.hlen(key)).toBe(30_000);
+      expect(await Promise.all(loads)).toEqual(Array.from({ length: 3_000 }, (_, i) => String(i)));
     } finally {
       client.disconnect();
     }

@@ -324,24 +324,24 @@ export class CommandBatch {
   /** XADD of a message record; resolves (with 1) once Redis has the entry. */
   xadd(stream: string, record: string): Promise<number> {
     return this.withResult((w) => {
+      this.waiters.push(w); // before the arguments: they may fill the batch and send it
       this.push2('xadd', this.key(stream), record);
-      this.waiters.push(w);
     }) as Promise<number>;
   }
 
   /** In-flight count minus one; at zero an idle notice is announced. Resolves with what is left. */
   settle(threadKey: string, threadJson: string): Promise<number> {
     return this.withResult((w) => {
-      this.push2('settle', this.key(threadKey), threadJson);
       this.waiters.push(w);
+      this.push2('settle', this.key(threadKey), threadJson);
     }) as Promise<number>;
   }
 
   /** A thread's record (see the script), its expiry pushed out when `refresh`. */
   load(threadKey: string, refresh: boolean, frame: string): Promise<LoadReply> {
     return this.withResult((w) => {
-      this.push3('load', this.key(threadKey), refresh ? '1' : '0', frame);
       this.waiters.push(w);
+      this.push3('load', this.key(threadKey), refresh ? '1' : '0', frame);
     }) as Promise<LoadReply>;
   }
 
@@ -351,8 +351,8 @@ export class CommandBatch {
    */
   read(stream: string, count: number): Promise<ReadEntry[]> {
     return this.withResult((w) => {
-      this.push2('read', this.key(stream), String(count));
       this.waiters.push(w);
+      this.push2('read', this.key(stream), String(count));
     }) as Promise<ReadEntry[]>;
   }
 
