@@ -34,6 +34,10 @@ import type { BusKeys } from './options.ts';
 
 const RESOLVED = Promise.resolve();
 const HISTORY_TTL_MS = 7 * 24 * 3600 * 1000;
+/** A delivery whose thread's history is at most this many entries behind waits for events first... */
+const CATCH_UP_ENTRIES = 8;
+/** ...this long (ms), then re-reads the list. */
+const CATCH_UP_MS = 20;
 /** A history list's expiry is pushed out at most this often by one daemon. */
 const HISTORY_REFRESH_MS = 3600 * 1000;
 
@@ -76,6 +80,8 @@ export class RedisThreadStore implements ThreadStore {
   private readonly refreshed = new Map<string, number>();
   private readonly historyRefreshed = new Map<string, number>();
   private readonly named = new Map<string, ThreadNames>();
+  /** Deliveries waiting for history events to catch this daemon's copy up (see syncHistory). */
+  private readonly catchingUp = new Map<string, Array<{ target: number; done(): void }>>();
   /** Frames this daemon pruned lately (two generations, so the memory stays bounded). */
   private pruned = new Set<string>();
   private prunedBefore = new Set<string>();
@@ -266,9 +272,45 @@ export class RedisThreadStore implements ThreadStore {
    * the canonical list replaces the local copy.
    */
   private syncHistory(thread: string, remote: number): Promise<void> | undefined {
-    const local = this.history!.summary(thread);
-    if (local && local.messages + local.dropped >= remote) return undefined;
+    const have = this.historyCount(thread);
+    if (have >= remote) return undefined;
+    // Just behind: usually the other daemon's events for these entries are on their way (pub/sub
+    // and this read come on different connections); wait for them briefly before re-reading.
+    if (have >= 0 && remote - have <= CATCH_UP_ENTRIES) {
+      return this.eventsFor(thread, remote).then(() =>
+        this.historyCount(thread) >= remote ? undefined : this.rereadHistory(thread, remote),
+      );
+    }
     return this.rereadHistory(thread, remote);
+  }
+
+  /** Entries this daemon's copy of a thread's history has numbered (-1: none kept). */
+  private historyCount(thread: string): number {
+    const local = this.history!.summary(thread);
+    return local ? local.messages + local.dropped : -1;
+  }
+
+  /** Resolves when events brought the thread's history to `target` entries, or after CATCH_UP_MS. */
+  private eventsFor(thread: string, target: number): Promise<void> {
+    return new Promise((resolve) => {
+      let list = this.catchingUp.get(thread);
+      if (!list) {
+        list = [];
+        this.catchingUp.set(thread, list);
+      }
+      const waiter = {
+        target,
+        done: () => {
+          clearTimeout(timer);
+          const left = this.catchingUp.get(thread)?.filter((w) => w !== waiter) ?? [];
+          if (left.length > 0) this.catchingUp.set(thread, left);
+          else this.catchingUp.delete(thread);
+          resolve();
+        },
+      };
+      const timer = setTimeout(waiter.done, CATCH_UP_MS);
+      list.push(waiter);
+    });
   }
 
   private async rereadHistory(thread: string, remote: number): Promise<void> {
@@ -358,6 +400,11 @@ export class RedisThreadStore implements ThreadStore {
         this.history!.append(event.t, event.e);
       } finally {
         this.applying = false;
+      }
+      const waiting = this.catchingUp.get(event.t);
+      if (waiting) {
+        const have = this.historyCount(event.t);
+        for (const w of [...waiting]) if (have >= w.target) w.done();
       }
     } else if (event.k === 'i') {
       const state = this.registry!.thread(event.t);
