@@ -37,6 +37,14 @@ function busSection(group: string): BusSection {
 
 /** One "daemon": a bus on the Redis transport with the shared thread store. */
 function daemon(group: string, listeners: Parameters<typeof listenerSpec>[0][], maxHops = 1000): Bus {
+  return daemonWithBackend(group, listeners, maxHops).bus;
+}
+
+function daemonWithBackend(
+  group: string,
+  listeners: Parameters<typeof listenerSpec>[0][],
+  maxHops = 1000,
+): { bus: Bus; backend: BusBackend } {
   const limits = { ...TEST_LIMITS, max_thread_hops: maxHops };
   const bus = busSection(group);
   const backend: BusBackend = createBusBackend({ bus, limits, listeners: [] }, pino({ level: 'silent' }));
@@ -51,7 +59,14 @@ function daemon(group: string, listeners: Parameters<typeof listenerSpec>[0][], 
     await b.stop(200);
     await backend.close();
   });
-  return b;
+  return { bus: b, backend };
+}
+
+/** Stops a bus reading `listener` (the other daemons take all of its work). */
+async function stopReading(bus: Bus, listener: string): Promise<void> {
+  await (bus as unknown as { subscriptions: Map<string, { unsubscribe(): Promise<void> }> }).subscriptions
+    .get(listener)!
+    .unsubscribe();
 }
 
 /** Services whose organism runs its bus on Redis (so tools share state through it). */
@@ -97,6 +112,35 @@ describe('shared thread state', () => {
     ]);
     expect(b.thread(thread)?.messages.map((m) => m.id)).toEqual(messages.map((m) => m.id));
     expect(seen.map((s) => s.split(':')[1])).toEqual(['one', 'two']);
+  });
+
+  it('gives a daemon that missed history events the whole history before it delivers', async () => {
+    const group = newGroup();
+    const echo = {
+      name: 'echo',
+      definition: defineListener<{ text: string }>({
+        payload: textPayload('say'),
+        handler: (p, ctx) => ctx.respond(`<said><text>${p.text}</text></said>`),
+      }),
+    };
+    const a = daemon(group, [echo]);
+    const b = daemonWithBackend(group, [echo]);
+    await stopReading(a, 'echo'); // b handles everything
+    const { thread } = await b.bus.inject({ to: 'echo', payload: '<say><text>one</text></say>' });
+    await until(async () => b.bus.thread(thread)?.status === 'idle', 'the first answer');
+    // b hears no more events: what a writes now reaches b only through Redis.
+    await (b.backend.threadStore as unknown as { subscriber: Redis }).subscriber.unsubscribe();
+    await a.inject({ to: 'echo', thread, payload: '<say><text>two</text></say>' });
+    const messages = await until(async () => {
+      const view = b.bus.thread(thread);
+      return view?.messages.length === 4 && view.status === 'idle' ? view.messages : undefined;
+    }, 'b to answer the second message');
+    expect(messages.map((m) => `${m.from}->${m.to}:${m.payload.replace(/<[^>]+>/g, '')}`)).toEqual([
+      'api->echo:one',
+      'echo->api:one',
+      'api->echo:two',
+      'echo->api:two',
+    ]);
   });
 
   it('counts a thread hops across daemons and stops it at max_thread_hops', async () => {
