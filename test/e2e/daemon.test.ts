@@ -166,9 +166,7 @@ describe('capability scope of an injected thread', () => {
       'read',
       '--wait',
     ]);
-    expect(allowed.stdout.split('\n').find((l) => l.startsWith('toolbox -> api'))).toContain(
-      '"result":42',
-    );
+    expect(allowed.stdout.split('\n').find((l) => l.startsWith('toolbox -> api'))).toContain('"result":42');
 
     const bad = await post('/api/v1/inject', {
       to: 'toolbox',
