@@ -4,18 +4,22 @@
  * carrier; the other fields are routing metadata the runtime itself wrote, so no hop has to trust
  * what a handler put in the text.
  */
-export type MessageKind =
+/** Every kind of message, in one place: the type, the API's filters and the Redis codec read it. */
+export const MESSAGE_KINDS = [
   /** An ordinary payload sent to a listener (by tag, by `to`, or by ingress). */
-  | 'message'
+  'message',
   /** A reply travelling back up the call chain via respond(). */
-  | 'response'
+  'response',
   /** `<huh>`: the sender's output did not parse, validate or route. */
-  | 'huh'
+  'huh',
   /** `<SystemError>`: delivery or handler failure reported to the sender. */
-  | 'system-error'
+  'system-error',
   /** A tool call from a listener to a tool, and the tool's answer. */
-  | 'tool-call'
-  | 'tool-result';
+  'tool-call',
+  'tool-result',
+] as const;
+
+export type MessageKind = (typeof MESSAGE_KINDS)[number];
 
 export interface Message {
   /** Unique id of this message; the idempotency key for effects it causes. */

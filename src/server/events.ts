@@ -4,7 +4,7 @@
  * resumed, added, removed, replaced; reloads). The daemon publishes into one EventHub; each
  * WebSocket client holds a filter (listeners, threads, kinds).
  */
-import type { MessageKind, MessageView } from '../bus/message.ts';
+import { MESSAGE_KINDS, type MessageKind, type MessageView } from '../bus/message.ts';
 
 export interface MessageEvent {
   type: 'message';
@@ -57,16 +57,7 @@ export interface LifecycleEvent {
 export type StreamEvent = MessageEvent | ToolEvent | LifecycleEvent;
 
 /** Kinds a client may filter on: the message kinds, `tool` and `lifecycle`. */
-export const EVENT_KINDS: readonly string[] = [
-  'message',
-  'response',
-  'huh',
-  'system-error',
-  'tool-call',
-  'tool-result',
-  'tool',
-  'lifecycle',
-];
+export const EVENT_KINDS: readonly string[] = [...MESSAGE_KINDS, 'tool', 'lifecycle'];
 
 export interface StreamFilter {
   listeners?: ReadonlySet<string>;

@@ -6,18 +6,11 @@
  * because a stream is shared with anything that can reach the Redis server: an entry that is not a
  * Message is refused with the reason, and the transport dead-letters it after enough attempts.
  */
-import type { Message, MessageKind } from '../message.ts';
+import { MESSAGE_KINDS, type Message, type MessageKind } from '../message.ts';
 
 export const FORMAT_VERSION = '1';
 
-const KINDS: ReadonlySet<string> = new Set<MessageKind>([
-  'message',
-  'response',
-  'huh',
-  'system-error',
-  'tool-call',
-  'tool-result',
-]);
+const KINDS: ReadonlySet<string> = new Set<MessageKind>(MESSAGE_KINDS);
 
 const STRING_FIELDS = ['id', 'thread', 'frame', 'from', 'to', 'tag', 'envelope'] as const;
 

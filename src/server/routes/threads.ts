@@ -1,6 +1,6 @@
 /** GET /threads, GET /threads/:id, GET /threads/:id/follow, POST /threads/:id/kill, GET /messages. */
 import type { BusApi } from '../../bus/api.ts';
-import type { MessageKind, MessageView } from '../../bus/message.ts';
+import { MESSAGE_KINDS, type MessageKind, type MessageView } from '../../bus/message.ts';
 import { httpError } from '../errors.ts';
 import {
   type ApiApp,
@@ -15,14 +15,7 @@ import {
 } from './common.ts';
 
 const STATUSES = ['active', 'idle', 'stopped'] as const;
-const KINDS: readonly MessageKind[] = [
-  'message',
-  'response',
-  'huh',
-  'system-error',
-  'tool-call',
-  'tool-result',
-];
+const KINDS: readonly MessageKind[] = MESSAGE_KINDS;
 
 export function threadRoutes(app: ApiApp, { service, logger }: RouteDeps): void {
   const { bus } = service;
