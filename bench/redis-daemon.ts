@@ -10,6 +10,7 @@ import pino from 'pino';
 import { Bus } from '../src/bus/bus.ts';
 import { createBusBackend } from '../src/bus/redis/backend.ts';
 import { defineListener } from '../src/listener/types.ts';
+import { pingerSpec } from './support-bus.ts';
 
 const [url = '', group = '', threadsArg = '8', startArg = '0', warmArg = '1000', secondsArg = '3'] =
   process.argv.slice(2);
@@ -60,27 +61,12 @@ const busSection = {
 };
 const logger = pino({ level: 'silent' });
 const backend = createBusBackend({ bus: busSection, limits, listeners: [] }, logger);
-const bus = new Bus(
-  [
-    {
-      tag: 'ping',
-      definition,
-      config: {
-        name: 'pinger',
-        description: 'bench',
-        agent: false,
-        peers: ['pinger'],
-        broadcast: false,
-        tools: [],
-        tool_config: {},
-        trust: 'medium',
-        max_turns: 10,
-      },
-    },
-  ],
-  backend.transport,
-  { limits, bus: busSection, logger, threadStore: backend.threadStore },
-);
+const bus = new Bus([pingerSpec(definition)], backend.transport, {
+  limits,
+  bus: busSection,
+  logger,
+  threadStore: backend.threadStore,
+});
 bus.start();
 
 await sleep(startAt - Date.now());

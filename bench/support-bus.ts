@@ -1,8 +1,9 @@
 /** A bus whose one listener sends each payload back to itself: each handler call is one hop. */
 import pino from 'pino';
 import { Bus } from '../src/bus/bus.ts';
+import type { ListenerSpec } from '../src/bus/listeners.ts';
 import { MemoryTransport } from '../src/bus/memory-transport.ts';
-import { defineListener } from '../src/listener/types.ts';
+import { defineListener, type ListenerDefinition } from '../src/listener/types.ts';
 
 const PING = {
   tag: 'ping',
@@ -13,6 +14,25 @@ const PING = {
     additionalProperties: false,
   },
 };
+
+/** The one listener of the bus benches: `pinger`, which may send to itself. */
+export function pingerSpec(definition: ListenerDefinition<any>): ListenerSpec {
+  return {
+    tag: 'ping',
+    definition,
+    config: {
+      name: 'pinger',
+      description: 'bench',
+      agent: false,
+      peers: ['pinger'],
+      broadcast: false,
+      tools: [],
+      tool_config: {},
+      trust: 'medium',
+      max_turns: 10,
+    },
+  };
+}
 
 export interface SelfLoop {
   /** Starts `threads` threads and resolves when each has made its hops; returns total handler calls. */
@@ -42,48 +62,28 @@ export async function selfLoopBus(
       return ctx.send('pinger', { text: p.text, n: p.n + 1 });
     },
   });
-  const bus = new Bus(
-    [
-      {
-        tag: 'ping',
-        definition,
-        config: {
-          name: 'pinger',
-          description: 'bench',
-          agent: false,
-          peers: ['pinger'],
-          broadcast: false,
-          tools: [],
-          tool_config: {},
-          trust: 'medium',
-          max_turns: 10,
-        },
-      },
-    ],
-    new MemoryTransport(),
-    {
-      limits: {
-        max_message_bytes: 1_048_576,
-        max_xml_depth: 64,
-        max_attributes: 64,
-        max_text_length: 1_048_576,
-        max_thread_hops: hopsPerThread + 10,
-        max_call_depth: hopsPerThread + 10,
-        handler_timeout_ms: 30_000,
-        max_history_per_thread: historyPerThread,
-        thread_idle_ms: 600_000,
-      },
-      bus: {
-        transport: 'memory',
-        group: 'bench',
-        queue_length: 1_000,
-        max_concurrent: 16,
-        drain_timeout_ms: 1_000,
-        max_deliveries: 5,
-      },
-      logger: pino({ level: 'silent' }),
+  const bus = new Bus([pingerSpec(definition)], new MemoryTransport(), {
+    limits: {
+      max_message_bytes: 1_048_576,
+      max_xml_depth: 64,
+      max_attributes: 64,
+      max_text_length: 1_048_576,
+      max_thread_hops: hopsPerThread + 10,
+      max_call_depth: hopsPerThread + 10,
+      handler_timeout_ms: 30_000,
+      max_history_per_thread: historyPerThread,
+      thread_idle_ms: 600_000,
     },
-  );
+    bus: {
+      transport: 'memory',
+      group: 'bench',
+      queue_length: 1_000,
+      max_concurrent: 16,
+      drain_timeout_ms: 1_000,
+      max_deliveries: 5,
+    },
+    logger: pino({ level: 'silent' }),
+  });
   bus.start();
   return {
     stamps,
