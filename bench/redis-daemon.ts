@@ -10,7 +10,7 @@ import pino from 'pino';
 import { Bus } from '../src/bus/bus.ts';
 import { createBusBackend } from '../src/bus/redis/backend.ts';
 import { defineListener } from '../src/listener/types.ts';
-import { pingerSpec } from './support-bus.ts';
+import { PING, pingerSpec } from './support-bus.ts';
 
 const [url = '', group = '', threadsArg = '8', startArg = '0', warmArg = '1000', secondsArg = '3'] =
   process.argv.slice(2);
@@ -18,16 +18,6 @@ const threads = Number(threadsArg);
 const startAt = Number(startArg);
 const warmMs = Number(warmArg);
 const seconds = Number(secondsArg);
-
-const PING = {
-  tag: 'ping',
-  schema: {
-    type: 'object',
-    properties: { text: { type: 'string' }, n: { type: 'integer' } },
-    required: ['text', 'n'],
-    additionalProperties: false,
-  },
-};
 
 let counting = false;
 let calls = 0;

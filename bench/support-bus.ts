@@ -5,7 +5,8 @@ import type { ListenerSpec } from '../src/bus/listeners.ts';
 import { MemoryTransport } from '../src/bus/memory-transport.ts';
 import { defineListener, type ListenerDefinition } from '../src/listener/types.ts';
 
-const PING = {
+/** The payload every bus bench sends: `<ping><text/><n/></ping>`. */
+export const PING = {
   tag: 'ping',
   schema: {
     type: 'object',
