@@ -28,6 +28,8 @@ export interface Delivery {
   payload: Record<string, unknown> | undefined;
   reply: IncomingReply | undefined;
   done: () => void;
+  /** The transport's "handler finished" signal (see Deliver): only the outputs' confirmation is left. */
+  handled: (() => void) | undefined;
   /** Not handled (shutdown): a transport that can redeliver will, elsewhere or later. */
   abandon: (reason: unknown) => void;
 }
@@ -36,6 +38,11 @@ export interface Delivery {
 export interface Origin {
   id: string;
   seq: number;
+  /**
+   * When set, publishing an output does not wait for the transport to confirm it: the promise goes
+   * here, and the delivery is done (acknowledged) only once they have all settled.
+   */
+  confirmations?: Promise<void>[];
 }
 
 export class BusContext {

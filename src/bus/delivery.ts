@@ -21,22 +21,22 @@ export class Deliverer {
   ) {}
 
   /** The transport's callback: settles when the message is handled, refused or dropped. */
-  deliver(message: Message): Promise<void> {
+  deliver(message: Message, handled?: () => void): Promise<void> {
     const store = this.bus.store;
-    if (!store) return this.deliverNow(message);
+    if (!store) return this.deliverNow(message, handled);
     // Shared state: the thread and frame may be another daemon's; load them first. A failed load
     // rejects, which leaves the message to the transport to redeliver.
     this.inFlight.total++;
     return store
       .load(message.thread, message.frame)
-      .then(() => this.deliverNow(message))
+      .then(() => this.deliverNow(message, handled))
       .finally(() => {
         this.inFlight.total--;
         this.inFlight.resolveDrain();
       });
   }
 
-  private deliverNow(message: Message): Promise<void> {
+  private deliverNow(message: Message, handled: (() => void) | undefined): Promise<void> {
     const bus = this.bus;
     const thread = bus.threads.thread(message.thread);
     // A listener removed by a reload still takes what was published to it before (retiring).
@@ -107,6 +107,7 @@ export class Deliverer {
         payload,
         reply,
         done: resolve,
+        handled,
         abandon: reject,
       };
       if (!queue.offer(thread.id, delivery)) {

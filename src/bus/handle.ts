@@ -25,7 +25,11 @@ export class Handler {
     private readonly inFlight: InFlight,
   ) {}
 
-  /** The queue's worker: settles the delivery exactly once, however the handler ends. */
+  /**
+   * The queue's worker: settles the delivery exactly once, however the handler ends. Resolves when
+   * the handler has run and its outputs are handed to the transport, which frees the queue's slot;
+   * the delivery is done (acknowledged) once the transport has confirmed those outputs.
+   */
   async handle(delivery: Delivery): Promise<void> {
     const { message, thread, frame, target } = delivery;
     const bus = this.bus;
@@ -38,12 +42,13 @@ export class Handler {
     bus.running.add(ctx);
     let timer: NodeJS.Timeout | undefined;
     let outcome: DeliveryOutcome = 'ok';
+    const confirmations: Promise<void>[] = [];
     try {
       const result = await new Promise<HandlerResult>((resolve, reject) => {
         timer = setTimeout(() => reject(TIMED_OUT), target.timeoutMs);
         invokeHandler(target, delivery, ctx).then(resolve, reject);
       });
-      if (!thread.stopped) await this.router.route(delivery, result);
+      if (!thread.stopped) await this.router.route(delivery, result, confirmations);
     } catch (error) {
       const timedOut = error === TIMED_OUT;
       outcome = timedOut ? 'timeout' : 'error';
@@ -60,9 +65,19 @@ export class Handler {
       // Nothing can be delivered into the frame of a listener without onReply once it is handled.
       if (!target.onReply) bus.threads.pruneFrame(frame);
       bus.hooks.delivered?.(target.name, outcome, Date.now() - message.time, thread.id);
-      this.inFlight.settle(thread);
-      delivery.done();
     }
+    // The outputs are counted in flight already, so the thread cannot look idle in between (with
+    // shared state the two even net out in one Redis batch).
+    this.inFlight.settle(thread);
+    if (confirmations.length === 0) {
+      delivery.done();
+      return;
+    }
+    // The handler is finished: its slots (queue and transport) serve the next message while the
+    // transport confirms the outputs, and the message is done (acknowledged) once they are.
+    // Confirmations never reject (the publisher handles a failure).
+    delivery.handled?.();
+    void Promise.all(confirmations).then(delivery.done, delivery.done);
   }
 }
 

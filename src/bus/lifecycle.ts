@@ -43,7 +43,7 @@ export class Lifecycle {
       listener.name,
       // A transport that fetches work (Redis) takes no more than the queue can hold, and leaves
       // the rest to other daemons: twice the concurrency keeps the handlers busy between reads.
-      bus.transport.subscribe(listener.name, (message) => this.deliverer.deliver(message), {
+      bus.transport.subscribe(listener.name, (message, handled) => this.deliverer.deliver(message, handled), {
         maxInFlight: Math.min(listener.queueLength, listener.maxConcurrent * 2),
       }),
     );

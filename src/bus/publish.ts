@@ -4,7 +4,7 @@
  * (invariant 2), the message is recorded in the thread history and handed to the transport. A
  * budget that runs out is recorded here too, since this is where it is charged.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { buildEnvelope } from '../xml/envelope.ts';
 import type { BusContext, Origin } from './bus-context.ts';
 import { nextId } from './ids.ts';
@@ -61,12 +61,12 @@ export class Publisher {
     // Shared state: counted in Redis, since another daemon may settle it; locally only what runs here.
     if (bus.store) bus.store.published(thread.id);
     else this.inFlight.total++;
-    try {
-      await bus.transport.publish(message);
-    } catch (error) {
+    const confirmed = bus.transport.publish(message).catch((error: unknown) => {
       bus.logger.error({ err: error, thread: thread.id, to }, 'transport refused a message');
       this.inFlight.settle(thread);
-    }
+    });
+    if (origin?.confirmations) origin.confirmations.push(confirmed);
+    else await confirmed;
     return message.id;
   }
 
@@ -87,5 +87,5 @@ export class Publisher {
 /** The n-th output of a delivered message: the same id however often the message is handled. */
 function derivedId(origin: Origin): string {
   origin.seq++;
-  return createHash('sha256').update(`${origin.id}\u0000${origin.seq}`).digest('base64url').slice(0, 22);
+  return hash('sha256', `${origin.id}\u0000${origin.seq}`, 'base64url').slice(0, 22);
 }

@@ -24,11 +24,18 @@ export class Router {
     private readonly failures: Failures,
   ) {}
 
-  async route(delivery: Delivery, result: HandlerResult): Promise<void> {
+  /**
+   * Publishes a handler's output. With `confirmations`, the transport's confirmations of the
+   * outputs are collected there instead of awaited (in order all the same: the transport keeps
+   * the order it was handed them in).
+   */
+  async route(delivery: Delivery, result: HandlerResult, confirmations?: Promise<void>[]): Promise<void> {
     const outgoing = normalizeResult(result);
     if (outgoing.length === 0) return;
     const { thread, frame, target: source, message } = delivery;
-    const origin: Origin = { id: message.id, seq: 0 };
+    const origin: Origin = confirmations
+      ? { id: message.id, seq: 0, confirmations }
+      : { id: message.id, seq: 0 };
     // Output produced while handling an error report is not answered with another report: that
     // could loop forever between a confused handler and the runtime.
     const quiet = message.kind === 'huh' || message.kind === 'system-error';

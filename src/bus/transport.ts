@@ -27,13 +27,21 @@ export interface Transport {
   close(): Promise<void>;
 }
 
-export type Deliver = (message: Message) => Promise<void>;
+/**
+ * Hands one message to its listener. The promise settles when the message is done with (handled
+ * and its outputs published and confirmed, refused or dropped). `handled`, when the consumer calls
+ * it, says the handler has finished earlier than that: only the outputs' confirmation is left, so
+ * a transport that counts deliveries against maxInFlight may count this one's slot free and read
+ * the next messages in the same round trip as those confirmations.
+ */
+export type Deliver = (message: Message, handled?: () => void) => Promise<void>;
 
 export interface SubscribeOptions {
   /**
-   * Most messages handed to `deliver` and not yet settled at once. A transport that fetches work
-   * (Redis) reads no more than this, so the listener's bounded queue is never flooded and other
-   * daemons get their share; the in-memory transport delivers on publish and ignores it.
+   * Most messages handed to `deliver` and not yet handled at once (and twice that not yet
+   * settled). A transport that fetches work (Redis) reads no more than this, so the listener's
+   * bounded queue is never flooded and other daemons get their share; the in-memory transport
+   * delivers on publish and ignores it.
    */
   maxInFlight?: number;
 }

@@ -235,8 +235,9 @@ describe('redis command batch', () => {
       batch.inFlight(keys.thread('good'));
       batch.hop(keys.thread('bad'), false);
       const published = batch.xadd(keys.inbox('x'), encodeRecord(testMessage('x', 1)));
-      const badSettle = batch.settle(keys.thread('bad'), '"bad"');
-      const goodSettle = batch.settle(keys.thread('good'), '"good"');
+      const badSettle = batch.settle(keys.thread('bad'));
+      // Nets out against one of the two publishes above: Redis sees +1 for the pair.
+      const goodSettle = batch.settle(keys.thread('good'));
       const load = batch.load(keys.thread('good'), false, '');
       await Promise.all([
         expect(published).resolves.toBe(1),
@@ -302,10 +303,10 @@ describe('redis command batch', () => {
       await sub.subscribe(keys.events);
       batch.hset(keys.thread('t'), 'created', '1');
       batch.inFlight(keys.thread('t'));
-      for (let i = 1; i <= 5; i++)
-        batch.history(keys.history('t'), keys.thread('t'), `{"n":${i}}`, '"t"', false);
+      await batch.drain();
+      for (let i = 1; i <= 5; i++) batch.history(keys.history('t'), keys.thread('t'), `{"n":${i}}`, false);
       batch.event('{"t":"t","k":"s"}');
-      await expect(batch.settle(keys.thread('t'), '"t"')).resolves.toBe(0);
+      await expect(batch.settle(keys.thread('t'))).resolves.toBe(0);
       await until(() => got.length === 1, 'the events message');
       expect(got[0]!.split('\n')).toEqual([
         'daemon-a',
@@ -327,11 +328,67 @@ describe('redis command batch', () => {
     }
   });
 
+  it('nets a settle out against a publish of the same thread in one batch, and announces no idle for it', async () => {
+    const group = `${RUN}-${++groups}`;
+    const { batch, keys, client } = batchFor(group);
+    const sub = new Redis(URL);
+    try {
+      const got: string[] = [];
+      sub.on('message', (_c: string, text: string) => got.push(text));
+      await sub.subscribe(keys.events);
+      const t = keys.thread('busy');
+      batch.hset(t, 'created', '1');
+      batch.inFlight(t);
+      await batch.drain();
+      expect(await raw.hget(t, 'inflight')).toBe('1');
+      // A handler's output published and its input settled in the same turn: nothing changes.
+      batch.inFlight(t);
+      await expect(batch.settle(t)).resolves.toBe(1);
+      await batch.drain();
+      expect(await raw.hget(t, 'inflight')).toBe('1');
+      // Two settles against one publish: one nets out, the other reaches zero and is announced.
+      batch.inFlight(t);
+      const first = batch.settle(t);
+      const second = batch.settle(t);
+      await expect(first).resolves.toBe(1);
+      await expect(second).resolves.toBe(0);
+      expect(await raw.hget(t, 'inflight')).toBe('0');
+      await until(() => got.length === 1, 'the idle notice');
+      expect(got[0]!.split('\n')).toEqual(['daemon-a', '{"t":"busy","k":"i"}']);
+    } finally {
+      sub.disconnect();
+      client.disconnect();
+    }
+  });
+
+  it('sends a full batch early, and its reads with the rest of the turn, sized when they go', async () => {
+    const group = `${RUN}-${++groups}`;
+    const { batch, keys, client } = batchFor(group);
+    try {
+      const stream = keys.inbox('r');
+      await raw.call('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM');
+      let wanted = 1;
+      const read = batch.read(stream, () => wanted);
+      // Enough writes to fill a batch: they go at once, without the read.
+      const writes: Array<Promise<number>> = [];
+      for (let i = 0; i < 400; i++) writes.push(batch.xadd(stream, encodeRecord(testMessage('r', i))));
+      wanted = 5;
+      const entries = await read;
+      await Promise.all(writes);
+      // Queued first, the read ran after every write of the turn (else it would find nothing), and
+      // took as many as were wanted when its batch went out.
+      expect(entries).toHaveLength(5);
+      expect(await raw.xlen(stream)).toBe(400);
+    } finally {
+      client.disconnect();
+    }
+  });
+
   it('settles a thread that is gone without making it up, and sends a huge turn in pieces', async () => {
     const group = `${RUN}-${++groups}`;
     const { batch, keys, client } = batchFor(group);
     try {
-      await expect(batch.settle(keys.thread('gone'), '"gone"')).resolves.toBe(0);
+      await expect(batch.settle(keys.thread('gone'))).resolves.toBe(0);
       expect(await raw.exists(keys.thread('gone'))).toBe(0);
       const key = keys.thread('big');
       for (let i = 0; i < 30_000; i++) batch.hset(key, `f${i}`, 'x');

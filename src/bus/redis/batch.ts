@@ -35,6 +35,16 @@ local HIST_MAX, HIST_TTL, THREAD_TTL, VERSION = tonumber(ARGV[6]), ARGV[7], ARGV
 local HIST_SLACK = math.max(8, math.floor(HIST_MAX / 4))
 local out, errs, events = {}, {}, {}
 local function key(i) return KEYS[tonumber(ARGV[i])] end
+-- A thread key's id as JSON (made once per key per call): events name their thread.
+local ids = {}
+local function idJson(k)
+  local j = ids[k]
+  if not j then
+    j = cjson.encode(string.sub(k, #PREFIX + 1))
+    ids[k] = j
+  end
+  return j
+end
 local function msg(e)
   if type(e) == 'table' and e.err then return e.err end
   return tostring(e)
@@ -48,14 +58,16 @@ local function hop(i)
   local k = key(i + 1)
   if redis.call('HINCRBY', k, 'hops', 1) == 1 or ARGV[i + 2] == '1' then redis.call('PEXPIRE', k, THREAD_TTL) end
 end
--- thread key: one more message in flight.
+-- thread key, n: n more messages in flight (the sum of a batch's publishes and settles of the
+-- thread that it could net out, see CommandBatch.settle).
 local function inc(i)
   local k = key(i + 1)
-  if redis.call('HINCRBY', k, 'inflight', 1) == 1 then redis.call('PEXPIRE', k, THREAD_TTL) end
+  local n = tonumber(ARGV[i + 2])
+  if redis.call('HINCRBY', k, 'inflight', n) == n then redis.call('PEXPIRE', k, THREAD_TTL) end
 end
--- history key, thread key, entry, thread id as JSON, refresh: the entry is numbered in its thread
--- (hash field hist; 0 when the thread is gone) and announced as
--- '<n>|{"t":<thread>,"k":"m","e":<entry>}', so a daemon can tell it missed one.
+-- history key, thread key, entry, refresh: the entry is numbered in its thread (hash field hist;
+-- 0 when the thread is gone) and announced as '<n>|{"t":<thread>,"k":"m","e":<entry>}', so a
+-- daemon can tell it missed one.
 local function hist(i)
   local k = key(i + 1)
   local thread = key(i + 2)
@@ -66,15 +78,15 @@ local function hist(i)
     n = 0
   end
   if len > HIST_MAX + HIST_SLACK then redis.call('LTRIM', k, -HIST_MAX, -1) end
-  if len == 1 or ARGV[i + 5] == '1' then redis.call('PEXPIRE', k, HIST_TTL) end
-  events[#events + 1] = n .. '|{"t":' .. ARGV[i + 4] .. ',"k":"m","e":' .. ARGV[i + 3] .. '}'
+  if len == 1 or ARGV[i + 4] == '1' then redis.call('PEXPIRE', k, HIST_TTL) end
+  events[#events + 1] = n .. '|{"t":' .. idJson(thread) .. ',"k":"m","e":' .. ARGV[i + 3] .. '}'
 end
 -- stream key, message record (JSON)
 local function xadd(i)
   redis.call('XADD', key(i + 1), '*', 'v', VERSION, 'm', ARGV[i + 2])
   return 1
 end
--- thread key, thread id as JSON: in-flight count minus one; at zero an idle notice goes out.
+-- thread key: in-flight count minus one; at zero an idle notice goes out.
 local function settle(i)
   local k = key(i + 1)
   local left = redis.call('HINCRBY', k, 'inflight', -1)
@@ -86,7 +98,7 @@ local function settle(i)
     end
     redis.call('HSET', k, 'inflight', 0)
   end
-  events[#events + 1] = '{"t":' .. ARGV[i + 2] .. ',"k":"i"}'
+  events[#events + 1] = '{"t":' .. idJson(k) .. ',"k":"i"}'
   return 0
 end
 -- A thread's record: {created, scope, hops, stopped, inflight, frame, parent frame, hist}, or false.
@@ -98,7 +110,10 @@ local function record(k, refresh, frame)
   if frame ~= '' then
     f = redis.call('HGET', k, 'f:' .. frame)
     if f then
-      local parent = cjson.decode(f)[3]
+      -- The record is JSON.stringify([listener, caller, parent, depth]) of names and ids that need
+      -- no escapes; a record that does not look so plain is decoded properly.
+      local parent = string.match(f, '^%["[^"\\]*","[^"\\]*","([^"\\]*)",')
+      if not parent then parent = cjson.decode(f)[3] end
       if parent ~= '' then p = redis.call('HGET', k, 'f:' .. parent) end
     end
   end
@@ -162,10 +177,10 @@ while i <= n do
   local op = ARGV[i]
   local f, size, result
   if op == 'hop' then f, size = hop, 3
-  elseif op == 'inc' then f, size = inc, 2
-  elseif op == 'hist' then f, size = hist, 6
+  elseif op == 'inc' then f, size = inc, 3
+  elseif op == 'hist' then f, size = hist, 5
   elseif op == 'xadd' then f, size, result = xadd, 3, true
-  elseif op == 'settle' then f, size, result = settle, 3, true
+  elseif op == 'settle' then f, size, result = settle, 2, true
   elseif op == 'read' then f, size, result = read, 3, true
   elseif op == 'hset' then f, size = hset, 4
   elseif op == 'hdel' then f, size = hdel, 3
@@ -190,8 +205,10 @@ end
 return {out, errs}
 `;
 
+const ONE = Promise.resolve(1);
+
 /** A batch is sent early once it holds this many arguments (bounds the call's stack and script time). */
-const MAX_ARGS = 8_000;
+const MAX_ARGS = 1_000;
 
 /** A thread's record as the load operation returns it (see RedisThreadStore.load). */
 export type LoadReply = (string | null)[] | null;
@@ -263,6 +280,17 @@ export class CommandBatch {
   private waiters: Waiter[] = [];
   /** XACKs by stream: one XACK per stream per batch, after everything else. */
   private acks = new Map<string, { ids: string[]; waiters: Waiter[] }>();
+  /**
+   * Reads wait for the end of the turn: a part of the batch sent early (it filled up) carries
+   * the writes so far, and the reads go with the rest, taking as many entries as are wanted then.
+   */
+  private reads: Array<{ stream: string; count: number | (() => number); waiter: Waiter }> = [];
+  /**
+   * Messages published (+1) per thread key in this batch, less settles netted out against them;
+   * sent first in the batch. An increment may move ahead of a settle queued before it: the count
+   * then never touches zero in between, so no idle notice goes out for a thread that is busy again.
+   */
+  private inFlightDeltas = new Map<string, number>();
   private scheduled: NodeJS.Immediate | undefined;
   /** The last batch sent, settled when Redis answered it (batches are answered in order). */
   private last: Promise<unknown> = Promise.resolve();
@@ -285,7 +313,9 @@ export class CommandBatch {
 
   /** Whether anything is queued and not yet sent. */
   get pending(): boolean {
-    return this.args.length > 0 || this.acks.size > 0;
+    return (
+      this.args.length > 0 || this.acks.size > 0 || this.reads.length > 0 || this.inFlightDeltas.size > 0
+    );
   }
 
   hset(key: string, field: string, value: string): void {
@@ -312,12 +342,13 @@ export class CommandBatch {
 
   /** One more message of the thread in flight. */
   inFlight(threadKey: string): void {
-    this.push1('inc', this.key(threadKey));
+    this.inFlightDeltas.set(threadKey, (this.inFlightDeltas.get(threadKey) ?? 0) + 1);
+    this.queued();
   }
 
   /** Appends `entry` to a thread's history, numbers it in the thread and announces it. */
-  history(key: string, threadKey: string, entry: string, threadJson: string, refresh: boolean): void {
-    this.args.push('hist', this.key(key), this.key(threadKey), entry, threadJson, refresh ? '1' : '0');
+  history(key: string, threadKey: string, entry: string, refresh: boolean): void {
+    this.args.push('hist', this.key(key), this.key(threadKey), entry, refresh ? '1' : '0');
     this.queued();
   }
 
@@ -329,11 +360,23 @@ export class CommandBatch {
     }) as Promise<number>;
   }
 
-  /** In-flight count minus one; at zero an idle notice is announced. Resolves with what is left. */
-  settle(threadKey: string, threadJson: string): Promise<number> {
+  /**
+   * In-flight count minus one; at zero an idle notice is announced. Resolves with what is left.
+   * A message of the same thread published in this batch still to go (a handler's output, as its
+   * input settles) nets out against it: neither goes to Redis, nothing is announced, and it
+   * resolves with 1 (at least that one is in flight). A batch runs as one script, so no other
+   * daemon can see the count between the two anyway.
+   */
+  settle(threadKey: string): Promise<number> {
+    const delta = this.inFlightDeltas.get(threadKey);
+    if (delta !== undefined && delta > 0) {
+      if (delta === 1) this.inFlightDeltas.delete(threadKey);
+      else this.inFlightDeltas.set(threadKey, delta - 1);
+      return ONE;
+    }
     return this.withResult((w) => {
       this.waiters.push(w);
-      this.push2('settle', this.key(threadKey), threadJson);
+      this.push1('settle', this.key(threadKey));
     }) as Promise<number>;
   }
 
@@ -347,12 +390,13 @@ export class CommandBatch {
 
   /**
    * XREADGROUP of up to `count` new entries, without BLOCK (a blocking command cannot run in a
-   * script, and would stall the batch); with thread settings, each entry's thread state too.
+   * script, and would stall the batch); with thread settings, each entry's thread state too. A
+   * function is asked for the count when the batch goes out (at least 1).
    */
-  read(stream: string, count: number): Promise<ReadEntry[]> {
-    return this.withResult((w) => {
-      this.waiters.push(w);
-      this.push2('read', this.key(stream), String(count));
+  read(stream: string, count: number | (() => number)): Promise<ReadEntry[]> {
+    return this.withResult((waiter) => {
+      this.reads.push({ stream, count, waiter });
+      this.scheduled ??= setImmediate(this.flushLater);
     }) as Promise<ReadEntry[]>;
   }
 
@@ -370,13 +414,37 @@ export class CommandBatch {
     }) as Promise<unknown> as Promise<void>;
   }
 
-  /** Sends what is queued now (at close, and when a batch is full; otherwise when the turn ends). */
-  flush(): void {
-    if (this.scheduled) {
+  /**
+   * Sends what is queued now: when the turn ends, at close, and early when the batch has grown
+   * (`early`: Redis starts on the writes while this daemon works on the rest of the turn; the
+   * reads wait for the end of it).
+   */
+  flush(early = false): void {
+    if (early && this.reads.length > 0) {
+      this.scheduled ??= setImmediate(this.flushLater);
+    } else if (this.scheduled) {
       clearImmediate(this.scheduled);
       this.scheduled = undefined;
     }
     if (!this.pending) return;
+    if (!early) {
+      for (const { stream, count, waiter } of this.reads) {
+        const n = typeof count === 'number' ? count : count();
+        this.waiters.push(waiter);
+        this.args.push('read', this.key(stream), String(Math.max(1, n)));
+      }
+      this.reads = [];
+    }
+    if (this.args.length === 0 && this.acks.size === 0 && this.inFlightDeltas.size === 0) return;
+    if (this.inFlightDeltas.size > 0) {
+      // Nothing in the batch depends on its position: first keeps a settle from reaching zero early.
+      const head: string[] = [];
+      for (const [threadKey, delta] of this.inFlightDeltas) {
+        if (delta !== 0) head.push('inc', this.key(threadKey), String(delta));
+      }
+      this.inFlightDeltas = new Map();
+      if (head.length > 0) this.args = head.concat(this.args);
+    }
     for (const [stream, acks] of this.acks) {
       this.args.push('xack', this.key(stream), String(acks.ids.length));
       for (const id of acks.ids) this.args.push(id);
@@ -458,7 +526,7 @@ export class CommandBatch {
   }
 
   private queued(): void {
-    if (this.args.length >= MAX_ARGS) this.flush();
+    if (this.args.length >= MAX_ARGS) this.flush(true);
     else this.scheduled ??= setImmediate(this.flushLater);
   }
 

@@ -28,7 +28,7 @@ export interface ReaderHost {
    * Reads new entries without blocking, in the transport's command batch (one round trip shared
    * with the daemon's writes), with each entry's thread state when a thread store wants it.
    */
-  readNow(stream: string, count: number): Promise<ReadEntry[]>;
+  readNow(stream: string, count: number | (() => number)): Promise<ReadEntry[]>;
   /** The thread state read with the message about to be delivered (undefined: that delivery is over). */
   preloaded(message: Message | undefined, load: LoadReply): void;
   ack(stream: string, id: string): Promise<void>;
@@ -38,7 +38,11 @@ export interface ReaderHost {
 export class StreamReader {
   /** Entries taken and not yet acknowledged (delivering, or delivered and being acked). */
   private readonly inFlight = new Map<string, Promise<void>>();
-  /** Of those, deliveries not yet settled: what the slots count. */
+  /**
+   * Of those, deliveries whose handler has not finished yet: what the slots count. A handled
+   * delivery waiting for its outputs' confirmation holds no slot (see Deliver), but the entries
+   * taken in all stay below twice maxInFlight.
+   */
   private delivering = 0;
   /**
    * When every slot is taken, the next read waits for this many to free up: reading one entry per
@@ -85,9 +89,14 @@ export class StreamReader {
     return this.maxInFlight - this.delivering;
   }
 
+  /** How many entries a read may take now. */
+  private get room(): number {
+    return Math.min(this.free, 2 * this.maxInFlight - this.inFlight.size);
+  }
+
   private get mayRead(): boolean {
-    const free = this.free;
-    return free > 0 && (free >= this.refill || this.delivering === 0);
+    const room = this.room;
+    return room > 0 && (room >= this.refill || this.delivering === 0);
   }
 
   get stopping(): boolean {
@@ -120,7 +129,7 @@ export class StreamReader {
           });
           continue;
         }
-        const free = this.free;
+        const free = this.room;
         if (this.recover) {
           const entries = await this.read(free, cursor, false);
           if (entries.length === 0) {
@@ -132,8 +141,10 @@ export class StreamReader {
           if (!this.stopped) this.dispatch(entries, false);
           continue;
         }
-        // Non-blocking first: while the stream has entries this is the cheap path.
-        const entries = await this.host.readNow(this.stream, free);
+        // Non-blocking first: while the stream has entries this is the cheap path. How many is
+        // decided when the batch goes out: slots freed by handlers finishing in this same turn
+        // count too, so the read rides along with those handlers' outputs.
+        const entries = await this.host.readNow(this.stream, () => Math.max(free, this.room));
         if (entries.length > 0) {
           if (!this.stopped) this.dispatch(entries, false);
         } else {
@@ -198,14 +209,16 @@ export class StreamReader {
       const state = body !== undefined ? unpackState(entry[2] as string | null) : undefined;
       const preload = state !== undefined && recordStartsWith(body!, message);
       if (preload) this.host.preloaded(message, state);
-      const done = this.run(id, message).finally(() => this.inFlight.delete(id));
+      const done = this.run(id, message).finally(() => {
+        this.inFlight.delete(id);
+        this.wake();
+      });
       if (preload) this.host.preloaded(undefined, null);
       this.inFlight.set(id, done);
     }
   }
 
-  private settled(): void {
-    this.delivering--;
+  private wake(): void {
     if (this.slotWaiter && this.mayRead) {
       const wake = this.slotWaiter;
       this.slotWaiter = undefined;
@@ -214,11 +227,18 @@ export class StreamReader {
   }
 
   private async run(id: string, message: Message): Promise<void> {
+    let handled = false;
+    const release = (): void => {
+      if (handled) return;
+      handled = true;
+      this.delivering--;
+      this.wake();
+    };
     try {
-      await this.deliver(message);
-      this.settled();
+      await this.deliver(message, release);
+      release();
     } catch (error) {
-      this.settled();
+      release();
       const reason = error instanceof Error ? error.message : String(error);
       this.host.options.logger.warn(
         { listener: this.listener, entry: id, message: message.id, thread: message.thread },

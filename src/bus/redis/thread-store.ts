@@ -176,7 +176,7 @@ export class RedisThreadStore implements ThreadStore {
 
   settled(thread: string): Promise<number> {
     const names = this.names(thread);
-    return this.batch.settle(names.key, names.json);
+    return this.batch.settle(names.key);
   }
 
   /**
@@ -330,15 +330,13 @@ export class RedisThreadStore implements ThreadStore {
       names.history,
       names.key,
       json,
-      names.json,
       due(this.historyRefreshed, thread, HISTORY_REFRESH_MS),
     );
   }
 
   /**
-   * A thread's key, history key and id as JSON, made once per thread: the same string objects each
-   * time, so the batch's key table finds them by a hash computed once (a hop names its thread
-   * several times).
+   * A thread's key and history key, made once per thread: the same string objects each time, so
+   * the batch's key table finds them by a hash computed once (a hop names its thread several times).
    */
   private names(thread: string): ThreadNames {
     let names = this.named.get(thread);
@@ -347,7 +345,6 @@ export class RedisThreadStore implements ThreadStore {
       names = {
         key: this.keys.thread(thread),
         history: this.keys.history(thread),
-        json: JSON.stringify(thread),
       };
       this.named.set(thread, names);
     }
@@ -441,7 +438,6 @@ function due(seen: Map<string, number>, key: string, everyMs: number): boolean {
 interface ThreadNames {
   key: string;
   history: string;
-  json: string;
 }
 
 type FrameRecord = [listener: string, caller: string, parent: string, depth: number];

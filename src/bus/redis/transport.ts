@@ -195,7 +195,7 @@ export class RedisTransport implements Transport, ReaderHost {
     }
   }
 
-  readNow(stream: string, count: number): Promise<ReadEntry[]> {
+  readNow(stream: string, count: number | (() => number)): Promise<ReadEntry[]> {
     return this.batch.read(stream, count);
   }
 
