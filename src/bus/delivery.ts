@@ -24,11 +24,13 @@ export class Deliverer {
   deliver(message: Message, handled?: () => void): Promise<void> {
     const store = this.bus.store;
     if (!store) return this.deliverNow(message, handled);
-    // Shared state: the thread and frame may be another daemon's; load them first. A failed load
-    // rejects, which leaves the message to the transport to redeliver.
+    // Shared state: the thread and frame may be another daemon's; load them first (an agent reads
+    // the thread's history, so it gets all of it). A failed load rejects, which leaves the message
+    // to the transport to redeliver.
     this.inFlight.total++;
+    const target = this.bus.listeners.get(message.to) ?? this.bus.retiring.get(message.to);
     return store
-      .load(message.thread, message.frame)
+      .load(message.thread, message.frame, target?.agent === true)
       .then(() => this.deliverNow(message, handled))
       .finally(() => {
         this.inFlight.total--;

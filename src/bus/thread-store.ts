@@ -21,9 +21,16 @@ export interface ThreadStore extends ThreadRegistryObserver {
   attach(registry: ThreadRegistry, history: ThreadHistory, events: ThreadStoreEvents): void;
   /**
    * Brings a thread (and a frame with its parent) that another daemon made into the registry, and
-   * refreshes its hops, stopped flag and in-flight count. Resolves when the registry is current.
+   * refreshes its hops, stopped flag and in-flight count. Resolves when the registry is current;
+   * with `wholeHistory`, also this daemon's copy of the thread's history (else it may hold only
+   * what was recorded here, see RedisThreadStore).
    */
-  load(thread: string, frame?: string): Promise<void>;
+  load(thread: string, frame?: string, wholeHistory?: boolean): Promise<void>;
+  /**
+   * Someone on this daemon started (true) or stopped (false) following the thread live: its
+   * history entries made on any daemon must reach this one as they happen.
+   */
+  watch(thread: string, on: boolean): void;
   /** A message of the thread was published: it is in flight on some daemon until settled. */
   published(thread: string): void;
   /** One published message of the thread is finished with; resolves with how many are still in flight (all daemons). */

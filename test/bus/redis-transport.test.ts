@@ -293,7 +293,7 @@ describe('redis command batch', () => {
     }
   });
 
-  it('announces the history entries, idle and stop notices of a turn in one message, sender first', async () => {
+  it('announces the history entries of a followed thread, idle and stop notices of a turn in one message, sender first', async () => {
     const group = `${RUN}-${++groups}`;
     const { batch, keys, client } = batchFor(group);
     const sub = new Redis(URL);
@@ -303,24 +303,27 @@ describe('redis command batch', () => {
       await sub.subscribe(keys.events);
       batch.hset(keys.thread('t'), 'created', '1');
       batch.inFlight(keys.thread('t'));
+      // Entries of a thread nobody follows are kept, numbered, and not announced.
+      batch.history(keys.history('t'), keys.thread('t'), '{"n":0}', false);
       await batch.drain();
+      await raw.hset(keys.thread('t'), 'w', String(Date.now() + 60_000)); // followed from now on
       for (let i = 1; i <= 5; i++) batch.history(keys.history('t'), keys.thread('t'), `{"n":${i}}`, false);
       batch.event('{"t":"t","k":"s"}');
       await expect(batch.settle(keys.thread('t'))).resolves.toBe(0);
       await until(() => got.length === 1, 'the events message');
       expect(got[0]!.split('\n')).toEqual([
         'daemon-a',
-        '1|{"t":"t","k":"m","e":{"n":1}}',
-        '2|{"t":"t","k":"m","e":{"n":2}}',
-        '3|{"t":"t","k":"m","e":{"n":3}}',
-        '4|{"t":"t","k":"m","e":{"n":4}}',
-        '5|{"t":"t","k":"m","e":{"n":5}}',
+        '2|{"t":"t","k":"m","e":{"n":1}}',
+        '3|{"t":"t","k":"m","e":{"n":2}}',
+        '4|{"t":"t","k":"m","e":{"n":3}}',
+        '5|{"t":"t","k":"m","e":{"n":4}}',
+        '6|{"t":"t","k":"m","e":{"n":5}}',
         '{"t":"t","k":"s"}',
-        '{"t":"t","k":"i"}',
+        '{"t":"t","k":"i","n":6}',
       ]);
       // Kept to about historyMax (3 here, trimmed once it is 8 over); numbered in the thread hash.
-      expect(await raw.llen(keys.history('t'))).toBe(5);
-      expect(await raw.hget(keys.thread('t'), 'hist')).toBe('5');
+      expect(await raw.llen(keys.history('t'))).toBe(6);
+      expect(await raw.hget(keys.thread('t'), 'hist')).toBe('6');
       expect(await raw.pttl(keys.history('t'))).toBeGreaterThan(0);
     } finally {
       sub.disconnect();
@@ -354,7 +357,7 @@ describe('redis command batch', () => {
       await expect(second).resolves.toBe(0);
       expect(await raw.hget(t, 'inflight')).toBe('0');
       await until(() => got.length === 1, 'the idle notice');
-      expect(got[0]!.split('\n')).toEqual(['daemon-a', '{"t":"busy","k":"i"}']);
+      expect(got[0]!.split('\n')).toEqual(['daemon-a', '{"t":"busy","k":"i","n":0}']);
     } finally {
       sub.disconnect();
       client.disconnect();

@@ -100,10 +100,13 @@ describe('shared thread state', () => {
     await until(async () => a.thread(thread)?.status === 'idle' && seen.length === 1, 'the first message');
     // Continued through the other daemon, which never saw it begin.
     await b.inject({ to: 'echo', thread, payload: '<say><text>two</text></say>' });
+    // Read as the API reads a thread: loaded first, so each daemon shows all of it.
     const messages = await until(async () => {
+      await a.loadThread(thread);
       const view = a.thread(thread);
       return view?.messages.length === 4 && view.status === 'idle' ? view.messages : undefined;
     }, 'the thread to continue');
+    await b.loadThread(thread);
     expect(messages.map((m) => `${m.from}->${m.to}`)).toEqual([
       'api->echo',
       'echo->api',
@@ -114,10 +117,12 @@ describe('shared thread state', () => {
     expect(seen.map((s) => s.split(':')[1])).toEqual(['one', 'two']);
   });
 
-  it('gives a daemon that missed history events the whole history before it delivers', async () => {
+  it('gives an agent on a daemon that missed history events the whole history before it delivers', async () => {
     const group = newGroup();
+    // An agent reads its thread's history, so its deliveries bring the daemon's copy up to date.
     const echo = {
       name: 'echo',
+      config: { agent: true },
       definition: defineListener<{ text: string }>({
         payload: textPayload('say'),
         handler: (p, ctx) => ctx.respond(`<said><text>${p.text}</text></said>`),

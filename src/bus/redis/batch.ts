@@ -35,6 +35,15 @@ local HIST_MAX, HIST_TTL, THREAD_TTL, VERSION = tonumber(ARGV[6]), ARGV[7], ARGV
 local HIST_SLACK = math.max(8, math.floor(HIST_MAX / 4))
 local out, errs, events = {}, {}, {}
 local function key(i) return KEYS[tonumber(ARGV[i])] end
+-- Now in ms, asked of Redis once per call, when first needed.
+local NOW
+local function now()
+  if not NOW then
+    local t = redis.call('TIME')
+    NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return NOW
+end
 -- A thread key's id as JSON (made once per key per call): events name their thread.
 local ids = {}
 local function idJson(k)
@@ -66,8 +75,10 @@ local function inc(i)
   if redis.call('HINCRBY', k, 'inflight', n) == n then redis.call('PEXPIRE', k, THREAD_TTL) end
 end
 -- history key, thread key, entry, refresh: the entry is numbered in its thread (hash field hist;
--- 0 when the thread is gone) and announced as '<n>|{"t":<thread>,"k":"m","e":<entry>}', so a
--- daemon can tell it missed one.
+-- 0 when the thread is gone) and, while some daemon follows the thread live (hash field w: until
+-- when, epoch ms), announced as '<n>|{"t":<thread>,"k":"m","e":<entry>}', so a daemon can tell it
+-- missed one. Nobody else needs it as it happens: a daemon reads a thread's history when it
+-- needs all of it.
 local function hist(i)
   local k = key(i + 1)
   local thread = key(i + 2)
@@ -79,14 +90,19 @@ local function hist(i)
   end
   if len > HIST_MAX + HIST_SLACK then redis.call('LTRIM', k, -HIST_MAX, -1) end
   if len == 1 or ARGV[i + 4] == '1' then redis.call('PEXPIRE', k, HIST_TTL) end
-  events[#events + 1] = n .. '|{"t":' .. idJson(thread) .. ',"k":"m","e":' .. ARGV[i + 3] .. '}'
+  if n == 0 then return end
+  local w = redis.call('HGET', thread, 'w')
+  if w and tonumber(w) > now() then
+    events[#events + 1] = n .. '|{"t":' .. idJson(thread) .. ',"k":"m","e":' .. ARGV[i + 3] .. '}'
+  end
 end
 -- stream key, message record (JSON)
 local function xadd(i)
   redis.call('XADD', key(i + 1), '*', 'v', VERSION, 'm', ARGV[i + 2])
   return 1
 end
--- thread key: in-flight count minus one; at zero an idle notice goes out.
+-- thread key: in-flight count minus one; at zero an idle notice goes out, with how many history
+-- entries the thread has (n), so a daemon following it can make its copy whole first.
 local function settle(i)
   local k = key(i + 1)
   local left = redis.call('HINCRBY', k, 'inflight', -1)
@@ -98,7 +114,7 @@ local function settle(i)
     end
     redis.call('HSET', k, 'inflight', 0)
   end
-  events[#events + 1] = '{"t":' .. idJson(k) .. ',"k":"i"}'
+  events[#events + 1] = '{"t":' .. idJson(k) .. ',"k":"i","n":' .. (redis.call('HGET', k, 'hist') or '0') .. '}'
   return 0
 end
 -- A thread's record: {created, scope, hops, stopped, inflight, frame, parent frame, hist}, or false.

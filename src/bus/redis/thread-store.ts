@@ -6,10 +6,15 @@
  *   open frame (`[listener, caller, parent, depth]`). Expires after twice thread_idle_ms without
  *   activity, as the in-memory registry forgets idle threads.
  * - `history:<id>` list of entries (JSON), trimmed to about max_history_per_thread, kept 7 days.
- * - `events` channel: history entries, idle and stop notices, so watchers (`organism send --wait`,
- *   the live stream, agents reading history) on every daemon see work done on any daemon, and
- *   every daemon's copy of a history stays whole without re-reading it. One message per batch:
- *   the sender's name on the first line (a daemon skips its own unparsed), then one event a line.
+ * - `events` channel: idle and stop notices, and the history entries of threads some daemon follows
+ *   live (`organism send --wait`, `GET /threads/:id/follow`; hash field `w` says until when), so
+ *   those watchers see work done on any daemon. One message per batch: the sender's name on the
+ *   first line (a daemon skips its own unparsed), then one event a line.
+ *
+ * A daemon's copy of a thread's history holds what was recorded here, and is made whole from the
+ * list (LRANGE) when something needs all of it: the API reading the thread, an agent about to
+ * handle a message of it (it reads the history), a watcher on this daemon. Announcing every entry
+ * to every daemon instead would cost each daemon the work of all the others.
  *
  * Writes and loads are operations in the transport's command batch (batch.ts), queued in the
  * order the bus makes them: a message's thread state is written in the same script as, and before,
@@ -40,6 +45,8 @@ const CATCH_UP_ENTRIES = 8;
 const CATCH_UP_MS = 20;
 /** A history list's expiry is pushed out at most this often by one daemon. */
 const HISTORY_REFRESH_MS = 3600 * 1000;
+/** A thread followed here is marked followed this far ahead (ms), and re-marked every third of it. */
+const WATCH_MS = 60_000;
 
 export interface RedisThreadStoreOptions {
   /** The transport's command connection (history re-reads). */
@@ -65,6 +72,8 @@ interface Event {
   /** m: history entry, i: idle, s: stopped */
   k: 'm' | 'i' | 's';
   e?: HistoryEntry;
+  /** idle: how many history entries the thread has */
+  n?: number;
 }
 
 export class RedisThreadStore implements ThreadStore {
@@ -95,6 +104,9 @@ export class RedisThreadStore implements ThreadStore {
   private applying = false;
   /** Entry ids of histories just re-read from Redis, whose events may still arrive. */
   private readonly fresh = new Map<string, Set<string>>();
+  /** Threads somebody on this daemon follows live (see watch). */
+  private readonly watched = new Set<string>();
+  private watchTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly options: RedisThreadStoreOptions) {
@@ -188,13 +200,13 @@ export class RedisThreadStore implements ThreadStore {
     this.next = thread ? { thread, frame, reply } : undefined;
   }
 
-  load(thread: string, frame = ''): Promise<void> {
+  load(thread: string, frame = '', wholeHistory = false): Promise<void> {
     const next = this.next;
     if (next && next.thread === thread && next.frame === frame) {
       // The common case: no round trip, and no promise beyond the one the bus waits on.
       this.next = undefined;
       try {
-        return this.applyRecord(thread, frame, next.reply) ?? RESOLVED;
+        return this.applyRecord(thread, frame, next.reply, wholeHistory) ?? RESOLVED;
       } catch (error) {
         return Promise.reject(error);
       }
@@ -202,19 +214,45 @@ export class RedisThreadStore implements ThreadStore {
     // Queued after this daemon's own writes, in the same batch: it sees them.
     return this.batch
       .load(this.names(thread).key, this.refresh(thread), frame)
-      .then((reply) => this.applyRecord(thread, frame, reply));
+      .then((reply) => this.applyRecord(thread, frame, reply, wholeHistory));
+  }
+
+  watch(thread: string, on: boolean): void {
+    if (!on) {
+      this.watched.delete(thread);
+      if (this.watched.size === 0 && this.watchTimer) {
+        clearInterval(this.watchTimer);
+        this.watchTimer = undefined;
+      }
+      return; // the mark runs out by itself (another daemon may still follow the thread)
+    }
+    this.watched.add(thread);
+    this.markWatched(thread);
+    this.watchTimer ??= setInterval(() => {
+      for (const t of this.watched) this.markWatched(t);
+    }, WATCH_MS / 3);
+    this.watchTimer.unref();
+  }
+
+  private markWatched(thread: string): void {
+    this.batch.hset(this.names(thread).key, 'w', String(Date.now() + WATCH_MS));
   }
 
   /**
    * Brings the registry in step with a thread's record from Redis. Returns a promise only when the
    * local history has to be re-read first.
    */
-  private applyRecord(thread: string, frame: string, reply: LoadReply): Promise<void> | undefined {
+  private applyRecord(
+    thread: string,
+    frame: string,
+    reply: LoadReply,
+    wholeHistory: boolean,
+  ): Promise<void> | undefined {
     const registry = this.registry!;
     if (!reply) {
       // Unknown to the registry (never made, or idle long enough to expire): a delivery is dropped,
       // but its history (kept longer) can still be read.
-      return this.history!.has(thread) ? undefined : this.syncHistory(thread, 1);
+      return this.history!.has(thread) ? undefined : this.syncHistory(thread, 1, wholeHistory);
     }
     const [created, scope, hops, stopped, inflight, frameJson, parentJson, hist] = reply;
     let state = registry.thread(thread);
@@ -240,12 +278,13 @@ export class RedisThreadStore implements ThreadStore {
       const parent = frameJson ? (JSON.parse(frameJson) as FrameRecord)[2] : '';
       if (parent) this.syncFrame(thread, parent, parentJson ?? null);
     }
-    return this.syncHistory(thread, Number(hist ?? 0));
+    return this.syncHistory(thread, Number(hist ?? 0), wholeHistory);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.watchTimer) clearInterval(this.watchTimer);
     this.subscriber?.disconnect();
   }
 
@@ -267,16 +306,18 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   /**
-   * Makes this daemon's copy of a thread's history whole: when Redis has numbered more entries than
-   * this daemon holds (it started after the thread began, or missed events while reconnecting),
-   * the canonical list replaces the local copy.
+   * Makes this daemon's copy of a thread's history whole when something needs all of it (`whole`,
+   * or a watcher here): when Redis has numbered more entries than this daemon holds (other daemons
+   * recorded them, or it missed events while reconnecting), it reads the list.
    */
-  private syncHistory(thread: string, remote: number): Promise<void> | undefined {
+  private syncHistory(thread: string, remote: number, whole: boolean): Promise<void> | undefined {
+    const watched = this.watched.has(thread);
+    if (!whole && !watched) return undefined;
     const have = this.historyCount(thread);
     if (have >= remote) return undefined;
-    // Just behind: usually the other daemon's events for these entries are on their way (pub/sub
-    // and this read come on different connections); wait for them briefly before re-reading.
-    if (have >= 0 && remote - have <= CATCH_UP_ENTRIES) {
+    // Followed here and just behind: usually the other daemon's events for these entries are on
+    // their way (pub/sub and this read come on different connections); wait for them briefly.
+    if (watched && have >= 0 && remote - have <= CATCH_UP_ENTRIES) {
       return this.eventsFor(thread, remote).then(() =>
         this.historyCount(thread) >= remote ? undefined : this.rereadHistory(thread, remote),
       );
@@ -317,7 +358,19 @@ export class RedisThreadStore implements ThreadStore {
     const items = await this.client.lrange(this.keys.history(thread), -this.options.maxHistoryPerThread, -1);
     if (items.length === 0) return;
     const entries = items.map((item) => JSON.parse(item) as HistoryEntry);
-    this.history!.reset(thread, entries, Math.max(remote, entries.length));
+    const local = this.watched.has(thread) ? this.history!.messages(thread) : undefined;
+    if (local) {
+      // Watchers here follow the entries as they are appended: give them the ones they missed.
+      const have = new Set(local.messages.map((m) => m.id));
+      this.applying = true;
+      try {
+        for (const entry of entries) if (!have.has(entry.id)) this.history!.append(thread, entry);
+      } finally {
+        this.applying = false;
+      }
+    } else {
+      this.history!.reset(thread, entries, Math.max(remote, entries.length));
+    }
     // Events for these entries may still be on their way: they must not be appended twice.
     this.fresh.set(thread, new Set(entries.map((e) => e.id)));
     setTimeout(() => this.fresh.delete(thread), 10_000).unref();
@@ -391,7 +444,8 @@ export class RedisThreadStore implements ThreadStore {
     }
     if (typeof event.t !== 'string') return;
     if (event.k === 'm' && event.e) {
-      if (this.fresh.get(event.t)?.has(event.e.id)) return;
+      // Announced because some daemon follows the thread; this one need not keep up unless it does.
+      if (!this.watched.has(event.t) || this.fresh.get(event.t)?.has(event.e.id)) return;
       this.applying = true;
       try {
         this.history!.append(event.t, event.e);
@@ -404,9 +458,17 @@ export class RedisThreadStore implements ThreadStore {
         for (const w of [...waiting]) if (have >= w.target) w.done();
       }
     } else if (event.k === 'i') {
-      const state = this.registry!.thread(event.t);
-      if (state) state.inFlight = 0;
-      this.events!.idle(event.t);
+      const thread = event.t;
+      const idle = (): void => {
+        const state = this.registry!.thread(thread);
+        if (state) state.inFlight = 0;
+        this.events!.idle(thread);
+      };
+      // Watchers here read the whole thread when it goes idle: entries recorded elsewhere before
+      // they started following it are read first.
+      const synced = typeof event.n === 'number' ? this.syncHistory(thread, event.n, false) : undefined;
+      if (synced) synced.then(idle, idle);
+      else idle();
     } else if (event.k === 's') {
       this.applyStopped(event.t);
     }
