@@ -217,6 +217,7 @@ describe('redis command batch', () => {
     });
     batch.useThreads({
       threadPrefix: keys.thread(''),
+      followingKey: keys.following,
       threadTtlMs: 60_000,
       historyMax: 3,
       historyTtlMs: 60_000,
@@ -306,7 +307,7 @@ describe('redis command batch', () => {
       // Entries of a thread nobody follows are kept, numbered, and not announced.
       batch.history(keys.history('t'), keys.thread('t'), '{"n":0}', false);
       await batch.drain();
-      await raw.hset(keys.thread('t'), 'w', String(Date.now() + 60_000)); // followed from now on
+      batch.follow(keys.thread('t'), Date.now() + 60_000, 60_000); // followed from now on
       for (let i = 1; i <= 5; i++) batch.history(keys.history('t'), keys.thread('t'), `{"n":${i}}`, false);
       batch.event('{"t":"t","k":"s"}');
       await expect(batch.settle(keys.thread('t'))).resolves.toBe(0);

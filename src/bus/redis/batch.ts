@@ -21,7 +21,7 @@
 import type { Redis } from 'ioredis';
 
 /**
- * ARGV[1..9] is a header (see CommandBatch.header), then operations, each an opcode and its
+ * ARGV[1..10] is a header (see CommandBatch.header), then operations, each an opcode and its
  * arguments; keys are 1-based KEYS indexes (every key carries the organism's hash tag, so one
  * script may touch them all on a cluster too). Returns {results, errors}: one result per xadd /
  * settle / load / read / xack in queue order (a failure as '!<message>'), and the errors of the
@@ -31,6 +31,7 @@ import type { Redis } from 'ioredis';
 const BATCH_SCRIPT = `
 local CHANNEL, ORIGIN, GROUP, CONSUMER, PREFIX = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local HIST_MAX, HIST_TTL, THREAD_TTL, VERSION = tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[9]
+local FOLLOWING = ARGV[10]
 -- A history list is trimmed when it is this much over its length (reset() keeps the newest anyway).
 local HIST_SLACK = math.max(8, math.floor(HIST_MAX / 4))
 local out, errs, events = {}, {}, {}
@@ -43,6 +44,20 @@ local function now()
     NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
   return NOW
+end
+-- Whether some daemon follows the thread live (hash field w: until when, epoch ms). Asked of a
+-- thread only while any thread is followed at all (the FOLLOWING key exists; asked once per call).
+local anyFollowed
+local function followed(thread)
+  if anyFollowed == nil then anyFollowed = FOLLOWING ~= '' and redis.call('EXISTS', FOLLOWING) == 1 end
+  if not anyFollowed then return false end
+  local w = redis.call('HGET', thread, 'w')
+  return w ~= false and tonumber(w) > now()
+end
+-- thread key, until (epoch ms), ms: the thread is followed until then, and FOLLOWING lives that long.
+local function follow(i)
+  redis.call('HSET', key(i + 1), 'w', ARGV[i + 2])
+  redis.call('SET', FOLLOWING, '1', 'PX', ARGV[i + 3])
 end
 -- A thread key's id as JSON (made once per key per call): events name their thread.
 local ids = {}
@@ -90,9 +105,7 @@ local function hist(i)
   end
   if len > HIST_MAX + HIST_SLACK then redis.call('LTRIM', k, -HIST_MAX, -1) end
   if len == 1 or ARGV[i + 4] == '1' then redis.call('PEXPIRE', k, HIST_TTL) end
-  if n == 0 then return end
-  local w = redis.call('HGET', thread, 'w')
-  if w and tonumber(w) > now() then
+  if n > 0 and followed(thread) then
     events[#events + 1] = n .. '|{"t":' .. idJson(thread) .. ',"k":"m","e":' .. ARGV[i + 3] .. '}'
   end
 end
@@ -187,7 +200,7 @@ local function xack(i)
   return acked
 end
 
-local i = 10
+local i = 11
 local n = #ARGV
 while i <= n do
   local op = ARGV[i]
@@ -203,6 +216,7 @@ while i <= n do
   elseif op == 'load' then f, size, result = load, 4, true
   elseif op == 'xack' then f, size, result = xack, 3 + tonumber(ARGV[i + 2]), true
   elseif op == 'pexpire' then f, size = pexpire, 3
+  elseif op == 'follow' then f, size = follow, 4
   elseif op == 'event' then events[#events + 1] = ARGV[i + 1]; size = 2
   else return redis.error_reply('unknown batch op ' .. tostring(op)) end
   if f then
@@ -280,6 +294,8 @@ export interface CommandBatchOptions {
 export interface ThreadSettings {
   /** Key of thread `<id>` is this prefix plus the id. */
   threadPrefix: string;
+  /** Key that exists while any thread is followed live. */
+  followingKey: string;
   /** Thread hash time to live, ms. */
   threadTtlMs: number;
   /** History entries kept per thread, and how long a history list lives, ms. */
@@ -344,6 +360,11 @@ export class CommandBatch {
 
   pexpire(key: string, ms: string): void {
     this.push2('pexpire', this.key(key), ms);
+  }
+
+  /** The thread is followed live until `until` (epoch ms): its history entries are announced. */
+  follow(threadKey: string, until: number, ms: number): void {
+    this.push3('follow', this.key(threadKey), String(until), String(ms));
   }
 
   /** A line for the other daemons' event listeners (an idle or stop notice). */
@@ -518,6 +539,7 @@ export class CommandBatch {
       String(threads?.historyTtlMs ?? 1),
       String(threads?.threadTtlMs ?? 1),
       o.formatVersion,
+      threads?.followingKey ?? '',
     ];
   }
 

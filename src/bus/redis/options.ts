@@ -161,6 +161,11 @@ export class BusKeys {
     return `${this.prefix}history:${thread}`;
   }
 
+  /** Exists while some daemon follows some thread live (see RedisThreadStore.watch). */
+  get following(): string {
+    return `${this.prefix}following`;
+  }
+
   /** Pub/sub channel: history entries and idle notices, for other daemons' watchers. */
   get events(): string {
     return `${this.prefix}events`;

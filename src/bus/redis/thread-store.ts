@@ -117,6 +117,7 @@ export class RedisThreadStore implements ThreadStore {
     this.ttl = String(this.ttlMs);
     this.batch.useThreads({
       threadPrefix: this.keys.thread(''),
+      followingKey: this.keys.following,
       threadTtlMs: this.ttlMs,
       historyMax: options.maxHistoryPerThread,
       historyTtlMs: HISTORY_TTL_MS,
@@ -235,7 +236,7 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   private markWatched(thread: string): void {
-    this.batch.hset(this.names(thread).key, 'w', String(Date.now() + WATCH_MS));
+    this.batch.follow(this.names(thread).key, Date.now() + WATCH_MS, WATCH_MS);
   }
 
   /**
