@@ -42,7 +42,9 @@ export class Handler {
     bus.running.add(ctx);
     let timer: NodeJS.Timeout | undefined;
     let outcome: DeliveryOutcome = 'ok';
-    const confirmations: Promise<void>[] = [];
+    // A transport shared by daemons confirms outputs a round trip later: collected, not awaited,
+    // so the handler's slot is not held for it. In memory they are confirmed at once.
+    const confirmations: Promise<void>[] | undefined = bus.store ? [] : undefined;
     try {
       const result = await new Promise<HandlerResult>((resolve, reject) => {
         timer = setTimeout(() => reject(TIMED_OUT), target.timeoutMs);
@@ -69,7 +71,7 @@ export class Handler {
     // The outputs are counted in flight already, so the thread cannot look idle in between (with
     // shared state the two even net out in one Redis batch).
     this.inFlight.settle(thread);
-    if (confirmations.length === 0) {
+    if (!confirmations || confirmations.length === 0) {
       delivery.done();
       return;
     }

@@ -61,13 +61,24 @@ export class Publisher {
     // Shared state: counted in Redis, since another daemon may settle it; locally only what runs here.
     if (bus.store) bus.store.published(thread.id);
     else this.inFlight.total++;
-    const confirmed = bus.transport.publish(message).catch((error: unknown) => {
-      bus.logger.error({ err: error, thread: thread.id, to }, 'transport refused a message');
-      this.inFlight.settle(thread);
-    });
-    if (origin?.confirmations) origin.confirmations.push(confirmed);
-    else await confirmed;
+    if (origin?.confirmations) {
+      origin.confirmations.push(
+        bus.transport.publish(message).catch((error: unknown) => this.refused(thread, to, error)),
+      );
+      return message.id;
+    }
+    try {
+      await bus.transport.publish(message);
+    } catch (error) {
+      this.refused(thread, to, error);
+    }
     return message.id;
+  }
+
+  /** The transport would not take a message: it is not in flight after all. */
+  private refused(thread: ThreadState, to: string, error: unknown): void {
+    this.bus.logger.error({ err: error, thread: thread.id, to }, 'transport refused a message');
+    this.inFlight.settle(thread);
   }
 
   /** A budget ran out: the sender is told in the history; a hop budget also stops the thread. */
