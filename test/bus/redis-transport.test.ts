@@ -225,6 +225,15 @@ describe('redis command batch', () => {
     return { batch, keys, client };
   }
 
+  /** A subscriber to the organism's events channel, and what it has heard so far. */
+  async function listenToEvents(keys: BusKeys): Promise<{ sub: Redis; got: string[] }> {
+    const sub = new Redis(URL);
+    const got: string[] = [];
+    sub.on('message', (_c: string, text: string) => got.push(text));
+    await sub.subscribe(keys.events);
+    return { sub, got };
+  }
+
   it('runs one turn of operations as one script, in order; a failing one fails alone', async () => {
     const group = `${RUN}-${++groups}`;
     const errors: string[] = [];
@@ -297,11 +306,8 @@ describe('redis command batch', () => {
   it('announces the history entries of a followed thread, idle and stop notices of a turn in one message, sender first', async () => {
     const group = `${RUN}-${++groups}`;
     const { batch, keys, client } = batchFor(group);
-    const sub = new Redis(URL);
+    const { sub, got } = await listenToEvents(keys);
     try {
-      const got: string[] = [];
-      sub.on('message', (_c: string, text: string) => got.push(text));
-      await sub.subscribe(keys.events);
       batch.hset(keys.thread('t'), 'created', '1');
       batch.inFlight(keys.thread('t'));
       // Entries of a thread nobody follows are kept, numbered, and not announced.
@@ -335,11 +341,8 @@ describe('redis command batch', () => {
   it('nets a settle out against a publish of the same thread in one batch, and announces no idle for it', async () => {
     const group = `${RUN}-${++groups}`;
     const { batch, keys, client } = batchFor(group);
-    const sub = new Redis(URL);
+    const { sub, got } = await listenToEvents(keys);
     try {
-      const got: string[] = [];
-      sub.on('message', (_c: string, text: string) => got.push(text));
-      await sub.subscribe(keys.events);
       const t = keys.thread('busy');
       batch.hset(t, 'created', '1');
       batch.inFlight(t);
