@@ -129,9 +129,9 @@ export class StreamReader {
           });
           continue;
         }
-        const free = this.room;
+        const room = this.room;
         if (this.recover) {
-          const entries = await this.read(free, cursor, false);
+          const entries = await this.read(room, cursor, false);
           if (entries.length === 0) {
             this.recover = false;
             cursor = '0';
@@ -144,11 +144,11 @@ export class StreamReader {
         // Non-blocking first: while the stream has entries this is the cheap path. How many is
         // decided when the batch goes out: slots freed by handlers finishing in this same turn
         // count too, so the read rides along with those handlers' outputs.
-        const entries = await this.host.readNow(this.stream, () => Math.max(free, this.room));
+        const entries = await this.host.readNow(this.stream, () => Math.max(room, this.room));
         if (entries.length > 0) {
           if (!this.stopped) this.dispatch(entries, false);
         } else {
-          const entries = await this.read(free, '>', true);
+          const entries = await this.read(room, '>', true);
           if (!this.stopped) this.dispatch(entries, false);
         }
         failures = 0;
