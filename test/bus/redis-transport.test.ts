@@ -221,6 +221,7 @@ describe('redis command batch', () => {
       threadTtlMs: 60_000,
       historyMax: 3,
       historyTtlMs: 60_000,
+      historyPrefix: keys.history(''),
     });
     return { batch, keys, client };
   }
@@ -258,11 +259,68 @@ describe('redis command batch', () => {
       const record = await load;
       expect(record?.[0]).toBe('1');
       expect(record?.[4]).toBe('1');
-      expect(errors.some((e) => /^hop: .*WRONGTYPE/.test(e))).toBe(true);
+      // The hop went in one operation with the XADD after it: the hop failed, the XADD did not.
+      expect(errors.some((e) => /^pub: .*WRONGTYPE/.test(e))).toBe(true);
       expect(await raw.xlen(keys.inbox('x'))).toBe(1);
       const info = (await raw.call('INFO', 'commandstats')) as string;
       expect(info).toMatch(/cmdstat_evalsha|cmdstat_eval:/);
     } finally {
+      client.disconnect();
+    }
+  });
+
+  it("packs a message's frame, hop, history entry and XADD into one operation, in the order they were made", async () => {
+    const group = `${RUN}-${++groups}`;
+    const { batch, keys, client } = batchFor(group);
+    const { sub, got } = await listenToEvents(keys);
+    const calls: string[][] = [];
+    const monitor = await new Redis(URL).monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'evalsha' || args[0]?.toLowerCase() === 'eval') calls.push(args);
+    });
+    try {
+      const t = keys.thread('t');
+      const stream = keys.inbox('p');
+      batch.hset(t, 'created', '1');
+      batch.follow(t, Date.now() + 60_000, 60_000);
+      // One message: all four parts.
+      batch.frame(t, 'f:a', '["p","api","",0]');
+      batch.hop(t, false);
+      batch.history(t, '{"n":1}', false);
+      const first = batch.xadd(stream, encodeRecord(testMessage('p', 1, { thread: 't', frame: 'a' })));
+      // A hop and entry with no XADD (a message to an ingress), then a frame: three parts of two messages.
+      batch.hop(t, false);
+      batch.history(t, '{"n":2}', false);
+      batch.frame(t, 'f:b', '["p","api","",0]');
+      batch.hdel(t, 'f:a'); // not part of a message: the open one goes first, alone
+      batch.hop(t, false);
+      batch.history(t, '{"n":3}', false);
+      const second = batch.xadd(stream, encodeRecord(testMessage('p', 2, { thread: 't', frame: 'b' })));
+      await expect(Promise.all([first, second])).resolves.toEqual([1, 1]);
+      expect(await raw.hgetall(t)).toMatchObject({
+        created: '1',
+        hops: '3',
+        hist: '3',
+        'f:b': '["p","api","",0]',
+      });
+      expect(await raw.hexists(t, 'f:a')).toBe(0);
+      expect(await raw.lrange(keys.history('t'), 0, -1)).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
+      expect(await raw.xlen(stream)).toBe(2);
+      await until(() => got.length === 1, 'the events message');
+      expect(
+        got[0]!
+          .split('\n')
+          .slice(1)
+          .map((line) => line.split('|')[0]),
+      ).toEqual(['1', '2', '3']);
+      await until(() => calls.length > 0, 'the monitor to see the batch');
+      const ops = calls[0]!.filter((a) =>
+        ['pub', 'hop', 'hist', 'xadd', 'hset', 'hdel', 'follow'].includes(a),
+      );
+      expect(ops).toEqual(['hset', 'follow', 'pub', 'pub', 'pub', 'hdel', 'pub']);
+    } finally {
+      monitor.disconnect();
+      sub.disconnect();
       client.disconnect();
     }
   });
@@ -311,10 +369,10 @@ describe('redis command batch', () => {
       batch.hset(keys.thread('t'), 'created', '1');
       batch.inFlight(keys.thread('t'));
       // Entries of a thread nobody follows are kept, numbered, and not announced.
-      batch.history(keys.history('t'), keys.thread('t'), '{"n":0}', false);
+      batch.history(keys.thread('t'), '{"n":0}', false);
       await batch.drain();
       batch.follow(keys.thread('t'), Date.now() + 60_000, 60_000); // followed from now on
-      for (let i = 1; i <= 5; i++) batch.history(keys.history('t'), keys.thread('t'), `{"n":${i}}`, false);
+      for (let i = 1; i <= 5; i++) batch.history(keys.thread('t'), `{"n":${i}}`, false);
       batch.event('{"t":"t","k":"s"}');
       await expect(batch.settle(keys.thread('t'))).resolves.toBe(0);
       await until(() => got.length === 1, 'the events message');

@@ -21,7 +21,7 @@
 import type { Redis } from 'ioredis';
 
 /**
- * ARGV[1..10] is a header (see CommandBatch.header), then operations, each an opcode and its
+ * ARGV[1..11] is a header (see CommandBatch.header), then operations, each an opcode and its
  * arguments; keys are 1-based KEYS indexes (every key carries the organism's hash tag, so one
  * script may touch them all on a cluster too). Returns {results, errors}: one result per xadd /
  * settle / load / read / xack in queue order (a failure as '!<message>'), and the errors of the
@@ -31,7 +31,7 @@ import type { Redis } from 'ioredis';
 const BATCH_SCRIPT = `
 local CHANNEL, ORIGIN, GROUP, CONSUMER, PREFIX = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local HIST_MAX, HIST_TTL, THREAD_TTL, VERSION = tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[9]
-local FOLLOWING = ARGV[10]
+local FOLLOWING, HPREFIX = ARGV[10], ARGV[11]
 -- A history list is trimmed when it is this much over its length (reset() keeps the newest anyway).
 local HIST_SLACK = math.max(8, math.floor(HIST_MAX / 4))
 local out, errs, events = {}, {}, {}
@@ -76,11 +76,10 @@ end
 local function hset(i) redis.call('HSET', key(i + 1), ARGV[i + 2], ARGV[i + 3]) end
 local function hdel(i) redis.call('HDEL', key(i + 1), ARGV[i + 2]) end
 local function pexpire(i) redis.call('PEXPIRE', key(i + 1), ARGV[i + 2]) end
--- thread key, refresh: one more hop. The expiry is set when asked and when the hash is new (this
+-- One more hop in the thread. The expiry is set when asked and when the hash is new (this
 -- increment may have just made it, and it must not live forever).
-local function hop(i)
-  local k = key(i + 1)
-  if redis.call('HINCRBY', k, 'hops', 1) == 1 or ARGV[i + 2] == '1' then redis.call('PEXPIRE', k, THREAD_TTL) end
+local function countHop(k, refresh)
+  if redis.call('HINCRBY', k, 'hops', 1) == 1 or refresh == '1' then redis.call('PEXPIRE', k, THREAD_TTL) end
 end
 -- thread key, n: n more messages in flight (the sum of a batch's publishes and settles of the
 -- thread that it could net out, see CommandBatch.settle).
@@ -89,30 +88,44 @@ local function inc(i)
   local n = tonumber(ARGV[i + 2])
   if redis.call('HINCRBY', k, 'inflight', n) == n then redis.call('PEXPIRE', k, THREAD_TTL) end
 end
--- history key, thread key, entry, refresh: the entry is numbered in its thread (hash field hist;
+-- The entry is appended to the thread's history list and numbered in its thread (hash field hist;
 -- 0 when the thread is gone) and, while some daemon follows the thread live (hash field w: until
 -- when, epoch ms), announced as '<n>|{"t":<thread>,"k":"m","e":<entry>}', so a daemon can tell it
 -- missed one. Nobody else needs it as it happens: a daemon reads a thread's history when it
 -- needs all of it.
-local function hist(i)
-  local k = key(i + 1)
-  local thread = key(i + 2)
-  local len = redis.call('RPUSH', k, ARGV[i + 3])
+local function appendHistory(thread, entry, refresh)
+  local k = HPREFIX .. string.sub(thread, #PREFIX + 1)
+  local len = redis.call('RPUSH', k, entry)
   local n = redis.call('HINCRBY', thread, 'hist', 1)
   if n == 1 and redis.call('HLEN', thread) == 1 then
     redis.call('DEL', thread)
     n = 0
   end
   if len > HIST_MAX + HIST_SLACK then redis.call('LTRIM', k, -HIST_MAX, -1) end
-  if len == 1 or ARGV[i + 4] == '1' then redis.call('PEXPIRE', k, HIST_TTL) end
+  if len == 1 or refresh == '1' then redis.call('PEXPIRE', k, HIST_TTL) end
   if n > 0 and followed(thread) then
-    events[#events + 1] = n .. '|{"t":' .. idJson(thread) .. ',"k":"m","e":' .. ARGV[i + 3] .. '}'
+    events[#events + 1] = n .. '|{"t":' .. idJson(thread) .. ',"k":"m","e":' .. entry .. '}'
   end
 end
 -- stream key, message record (JSON)
 local function xadd(i)
   redis.call('XADD', key(i + 1), '*', 'v', VERSION, 'm', ARGV[i + 2])
   return 1
+end
+-- thread key, frame field, frame record, hop, history entry, history refresh, stream key, message
+-- record: what the bus writes for one message it publishes, in its order: the frame opened for it,
+-- the hop, the history entry, then the XADD. A part it did not write is '' (hop: '0', or '1' to
+-- push out the thread's expiry too). A failed write is reported and the XADD still goes.
+local function pubWrites(i)
+  local k = key(i + 1)
+  if ARGV[i + 2] ~= '' then redis.call('HSET', k, ARGV[i + 2], ARGV[i + 3]) end
+  if ARGV[i + 4] ~= '' then countHop(k, ARGV[i + 4]) end
+  if ARGV[i + 5] ~= '' then appendHistory(k, ARGV[i + 5], ARGV[i + 6]) end
+end
+local function pub(i)
+  local ok, e = pcall(pubWrites, i)
+  if not ok then errs[#errs + 1] = 'pub: ' .. msg(e) end
+  if ARGV[i + 7] ~= '' then return xadd(i + 6) end
 end
 -- thread key: in-flight count minus one; at zero an idle notice goes out, with how many history
 -- entries the thread has (n), so a daemon following it can make its copy whole first.
@@ -132,19 +145,21 @@ local function settle(i)
 end
 -- A thread's record: {created, scope, hops, stopped, inflight, frame, parent frame, hist}, or false.
 local function record(k, refresh, frame)
-  local v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'hist')
-  if not v[1] then return false end
-  local f = false
-  local p = false
+  local v
   if frame ~= '' then
-    f = redis.call('HGET', k, 'f:' .. frame)
-    if f then
-      -- The record is JSON.stringify([listener, caller, parent, depth]) of names and ids that need
-      -- no escapes; a record that does not look so plain is decoded properly.
-      local parent = string.match(f, '^%["[^"\\]*","[^"\\]*","([^"\\]*)",')
-      if not parent then parent = cjson.decode(f)[3] end
-      if parent ~= '' then p = redis.call('HGET', k, 'f:' .. parent) end
-    end
+    v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'hist', 'f:' .. frame)
+  else
+    v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'hist')
+  end
+  if not v[1] then return false end
+  local f = v[7] or false
+  local p = false
+  if f then
+    -- The record is JSON.stringify([listener, caller, parent, depth]) of names and ids that need
+    -- no escapes; a record that does not look so plain is decoded properly.
+    local parent = string.match(f, '^%["[^"\\]*","[^"\\]*","([^"\\]*)",')
+    if not parent then parent = cjson.decode(f)[3] end
+    if parent ~= '' then p = redis.call('HGET', k, 'f:' .. parent) end
   end
   if refresh == '1' then redis.call('PEXPIRE', k, THREAD_TTL) end
   return {v[1], v[2], v[3], v[4], v[5] or '0', f, p, v[6] or '0'}
@@ -200,14 +215,13 @@ local function xack(i)
   return acked
 end
 
-local i = 11
+local i = 12
 local n = #ARGV
 while i <= n do
   local op = ARGV[i]
   local f, size, result
-  if op == 'hop' then f, size = hop, 3
+  if op == 'pub' then f, size, result = pub, 9, ARGV[i + 7] ~= ''
   elseif op == 'inc' then f, size = inc, 3
-  elseif op == 'hist' then f, size = hist, 5
   elseif op == 'xadd' then f, size, result = xadd, 3, true
   elseif op == 'settle' then f, size, result = settle, 2, true
   elseif op == 'read' then f, size, result = read, 3, true
@@ -296,6 +310,8 @@ export interface ThreadSettings {
   threadPrefix: string;
   /** Key that exists while any thread is followed live. */
   followingKey: string;
+  /** Key of thread `<id>`'s history list is this prefix plus the id. */
+  historyPrefix: string;
   /** Thread hash time to live, ms. */
   threadTtlMs: number;
   /** History entries kept per thread, and how long a history list lives, ms. */
@@ -323,6 +339,13 @@ export class CommandBatch {
    * then never touches zero in between, so no idle notice goes out for a thread that is busy again.
    */
   private inFlightDeltas = new Map<string, number>();
+  /**
+   * The writes of a message being published (its frame, its hop, its history entry: they come in
+   * that order), held back to go as one `pub` operation with the XADD that follows them. `stage`
+   * is the last part written; see publishing().
+   */
+  private open: string[] | undefined;
+  private openStage = 0;
   private scheduled: NodeJS.Immediate | undefined;
   /** The last batch sent, settled when Redis answered it (batches are answered in order). */
   private last: Promise<unknown> = Promise.resolve();
@@ -346,7 +369,11 @@ export class CommandBatch {
   /** Whether anything is queued and not yet sent. */
   get pending(): boolean {
     return (
-      this.args.length > 0 || this.acks.size > 0 || this.reads.length > 0 || this.inFlightDeltas.size > 0
+      this.args.length > 0 ||
+      this.open !== undefined ||
+      this.acks.size > 0 ||
+      this.reads.length > 0 ||
+      this.inFlightDeltas.size > 0
     );
   }
 
@@ -372,9 +399,16 @@ export class CommandBatch {
     this.push1('event', text);
   }
 
+  /** A frame opened in the thread: hash field `field` (f:<id>) is its record. */
+  frame(threadKey: string, field: string, record: string): void {
+    const p = this.publishing(threadKey, 0);
+    p[2] = field;
+    p[3] = record;
+  }
+
   /** One more hop in the thread; its expiry pushed out when `refresh`. */
   hop(threadKey: string, refresh: boolean): void {
-    this.push2('hop', this.key(threadKey), refresh ? '1' : '0');
+    this.publishing(threadKey, 1)[4] = refresh ? '1' : '0';
   }
 
   /** One more message of the thread in flight. */
@@ -384,16 +418,26 @@ export class CommandBatch {
   }
 
   /** Appends `entry` to a thread's history, numbers it in the thread and announces it. */
-  history(key: string, threadKey: string, entry: string, refresh: boolean): void {
-    this.args.push('hist', this.key(key), this.key(threadKey), entry, refresh ? '1' : '0');
-    this.queued();
+  history(threadKey: string, entry: string, refresh: boolean): void {
+    const p = this.publishing(threadKey, 2);
+    p[5] = entry;
+    p[6] = refresh ? '1' : '0';
   }
 
   /** XADD of a message record; resolves (with 1) once Redis has the entry. */
   xadd(stream: string, record: string): Promise<number> {
     return this.withResult((w) => {
       this.waiters.push(w); // before the arguments: they may fill the batch and send it
-      this.push2('xadd', this.key(stream), record);
+      const p = this.open;
+      if (p) {
+        this.open = undefined;
+        p[7] = this.key(stream);
+        p[8] = record;
+        for (const arg of p) this.args.push(arg);
+        this.queued();
+      } else {
+        this.push2('xadd', this.key(stream), record);
+      }
     }) as Promise<number>;
   }
 
@@ -463,6 +507,7 @@ export class CommandBatch {
       clearImmediate(this.scheduled);
       this.scheduled = undefined;
     }
+    this.close();
     if (!this.pending) return;
     if (!early) {
       for (const { stream, count, waiter } of this.reads) {
@@ -540,6 +585,7 @@ export class CommandBatch {
       String(threads?.threadTtlMs ?? 1),
       o.formatVersion,
       threads?.followingKey ?? '',
+      threads?.historyPrefix ?? '',
     ];
   }
 
@@ -547,18 +593,49 @@ export class CommandBatch {
     return new Promise<Reply>((resolve, reject) => queue({ resolve, reject }));
   }
 
+  /**
+   * The open `pub` operation for a write of `stage` (0 frame, 1 hop, 2 history entry) in the
+   * thread: the one already open when it is the same thread's and this part comes later in it, else
+   * a new one (the open one goes as it is). Parts not written stay ''. Packing consecutive writes
+   * into one operation changes nothing in their order.
+   */
+  private publishing(threadKey: string, stage: number): string[] {
+    const open = this.open;
+    const index = this.key(threadKey);
+    if (open && open[1] === index && this.openStage < stage) {
+      this.openStage = stage;
+      return open;
+    }
+    this.close();
+    this.open = ['pub', index, '', '', '', '', '', '', ''];
+    this.openStage = stage;
+    this.scheduled ??= setImmediate(this.flushLater);
+    return this.open;
+  }
+
+  /** Queues the open `pub` operation as it is, without an XADD (whoever calls this queues next). */
+  private close(): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = undefined;
+    for (const arg of open) this.args.push(arg);
+  }
+
   // push1..3: no rest-argument array per operation (this runs several times per hop).
   private push1(op: string, a: string): void {
+    this.close();
     this.args.push(op, a);
     this.queued();
   }
 
   private push2(op: string, a: string, b: string): void {
+    this.close();
     this.args.push(op, a, b);
     this.queued();
   }
 
   private push3(op: string, a: string, b: string, c: string): void {
+    this.close();
     this.args.push(op, a, b, c);
     this.queued();
   }

@@ -88,7 +88,7 @@ export class RedisThreadStore implements ThreadStore {
    */
   private readonly refreshed = new Map<string, number>();
   private readonly historyRefreshed = new Map<string, number>();
-  private readonly named = new Map<string, ThreadNames>();
+  private readonly named = new Map<string, string>();
   /** Deliveries waiting for history events to catch this daemon's copy up (see syncHistory). */
   private readonly catchingUp = new Map<string, Array<{ target: number; done(): void }>>();
   /** Frames this daemon pruned lately (two generations, so the memory stays bounded). */
@@ -121,6 +121,7 @@ export class RedisThreadStore implements ThreadStore {
       threadTtlMs: this.ttlMs,
       historyMax: options.maxHistoryPerThread,
       historyTtlMs: HISTORY_TTL_MS,
+      historyPrefix: this.keys.history(''),
     });
   }
 
@@ -133,7 +134,7 @@ export class RedisThreadStore implements ThreadStore {
     });
     history.subscribeStopped((thread) => {
       if (this.applying) return;
-      this.batch.hset(this.names(thread).key, 'stopped', '1');
+      this.batch.hset(this.threadKey(thread), 'stopped', '1');
       this.batch.event(JSON.stringify({ t: thread, k: 's' }));
     });
     const { client } = openBusClient(
@@ -151,7 +152,7 @@ export class RedisThreadStore implements ThreadStore {
   // ---- ThreadRegistryObserver: write-through ----------------------------------------------------
 
   threadCreated(state: ThreadState): void {
-    const key = this.names(state.id).key;
+    const key = this.threadKey(state.id);
     this.batch.hset(key, 'created', String(state.created));
     this.batch.hset(key, 'scope', state.scope ? JSON.stringify(state.scope) : '');
     this.batch.hset(key, 'hops', String(state.hops));
@@ -162,15 +163,15 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   frameOpened(frame: Frame): void {
-    this.batch.hset(
-      this.names(frame.thread).key,
+    this.batch.frame(
+      this.threadKey(frame.thread),
       `f:${frame.id}`,
       JSON.stringify([frame.listener, frame.caller, frame.parent ?? '', frame.depth]),
     );
   }
 
   framesPruned(thread: string, ids: readonly string[]): void {
-    const key = this.names(thread).key;
+    const key = this.threadKey(thread);
     for (const id of ids) {
       this.batch.hdel(key, `f:${id}`);
       this.notePruned(id);
@@ -178,18 +179,17 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   hopCharged(state: ThreadState): void {
-    this.batch.hop(this.names(state.id).key, this.refresh(state.id));
+    this.batch.hop(this.threadKey(state.id), this.refresh(state.id));
   }
 
   // ---- ThreadStore ------------------------------------------------------------------------------
 
   published(thread: string): void {
-    this.batch.inFlight(this.names(thread).key);
+    this.batch.inFlight(this.threadKey(thread));
   }
 
   settled(thread: string): Promise<number> {
-    const names = this.names(thread);
-    return this.batch.settle(names.key);
+    return this.batch.settle(this.threadKey(thread));
   }
 
   /**
@@ -214,7 +214,7 @@ export class RedisThreadStore implements ThreadStore {
     }
     // Queued after this daemon's own writes, in the same batch: it sees them.
     return this.batch
-      .load(this.names(thread).key, this.refresh(thread), frame)
+      .load(this.threadKey(thread), this.refresh(thread), frame)
       .then((reply) => this.applyRecord(thread, frame, reply, wholeHistory));
   }
 
@@ -236,7 +236,7 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   private markWatched(thread: string): void {
-    this.batch.follow(this.names(thread).key, Date.now() + WATCH_MS, WATCH_MS);
+    this.batch.follow(this.threadKey(thread), Date.now() + WATCH_MS, WATCH_MS);
   }
 
   /**
@@ -378,31 +378,25 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   private writeHistory(thread: string, entry: HistoryEntry): void {
-    const json = JSON.stringify(entry);
-    const names = this.names(thread);
     this.batch.history(
-      names.history,
-      names.key,
-      json,
+      this.threadKey(thread),
+      JSON.stringify(entry),
       due(this.historyRefreshed, thread, HISTORY_REFRESH_MS),
     );
   }
 
   /**
-   * A thread's key and history key, made once per thread: the same string objects each time, so
-   * the batch's key table finds them by a hash computed once (a hop names its thread several times).
+   * A thread's key, made once per thread: the same string object each time, so the batch's key
+   * table finds it by a hash computed once (a hop names its thread several times).
    */
-  private names(thread: string): ThreadNames {
-    let names = this.named.get(thread);
-    if (!names) {
+  private threadKey(thread: string): string {
+    let key = this.named.get(thread);
+    if (key === undefined) {
       if (this.named.size >= 50_000) this.named.clear();
-      names = {
-        key: this.keys.thread(thread),
-        history: this.keys.history(thread),
-      };
-      this.named.set(thread, names);
+      key = this.keys.thread(thread);
+      this.named.set(thread, key);
     }
-    return names;
+    return key;
   }
 
   private notePruned(id: string): void {
@@ -496,11 +490,6 @@ function due(seen: Map<string, number>, key: string, everyMs: number): boolean {
   if (seen.size >= 100_000) seen.clear();
   seen.set(key, now);
   return true;
-}
-
-interface ThreadNames {
-  key: string;
-  history: string;
 }
 
 type FrameRecord = [listener: string, caller: string, parent: string, depth: number];
