@@ -276,7 +276,8 @@ export class RedisThreadStore implements ThreadStore {
     if (stopped === '1' && !state.stopped) this.applyStopped(thread);
     if (frame) {
       this.syncFrame(thread, frame, frameJson ?? null);
-      const parent = frameJson ? (JSON.parse(frameJson) as FrameRecord)[2] : '';
+      // The frame as this daemon now has it names its parent (none: it was pruned here, or in Redis).
+      const parent = registry.frame(frame)?.parent;
       if (parent) this.syncFrame(thread, parent, parentJson ?? null);
     }
     return this.syncHistory(thread, Number(hist ?? 0), wholeHistory);
