@@ -148,6 +148,50 @@ describe('shared thread state', () => {
     ]);
   });
 
+  it('makes a watched thread whole before telling its watchers it is idle, when this daemon settles it last', async () => {
+    const group = newGroup();
+    // first (on b) hands work to second (on a, slow) and third (on b, which answers meanwhile).
+    const first = {
+      name: 'first',
+      peers: ['second', 'third'],
+      definition: defineListener<{ text: string }>({
+        payload: textPayload('one'),
+        handler: (p, ctx) => [ctx.send('second', { text: p.text }), ctx.send('third', { text: p.text })],
+      }),
+    };
+    const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+    const second = {
+      name: 'second',
+      definition: defineListener<{ text: string }>({ payload: textPayload('two'), handler: () => wait(400) }),
+    };
+    const third = {
+      name: 'third',
+      definition: defineListener<{ text: string }>({
+        payload: textPayload('three'),
+        handler: async (p, ctx) => {
+          await wait(100);
+          return ctx.respond(`<answer><text>${p.text}</text></answer>`);
+        },
+      }),
+    };
+    const a = daemonWithBackend(group, [first, second, third]);
+    const b = daemon(group, [first, second, third]);
+    await stopReading(a.bus, 'first');
+    await stopReading(a.bus, 'third');
+    await stopReading(b, 'second');
+    // a hears no events: what b records reaches a only through Redis.
+    await (a.backend.threadStore as unknown as { subscriber: Redis }).subscriber.unsubscribe();
+    const { thread } = await a.bus.inject({ to: 'first', payload: '<one><text>x</text></one>' });
+    const messages = await settled(a.bus, thread);
+    // third's answer was recorded on b after a took second's message, and before a settled the thread.
+    expect(messages.map((m) => `${m.from}->${m.to}`)).toEqual([
+      'api->first',
+      'first->second',
+      'first->third',
+      'third->first',
+    ]);
+  });
+
   it('counts a thread hops across daemons and stops it at max_thread_hops', async () => {
     const group = newGroup();
     let calls = 0;

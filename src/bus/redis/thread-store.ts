@@ -38,6 +38,7 @@ import { busClientOptions, openBusClient } from './connection.ts';
 import type { BusKeys } from './options.ts';
 
 const RESOLVED = Promise.resolve();
+const ZERO = (): number => 0;
 const HISTORY_TTL_MS = 7 * 24 * 3600 * 1000;
 /** A delivery whose thread's history is at most this many entries behind waits for events first... */
 const CATCH_UP_ENTRIES = 8;
@@ -188,8 +189,16 @@ export class RedisThreadStore implements ThreadStore {
     this.batch.inFlight(this.threadKey(thread));
   }
 
+  /**
+   * A thread followed here whose last message this daemon settles: its watchers hear "idle" next,
+   * so entries other daemons recorded since this daemon last made its copy whole are read first
+   * (their events may still be on the way, or lost). An idle notice from another daemon does the
+   * same (see apply).
+   */
   settled(thread: string): Promise<number> {
-    return this.batch.settle(this.threadKey(thread));
+    const left = this.batch.settle(this.threadKey(thread));
+    if (!this.watched.has(thread)) return left;
+    return left.then((n) => (n > 0 ? n : this.rereadHistory(thread, 0).then(ZERO, ZERO)));
   }
 
   /**
