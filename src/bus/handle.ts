@@ -46,10 +46,15 @@ export class Handler {
     // so the handler's slot is not held for it. In memory they are confirmed at once.
     const confirmations: Promise<void>[] | undefined = bus.store ? [] : undefined;
     try {
-      const result = await new Promise<HandlerResult>((resolve, reject) => {
-        timer = setTimeout(() => reject(TIMED_OUT), target.timeoutMs);
-        invokeHandler(target, delivery, ctx).then(resolve, reject);
-      });
+      const returned = invokeHandler(target, delivery, ctx);
+      // Only a handler that returned a promise can run out of time: a synchronous one has finished
+      // (nothing could have interrupted it anyway), so it costs no timer and no extra promise.
+      const result = isThenable(returned)
+        ? await new Promise<HandlerResult>((resolve, reject) => {
+            timer = setTimeout(() => reject(TIMED_OUT), target.timeoutMs);
+            returned.then(resolve, reject);
+          })
+        : returned;
       if (!thread.stopped) await this.router.route(delivery, result, confirmations);
     } catch (error) {
       const timedOut = error === TIMED_OUT;
@@ -83,12 +88,21 @@ export class Handler {
   }
 }
 
-async function invokeHandler(
+/** The handler's (or onReply's) result as it returned it; a synchronous throw propagates. */
+function invokeHandler(
   target: RuntimeListener,
   delivery: Delivery,
   ctx: DeliveryContext,
-): Promise<HandlerResult> {
+): HandlerResult | PromiseLike<HandlerResult> {
   if (delivery.payload !== undefined) return target.handler(delivery.payload, ctx);
   if (delivery.reply && target.onReply) return target.onReply(delivery.reply, ctx);
   return undefined;
+}
+
+function isThenable(value: unknown): value is PromiseLike<HandlerResult> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }
