@@ -29,14 +29,23 @@ export class Deliverer {
     // to the transport to redeliver.
     this.inFlight.total++;
     const target = this.bus.listeners.get(message.to) ?? this.bus.retiring.get(message.to);
-    return store
-      .load(message.thread, message.frame, target?.agent === true)
-      .then(() => this.deliverNow(message, handled))
-      .finally(() => {
-        this.inFlight.total--;
-        this.inFlight.resolveDrain();
-      });
+    let delivered: Promise<void>;
+    try {
+      const loading = store.load(message.thread, message.frame, target?.agent === true);
+      delivered = loading
+        ? loading.then(() => this.deliverNow(message, handled))
+        : this.deliverNow(message, handled);
+    } catch (error) {
+      delivered = Promise.reject(error);
+    }
+    return delivered.finally(this.loadedDone);
   }
+
+  /** A delivery that needed its thread loaded is over. */
+  private readonly loadedDone = (): void => {
+    this.inFlight.total--;
+    this.inFlight.resolveDrain();
+  };
 
   private deliverNow(message: Message, handled: (() => void) | undefined): Promise<void> {
     const bus = this.bus;

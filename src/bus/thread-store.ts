@@ -23,9 +23,10 @@ export interface ThreadStore extends ThreadRegistryObserver {
    * Brings a thread (and a frame with its parent) that another daemon made into the registry, and
    * refreshes its hops, stopped flag and in-flight count. Resolves when the registry is current;
    * with `wholeHistory`, also this daemon's copy of the thread's history (else it may hold only
-   * what was recorded here, see RedisThreadStore).
+   * what was recorded here, see RedisThreadStore). Returns nothing when it was current at once
+   * (the state came with the message): the common case costs no promise. May throw.
    */
-  load(thread: string, frame?: string, wholeHistory?: boolean): Promise<void>;
+  load(thread: string, frame?: string, wholeHistory?: boolean): Promise<void> | undefined;
   /**
    * Someone on this daemon started (true) or stopped (false) following the thread live: its
    * history entries made on any daemon must reach this one as they happen.

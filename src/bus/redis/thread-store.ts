@@ -37,7 +37,6 @@ import type { CommandBatch, LoadReply } from './batch.ts';
 import { busClientOptions, openBusClient } from './connection.ts';
 import type { BusKeys } from './options.ts';
 
-const RESOLVED = Promise.resolve();
 const ZERO = (): number => 0;
 const HISTORY_TTL_MS = 7 * 24 * 3600 * 1000;
 /** A delivery whose thread's history is at most this many entries behind waits for events first... */
@@ -210,16 +209,12 @@ export class RedisThreadStore implements ThreadStore {
     this.next = thread ? { thread, frame, reply } : undefined;
   }
 
-  load(thread: string, frame = '', wholeHistory = false): Promise<void> {
+  load(thread: string, frame = '', wholeHistory = false): Promise<void> | undefined {
     const next = this.next;
     if (next && next.thread === thread && next.frame === frame) {
-      // The common case: no round trip, and no promise beyond the one the bus waits on.
+      // The common case: no round trip, and nothing to wait for unless history must be read.
       this.next = undefined;
-      try {
-        return this.applyRecord(thread, frame, next.reply, wholeHistory) ?? RESOLVED;
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      return this.applyRecord(thread, frame, next.reply, wholeHistory);
     }
     // Queued after this daemon's own writes, in the same batch: it sees them.
     return this.batch
