@@ -29,8 +29,11 @@ export function opsPerSecond(fn: () => void, ms = 1_000): number {
   return ops / (Number(now - start) / 1e9);
 }
 
-/** The V8 flags the daemon runs with (package.json `start`, bin/organism.js); RSS is measured with them. */
-export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=4'];
+/**
+ * The V8 flags the daemon runs with (package.json `start`, bin/organism.js, the README's systemd
+ * unit); RSS and the two-daemon throughput are measured with them.
+ */
+export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=4', '--single-threaded-gc'];
 
 /**
  * Runs a TypeScript file in a fresh Node process (so its RSS is its own) and returns its stdout.
