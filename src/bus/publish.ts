@@ -59,8 +59,14 @@ export class Publisher {
     if (!frame || !bus.listeners.has(to)) return message.id;
     thread.inFlight++;
     // Shared state: counted in Redis, since another daemon may settle it; locally only what runs here.
-    if (bus.store) bus.store.published(thread.id);
-    else this.inFlight.total++;
+    if (bus.store) {
+      bus.store.published(thread.id);
+      // Whichever daemon takes the message loads its frame from the store (this one too). A copy
+      // kept here would stay forever whenever another daemon takes it: a thread looping across
+      // daemons would pile up one frame per hop on each. A frame with a parent is kept (pruning
+      // the parent here prunes it too).
+      if (kind === 'message') bus.threads.forgetFrame(frame);
+    } else this.inFlight.total++;
     if (origin?.confirmations) {
       origin.confirmations.push(
         bus.transport.publish(message).catch((error: unknown) => this.refused(thread, to, error)),

@@ -152,6 +152,17 @@ export class ThreadRegistry {
     return frame;
   }
 
+  /**
+   * Drops this daemon's copy of a frame that links to no parent and has no children, without
+   * telling the observer: the frame is not pruned, its record stays in the shared store, and the
+   * daemon that delivers into it loads it from there (see Publisher).
+   */
+  forgetFrame(frame: Frame): void {
+    if (frame.parent || this.children.has(frame.id)) return;
+    this.frames.delete(frame.id);
+    this.threads.get(frame.thread)?.frames.delete(frame.id);
+  }
+
   /** Removes a frame and every frame opened below it: a responder's sub-calls end with it. */
   pruneFrame(frame: Frame): void {
     const thread = this.threads.get(frame.thread);

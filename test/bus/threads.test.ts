@@ -19,6 +19,36 @@ describe('ThreadRegistry', () => {
     expect(r.size.frames).toBe(2);
   });
 
+  it('forgets a copy of a frame with no parent and no children without telling the observer; keeps any other', () => {
+    const told: string[] = [];
+    const r = new ThreadRegistry({
+      maxHops: 5,
+      maxDepth: 3,
+      idleMs: 1_000,
+      observer: {
+        threadCreated: () => {},
+        frameOpened: (f) => told.push(`opened ${f.id}`),
+        framesPruned: (_t, ids) => told.push(`pruned ${ids.join(',')}`),
+        hopCharged: () => {},
+      },
+    });
+    const t = r.createThread();
+    const lone = r.openFrame(t, 'a', 'api', null);
+    const parent = r.openFrame(t, 'b', 'api', null);
+    const child = r.openFrame(t, 'c', 'b', parent, 1);
+    told.length = 0;
+    r.forgetFrame(lone);
+    r.forgetFrame(parent); // has a child: pruning it here must still reach the child
+    r.forgetFrame(child); // has a parent
+    expect(r.frame(lone.id)).toBeUndefined();
+    expect(t.frames.has(lone.id)).toBe(false);
+    expect(r.frame(parent.id)).toBe(parent);
+    expect(r.frame(child.id)).toBe(child);
+    expect(told).toEqual([]);
+    r.pruneFrame(parent);
+    expect(told).toEqual([`pruned ${parent.id},${child.id}`]);
+  });
+
   it('charges hops and depth against the budgets', () => {
     const r = registry();
     const t = r.createThread();

@@ -10,6 +10,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Bus } from '../../src/bus/bus.ts';
 import { type BusBackend, createBusBackend } from '../../src/bus/redis/backend.ts';
+import type { ThreadRegistry } from '../../src/bus/threads.ts';
 import type { BusSection, OrganismConfig } from '../../src/config/types.ts';
 import { defineListener } from '../../src/listener/types.ts';
 import { EFFECT_TTL_SECONDS, kvEffectLog } from '../../src/tools/once.ts';
@@ -219,6 +220,46 @@ describe('shared thread state', () => {
     expect(calls).toBeGreaterThanOrEqual(19);
     expect(calls).toBeLessThanOrEqual(22);
     expect(view.messages.at(-1)?.payload).toContain('budget');
+  });
+
+  it('keeps no frame of a thread that goes back and forth between daemons', async () => {
+    const group = newGroup();
+    // ping runs on a only, pong on b only: every hop is taken by the other daemon.
+    const player = (name: string, other: string) => ({
+      name,
+      peers: [other],
+      definition: defineListener<{ text: string }>({
+        payload: textPayload(name),
+        handler: (p, ctx) => ctx.send(other, { text: p.text }),
+      }),
+    });
+    const players = [player('ping', 'pong'), player('pong', 'ping')];
+    // max_call_depth (100) ends each exchange: every send is one frame deeper.
+    const a = daemonWithBackend(group, players);
+    const b = daemonWithBackend(group, players);
+    await stopReading(a.bus, 'pong');
+    await stopReading(b.bus, 'ping');
+    const threads = await Promise.all(
+      Array.from({ length: 4 }, () => a.bus.inject({ to: 'ping', payload: '<ping><text>x</text></ping>' })),
+    );
+    const handled = await until(async () => {
+      let n = 0;
+      for (const { thread } of threads) {
+        await a.bus.loadThread(thread);
+        const view = a.bus.thread(thread);
+        if (view?.status !== 'idle') return undefined;
+        n += view.messages.filter((m) => m.kind === 'message').length;
+      }
+      return n;
+    }, 'every exchange to end');
+    expect(handled).toBeGreaterThan(400);
+    // Each daemon published half of those messages into frames the other one handled, and keeps
+    // none of them (it used to keep one per message). What is left is at most the frame of each
+    // thread's last send, the one refused for depth, until the idle thread is forgotten.
+    const frames = (d: { backend: BusBackend }) =>
+      (d.backend.threadStore as unknown as { registry: ThreadRegistry }).registry.size.frames;
+    expect(frames(a)).toBeLessThanOrEqual(threads.length);
+    expect(frames(b)).toBeLessThanOrEqual(threads.length);
   });
 
   it('sees a watched thread finish on another daemon (send --wait works on any daemon)', async () => {
