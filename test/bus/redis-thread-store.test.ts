@@ -1,0 +1,67 @@
+/**
+ * The shared thread store (src/bus/redis/thread-store.ts) against the real redis-server on
+ * 127.0.0.1:6379, below the bus: what only timing between a daemon and Redis can show.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ThreadHistory } from '../../src/bus/history/memory.ts';
+import { RedisTransport } from '../../src/bus/redis/index.ts';
+import { RedisThreadStore } from '../../src/bus/redis/thread-store.ts';
+import { ThreadRegistry } from '../../src/bus/threads.ts';
+
+const URL = 'redis://127.0.0.1:6379';
+const GROUP = `organism-test-store-${randomUUID().slice(0, 8)}`;
+
+afterAll(async () => {
+  const raw = new Redis(URL);
+  let cursor = '0';
+  do {
+    const [next, keys] = await raw.scan(cursor, 'MATCH', `organism:{${GROUP}}:*`, 'COUNT', 1000);
+    if (keys.length > 0) await raw.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  raw.disconnect();
+});
+
+describe('redis thread store', () => {
+  it('does not bring back a frame it pruned when a state read sent before the prune answers with it', async () => {
+    const transport = new RedisTransport({ url: URL, group: GROUP, logger: pino({ level: 'silent' }) });
+    const store = new RedisThreadStore({
+      client: transport.client,
+      batch: transport.batch,
+      url: URL,
+      keys: transport.keys,
+      origin: transport.consumer,
+      idleMs: 60_000,
+      maxHistoryPerThread: 100,
+    });
+    const registry = new ThreadRegistry({ maxHops: 100, maxDepth: 10, idleMs: 60_000, observer: store });
+    store.attach(registry, new ThreadHistory({ maxPerThread: 100, maxThreads: 100 }), {
+      idle: () => {},
+      stopped: () => {},
+    });
+    try {
+      const thread = registry.createThread();
+      const frame = registry.openFrame(thread, 'worker', 'api', null);
+      await transport.batch.drain(); // the thread and its frame are in Redis
+      // A read of the frame's state goes out; the frame is pruned here before its answer is in.
+      const stale = store.load(thread.id, frame.id);
+      transport.batch.flush();
+      registry.pruneFrame(frame);
+      await stale;
+      expect(registry.frame(frame.id)).toBeUndefined();
+      // Once the deletion is in Redis, a load finds the frame gone there as well.
+      await transport.batch.drain();
+      await store.load(thread.id, frame.id);
+      expect(registry.frame(frame.id)).toBeUndefined();
+      const raw = new Redis(URL);
+      expect(await raw.hexists(transport.keys.thread(thread.id), `f:${frame.id}`)).toBe(0);
+      raw.disconnect();
+    } finally {
+      await store.close();
+      await transport.close();
+    }
+  });
+});
