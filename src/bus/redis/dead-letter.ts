@@ -8,7 +8,7 @@
 import type { Redis } from 'ioredis';
 import { TransportError } from '../../errors.ts';
 import type { Message } from '../message.ts';
-import { decodeMessage } from './codec.ts';
+import { decodeRecord } from './codec.ts';
 import type { BusKeys } from './options.ts';
 
 /**
@@ -92,7 +92,7 @@ export async function readDeadLetters(
     const body = f.get('m');
     if (body) {
       try {
-        letter.message = decodeMessage(['v', '1', 'm', body]);
+        letter.message = decodeRecord(body);
       } catch {
         letter.raw = body;
       }

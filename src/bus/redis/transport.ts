@@ -20,7 +20,7 @@ import { TransportError } from '../../errors.ts';
 import type { Message } from '../message.ts';
 import type { Deliver, SubscribeOptions, Subscription, Transport } from '../transport.ts';
 import { CommandBatch, type LoadReply, type ReadEntry } from './batch.ts';
-import { decodeMessage, encodeRecord, FORMAT_VERSION } from './codec.ts';
+import { decodeRecord, encodeRecord, FORMAT_VERSION } from './codec.ts';
 import { type BusConnection, busClientOptions, openBusClient, scrubUrl } from './connection.ts';
 import { type DeadLetter, deadLetterCount, readDeadLetters } from './dead-letter.ts';
 import {
@@ -264,7 +264,7 @@ export class RedisTransport implements Transport, ReaderHost {
     if (!this.onDeadLetter || !body) return;
     let message: Message;
     try {
-      message = decodeMessage(['v', '1', 'm', body]);
+      message = decodeRecord(body);
     } catch {
       return;
     }
