@@ -242,20 +242,20 @@ describe('shared thread state', () => {
     const threads = await Promise.all(
       Array.from({ length: 4 }, () => a.bus.inject({ to: 'ping', payload: '<ping><text>x</text></ping>' })),
     );
+    // Each exchange is at least 101 messages long (depth 0 to 100), read whole from Redis.
     const handled = await until(async () => {
       let n = 0;
       for (const { thread } of threads) {
         await a.bus.loadThread(thread);
-        const view = a.bus.thread(thread);
-        if (view?.status !== 'idle') return undefined;
-        n += view.messages.filter((m) => m.kind === 'message').length;
+        n += a.bus.thread(thread)?.messages.filter((m) => m.kind === 'message').length ?? 0;
       }
-      return n;
-    }, 'every exchange to end');
-    expect(handled).toBeGreaterThan(400);
-    // Each daemon published half of those messages into frames the other one handled, and keeps
-    // none of them (it used to keep one per message). What is left is at most the frame of each
-    // thread's last send, the one refused for depth, until the idle thread is forgotten.
+      return n >= 4 * 101 ? n : undefined;
+    }, 'every exchange to reach max_call_depth');
+    expect(handled).toBe(4 * 101);
+    await new Promise((r) => setTimeout(r, 300)); // the last refusals settle
+    // Each daemon published about 200 of those messages into frames the other one handled, and
+    // keeps none of them (it used to keep every one). Left: per thread at most the frame of the
+    // send refused for depth, until the idle thread is forgotten.
     const frames = (d: { backend: BusBackend }) =>
       (d.backend.threadStore as unknown as { registry: ThreadRegistry }).registry.size.frames;
     expect(frames(a)).toBeLessThanOrEqual(threads.length);
