@@ -35,13 +35,22 @@ export interface ReaderHost {
   recordFailure(id: string, reason: string): void;
 }
 
+/**
+ * An entry stays taken for about three of the daemon's round trips to Redis: the one that reads
+ * it (its handler's outputs go out in the next), the one that confirms those outputs, and the one
+ * that acknowledges it. Reading up to maxInFlight entries every round trip therefore needs room
+ * for three times that many; with twice, every other read waited for acks, and two daemons on
+ * one Redis moved about 4% fewer messages.
+ */
+const TAKEN_ROUND_TRIPS = 3;
+
 export class StreamReader {
   /** Entries taken and not yet acknowledged (delivering, or delivered and being acked). */
   private readonly inFlight = new Map<string, Promise<void>>();
   /**
    * Of those, deliveries whose handler has not finished yet: what the slots count. A handled
    * delivery waiting for its outputs' confirmation holds no slot (see Deliver), but the entries
-   * taken in all stay below twice maxInFlight.
+   * taken in all stay below TAKEN_ROUND_TRIPS times maxInFlight.
    */
   private delivering = 0;
   /**
@@ -91,7 +100,7 @@ export class StreamReader {
 
   /** How many entries a read may take now. */
   private get room(): number {
-    return Math.min(this.free, 2 * this.maxInFlight - this.inFlight.size);
+    return Math.min(this.free, TAKEN_ROUND_TRIPS * this.maxInFlight - this.inFlight.size);
   }
 
   private get mayRead(): boolean {
