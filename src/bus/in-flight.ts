@@ -29,18 +29,23 @@ export class InFlight {
     this.resolveDrain();
   }
 
-  /** Shared state: the count across daemons decides idleness (the Redis reply says what is left). */
+  /**
+   * Shared state: the count across daemons decides idleness (the Redis reply says what is left).
+   * The local count waits for that reply: lowered at once, it could read 0 ("idle") for a moment
+   * while another daemon is still working on the thread.
+   */
   private settleShared(thread: ThreadState | undefined): void {
     if (!thread) return;
     thread.lastActive = Date.now();
-    thread.inFlight = Math.max(0, thread.inFlight - 1);
     this.bus.store!.settled(thread.id).then(
       (left) => {
         thread.inFlight = left;
         if (left === 0) this.threadIdle(thread.id);
       },
-      (error: unknown) =>
-        this.bus.logger.error({ err: error, thread: thread.id }, 'shared thread state: settle failed'),
+      (error: unknown) => {
+        thread.inFlight = Math.max(0, thread.inFlight - 1);
+        this.bus.logger.error({ err: error, thread: thread.id }, 'shared thread state: settle failed');
+      },
     );
   }
 
