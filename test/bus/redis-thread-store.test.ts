@@ -25,23 +25,44 @@ afterAll(async () => {
   raw.disconnect();
 });
 
+/** A transport, its thread store and a registry written through to it, as a daemon has them. */
+function storeOnRedis(): { transport: RedisTransport; store: RedisThreadStore; registry: ThreadRegistry } {
+  const transport = new RedisTransport({ url: URL, group: GROUP, logger: pino({ level: 'silent' }) });
+  const store = new RedisThreadStore({
+    client: transport.client,
+    batch: transport.batch,
+    url: URL,
+    keys: transport.keys,
+    origin: transport.consumer,
+    idleMs: 60_000,
+    maxHistoryPerThread: 100,
+  });
+  const registry = new ThreadRegistry({ maxHops: 100, maxDepth: 10, idleMs: 60_000, observer: store });
+  store.attach(registry, new ThreadHistory({ maxPerThread: 100, maxThreads: 100 }), {
+    idle: () => {},
+    stopped: () => {},
+  });
+  return { transport, store, registry };
+}
+
 describe('redis thread store', () => {
+  it('counts the first message of a thread made in the same turn as in flight', async () => {
+    const { transport, store, registry } = storeOnRedis();
+    try {
+      const thread = registry.createThread();
+      store.published(thread.id);
+      await transport.batch.drain();
+      const raw = new Redis(URL);
+      expect(await raw.hget(transport.keys.thread(thread.id), 'inflight')).toBe('1');
+      raw.disconnect();
+    } finally {
+      await store.close();
+      await transport.close();
+    }
+  });
+
   it('does not bring back a frame it pruned when a state read sent before the prune answers with it', async () => {
-    const transport = new RedisTransport({ url: URL, group: GROUP, logger: pino({ level: 'silent' }) });
-    const store = new RedisThreadStore({
-      client: transport.client,
-      batch: transport.batch,
-      url: URL,
-      keys: transport.keys,
-      origin: transport.consumer,
-      idleMs: 60_000,
-      maxHistoryPerThread: 100,
-    });
-    const registry = new ThreadRegistry({ maxHops: 100, maxDepth: 10, idleMs: 60_000, observer: store });
-    store.attach(registry, new ThreadHistory({ maxPerThread: 100, maxThreads: 100 }), {
-      idle: () => {},
-      stopped: () => {},
-    });
+    const { transport, store, registry } = storeOnRedis();
     try {
       const thread = registry.createThread();
       const frame = registry.openFrame(thread, 'worker', 'api', null);

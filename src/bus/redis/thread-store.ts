@@ -157,7 +157,8 @@ export class RedisThreadStore implements ThreadStore {
     this.batch.hset(key, 'scope', state.scope ? JSON.stringify(state.scope) : '');
     this.batch.hset(key, 'hops', String(state.hops));
     this.batch.hset(key, 'stopped', state.stopped ? '1' : '0');
-    this.batch.hset(key, 'inflight', '0');
+    // No `inflight` field: the batch sends in-flight increments ahead of everything else, so a
+    // 0 written here would wipe out the first message's (HINCRBY starts a missing field at 0).
     this.batch.pexpire(key, this.ttl);
     this.refreshed.set(state.id, Date.now());
   }
