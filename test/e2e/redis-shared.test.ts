@@ -193,6 +193,49 @@ describe('shared thread state', () => {
     ]);
   });
 
+  it('gives a new watcher the entries other daemons recorded before it followed, while the thread still runs', async () => {
+    const group = newGroup();
+    const step = {
+      name: 'step',
+      peers: ['slow'],
+      definition: defineListener<{ text: string }>({
+        payload: textPayload('one'),
+        handler: (p, ctx) => ctx.send('slow', { text: p.text }),
+      }),
+    };
+    const slow = {
+      name: 'slow',
+      definition: defineListener<{ text: string }>({
+        payload: textPayload('two'),
+        handler: () => new Promise<void>((r) => setTimeout(r, 1_500)),
+      }),
+    };
+    const a = daemon(group, [step, slow]);
+    const b = daemon(group, [step, slow]);
+    await stopReading(a, 'step');
+    await stopReading(a, 'slow');
+    const { thread } = await a.inject({ to: 'step', payload: '<one><text>x</text></one>' });
+    // b records step->slow while nobody follows the thread: no daemon is told of it.
+    const raw = new Redis(SHARED_REDIS);
+    cleanups.push(async () => raw.disconnect());
+    await until(async () => (await raw.llen(`organism:{${group}}:history:${thread}`)) >= 2, 'b to send');
+    const seen: string[] = [];
+    let idle = false;
+    const unwatch = a.watch(thread, {
+      onMessage: (m) => seen.push(`${m.from}->${m.to}${idle ? ' (after idle)' : ''}`),
+      onIdle: () => {
+        idle = true;
+      },
+    });
+    cleanups.push(async () => unwatch());
+    await until(async () => seen.length > 0 || undefined, 'the entry b recorded');
+    // Before slow's handler is done (it used to come only with the idle notice).
+    expect(seen).toEqual(['step->slow']);
+    // Still running: slow's message is counted in flight in Redis, and b shows the thread active.
+    expect(await raw.hget(`organism:{${group}}:thread:${thread}`, 'inflight')).toBe('1');
+    expect(b.thread(thread)?.status).toBe('active');
+  });
+
   it('counts a thread hops across daemons and stops it at max_thread_hops', async () => {
     const group = newGroup();
     let calls = 0;

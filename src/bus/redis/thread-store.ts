@@ -232,8 +232,17 @@ export class RedisThreadStore implements ThreadStore {
       }
       return; // the mark runs out by itself (another daemon may still follow the thread)
     }
+    if (this.watched.has(thread)) return;
     this.watched.add(thread);
     this.markWatched(thread);
+    // Entries other daemons record before the mark is in Redis are not announced: once it is,
+    // read what this daemon's copy lacks, rather than leave them for when the thread goes idle.
+    this.batch
+      .drain()
+      .then(() => (this.watched.has(thread) ? this.rereadHistory(thread, 0) : undefined))
+      .catch((error: unknown) => {
+        this.options.logger?.warn(`cannot catch up thread ${thread}: ${(error as Error).message}`);
+      });
     this.watchTimer ??= setInterval(() => {
       for (const t of this.watched) this.markWatched(t);
     }, WATCH_MS / 3);
