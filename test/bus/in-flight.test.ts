@@ -17,17 +17,23 @@ function thread(inFlight: number): ThreadState {
   };
 }
 
+/** The part of a bus InFlight uses, with a shared store whose settle answers as `settled` does. */
+function sharedBus(settled: () => Promise<number>, heard: string[] = []): BusContext {
+  return {
+    store: { settled },
+    watchers: new Map(),
+    hooks: { thread: (id: string, event: string) => heard.push(`${id} ${event}`) },
+    logger: pino({ level: 'silent' }),
+  } as unknown as BusContext;
+}
+
 describe('InFlight with a shared thread store', () => {
   it('keeps the local count until the store says what is left: no passing "idle" while another daemon works', async () => {
     const answers: Array<(left: number) => void> = [];
     const heard: string[] = [];
-    const bus = {
-      store: { settled: () => new Promise<number>((resolve) => answers.push(resolve)) },
-      watchers: new Map(),
-      hooks: { thread: (id: string, event: string) => heard.push(`${id} ${event}`) },
-      logger: pino({ level: 'silent' }),
-    } as unknown as BusContext;
-    const inFlight = new InFlight(bus);
+    const inFlight = new InFlight(
+      sharedBus(() => new Promise<number>((resolve) => answers.push(resolve)), heard),
+    );
     const t = thread(1);
     inFlight.settle(t);
     expect(t.inFlight).toBe(1);
@@ -43,14 +49,8 @@ describe('InFlight with a shared thread store', () => {
   });
 
   it('lowers the local count itself when the store cannot answer', async () => {
-    const bus = {
-      store: { settled: () => Promise.reject(new Error('redis down')) },
-      watchers: new Map(),
-      hooks: {},
-      logger: pino({ level: 'silent' }),
-    } as unknown as BusContext;
     const t = thread(2);
-    new InFlight(bus).settle(t);
+    new InFlight(sharedBus(() => Promise.reject(new Error('redis down')))).settle(t);
     await new Promise((r) => setImmediate(r));
     expect(t.inFlight).toBe(1);
   });
