@@ -41,6 +41,12 @@ export interface Message {
   hop: number;
   /** Epoch milliseconds when the message was sent. */
   time: number;
+  /**
+   * Set when the message carries its frame: a send that nothing can answer (its frame links to no
+   * parent) opens a frame only its target will use, so a shared thread store does not keep it and
+   * the target rebuilds it from the message (listener `to`, caller `from`, no parent, this depth).
+   */
+  frameDepth?: number;
 }
 
 /** What the API and history show for one message. */

@@ -54,14 +54,17 @@ export class Publisher {
       hop: thread.hops,
       time: Date.now(),
     };
+    // Shared state: a frame nothing can answer into travels with its message (see Message.frameDepth).
+    if (bus.store && frame && kind === 'message' && !frame.parent) message.frameDepth = frame.depth;
     bus.record(thread.id, message.id, from, to, kind, payloadXml, message.time);
     // No frame (a reply nobody can receive) or an ingress target: recorded, nothing to deliver.
     if (!frame || !bus.listeners.has(to)) return message.id;
     thread.inFlight++;
     // Shared state: counted in Redis, since another daemon may settle it; locally only what runs here.
     if (bus.store) {
-      bus.store.published(thread.id);
-      // Whichever daemon takes the message loads its frame from the store (this one too). A copy
+      // A reply or report goes into a frame that exists already: the store must keep it now.
+      bus.store.published(thread.id, kind === 'message' ? undefined : frame);
+      // Whichever daemon takes the message loads or rebuilds its frame (this one too). A copy
       // kept here would stay forever whenever another daemon takes it: a thread looping across
       // daemons would pile up one frame per hop on each. A frame with a parent is kept (pruning
       // the parent here prunes it too).

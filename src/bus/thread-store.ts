@@ -6,7 +6,7 @@
  * up, and "in flight" is counted across all daemons, so any daemon can continue any thread.
  */
 import type { ThreadHistory } from './history/index.ts';
-import type { ThreadRegistry, ThreadRegistryObserver } from './threads.ts';
+import type { Frame, ThreadRegistry, ThreadRegistryObserver } from './threads.ts';
 
 /** What a shared store tells the bus about other daemons. */
 export interface ThreadStoreEvents {
@@ -26,14 +26,17 @@ export interface ThreadStore extends ThreadRegistryObserver {
    * what was recorded here, see RedisThreadStore). Returns nothing when it was current at once
    * (the state came with the message): the common case costs no promise. May throw.
    */
-  load(thread: string, frame?: string, wholeHistory?: boolean): Promise<void> | undefined;
+  load(thread: string, frame?: string, wholeHistory?: boolean, carried?: Frame): Promise<void> | undefined;
   /**
    * Someone on this daemon started (true) or stopped (false) following the thread live: its
    * history entries made on any daemon must reach this one as they happen.
    */
   watch(thread: string, on: boolean): void;
-  /** A message of the thread was published: it is in flight on some daemon until settled. */
-  published(thread: string): void;
+  /**
+   * A message of the thread was published: it is in flight on some daemon until settled. `into`:
+   * the frame it was sent into, when it opened none of its own (a reply or a report).
+   */
+  published(thread: string, into?: Frame): void;
   /** One published message of the thread is finished with; resolves with how many are still in flight (all daemons). */
   settled(thread: string): Promise<number>;
   close(): Promise<void>;

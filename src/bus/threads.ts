@@ -53,7 +53,7 @@ export interface ThreadRegistryOptions {
 export interface ThreadRegistryObserver {
   threadCreated(state: ThreadState): void;
   frameOpened(frame: Frame): void;
-  framesPruned(thread: string, ids: readonly string[]): void;
+  framesPruned(thread: string, frames: readonly Frame[]): void;
   hopCharged(state: ThreadState): void;
 }
 
@@ -168,15 +168,16 @@ export class ThreadRegistry {
     const thread = this.threads.get(frame.thread);
     if (frame.parent) this.children.get(frame.parent)?.delete(frame.id);
     const stack = [frame.id];
-    const pruned: string[] | undefined = this.observer ? [] : undefined;
+    const pruned: Frame[] | undefined = this.observer ? [frame] : undefined;
     while (stack.length > 0) {
       const id = stack.pop()!;
       const kids = this.children.get(id);
       if (kids) for (const kid of kids) stack.push(kid);
       this.children.delete(id);
+      const known = this.frames.get(id);
+      if (known && pruned && known !== frame) pruned.push(known);
       this.frames.delete(id);
       thread?.frames.delete(id);
-      pruned?.push(id);
     }
     if (pruned) this.observer!.framesPruned(frame.thread, pruned);
   }

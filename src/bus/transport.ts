@@ -30,9 +30,10 @@ export interface Transport {
 /**
  * Hands one message to its listener. The promise settles when the message is done with (handled
  * and its outputs published and confirmed, refused or dropped). `handled`, when the consumer calls
- * it, says the handler has finished earlier than that: only the outputs' confirmation is left, so
- * a transport that counts deliveries against maxInFlight may count this one's slot free and read
- * the next messages in the same round trip as those confirmations.
+ * it, says the handler has finished earlier than that and its outputs are handed to the transport:
+ * only their confirmation is left, so a transport that counts deliveries against maxInFlight may
+ * count this one's slot free and read the next messages in the same round trip as those
+ * confirmations, and one that keeps its writes in order may acknowledge the message behind them.
  */
 export type Deliver = (message: Message, handled?: () => void) => Promise<void>;
 

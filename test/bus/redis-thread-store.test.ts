@@ -65,8 +65,11 @@ describe('redis thread store', () => {
     const { transport, store, registry } = storeOnRedis();
     try {
       const thread = registry.createThread();
-      const frame = registry.openFrame(thread, 'worker', 'api', null);
+      // A frame with a parent is kept in Redis (a parentless one travels with its message).
+      const caller = registry.openFrame(thread, 'boss', 'api', null);
+      const frame = registry.openFrame(thread, 'worker', 'boss', caller, 1);
       await transport.batch.drain(); // the thread and its frame are in Redis
+      expect(await fields(transport, thread.id)).toContain(`f:${frame.id}`);
       // A read of the frame's state goes out; the frame is pruned here before its answer is in.
       const stale = store.load(thread.id, frame.id);
       transport.batch.flush();
@@ -85,4 +88,70 @@ describe('redis thread store', () => {
       await transport.close();
     }
   });
+
+  it('keeps no record of a frame that links to no parent until something refers to it', async () => {
+    const { transport, store, registry } = storeOnRedis();
+    try {
+      const thread = registry.createThread();
+      const sent = registry.openFrame(thread, 'worker', 'api', null);
+      const replied = registry.openFrame(thread, 'boss', 'api', null);
+      const parent = registry.openFrame(thread, 'lead', 'api', null);
+      await transport.batch.drain();
+      expect(await fields(transport, thread.id)).not.toContain(`f:${sent.id}`);
+      // A reply or report sent into a frame, or a frame opened below it: written then, before it.
+      store.published(thread.id, replied);
+      const child = registry.openFrame(thread, 'worker', 'lead', parent, 1);
+      await transport.batch.drain();
+      const written = await fields(transport, thread.id);
+      expect(written).toEqual(expect.arrayContaining([`f:${replied.id}`, `f:${parent.id}`, `f:${child.id}`]));
+      expect(written).not.toContain(`f:${sent.id}`);
+      // Pruning deletes the records written and sends nothing for the one never written.
+      const monitor = await new Redis(URL).monitor();
+      const commands: string[] = [];
+      monitor.on('monitor', (_time: string, args: string[]) => {
+        if (args[0]?.toLowerCase() === 'hdel') commands.push(args[2]!);
+      });
+      registry.pruneFrame(sent);
+      registry.pruneFrame(parent);
+      await transport.batch.drain();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      monitor.disconnect();
+      expect(commands.sort()).toEqual([`f:${child.id}`, `f:${parent.id}`].sort());
+      expect(await fields(transport, thread.id)).not.toContain(`f:${parent.id}`);
+    } finally {
+      await store.close();
+      await transport.close();
+    }
+  });
+
+  it('rebuilds on another daemon a frame that its message carries', async () => {
+    const a = storeOnRedis();
+    const b = storeOnRedis();
+    try {
+      const thread = a.registry.createThread();
+      const frame = a.registry.openFrame(thread, 'worker', 'api', null, 3);
+      await a.transport.batch.drain();
+      // Without the copy the message carries, Redis has no such frame: the delivery is dropped.
+      await b.store.load(thread.id, frame.id);
+      expect(b.registry.frame(frame.id)).toBeUndefined();
+      await b.store.load(thread.id, frame.id, false, { ...frame });
+      expect(b.registry.frame(frame.id)).toEqual(frame);
+      expect(b.registry.thread(thread.id)?.frames.has(frame.id)).toBe(true);
+    } finally {
+      for (const { store, transport } of [a, b]) {
+        await store.close();
+        await transport.close();
+      }
+    }
+  });
 });
+
+/** Field names of a thread's hash in Redis. */
+async function fields(transport: RedisTransport, thread: string): Promise<string[]> {
+  const raw = new Redis(URL);
+  try {
+    return await raw.hkeys(transport.keys.thread(thread));
+  } finally {
+    raw.disconnect();
+  }
+}

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CommandBatch, unpackState } from '../../src/bus/redis/batch.ts';
-import { decodeRecord, encodeRecord } from '../../src/bus/redis/codec.ts';
+import { decodeRecord, encodeRecord, FORMAT_VERSION } from '../../src/bus/redis/codec.ts';
 import { BusKeys, RedisTransport } from '../../src/bus/redis/index.ts';
 import type { Transport } from '../../src/bus/transport.ts';
 import { testMessage, transportContract, until } from './transport.contract.ts';
@@ -82,8 +82,48 @@ describe('redis transport', () => {
         string[],
       ][];
       expect(entries).toHaveLength(1);
-      expect(entries[0]![1]).toEqual(['v', '1', 'm', JSON.stringify(m)]);
+      expect(entries[0]![1]).toEqual(['v', FORMAT_VERSION, 'm', JSON.stringify(m)]);
     } finally {
+      await t.close();
+    }
+  });
+
+  it("acknowledges a message in the same script call as its handler's outputs, after their XADDs", async () => {
+    const group = `${RUN}-${++groups}`;
+    const t = open(group, 'c');
+    const calls: string[][] = [];
+    const monitor = await new Redis(URL).monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'evalsha' || args[0]?.toLowerCase() === 'eval') calls.push(args);
+    });
+    try {
+      const input = testMessage('a', 1);
+      const output = testMessage('b', 2);
+      let confirm: (() => void) | undefined;
+      t.subscribe('a', (_m, handled) => {
+        // As the bus does: outputs handed over, handled() at once, done once they are confirmed.
+        const confirmed = t.publish(output);
+        handled?.();
+        return new Promise<void>((resolve) => {
+          confirm = () => void confirmed.then(resolve);
+        });
+      });
+      await t.publish(input);
+      await until(() => confirm !== undefined, 'the delivery');
+      await until(
+        async () => Number(((await raw.call('XPENDING', t.keys.inbox('a'), group)) as [number])[0]) === 0,
+        'the ack',
+      );
+      // The delivery is still not done: the ack did not wait for it.
+      confirm!();
+      const withAck = calls.find((args) => args.includes('xack'));
+      expect(withAck).toBeDefined();
+      const ops = withAck!.filter((a) => a === 'xadd' || a === 'xack');
+      expect(ops).toEqual(['xadd', 'xack']);
+      expect(withAck!.some((a) => a.includes(`"id":"${output.id}"`))).toBe(true);
+      expect(await raw.xlen(t.keys.inbox('b'))).toBe(1);
+    } finally {
+      monitor.disconnect();
       await t.close();
     }
   });

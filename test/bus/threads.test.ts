@@ -28,7 +28,7 @@ describe('ThreadRegistry', () => {
       observer: {
         threadCreated: () => {},
         frameOpened: (f) => told.push(`opened ${f.id}`),
-        framesPruned: (_t, ids) => told.push(`pruned ${ids.join(',')}`),
+        framesPruned: (_t, frames) => told.push(`pruned ${frames.map((f) => f.id).join(',')}`),
         hopCharged: () => {},
       },
     });

@@ -12,8 +12,9 @@
  *
  * Ordering is what the bus relies on: operations run in the order they were queued, so a message's
  * thread state is written in the same script as, and before, the XADD that publishes it, and a load
- * or a read sees this daemon's own earlier writes. Batches go in order on one connection. XACKs are
- * queued by a reader only after the delivery settled, i.e. after the outputs' XADDs succeeded.
+ * or a read sees this daemon's own earlier writes. Batches go in order on one connection. XACKs go
+ * last in their batch: a reader queues one once the handler has finished, behind its outputs'
+ * XADDs, so the two land in Redis together.
  *
  * Each operation runs under pcall: one that fails (a key of the wrong type, say) rejects its own
  * promise or is reported through `onError`, and the rest of the batch still runs.

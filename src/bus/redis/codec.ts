@@ -5,10 +5,17 @@
  * load their shared state in the same call, without a JSON parser. Decoding checks every field,
  * because a stream is shared with anything that can reach the Redis server: an entry that is not a
  * Message is refused with the reason, and the transport dead-letters it after enough attempts.
+ *
+ * Format 2 added `frameDepth` (a message that carries its frame, see Message). A daemon still on
+ * format 1 would take such a message's frame for pruned and drop it; it refuses the entry
+ * instead, and the entry goes to a daemon that reads it. Format 1 entries are still read.
  */
 import { MESSAGE_KINDS, type Message, type MessageKind } from '../message.ts';
 
-export const FORMAT_VERSION = '1';
+export const FORMAT_VERSION = '2';
+
+/** Formats this daemon reads: its own, and format 1 (no message of which carries its frame). */
+const READABLE_VERSIONS: ReadonlySet<string> = new Set(['1', FORMAT_VERSION]);
 
 const KINDS: ReadonlySet<string> = new Set<MessageKind>(MESSAGE_KINDS);
 
@@ -32,6 +39,7 @@ export function encodeRecord(message: Message): string {
     hop: message.hop,
     time: message.time,
   };
+  if (message.frameDepth !== undefined) record.frameDepth = message.frameDepth;
   return JSON.stringify(record);
 }
 
@@ -46,9 +54,9 @@ export function decodeMessage(fields: readonly string[] | null | undefined): Mes
     if (fields[i] === 'v') version = fields[i + 1];
     else if (fields[i] === 'm') body = fields[i + 1];
   }
-  if (version !== FORMAT_VERSION) {
+  if (version === undefined || !READABLE_VERSIONS.has(version)) {
     throw new DecodeFailure(
-      `entry format version ${JSON.stringify(version ?? null)} is not ${FORMAT_VERSION}`,
+      `entry format version ${JSON.stringify(version ?? null)} is not one of ${[...READABLE_VERSIONS].join(', ')}`,
     );
   }
   if (body === undefined) throw new DecodeFailure('entry has no `m` field');
@@ -81,7 +89,11 @@ export function decodeRecord(body: string): Message {
   if ((record.id as string).length === 0 || (record.to as string).length === 0) {
     throw new DecodeFailure('entry has an empty `id` or `to`');
   }
-  return {
+  const frameDepth = record.frameDepth;
+  if (frameDepth !== undefined && !(Number.isSafeInteger(frameDepth) && (frameDepth as number) >= 0)) {
+    throw new DecodeFailure('entry field `frameDepth` is not a whole number of at least 0');
+  }
+  const message: Message = {
     id: record.id as string,
     thread: record.thread as string,
     frame: record.frame as string,
@@ -93,6 +105,8 @@ export function decodeRecord(body: string): Message {
     hop: record.hop as number,
     time: record.time as number,
   };
+  if (frameDepth !== undefined) message.frameDepth = frameDepth as number;
+  return message;
 }
 
 /**

@@ -3,8 +3,9 @@
  *
  * Layout (all under the organism's `organism:{group}:` prefix):
  * - `thread:<id>` hash: created, scope (JSON), hops, stopped, inflight, and one `f:<frame>` field per
- *   open frame (`[listener, caller, parent, depth]`). Expires after twice thread_idle_ms without
- *   activity, as the in-memory registry forgets idle threads.
+ *   open frame (`[listener, caller, parent, depth]`) that something may answer into: a frame that
+ *   links to no parent travels with the message that opens it instead (see `carried`). Expires after
+ *   twice thread_idle_ms without activity, as the in-memory registry forgets idle threads.
  * - `history:<id>` list of entries (JSON), trimmed to about max_history_per_thread, kept 7 days.
  * - `events` channel: idle and stop notices, and the history entries of threads some daemon follows
  *   live (`organism send --wait`, `GET /threads/:id/follow`; hash field `w` says until when), so
@@ -91,6 +92,13 @@ export class RedisThreadStore implements ThreadStore {
   private readonly named = new Map<string, string>();
   /** Deliveries waiting for history events to catch this daemon's copy up (see syncHistory). */
   private readonly catchingUp = new Map<string, Array<{ target: number; done(): void }>>();
+  /**
+   * Frames this daemon holds that Redis has no record of: a frame that links to no parent travels
+   * with the message that opens it (Message.frameDepth), which spares every plain send a write
+   * and a delete. It is written once something else refers to it: a frame opened below it, or a
+   * reply or report sent into it. Weak, so a frame forgotten or collected needs no bookkeeping.
+   */
+  private readonly carried = new WeakSet<Frame>();
   /** Frames this daemon pruned lately (two generations, so the memory stays bounded). */
   private pruned = new Set<string>();
   private prunedBefore = new Set<string>();
@@ -163,19 +171,23 @@ export class RedisThreadStore implements ThreadStore {
     this.refreshed.set(state.id, Date.now());
   }
 
+  /** A frame that links to no parent travels with its message until something else needs it. */
   frameOpened(frame: Frame): void {
-    this.batch.frame(
-      this.threadKey(frame.thread),
-      `f:${frame.id}`,
-      JSON.stringify([frame.listener, frame.caller, frame.parent ?? '', frame.depth]),
-    );
+    if (frame.parent === null) {
+      this.carried.add(frame);
+      return;
+    }
+    this.keep(this.registry?.frame(frame.parent));
+    this.writeFrame(frame);
   }
 
-  framesPruned(thread: string, ids: readonly string[]): void {
+  framesPruned(thread: string, frames: readonly Frame[]): void {
     const key = this.threadKey(thread);
-    for (const id of ids) {
-      this.batch.hdel(key, `f:${id}`);
-      this.notePruned(id);
+    for (const frame of frames) {
+      // A carried frame has no record here to delete, and no state read can bring it back.
+      if (this.carried.has(frame)) continue;
+      this.batch.hdel(key, `f:${frame.id}`);
+      this.notePruned(frame.id);
     }
   }
 
@@ -185,7 +197,8 @@ export class RedisThreadStore implements ThreadStore {
 
   // ---- ThreadStore ------------------------------------------------------------------------------
 
-  published(thread: string): void {
+  published(thread: string, into?: Frame): void {
+    if (into) this.keep(into);
     this.batch.inFlight(this.threadKey(thread));
   }
 
@@ -210,17 +223,17 @@ export class RedisThreadStore implements ThreadStore {
     this.next = thread ? { thread, frame, reply } : undefined;
   }
 
-  load(thread: string, frame = '', wholeHistory = false): Promise<void> | undefined {
+  load(thread: string, frame = '', wholeHistory = false, carried?: Frame): Promise<void> | undefined {
     const next = this.next;
     if (next && next.thread === thread && next.frame === frame) {
       // The common case: no round trip, and nothing to wait for unless history must be read.
       this.next = undefined;
-      return this.applyRecord(thread, frame, next.reply, wholeHistory);
+      return this.applyRecord(thread, frame, next.reply, wholeHistory, carried);
     }
     // Queued after this daemon's own writes, in the same batch: it sees them.
     return this.batch
       .load(this.threadKey(thread), this.refresh(thread), frame)
-      .then((reply) => this.applyRecord(thread, frame, reply, wholeHistory));
+      .then((reply) => this.applyRecord(thread, frame, reply, wholeHistory, carried));
   }
 
   watch(thread: string, on: boolean): void {
@@ -262,6 +275,7 @@ export class RedisThreadStore implements ThreadStore {
     frame: string,
     reply: LoadReply,
     wholeHistory: boolean,
+    carried: Frame | undefined,
   ): Promise<void> | undefined {
     const registry = this.registry!;
     if (!reply) {
@@ -289,7 +303,7 @@ export class RedisThreadStore implements ThreadStore {
     }
     if (stopped === '1' && !state.stopped) this.applyStopped(thread);
     if (frame) {
-      this.syncFrame(thread, frame, frameJson ?? null);
+      this.syncFrame(thread, frame, frameJson ?? null, carried);
       // The frame as this daemon now has it names its parent (none: it was pruned here, or in Redis).
       const parent = registry.frame(frame)?.parent;
       if (parent) this.syncFrame(thread, parent, parentJson ?? null);
@@ -306,10 +320,21 @@ export class RedisThreadStore implements ThreadStore {
 
   // ---- internals ----------------------------------------------------------------------------------
 
-  /** Makes the local copy of one frame match Redis: adopt it, or drop it when it was pruned there. */
-  private syncFrame(thread: string, id: string, json: string | null): void {
+  /**
+   * Makes the local copy of one frame match Redis: adopt it, or drop it when it was pruned there.
+   * A frame the message carries is not in Redis unless something referred to it since: then it
+   * is taken from the message.
+   */
+  private syncFrame(thread: string, id: string, json: string | null, carried?: Frame): void {
     const registry = this.registry!;
     const local = registry.frame(id);
+    if (json === null && carried) {
+      if (!local) {
+        registry.adoptFrame(carried);
+        this.carried.add(carried);
+      }
+      return;
+    }
     if (json === null) {
       // Pruned by another daemon (its caller got an answer): whatever arrives for it is dropped.
       if (local) registry.pruneFrame(local);
@@ -390,6 +415,21 @@ export class RedisThreadStore implements ThreadStore {
     // Events for these entries may still be on their way: they must not be appended twice.
     this.fresh.set(thread, new Set(entries.map((e) => e.id)));
     setTimeout(() => this.fresh.delete(thread), 10_000).unref();
+  }
+
+  private writeFrame(frame: Frame): void {
+    this.batch.frame(
+      this.threadKey(frame.thread),
+      `f:${frame.id}`,
+      JSON.stringify([frame.listener, frame.caller, frame.parent ?? '', frame.depth]),
+    );
+  }
+
+  /** A carried frame something else refers to now: written, before whatever refers to it. */
+  private keep(frame: Frame | undefined): void {
+    if (!frame || !this.carried.has(frame)) return;
+    this.carried.delete(frame);
+    this.writeFrame(frame);
   }
 
   private writeHistory(thread: string, entry: HistoryEntry): void {

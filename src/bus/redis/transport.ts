@@ -3,8 +3,9 @@
  * (`organism:{group}:in:<listener>`), the organism one consumer group, each daemon one consumer.
  *
  * - publish: XADD; resolves when Redis has the entry (and waits out a Redis restart rather than fail).
- * - deliver: one StreamReader per listener (reader.ts); XACK only after the delivery resolved,
- *   i.e. after the handler finished and its outputs were published.
+ * - deliver: one StreamReader per listener (reader.ts); XACK only after the handler finished, in
+ *   the same script call as its outputs' XADDs and after them (or after a delivery that produced
+ *   nothing resolved).
  * - XADDs, non-blocking reads, XACKs and the shared thread store's reads and writes made in one
  *   event-loop turn go to Redis as one script call (batch.ts), which keeps a hop's Redis cost to
  *   about two batched round trips (read, publish) instead of five commands of its own.
