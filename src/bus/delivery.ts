@@ -155,5 +155,6 @@ function carriedFrame(message: Message): Frame | undefined {
     caller: message.from,
     parent: null,
     depth: message.frameDepth,
+    stored: false,
   };
 }

@@ -22,6 +22,12 @@ export interface Frame {
   /** The caller's own frame; null when the caller is outside the organism (ingress). */
   parent: string | null;
   depth: number;
+  /**
+   * Whether a shared thread store holds a record of the frame, for other daemons to find (set by
+   * the store; always false without one). A frame that links to no parent has none at first:
+   * the message that opens it carries it (Message.frameDepth).
+   */
+  stored: boolean;
 }
 
 export interface ThreadState {
@@ -137,6 +143,7 @@ export class ThreadRegistry {
       caller,
       parent: parent?.id ?? null,
       depth,
+      stored: false,
     };
     this.frames.set(frame.id, frame);
     thread.frames.add(frame.id);

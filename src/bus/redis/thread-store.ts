@@ -4,7 +4,7 @@
  * Layout (all under the organism's `organism:{group}:` prefix):
  * - `thread:<id>` hash: created, scope (JSON), hops, stopped, inflight, and one `f:<frame>` field per
  *   open frame (`[listener, caller, parent, depth]`) that something may answer into: a frame that
- *   links to no parent travels with the message that opens it instead (see `carried`). Expires after
+ *   links to no parent travels with the message that opens it instead (see frameOpened). Expires after
  *   twice thread_idle_ms without activity, as the in-memory registry forgets idle threads.
  * - `history:<id>` list of entries (JSON), trimmed to about max_history_per_thread, kept 7 days.
  * - `events` channel: idle and stop notices, and the history entries of threads some daemon follows
@@ -92,13 +92,6 @@ export class RedisThreadStore implements ThreadStore {
   private readonly named = new Map<string, string>();
   /** Deliveries waiting for history events to catch this daemon's copy up (see syncHistory). */
   private readonly catchingUp = new Map<string, Array<{ target: number; done(): void }>>();
-  /**
-   * Frames this daemon holds that Redis has no record of: a frame that links to no parent travels
-   * with the message that opens it (Message.frameDepth), which spares every plain send a write
-   * and a delete. It is written once something else refers to it: a frame opened below it, or a
-   * reply or report sent into it. Weak, so a frame forgotten or collected needs no bookkeeping.
-   */
-  private readonly carried = new WeakSet<Frame>();
   /** Frames this daemon pruned lately (two generations, so the memory stays bounded). */
   private pruned = new Set<string>();
   private prunedBefore = new Set<string>();
@@ -171,12 +164,13 @@ export class RedisThreadStore implements ThreadStore {
     this.refreshed.set(state.id, Date.now());
   }
 
-  /** A frame that links to no parent travels with its message until something else needs it. */
+  /**
+   * A frame that links to no parent is not written: it travels with the message that opens it
+   * (Message.frameDepth), which spares every plain send a write and a delete. It is written once
+   * something else refers to it (see keep).
+   */
   frameOpened(frame: Frame): void {
-    if (frame.parent === null) {
-      this.carried.add(frame);
-      return;
-    }
+    if (frame.parent === null) return;
     this.keep(this.registry?.frame(frame.parent));
     this.writeFrame(frame);
   }
@@ -184,8 +178,8 @@ export class RedisThreadStore implements ThreadStore {
   framesPruned(thread: string, frames: readonly Frame[]): void {
     const key = this.threadKey(thread);
     for (const frame of frames) {
-      // A carried frame has no record here to delete, and no state read can bring it back.
-      if (this.carried.has(frame)) continue;
+      // No record to delete, and no state read can bring it back.
+      if (!frame.stored) continue;
       this.batch.hdel(key, `f:${frame.id}`);
       this.notePruned(frame.id);
     }
@@ -329,10 +323,7 @@ export class RedisThreadStore implements ThreadStore {
     const registry = this.registry!;
     const local = registry.frame(id);
     if (json === null && carried) {
-      if (!local) {
-        registry.adoptFrame(carried);
-        this.carried.add(carried);
-      }
+      if (!local) registry.adoptFrame(carried);
       return;
     }
     if (json === null) {
@@ -343,7 +334,7 @@ export class RedisThreadStore implements ThreadStore {
     // A state read before this daemon's own prune reached Redis must not bring the frame back.
     if (local || this.pruned.has(id) || this.prunedBefore.has(id)) return;
     const [listener, caller, parent, depth] = JSON.parse(json) as FrameRecord;
-    registry.adoptFrame({ id, thread, listener, caller, parent: parent || null, depth });
+    registry.adoptFrame({ id, thread, listener, caller, parent: parent || null, depth, stored: true });
   }
 
   /**
@@ -418,6 +409,7 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   private writeFrame(frame: Frame): void {
+    frame.stored = true;
     this.batch.frame(
       this.threadKey(frame.thread),
       `f:${frame.id}`,
@@ -425,11 +417,12 @@ export class RedisThreadStore implements ThreadStore {
     );
   }
 
-  /** A carried frame something else refers to now: written, before whatever refers to it. */
+  /**
+   * A frame something other than its message refers to now (a frame opened below it, a reply or
+   * report sent into it): written, if it was not, before whatever refers to it.
+   */
   private keep(frame: Frame | undefined): void {
-    if (!frame || !this.carried.has(frame)) return;
-    this.carried.delete(frame);
-    this.writeFrame(frame);
+    if (frame && !frame.stored) this.writeFrame(frame);
   }
 
   private writeHistory(thread: string, entry: HistoryEntry): void {
