@@ -12,7 +12,6 @@ import type { BusContext, Delivery } from './bus-context.ts';
 import type { Failures } from './failures.ts';
 import type { InFlight } from './in-flight.ts';
 import type { Message } from './message.ts';
-import type { Frame } from './threads.ts';
 
 export class Deliverer {
   constructor(
@@ -32,12 +31,7 @@ export class Deliverer {
     const target = this.bus.listeners.get(message.to) ?? this.bus.retiring.get(message.to);
     let delivered: Promise<void>;
     try {
-      const loading = store.load(
-        message.thread,
-        message.frame,
-        target?.agent === true,
-        carriedFrame(message),
-      );
+      const loading = store.loadFor(message, target?.agent === true);
       delivered = loading
         ? loading.then(() => this.deliverNow(message, handled))
         : this.deliverNow(message, handled);
@@ -143,18 +137,4 @@ export class Deliverer {
     }
     return undefined;
   }
-}
-
-/** The frame a message carries (see Message.frameDepth), as the registry holds frames. */
-function carriedFrame(message: Message): Frame | undefined {
-  if (message.frameDepth === undefined) return undefined;
-  return {
-    id: message.frame,
-    thread: message.thread,
-    listener: message.to,
-    caller: message.from,
-    parent: null,
-    depth: message.frameDepth,
-    stored: false,
-  };
 }

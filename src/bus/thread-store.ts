@@ -6,6 +6,7 @@
  * up, and "in flight" is counted across all daemons, so any daemon can continue any thread.
  */
 import type { ThreadHistory } from './history/index.ts';
+import type { Message } from './message.ts';
 import type { Frame, ThreadRegistry, ThreadRegistryObserver } from './threads.ts';
 
 /** What a shared store tells the bus about other daemons. */
@@ -26,7 +27,13 @@ export interface ThreadStore extends ThreadRegistryObserver {
    * what was recorded here, see RedisThreadStore). Returns nothing when it was current at once
    * (the state came with the message): the common case costs no promise. May throw.
    */
-  load(thread: string, frame?: string, wholeHistory?: boolean, carried?: Frame): Promise<void> | undefined;
+  load(thread: string, frame?: string, wholeHistory?: boolean): Promise<void> | undefined;
+  /**
+   * What delivering `message` needs loaded (its thread, its frame with the frame's parent), as
+   * load() does; with `wholeHistory`, the thread's history too. A message that carries its frame
+   * (Message.frameDepth) to a daemon that knows its thread needs nothing from the store.
+   */
+  loadFor(message: Message, wholeHistory: boolean): Promise<void> | undefined;
   /**
    * Someone on this daemon started (true) or stopped (false) following the thread live: its
    * history entries made on any daemon must reach this one as they happen.

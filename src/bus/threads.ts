@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Capability } from '../tools/types.ts';
 import type { ThreadStatus } from './api.ts';
 import { nextId } from './ids.ts';
+import type { Message } from './message.ts';
 
 export interface Frame {
   id: string;
@@ -218,4 +219,18 @@ export class ThreadRegistry {
   get size(): { threads: number; frames: number } {
     return { threads: this.threads.size, frames: this.frames.size };
   }
+}
+
+/** The frame a message carries (see Message.frameDepth), as the registry holds frames; none: undefined. */
+export function frameCarriedBy(message: Message): Frame | undefined {
+  if (message.frameDepth === undefined) return undefined;
+  return {
+    id: message.frame,
+    thread: message.thread,
+    listener: message.to,
+    caller: message.from,
+    parent: null,
+    depth: message.frameDepth,
+    stored: false,
+  };
 }

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ThreadHistory } from '../../src/bus/history/memory.ts';
+import type { Message } from '../../src/bus/message.ts';
 import { RedisTransport } from '../../src/bus/redis/index.ts';
 import { RedisThreadStore } from '../../src/bus/redis/thread-store.ts';
 import { ThreadRegistry } from '../../src/bus/threads.ts';
@@ -124,19 +125,37 @@ describe('redis thread store', () => {
     }
   });
 
-  it('rebuilds on another daemon a frame that its message carries', async () => {
+  it('rebuilds on another daemon a frame that its message carries, loading the thread once', async () => {
     const a = storeOnRedis();
     const b = storeOnRedis();
     try {
       const thread = a.registry.createThread();
       const frame = a.registry.openFrame(thread, 'worker', 'api', null, 3);
+      a.registry.chargeHop(thread, 3);
       await a.transport.batch.drain();
-      // Without the copy the message carries, Redis has no such frame: the delivery is dropped.
+      // Redis has no record of the frame: without the copy the message carries, it is unknown.
       await b.store.load(thread.id, frame.id);
       expect(b.registry.frame(frame.id)).toBeUndefined();
-      await b.store.load(thread.id, frame.id, false, { ...frame });
+      b.registry.collectIdle(Date.now() + 3_600_000); // b forgets the thread again
+      // First contact: b does not know the thread, so it is loaded (a promise), frame from the message.
+      const first = carrying(thread.id, frame.id, 1);
+      const loading = b.store.loadFor(first, false);
+      expect(loading).toBeInstanceOf(Promise);
+      await loading;
       expect(b.registry.frame(frame.id)).toEqual(frame);
-      expect(b.registry.thread(thread.id)?.frames.has(frame.id)).toBe(true);
+      expect(b.registry.thread(thread.id)?.hops).toBe(1);
+      // Known now: the next such message needs no round trip, and its hop count is taken up.
+      const next = carrying(thread.id, 'f-next', 7);
+      expect(b.store.loadFor(next, false)).toBeUndefined();
+      expect(b.registry.frame('f-next')).toMatchObject({
+        listener: 'worker',
+        caller: 'api',
+        parent: null,
+        depth: 3,
+      });
+      expect(b.registry.thread(thread.id)?.hops).toBe(7);
+      // An agent reads the whole history, so its delivery still asks Redis.
+      expect(b.store.loadFor(carrying(thread.id, 'f-agent', 8), true)).toBeInstanceOf(Promise);
     } finally {
       for (const { store, transport } of [a, b]) {
         await store.close();
@@ -145,6 +164,23 @@ describe('redis thread store', () => {
     }
   });
 });
+
+/** A message from `api` to `worker` that opens (and carries) frame `frame` at depth 3. */
+function carrying(thread: string, frame: string, hop: number): Message {
+  return {
+    id: `m-${frame}`,
+    thread,
+    frame,
+    from: 'api',
+    to: 'worker',
+    tag: 'ping',
+    envelope: '<message/>',
+    kind: 'message',
+    hop,
+    time: Date.now(),
+    frameDepth: 3,
+  };
+}
 
 /** Field names of a thread's hash in Redis. */
 async function fields(transport: RedisTransport, thread: string): Promise<string[]> {

@@ -365,7 +365,7 @@ describe('redis command batch', () => {
     }
   });
 
-  it('reads entries with their thread state, none where it cannot find the thread, and odd entries raw', async () => {
+  it('reads entries with their thread state, none where it cannot find the thread or the message carries its frame, and odd entries raw', async () => {
     const group = `${RUN}-${++groups}`;
     const { batch, keys, client } = batchFor(group);
     try {
@@ -379,9 +379,14 @@ describe('redis command batch', () => {
       await batch.xadd(stream, encodeRecord(testMessage('w', 2, { thread: 't"2', frame: 'f-2' })));
       await raw.xadd(stream, '*', 'not', 'a message');
       await batch.xadd(stream, encodeRecord(testMessage('w', 3, { thread: 't-none', frame: 'f-3' })));
+      // A message that carries its frame: the daemon's own copy of the thread may do, none is read.
+      await batch.xadd(
+        stream,
+        encodeRecord(testMessage('w', 4, { thread: 't-1', frame: 'f-4', frameDepth: 0 })),
+      );
       const entries = await batch.read(stream, 10);
-      expect(entries).toHaveLength(4);
-      const [one, two, three, four] = entries;
+      expect(entries).toHaveLength(5);
+      const [one, two, three, four, five] = entries;
       expect(typeof one![1]).toBe('string');
       expect(decodeRecord(one![1] as string).thread).toBe('t-1');
       const state = unpackState(one![2] as string);
@@ -394,6 +399,8 @@ describe('redis command batch', () => {
       expect(three![1]).toEqual(['not', 'a message']);
       // A thread Redis does not have: loaded, and known to be missing.
       expect(unpackState(four![2] as string)).toBeNull();
+      expect(decodeRecord(five![1] as string).frameDepth).toBe(0);
+      expect(unpackState(five![2] as string | null)).toBeUndefined();
       const again = await batch.read(stream, 10);
       expect(again).toEqual([]);
     } finally {

@@ -22,18 +22,21 @@
  * the XADD that publishes it, so whichever daemon reads the message finds its frame and thread
  * already there. Writes are not awaited (the bus does not wait on Redis per registry change); a
  * failed one is logged. A delivered message's thread state usually needs no load of its own: the
- * reader's script reads it together with the entry (preload), which is as fresh as a load.
+ * reader's script reads it together with the entry (preload), which is as fresh as a load. A
+ * message that carries its frame needs none at all on a daemon that knows its thread (loadFor).
  *
  * Hop budgets are counted in Redis (HINCRBY) and each daemon's copy is refreshed on every delivery,
- * so a thread spread over several daemons can overrun max_thread_hops by at most the hops taken
- * concurrently elsewhere since its last refresh: a loop is still stopped, a few hops late.
+ * from Redis or from the count the message carries, so a thread spread over several daemons can
+ * overrun max_thread_hops by at most the hops taken concurrently elsewhere since its last refresh:
+ * a loop is still stopped, a few hops late.
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Capability } from '../../tools/types.ts';
 import type { HistoryEntry, ThreadHistory } from '../history/index.ts';
+import type { Message } from '../message.ts';
 import type { ThreadStore, ThreadStoreEvents } from '../thread-store.ts';
-import type { Frame, ThreadRegistry, ThreadState } from '../threads.ts';
+import { type Frame, frameCarriedBy, type ThreadRegistry, type ThreadState } from '../threads.ts';
 import type { CommandBatch, LoadReply } from './batch.ts';
 import { busClientOptions, openBusClient } from './connection.ts';
 import type { BusKeys } from './options.ts';
@@ -217,7 +220,40 @@ export class RedisThreadStore implements ThreadStore {
     this.next = thread ? { thread, frame, reply } : undefined;
   }
 
-  load(thread: string, frame = '', wholeHistory = false, carried?: Frame): Promise<void> | undefined {
+  load(thread: string, frame = '', wholeHistory = false): Promise<void> | undefined {
+    return this.loadNow(thread, frame, wholeHistory, undefined);
+  }
+
+  /**
+   * A message that carries its frame comes with no state from the read (see the read script):
+   * when this daemon knows the thread and needs no more of it, its own copy serves. The hop count
+   * the message carries is as fresh as Redis's for a chain of sends (with branches running on
+   * several daemons it may lag by what those took meanwhile, as the budget note above allows),
+   * and a stop made elsewhere arrives as an event, so at most a message read just before that
+   * event is handled, as one already running would be.
+   */
+  loadFor(message: Message, wholeHistory: boolean): Promise<void> | undefined {
+    const carried = frameCarriedBy(message);
+    const { thread, frame } = message;
+    const next = this.next;
+    const preloaded = next !== undefined && next.thread === thread && next.frame === frame;
+    if (carried && !preloaded && !wholeHistory && !this.watched.has(thread)) {
+      const state = this.registry!.thread(thread);
+      if (state) {
+        state.hops = Math.max(state.hops, message.hop);
+        if (!this.registry!.frame(frame)) this.registry!.adoptFrame(carried);
+        return undefined;
+      }
+    }
+    return this.loadNow(thread, frame, wholeHistory, carried);
+  }
+
+  private loadNow(
+    thread: string,
+    frame: string,
+    wholeHistory: boolean,
+    carried: Frame | undefined,
+  ): Promise<void> | undefined {
     const next = this.next;
     if (next && next.thread === thread && next.frame === frame) {
       // The common case: no round trip, and nothing to wait for unless history must be read.
