@@ -15,19 +15,39 @@ import { ThreadRegistry } from '../../src/bus/threads.ts';
 const URL = 'redis://127.0.0.1:6379';
 const GROUP = `organism-test-store-${randomUUID().slice(0, 8)}`;
 
+const raw = new Redis(URL, { lazyConnect: true });
+
 afterAll(async () => {
-  const raw = new Redis(URL);
   let cursor = '0';
   do {
     const [next, keys] = await raw.scan(cursor, 'MATCH', `organism:{${GROUP}}:*`, 'COUNT', 1000);
     if (keys.length > 0) await raw.del(...keys);
     cursor = next;
   } while (cursor !== '0');
-  raw.disconnect();
+  await raw.quit();
 });
 
+interface Daemon {
+  transport: RedisTransport;
+  store: RedisThreadStore;
+  registry: ThreadRegistry;
+}
+
+/** Runs `body` with `count` daemons' thread stores on Redis, and closes them after it. */
+async function onRedis(count: number, body: (...daemons: Daemon[]) => Promise<void>): Promise<void> {
+  const daemons = Array.from({ length: count }, storeOnRedis);
+  try {
+    await body(...daemons);
+  } finally {
+    for (const { store, transport } of daemons) {
+      await store.close();
+      await transport.close();
+    }
+  }
+}
+
 /** A transport, its thread store and a registry written through to it, as a daemon has them. */
-function storeOnRedis(): { transport: RedisTransport; store: RedisThreadStore; registry: ThreadRegistry } {
+function storeOnRedis(): Daemon {
   const transport = new RedisTransport({ url: URL, group: GROUP, logger: pino({ level: 'silent' }) });
   const store = new RedisThreadStore({
     client: transport.client,
@@ -48,23 +68,16 @@ function storeOnRedis(): { transport: RedisTransport; store: RedisThreadStore; r
 
 describe('redis thread store', () => {
   it('counts the first message of a thread made in the same turn as in flight', async () => {
-    const { transport, store, registry } = storeOnRedis();
-    try {
+    await onRedis(1, async ({ transport, store, registry }) => {
       const thread = registry.createThread();
       store.published(thread.id);
       await transport.batch.drain();
-      const raw = new Redis(URL);
       expect(await raw.hget(transport.keys.thread(thread.id), 'inflight')).toBe('1');
-      raw.disconnect();
-    } finally {
-      await store.close();
-      await transport.close();
-    }
+    });
   });
 
   it('does not bring back a frame it pruned when a state read sent before the prune answers with it', async () => {
-    const { transport, store, registry } = storeOnRedis();
-    try {
+    await onRedis(1, async ({ transport, store, registry }) => {
       const thread = registry.createThread();
       // A frame with a parent is kept in Redis (a parentless one travels with its message).
       const caller = registry.openFrame(thread, 'boss', 'api', null);
@@ -81,18 +94,12 @@ describe('redis thread store', () => {
       await transport.batch.drain();
       await store.load(thread.id, frame.id);
       expect(registry.frame(frame.id)).toBeUndefined();
-      const raw = new Redis(URL);
       expect(await raw.hexists(transport.keys.thread(thread.id), `f:${frame.id}`)).toBe(0);
-      raw.disconnect();
-    } finally {
-      await store.close();
-      await transport.close();
-    }
+    });
   });
 
   it('keeps no record of a frame that links to no parent until something refers to it', async () => {
-    const { transport, store, registry } = storeOnRedis();
-    try {
+    await onRedis(1, async ({ transport, store, registry }) => {
       const thread = registry.createThread();
       const sent = registry.openFrame(thread, 'worker', 'api', null);
       const replied = registry.openFrame(thread, 'boss', 'api', null);
@@ -119,16 +126,11 @@ describe('redis thread store', () => {
       monitor.disconnect();
       expect(commands.sort()).toEqual([`f:${child.id}`, `f:${parent.id}`].sort());
       expect(await fields(transport, thread.id)).not.toContain(`f:${parent.id}`);
-    } finally {
-      await store.close();
-      await transport.close();
-    }
+    });
   });
 
   it('rebuilds on another daemon a frame that its message carries, loading the thread once', async () => {
-    const a = storeOnRedis();
-    const b = storeOnRedis();
-    try {
+    await onRedis(2, async (a, b) => {
       const thread = a.registry.createThread();
       const frame = a.registry.openFrame(thread, 'worker', 'api', null, 3);
       a.registry.chargeHop(thread, 3);
@@ -155,13 +157,10 @@ describe('redis thread store', () => {
       });
       expect(b.registry.thread(thread.id)?.hops).toBe(7);
       // An agent reads the whole history, so its delivery still asks Redis.
-      expect(b.store.loadFor(carrying(thread.id, 'f-agent', 8), true)).toBeInstanceOf(Promise);
-    } finally {
-      for (const { store, transport } of [a, b]) {
-        await store.close();
-        await transport.close();
-      }
-    }
+      const agent = b.store.loadFor(carrying(thread.id, 'f-agent', 8), true);
+      expect(agent).toBeInstanceOf(Promise);
+      await agent;
+    });
   });
 });
 
@@ -183,11 +182,6 @@ function carrying(thread: string, frame: string, hop: number): Message {
 }
 
 /** Field names of a thread's hash in Redis. */
-async function fields(transport: RedisTransport, thread: string): Promise<string[]> {
-  const raw = new Redis(URL);
-  try {
-    return await raw.hkeys(transport.keys.thread(thread));
-  } finally {
-    raw.disconnect();
-  }
+function fields(transport: RedisTransport, thread: string): Promise<string[]> {
+  return raw.hkeys(transport.keys.thread(thread));
 }
