@@ -91,18 +91,7 @@ export class Router {
       return;
     }
     for (const xml of this.payloadXmls(payload, target.tag, target.schema)) {
-      const child = this.openChildFrame(thread, target, source, frame);
-      await this.publisher.publish(
-        thread,
-        child,
-        'message',
-        source.name,
-        target.name,
-        rootTag(xml),
-        xml,
-        undefined,
-        origin,
-      );
+      await this.publishTo(thread, frame, source, target, rootTag(xml), xml, origin);
     }
   }
 
@@ -129,20 +118,7 @@ export class Router {
         if (!quiet) this.failures.huhToSelf(thread, frame, source, 'route', xml, undefined, origin);
         continue;
       }
-      for (const target of targets) {
-        const child = this.openChildFrame(thread, target, source, frame);
-        await this.publisher.publish(
-          thread,
-          child,
-          'message',
-          source.name,
-          target.name,
-          tag,
-          xml,
-          undefined,
-          origin,
-        );
-      }
+      for (const target of targets) await this.publishTo(thread, frame, source, target, tag, xml, origin);
     }
   }
 
@@ -175,6 +151,30 @@ export class Router {
         origin,
       );
     }
+  }
+
+  /** One message from `source` to `target`, in a frame of its own below the sender's. */
+  private publishTo(
+    thread: ThreadState,
+    frame: Frame,
+    source: RuntimeListener,
+    target: RuntimeListener,
+    tag: string,
+    xml: string,
+    origin: Origin | undefined,
+  ): Promise<string | undefined> {
+    const child = this.openChildFrame(thread, target, source, frame);
+    return this.publisher.publish(
+      thread,
+      child,
+      'message',
+      source.name,
+      target.name,
+      tag,
+      xml,
+      undefined,
+      origin,
+    );
   }
 
   /**
