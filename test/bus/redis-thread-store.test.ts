@@ -11,6 +11,7 @@ import type { Message } from '../../src/bus/message.ts';
 import { RedisTransport } from '../../src/bus/redis/index.ts';
 import { RedisThreadStore } from '../../src/bus/redis/thread-store.ts';
 import { ThreadRegistry } from '../../src/bus/threads.ts';
+import { until } from './transport.contract.ts';
 
 const URL = 'redis://127.0.0.1:6379';
 const GROUP = `organism-test-store-${randomUUID().slice(0, 8)}`;
@@ -37,6 +38,7 @@ interface Daemon {
 async function onRedis(count: number, body: (...daemons: Daemon[]) => Promise<void>): Promise<void> {
   const daemons = Array.from({ length: count }, storeOnRedis);
   try {
+    await until(() => daemons.every((d) => d.store.receivingEvents), 'the events subscriptions');
     await body(...daemons);
   } finally {
     for (const { store, transport } of daemons) {
@@ -161,6 +163,30 @@ describe('redis thread store', () => {
       expect(agent).toBeInstanceOf(Promise);
       await agent;
     });
+  });
+});
+
+it('reads every thread from Redis again after its events connection was cut (stops sent meanwhile are lost)', async () => {
+  await onRedis(2, async (a, b) => {
+    const thread = a.registry.createThread();
+    await a.transport.batch.drain();
+    await b.store.loadFor(carrying(thread.id, 'f-1', 1), false);
+    expect(b.store.loadFor(carrying(thread.id, 'f-2', 2), false)).toBeUndefined();
+    // The connection is cut: a stop made now reaches b only through Redis.
+    const name = `organism-${b.transport.consumer}-events`;
+    const clients = (await raw.call('CLIENT', 'LIST')) as string;
+    const id = /id=(\d+) [^\n]*name=(\S+)/g;
+    for (const [, client, named] of clients.matchAll(id)) {
+      if (named === name) await raw.call('CLIENT', 'KILL', 'ID', client!);
+    }
+    await until(() => !b.store.receivingEvents, 'the cut');
+    a.registry.thread(thread.id)!.stopped = true;
+    await raw.hset(a.transport.keys.thread(thread.id), 'stopped', '1');
+    await until(() => b.store.receivingEvents, 'the events connection back');
+    const again = b.store.loadFor(carrying(thread.id, 'f-3', 3), false);
+    expect(again).toBeInstanceOf(Promise);
+    await again;
+    expect(b.registry.thread(thread.id)?.stopped).toBe(true);
   });
 });
 

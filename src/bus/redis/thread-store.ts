@@ -95,6 +95,13 @@ export class RedisThreadStore implements ThreadStore {
   private readonly named = new Map<string, string>();
   /** Deliveries waiting for history events to catch this daemon's copy up (see syncHistory). */
   private readonly catchingUp = new Map<string, Array<{ target: number; done(): void }>>();
+  /**
+   * Threads this daemon made, or read from Redis, while it was receiving events: every stop made
+   * elsewhere since has reached it, so a message that carries its frame needs no load (loadFor).
+   * Emptied when the events connection drops; bounded (emptying only costs loads).
+   */
+  private readonly current = new Set<string>();
+  private listening = false;
   /** Frames this daemon pruned lately (two generations, so the memory stays bounded). */
   private pruned = new Set<string>();
   private prunedBefore = new Set<string>();
@@ -148,9 +155,25 @@ export class RedisThreadStore implements ThreadStore {
     );
     this.subscriber = client;
     client.on('message', (_channel: string, text: string) => this.applyAll(text));
-    client.subscribe(this.keys.events).catch((error: unknown) => {
-      this.options.logger?.error(`cannot subscribe to thread events: ${(error as Error).message}`);
+    // Events sent while the connection was down are lost: from then on, every thread is read from
+    // Redis again before a delivery may do without (see current).
+    client.on('close', () => {
+      this.listening = false;
+      this.current.clear();
     });
+    const listen = (): void => {
+      client.subscribe(this.keys.events).then(
+        () => {
+          // A record read before the connection dropped may have been applied since.
+          if (!this.listening) this.current.clear();
+          this.listening = true;
+        },
+        (error: unknown) => {
+          this.options.logger?.error(`cannot subscribe to thread events: ${(error as Error).message}`);
+        },
+      );
+    };
+    client.on('ready', listen); // after a reconnect too (subscribing again is harmless)
   }
 
   // ---- ThreadRegistryObserver: write-through ----------------------------------------------------
@@ -165,6 +188,7 @@ export class RedisThreadStore implements ThreadStore {
     // 0 written here would wipe out the first message's (HINCRBY starts a missing field at 0).
     this.batch.pexpire(key, this.ttl);
     this.refreshed.set(state.id, Date.now());
+    this.noteCurrent(state.id);
   }
 
   /**
@@ -230,14 +254,15 @@ export class RedisThreadStore implements ThreadStore {
    * the message carries is as fresh as Redis's for a chain of sends (with branches running on
    * several daemons it may lag by what those took meanwhile, as the budget note above allows),
    * and a stop made elsewhere arrives as an event, so at most a message read just before that
-   * event is handled, as one already running would be.
+   * event is handled, as one already running would be. Only a thread read or made while events
+   * were coming in (current) is trusted so.
    */
   loadFor(message: Message, wholeHistory: boolean): Promise<void> | undefined {
     const carried = frameCarriedBy(message);
     const { thread, frame } = message;
     const next = this.next;
     const preloaded = next !== undefined && next.thread === thread && next.frame === frame;
-    if (carried && !preloaded && !wholeHistory && !this.watched.has(thread)) {
+    if (carried && !preloaded && !wholeHistory && !this.watched.has(thread) && this.current.has(thread)) {
       const state = this.registry!.thread(thread);
       if (state) {
         state.hops = Math.max(state.hops, message.hop);
@@ -264,6 +289,11 @@ export class RedisThreadStore implements ThreadStore {
     return this.batch
       .load(this.threadKey(thread), this.refresh(thread), frame)
       .then((reply) => this.applyRecord(thread, frame, reply, wholeHistory, carried));
+  }
+
+  /** Whether events from the other daemons reach this one now (subscribed). */
+  get receivingEvents(): boolean {
+    return this.listening;
   }
 
   watch(thread: string, on: boolean): void {
@@ -332,6 +362,7 @@ export class RedisThreadStore implements ThreadStore {
       state.inFlight = Number(inflight);
     }
     if (stopped === '1' && !state.stopped) this.applyStopped(thread);
+    this.noteCurrent(thread);
     if (frame) {
       this.syncFrame(thread, frame, frameJson ?? null, carried);
       // The frame as this daemon now has it names its parent (none: it was pruned here, or in Redis).
@@ -481,6 +512,12 @@ export class RedisThreadStore implements ThreadStore {
       this.named.set(thread, key);
     }
     return key;
+  }
+
+  private noteCurrent(thread: string): void {
+    if (!this.listening) return;
+    if (this.current.size >= 100_000) this.current.clear();
+    this.current.add(thread);
   }
 
   private notePruned(id: string): void {
