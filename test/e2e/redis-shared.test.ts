@@ -265,6 +265,40 @@ describe('shared thread state', () => {
     expect(view.messages.at(-1)?.payload).toContain('budget');
   });
 
+  it('stops a thread killed on one daemon on the others too, though they deliver it from their own copy', async () => {
+    const group = newGroup();
+    const calls = { a: 0, b: 0 };
+    // Slow enough to be killed half-way (a chain of sends ends at max_call_depth, 100 here).
+    const loop = (on: 'a' | 'b') => ({
+      name: 'looper',
+      peers: ['looper'],
+      definition: defineListener<{ text: string }>({
+        payload: textPayload('loop'),
+        handler: async (p, ctx) => {
+          calls[on]++;
+          await new Promise((r) => setTimeout(r, 10));
+          return ctx.send('looper', { text: p.text });
+        },
+      }),
+    });
+    const a = daemon(group, [loop('a')]);
+    const b = daemon(group, [loop('b')]);
+    const { thread } = await a.inject({ to: 'looper', payload: '<loop><text>x</text></loop>' });
+    await until(async () => calls.a > 0 && calls.b > 0, 'the loop to run on both daemons', 10_000);
+    expect(a.kill(thread)?.status).toBe('stopped');
+    await until(
+      async () => b.thread(thread)?.status === 'stopped',
+      'the stop to reach the other daemon',
+      5_000,
+    );
+    // A message already running or read when the stop arrived may still finish; nothing after it.
+    await new Promise((r) => setTimeout(r, 200));
+    const after = calls.a + calls.b;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(calls.a + calls.b).toBe(after);
+    expect(after).toBeLessThan(90);
+  });
+
   it('keeps no frame of a thread that goes back and forth between daemons', async () => {
     const group = newGroup();
     // ping runs on a only, pong on b only: every hop is taken by the other daemon.
