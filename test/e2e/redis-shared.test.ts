@@ -265,6 +265,56 @@ describe('shared thread state', () => {
     expect(view.messages.at(-1)?.payload).toContain('budget');
   });
 
+  it('answers calls across daemons into a frame its message carried, and leaves no frame in Redis', async () => {
+    const group = newGroup();
+    const got: string[] = [];
+    // boss: sent by the API (its frame travels in the message), calls worker five times, one
+    // at a time, each answer arriving on whichever daemon reads it, then answers the API.
+    const boss = {
+      name: 'boss',
+      peers: ['worker'],
+      definition: defineListener<{ text: string }>({
+        payload: textPayload('task'),
+        handler: (p, ctx) => ctx.send('worker', { text: `${p.text}-1` }),
+        onReply: (reply, ctx) => {
+          const text = String(reply.payload.text);
+          got.push(text);
+          if (got.length < 5) return ctx.send('worker', { text: `job-${got.length + 1}` });
+          return ctx.respond('<report><text>done</text></report>');
+        },
+      }),
+    };
+    const worker = (who: string) => ({
+      name: 'worker',
+      definition: defineListener<{ text: string }>({
+        payload: textPayload('work'),
+        handler: (p, ctx) => ctx.respond(`<worked><text>${p.text}@${who}</text></worked>`),
+      }),
+    });
+    const a = daemon(group, [boss, worker('a')]);
+    daemon(group, [boss, worker('b')]);
+    const { thread } = await a.inject({ to: 'boss', payload: '<task><text>job</text></task>' });
+    await until(
+      async () => {
+        await a.loadThread(thread);
+        return a.thread(thread)?.messages.at(-1)?.payload.includes('done') === true;
+      },
+      'the report',
+      10_000,
+    );
+    expect(got.map((t) => t.split('@')[0])).toEqual(['job-1', 'job-2', 'job-3', 'job-4', 'job-5']);
+    await until(async () => a.thread(thread)?.status === 'idle', 'the thread to go idle');
+    const raw = new Redis(SHARED_REDIS);
+    try {
+      const frames = Object.keys(await raw.hgetall(`organism:{${group}}:thread:${thread}`)).filter((f) =>
+        f.startsWith('f:'),
+      );
+      expect(frames).toEqual([]);
+    } finally {
+      raw.disconnect();
+    }
+  });
+
   it('stops a thread killed on one daemon on the others too, though they deliver it from their own copy', async () => {
     const group = newGroup();
     const calls = { a: 0, b: 0 };
