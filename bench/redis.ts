@@ -2,7 +2,9 @@
  * Scale-out figures, against the redis-server on 127.0.0.1:6379 (REDIS_URL overrides):
  * - redis_two_daemons_msgs_per_s: two processes, one consumer group, ping payloads looping through
  *   the full pipeline (parse, validate, handle, route, shared thread state, XADD, XREADGROUP, XACK);
- *   every handler call is one message.
+ *   every handler call is one message. Each hop writes the thread's hop count and history entry to
+ *   Redis; a ping carries its frame, so once a daemon knows a thread it reads no state for it (see
+ *   RedisThreadStore.loadFor), as in any organism whose sends expect no answer.
  * - redis_floor_xadd_per_s: the bare library doing the least work for the same traffic: one
  *   client reads a batch with XREADGROUP, acknowledges it and XADDs the same bytes back, with the
  *   same number of messages circulating, reading no more per XREADGROUP than one daemon's reader
