@@ -41,7 +41,8 @@ export interface ReaderHost {
  * An entry stays taken for two or three of the daemon's round trips to Redis: the one that reads
  * it, the one that carries its handler's outputs and its XACK, and, when the handler finished
  * late in a turn, part of the next. Reading up to maxInFlight entries every round trip needs
- * room for more than twice that many: with twice, every other read waited for acks.
+ * room for more than twice that many: with twice, reads waited for acks, and two bench daemons
+ * moved about 3% fewer messages.
  */
 const TAKEN_ROUND_TRIPS = 3;
 
