@@ -1,19 +1,30 @@
 /**
  * Child process of bench/redis.ts: one "daemon" — a Bus on the Redis Streams transport with the
- * shared thread store — whose one listener sends each ping back to itself. Two of these share one
- * consumer group, so every hop may be handled by either process. At `startAt` (epoch ms) it
- * injects its threads; it counts handler calls between `startAt + warmMs` and `+ seconds`, prints
- * `{"calls": n, "seconds": s, "cpuUs": µs of CPU this process used meanwhile}` and stops.
- * Args: url group threads startAt warmMs seconds
+ * shared thread store. Two of these share one consumer group, so every hop may be handled by
+ * either process. At `startAt` (epoch ms) it injects its threads; it counts handler calls between
+ * `startAt + warmMs` and `+ seconds`, prints `{"calls": n, "seconds": s, "cpuUs": µs of CPU this
+ * process used meanwhile, "refused": replies that were not answers}` and stops.
+ * - mode `ping`: one listener sends each ping back to itself (a send nobody answers).
+ * - mode `call`: `pinger` (with onReply) calls `echo`, which answers; each answer makes the next
+ *   call. Both handler calls count.
+ * Args: url group threads startAt warmMs seconds [mode]
  */
 import pino from 'pino';
 import { Bus } from '../src/bus/bus.ts';
+import type { ListenerSpec } from '../src/bus/listeners.ts';
 import { createBusBackend } from '../src/bus/redis/backend.ts';
 import { defineListener } from '../src/listener/types.ts';
 import { PING, pingerSpec } from './support-bus.ts';
 
-const [url = '', group = '', threadsArg = '8', startArg = '0', warmArg = '1000', secondsArg = '3'] =
-  process.argv.slice(2);
+const [
+  url = '',
+  group = '',
+  threadsArg = '8',
+  startArg = '0',
+  warmArg = '1000',
+  secondsArg = '3',
+  mode = 'ping',
+] = process.argv.slice(2);
 const threads = Number(threadsArg);
 const startAt = Number(startArg);
 const warmMs = Number(warmArg);
@@ -21,13 +32,42 @@ const seconds = Number(secondsArg);
 
 let counting = false;
 let calls = 0;
-const definition = defineListener<{ text: string; n: number }>({
+let refused = 0;
+/** ping: sends each ping back to itself; nothing answers (its frames travel in the messages). */
+const pinger = defineListener<{ text: string; n: number }>({
   payload: PING,
   handler: (p, ctx) => {
     if (counting) calls++;
     return ctx.send('pinger', { text: p.text, n: p.n + 1 });
   },
 });
+/** call: calls echo, and calls again on every answer (its frame and echo's live in Redis). */
+const caller = defineListener<{ text: string; n: number }>({
+  payload: PING,
+  handler: (p, ctx) => {
+    if (counting) calls++;
+    return ctx.send('echo', { text: p.text, n: p.n });
+  },
+  onReply: (reply, ctx) => {
+    if (reply.kind !== 'response') refused++;
+    if (counting) calls++;
+    return ctx.send('echo', { text: 'again', n: 1 });
+  },
+});
+const echo = defineListener<{ text: string; n: number }>({
+  payload: { ...PING, tag: 'echo' },
+  handler: (p, ctx) => {
+    if (counting) calls++;
+    return ctx.respond(`<echoed><text>${p.text}</text></echoed>`);
+  },
+});
+const specs =
+  mode === 'call'
+    ? [
+        withConfig(pingerSpec(caller), { peers: ['echo'] }),
+        withConfig(pingerSpec(echo), { name: 'echo', peers: [] }, 'echo'),
+      ]
+    : [pingerSpec(pinger)];
 
 const limits = {
   max_message_bytes: 1_048_576,
@@ -51,7 +91,7 @@ const busSection = {
 };
 const logger = pino({ level: 'silent' });
 const backend = createBusBackend({ bus: busSection, limits, listeners: [] }, logger);
-const bus = new Bus([pingerSpec(definition)], backend.transport, {
+const bus = new Bus(specs, backend.transport, {
   limits,
   bus: busSection,
   logger,
@@ -72,11 +112,20 @@ counting = false;
 const cpu = process.cpuUsage(cpu0);
 const elapsed = Number(process.hrtime.bigint() - t0) / 1e9;
 // CPU time of this process in the window (user + system, µs): cost per message, less noisy than a rate.
-process.stdout.write(JSON.stringify({ calls, seconds: elapsed, cpuUs: cpu.user + cpu.system }));
+process.stdout.write(JSON.stringify({ calls, seconds: elapsed, cpuUs: cpu.user + cpu.system, refused }));
 await bus.stop(0).catch(() => {});
 await backend.close();
 process.exit(0);
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+}
+
+/** The bench listener spec with its config changed (and its tag, for a listener of its own). */
+function withConfig(
+  spec: ListenerSpec,
+  config: Partial<ListenerSpec['config']>,
+  tag = spec.tag,
+): ListenerSpec {
+  return { ...spec, tag, config: { ...spec.config, ...config } };
 }

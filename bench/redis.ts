@@ -14,6 +14,9 @@
  * - daemon_cpu_us_per_msg / redis_cpu_us_per_msg: CPU time per message of the two daemon processes
  *   together and of redis-server (INFO cpu; other clients of that server count too), in the
  *   measured window: on a box where they share the cores, what a hop costs.
+ * - call_reply_*: the same for calls that expect an answer (a listener with onReply calls another
+ *   that responds, and calls again on each answer): their frames live in Redis and every
+ *   delivery reads its thread state. For information; the target is the ping loop's.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -48,12 +51,15 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
   }
   const floors: number[] = [];
   const runs: Array<Awaited<ReturnType<typeof twoDaemons>>> = [];
+  const calls: Array<Awaited<ReturnType<typeof twoDaemons>>> = [];
   for (let i = 0; i < ROUNDS; i++) {
     floors.push(await floorPerSecond(THREADS_PER_DAEMON * 2));
-    runs.push(await twoDaemons());
+    runs.push(await twoDaemons('ping'));
+    calls.push(await twoDaemons('call'));
   }
   const floor = median(floors);
   const perSecond = median(runs.map((r) => r.perSecond));
+  const callsPerSecond = median(calls.map((r) => r.perSecond));
   yield {
     name: 'redis',
     redis_two_daemons_msgs_per_s: round(perSecond, 0),
@@ -67,6 +73,13 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
     floor_read_batch: READ_BATCH,
     daemon_cpu_us_per_msg: round(median(runs.map((r) => r.cpuUsPerMessage)), 1),
     redis_cpu_us_per_msg: round(median(runs.map((r) => r.redisCpuUsPerMessage)), 1),
+    call_reply_msgs_per_s: round(callsPerSecond, 0),
+    call_reply_ratio: round(callsPerSecond / floor, 2),
+    call_reply_msgs_per_s_all: calls.map((r) => round(r.perSecond, 0)),
+    call_reply_daemon_cpu_us_per_msg: round(median(calls.map((r) => r.cpuUsPerMessage)), 1),
+    call_reply_redis_cpu_us_per_msg: round(median(calls.map((r) => r.redisCpuUsPerMessage)), 1),
+    // Replies that were not answers (huh, SystemError): anything but 0 means the loop is broken.
+    call_reply_refused: calls.reduce((sum, r) => sum + r.refused, 0),
   };
 }
 
@@ -76,14 +89,23 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-async function twoDaemons(): Promise<{
+async function twoDaemons(mode: 'ping' | 'call'): Promise<{
   perSecond: number;
   cpuUsPerMessage: number;
   redisCpuUsPerMessage: number;
+  refused: number;
 }> {
   const group = `bench-${randomUUID().slice(0, 8)}`;
   const startAt = Date.now() + 3_000; // both connected and subscribed before the first inject
-  const args = [URL, group, String(THREADS_PER_DAEMON), String(startAt), String(WARM_MS), String(SECONDS)];
+  const args = [
+    URL,
+    group,
+    String(THREADS_PER_DAEMON),
+    String(startAt),
+    String(WARM_MS),
+    String(SECONDS),
+    mode,
+  ];
   const probe = new Redis(URL);
   try {
     const children = Promise.all([runChild('./redis-daemon.ts', args), runChild('./redis-daemon.ts', args)]);
@@ -95,16 +117,19 @@ async function twoDaemons(): Promise<{
     let perSecond = 0;
     let calls = 0;
     let cpuUs = 0;
+    let refused = 0;
     for (const out of await children) {
-      const run = JSON.parse(out) as { calls: number; seconds: number; cpuUs: number };
+      const run = JSON.parse(out) as { calls: number; seconds: number; cpuUs: number; refused: number };
       perSecond += run.calls / run.seconds;
       calls += run.calls;
       cpuUs += run.cpuUs;
+      refused += run.refused;
     }
     return {
       perSecond,
       cpuUsPerMessage: cpuUs / calls,
       redisCpuUsPerMessage: ((cpu1 - cpu0) * 1e6) / calls,
+      refused,
     };
   } finally {
     probe.disconnect();
