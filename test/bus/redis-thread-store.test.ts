@@ -11,6 +11,7 @@ import type { Message } from '../../src/bus/message.ts';
 import { RedisTransport } from '../../src/bus/redis/index.ts';
 import { RedisThreadStore } from '../../src/bus/redis/thread-store.ts';
 import { ThreadRegistry } from '../../src/bus/threads.ts';
+import { dropGroup } from '../e2e/redis-support/harness.ts';
 import { until } from './transport.contract.ts';
 
 const URL = 'redis://127.0.0.1:6379';
@@ -19,12 +20,7 @@ const GROUP = `organism-test-store-${randomUUID().slice(0, 8)}`;
 const raw = new Redis(URL, { lazyConnect: true });
 
 afterAll(async () => {
-  let cursor = '0';
-  do {
-    const [next, keys] = await raw.scan(cursor, 'MATCH', `organism:{${GROUP}}:*`, 'COUNT', 1000);
-    if (keys.length > 0) await raw.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  await dropGroup(URL, GROUP);
   await raw.quit();
 });
 
