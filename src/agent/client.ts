@@ -4,6 +4,7 @@
  * gives up. `strategy: round-robin` starts each call at the next backend instead of the first.
  * Shared, so a backend's rate_limit_tpm holds across all agents using it.
  */
+import { redactKnown } from '../audit/redact.ts';
 import type { LlmSection } from '../config/types.ts';
 import { LlmError } from '../errors.ts';
 import { defaultLlmClientOptions, type LlmClientOptions } from './options.ts';
@@ -169,7 +170,7 @@ export class LlmClient {
             ),
         });
         backend.limiter?.settle(estimate, turn.usage.input + turn.usage.output);
-        return { turn, backend: label };
+        return { turn: redactTurn(turn), backend: label };
       } catch (error) {
         backend.limiter?.settle(estimate, 0);
         if (signal.aborted || (error instanceof LlmError && error.code === 'llm.aborted')) throw error;
@@ -188,4 +189,14 @@ export class LlmClient {
     const start = this.#next++ % this.#backends.length;
     return [...this.#backends.slice(start), ...this.#backends.slice(0, start)];
   }
+}
+
+/**
+ * A model that repeats a secret the daemon holds (its own API key, say, in any form the registry
+ * knows) does not get it into an answer, a tool's arguments, a peer message or the thread.
+ */
+function redactTurn(turn: CompletionTurn): CompletionTurn {
+  const text = redactKnown(turn.text);
+  const toolCalls = redactKnown(turn.toolCalls);
+  return text === turn.text && toolCalls === turn.toolCalls ? turn : { ...turn, text, toolCalls };
 }

@@ -5,6 +5,7 @@
  * `<system>`, `<|im_start|>`, ...) are neutralized so a tool result or a peer cannot close its frame
  * and speak as the runtime. The preamble tells the model that framed text is data, never orders.
  */
+import { knownSecrets, redactKnown } from '../audit/redact.ts';
 import type { MessageView } from '../bus/message.ts';
 import type { IncomingReply } from '../listener/types.ts';
 import type { ToolResult } from '../tools/types.ts';
@@ -34,9 +35,12 @@ const STRUCTURAL = new RegExp(`<(\\s*/?\\s*)(${STRUCTURAL_TAGS.join('|')})(?=[\\
 /** Special tokens of chat templates: <|im_start|>, <|eot_id|>, ... */
 const SPECIAL_TOKEN = /<\|/g;
 
-/** Structural tags in `text` become inert (`<` -> `&lt;`); everything else is left as written. */
+/**
+ * Structural tags in `text` become inert (`<` -> `&lt;`), and every secret the daemon knows is
+ * redacted (invariant 7: none in LLM context); everything else is left as written.
+ */
 export function neutralize(text: string): string {
-  return text.replace(STRUCTURAL, '&lt;$1$2').replace(SPECIAL_TOKEN, '&lt;|');
+  return knownSecrets.redact(text).replace(STRUCTURAL, '&lt;$1$2').replace(SPECIAL_TOKEN, '&lt;|');
 }
 
 function cut(text: string, maxBytes: number): string {
@@ -90,7 +94,7 @@ export function frameToolResult(
     name,
     content: `${open}\n${neutralize(cut(body, maxBytes))}\n</tool-result>`,
     isError: result.status !== 'ok',
-    data,
+    data: redactKnown(data),
   };
 }
 
@@ -128,7 +132,7 @@ export function framePeerReply(
     name,
     content: `${open}\n${neutralize(body)}\n</peer-reply>`,
     isError: failed,
-    data: failed ? { status: reply.kind, error: reply.payload } : reply.payload,
+    data: redactKnown(failed ? { status: reply.kind, error: reply.payload } : reply.payload),
   };
   return result;
 }

@@ -6,6 +6,7 @@
  * on the token budget, each with an `<answer>` that says which, so the thread always shows how the
  * task ended.
  */
+import { knownSecrets } from '../audit/redact.ts';
 import type { MessageView } from '../bus/message.ts';
 import type { HandlerContext, HandlerResult, IncomingReply, Outgoing } from '../listener/types.ts';
 import type { LlmClient } from './client.ts';
@@ -264,7 +265,8 @@ export class AgentLoop {
   ): Outgoing[] {
     this.loops.delete(state.thread);
     const answer: Answer = {
-      text,
+      // The model's words and error texts were scrubbed where they came in; this is the last gate.
+      text: knownSecrets.redact(text),
       status,
       turns: state.turns,
       ...(state.backend ? { backend: state.backend } : {}),

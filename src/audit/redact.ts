@@ -1,9 +1,255 @@
 /**
  * Secrets never reach the audit log (invariant 7): values under secret-looking keys are replaced,
  * and strings are scrubbed of things that look like credentials wherever they appear.
+ *
+ * Besides shapes, the daemon knows its own secret values (LLM keys, the SMTP password, API tokens:
+ * whatever a `*_env` key of organism.yaml names). They are registered once in `knownSecrets` when
+ * the config is loaded (and again on reload), and every redaction point (this module's
+ * `redactString` / `redact`, the log, provider errors, agent answers, thread history) uses the one
+ * matcher compiled from them. It catches more than the exact value: see `secretForms`.
  */
+import { Buffer } from 'node:buffer';
 
 export const REDACTED = '[REDACTED]';
+
+/** Shortest piece of a secret (a prefix, or a run of its base64) that is redacted on its own. */
+export const MIN_SECRET_PREFIX = 8;
+/** Values shorter than this are never registered: redacting them would eat ordinary text. */
+export const MIN_SECRET_LENGTH = 4;
+
+/** One form of a secret, lower-cased; any prefix of it at least `min` characters long is caught. */
+export interface SecretForm {
+  text: string;
+  min: number;
+}
+
+/**
+ * The forms a value can leak in, each matched case-insensitively and, when long enough, by any
+ * prefix of 8 or more characters (a server that echoes "the first 20 characters of your key"):
+ * - the value itself;
+ * - the value without a leading vendor prefix (`sk-`, `sk-ant-`, `sk-ant-api03-`, `ghp_`, ...: every
+ *   cut after a `-` or `_` in its first 20 characters that leaves 8 or more characters);
+ * - the base64 and base64url encodings of each of those, at the three byte alignments a value can
+ *   have inside a longer encoded text (`Basic base64(user:key)`), so a prefix of the encoding of
+ *   the value, or of the value within a longer string, is caught too;
+ * - the value as JSON writes it, when that differs (quotes, backslashes).
+ * A value shorter than 8 characters is caught whole (and its whole base64), never by prefix.
+ */
+export function secretForms(secret: string): SecretForm[] {
+  if (secret.length < MIN_SECRET_LENGTH) return [];
+  const forms = new Map<string, number>();
+  const add = (text: string, min: number) => {
+    const lower = text.toLowerCase();
+    const known = forms.get(lower);
+    if (known === undefined || min < known) forms.set(lower, min);
+  };
+  const short = secret.length < MIN_SECRET_PREFIX;
+  const bases = [secret];
+  if (!short) {
+    for (let i = 1; i < Math.min(secret.length, 21); i++) {
+      const c = secret[i - 1];
+      if ((c === '-' || c === '_') && secret.length - i >= MIN_SECRET_PREFIX) bases.push(secret.slice(i));
+    }
+  }
+  for (const base of bases) {
+    add(base, short ? base.length : MIN_SECRET_PREFIX);
+    const escaped = JSON.stringify(base).slice(1, -1);
+    if (escaped !== base) add(escaped, short ? escaped.length : MIN_SECRET_PREFIX);
+    const bytes = Buffer.from(base, 'utf8');
+    for (let align = 0; align < (short ? 1 : 3); align++) {
+      const rest = bytes.subarray(align);
+      // Aligned 0 the value may end the encoded text, so its last partial group counts too;
+      // otherwise only whole groups are the value's alone.
+      const take = align === 0 ? rest : rest.subarray(0, rest.length - (rest.length % 3));
+      const encoded = take.toString('base64').replace(/=+$/, '');
+      if (encoded.length < (short ? MIN_SECRET_LENGTH : MIN_SECRET_PREFIX)) continue;
+      const min = short ? encoded.length : MIN_SECRET_PREFIX;
+      add(encoded, min);
+      add(encoded.replace(/\+/g, '-').replace(/\//g, '_'), min);
+    }
+  }
+  return [...forms].map(([text, min]) => ({ text, min }));
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+
+/**
+ * A compiled matcher for a set of secret values: one case-insensitive regular expression over the
+ * seeds (the first `min` characters of every form), and each hit extended to the longest prefix of
+ * a form that the text holds there. Compiled once; matching costs one regex scan per text.
+ */
+export class SecretMatcher {
+  readonly #regex: RegExp | null;
+  /** seed (lower-cased) -> the forms starting with it. */
+  readonly #forms = new Map<string, string[]>();
+
+  constructor(values: Iterable<string>) {
+    for (const value of values) {
+      for (const form of secretForms(value)) {
+        const seed = form.text.slice(0, form.min);
+        const list = this.#forms.get(seed) ?? [];
+        list.push(form.text);
+        this.#forms.set(seed, list);
+      }
+    }
+    const seeds = [...this.#forms.keys()].sort((a, b) => b.length - a.length);
+    this.#regex = seeds.length === 0 ? null : new RegExp(seeds.map(escapeRegExp).join('|'), 'gi');
+  }
+
+  get empty(): boolean {
+    return this.#regex === null;
+  }
+
+  /** `text` with every form of every secret replaced. The same string when nothing matched. */
+  redact(text: string, replacement: string = REDACTED): string {
+    const regex = this.#regex;
+    if (regex === null || text.length < MIN_SECRET_LENGTH) return text;
+    regex.lastIndex = 0;
+    let match = regex.exec(text);
+    if (match === null) return text;
+    let out = '';
+    let copied = 0;
+    while (match !== null) {
+      const start = match.index;
+      const end = this.#extend(text, start, match[0]);
+      out += text.slice(copied, start) + replacement;
+      copied = end;
+      regex.lastIndex = end;
+      match = regex.exec(text);
+    }
+    return out + text.slice(copied);
+  }
+
+  /** Whether `text` holds any form of any secret. */
+  test(text: string): boolean {
+    const regex = this.#regex;
+    if (regex === null) return false;
+    regex.lastIndex = 0;
+    return regex.test(text);
+  }
+
+  /** End of the longest form matching at `start` (the seed matched already). */
+  #extend(text: string, start: number, seed: string): number {
+    let best = start + seed.length;
+    for (const form of this.#forms.get(seed.toLowerCase()) ?? []) {
+      let i = seed.length;
+      while (i < form.length && start + i < text.length && text[start + i]!.toLowerCase() === form[i]) i++;
+      if (start + i > best) best = start + i;
+    }
+    return best;
+  }
+}
+
+/**
+ * The secret values this process holds, by source (`config:<path>` for what a config names, one
+ * source per provider key, ...). Setting a source recompiles the matcher on next use; setting the
+ * same values again changes nothing.
+ */
+export class KnownSecrets {
+  readonly #sources = new Map<string, readonly string[]>();
+  #matcher: SecretMatcher | null = null;
+
+  /** Replaces the values of `source` (a reload passes the new config's values). */
+  set(source: string, values: Iterable<string | undefined | null>): void {
+    const list = [
+      ...new Set(
+        [...values].filter((v): v is string => typeof v === 'string' && v.length >= MIN_SECRET_LENGTH),
+      ),
+    ].sort();
+    const old = this.#sources.get(source);
+    if (old !== undefined && old.length === list.length && old.every((v, i) => v === list[i])) return;
+    if (list.length === 0) {
+      if (old === undefined) return;
+      this.#sources.delete(source);
+    } else this.#sources.set(source, list);
+    this.#matcher = null;
+  }
+
+  /** Adds one value under its own source (idempotent): a provider's API key, say. */
+  add(value: string | undefined): void {
+    if (value !== undefined) this.set(`value:${value}`, [value]);
+  }
+
+  delete(source: string): void {
+    if (this.#sources.delete(source)) this.#matcher = null;
+  }
+
+  /** The compiled matcher over every source's values. */
+  get matcher(): SecretMatcher {
+    if (this.#matcher === null) {
+      const all = new Set<string>();
+      for (const values of this.#sources.values()) for (const v of values) all.add(v);
+      this.#matcher = new SecretMatcher(all);
+    }
+    return this.#matcher;
+  }
+
+  redact(text: string, replacement: string = REDACTED): string {
+    return this.#sources.size === 0 ? text : this.matcher.redact(text, replacement);
+  }
+
+  test(text: string): boolean {
+    return this.#sources.size !== 0 && this.matcher.test(text);
+  }
+}
+
+/** The process's registry: every redaction point reads it. */
+export const knownSecrets = new KnownSecrets();
+
+/**
+ * `value` with every known secret replaced in its strings (keys included), at any depth. The same
+ * value (not a copy) when it holds none, so callers on a busy path pay one scan.
+ */
+export function redactKnown<T>(value: T, replacement: string = REDACTED): T {
+  if (typeof value === 'string') return knownSecrets.redact(value, replacement) as T;
+  if (value === null || typeof value !== 'object') return value;
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    return value;
+  }
+  if (text === undefined || !knownSecrets.test(text)) return value;
+  return redactKnownDeep(value, replacement, 0) as T;
+}
+
+function redactKnownDeep(value: unknown, replacement: string, depth: number): unknown {
+  if (typeof value === 'string') return knownSecrets.redact(value, replacement);
+  if (value === null || typeof value !== 'object' || depth > 64) return value;
+  if (Array.isArray(value)) return value.map((item) => redactKnownDeep(item, replacement, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    out[knownSecrets.redact(key, replacement)] = redactKnownDeep(item, replacement, depth + 1);
+  }
+  return out;
+}
+
+/** `*_env` keys that name a secret (not `base_url_env`, not `public_key_env`). */
+const SECRET_ENV_KEY = /^(?!.*public).*(pass|secret|token|key|credential|auth).*_env$/i;
+
+/**
+ * The secret values a config names: the value of every environment variable named under a
+ * secret-looking `*_env` key (llm api_key_env, smtp/librarian password_env, web_search api_key_env,
+ * auth token_env, ...), at any depth.
+ */
+export function secretsFromConfig(config: unknown, env: NodeJS.ProcessEnv): string[] {
+  const out: string[] = [];
+  const walk = (value: unknown, depth: number) => {
+    if (depth > 16 || value === null || typeof value !== 'object') return;
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item, depth + 1);
+      return;
+    }
+    for (const [key, item] of Object.entries(value)) {
+      if (typeof item === 'string' && SECRET_ENV_KEY.test(key)) {
+        const secret = env[item];
+        if (secret) out.push(secret);
+      } else walk(item, depth + 1);
+    }
+  };
+  walk(config, 0);
+  return out;
+}
 
 /**
  * Keys whose values are never recorded. Broad, but a bare `key` (the key_value_* tools' argument:
@@ -43,7 +289,7 @@ function looksLikeKey(token: string): boolean {
 }
 
 export function redactString(text: string): string {
-  let out = text;
+  let out = knownSecrets.redact(text);
   for (const [pattern, replacement] of PATTERNS) {
     pattern.lastIndex = 0;
     out = out.replace(pattern, replacement);

@@ -1,9 +1,11 @@
 /**
  * Tool calls as messages (invariant 1): a handler's `ctx.tools.call` becomes a `tool-call` and a
  * `tool-result` in the thread history, each counted as a hop, with the dispatcher (ToolPort) in
- * between. The bus never judges a call itself; every check is the dispatcher's.
+ * between. The bus never judges a call itself; every check is the dispatcher's. The call's
+ * arguments are recorded redacted as the audit records them; the tool gets them as given.
  */
 import { randomUUID } from 'node:crypto';
+import { knownSecrets, redact } from '../audit/redact.ts';
 import type { ToolResult } from '../tools/types.ts';
 import { encodePayload } from '../xml/codec.ts';
 import type { BusContext } from './bus-context.ts';
@@ -50,11 +52,16 @@ export class ToolCalls {
   }
 }
 
+/** Strings are not cut here (the history keeps what the call was), unlike the audit's 2 KB lines. */
+const HISTORY_REDACT = { maxString: Number.POSITIVE_INFINITY, maxDepth: 64 };
+
+/** The arguments redacted exactly as the audit records them (invariant 7: none in thread history). */
 function toolCallXml(tool: string, args: unknown): string {
-  return encodePayload('tool-call', { tool, args: safeJson(args) });
+  return encodePayload('tool-call', { tool, args: safeJson(redact(args, HISTORY_REDACT)) });
 }
 
+/** A result that carries a secret the daemon knows (a page echoing a key) shows it redacted. */
 function toolResultXml(result: ToolResult): string {
-  const body = result.status === 'ok' ? safeJson(result.value) : safeJson(result.error);
+  const body = knownSecrets.redact(result.status === 'ok' ? safeJson(result.value) : safeJson(result.error));
   return encodePayload('tool-result', { tool: result.tool, status: result.status, result: body });
 }

@@ -10,6 +10,7 @@
  * is listed in `restart_required` and left as it was.
  */
 import { attachAgents } from '../agent/attach.ts';
+import { knownSecrets, secretsFromConfig } from '../audit/redact.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import { loadConfig } from '../config/index.ts';
 import type { OrganismConfig } from '../config/types.ts';
@@ -162,6 +163,7 @@ async function prepareAndApply(state: DaemonState, by: string): Promise<ReloadRe
 /** The new file's settings that apply while running. */
 function commit(state: DaemonState, loaded: LoadedOrganism, auth: Authenticator): void {
   const { config } = loaded;
+  knownSecrets.set(`config:${state.configPath}`, secretsFromConfig(config, state.env));
   state.loaded = loaded;
   state.config = config;
   state.auth = auth;

@@ -1,9 +1,11 @@
 /**
  * The daemon's logger: pino, JSON lines on stdout, level from organism.log_level (changed in place
  * by a reload). Lines about a message carry `thread` (and `listener`), so one grep follows a
- * conversation; request lines carry the token's name, never the token.
+ * conversation; request lines carry the token's name, never the token, and no line carries a
+ * secret the daemon knows (knownSecrets, in any of its forms).
  */
 import pino, { type Logger } from 'pino';
+import { knownSecrets } from '../audit/redact.ts';
 
 export interface LoggerOptions {
   level: pino.LevelWithSilent;
@@ -31,6 +33,10 @@ export function createLogger(options: LoggerOptions): Logger {
     base: { organism: options.organism, pid: process.pid },
     redact: { paths: LOG_REDACT_PATHS, censor: '[REDACTED]' },
     timestamp: pino.stdTimeFunctions.isoTime,
+    // Every line, whatever field or message carries it: the secrets the daemon holds, in every
+    // form audit/redact.ts knows (prefixes, base64, other case, without `sk-`). No secrets known,
+    // no scan.
+    hooks: { streamWrite: (line) => knownSecrets.redact(line) },
   };
   return options.destination ? pino(config, options.destination) : pino(config);
 }

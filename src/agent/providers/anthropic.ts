@@ -4,6 +4,7 @@
  * an id; every one of them is answered in the next user turn by a `tool_result` block with the
  * same `tool_use_id` (all answers of one turn in one user message, as the API requires).
  */
+import { knownSecrets } from '../../audit/redact.ts';
 import { LlmError } from '../../errors.ts';
 import type { ChatMessage, CompletionRequest, CompletionTurn, Provider, ToolCallRequest } from '../types.ts';
 import { joinUrl, postJson } from './http.ts';
@@ -35,6 +36,7 @@ export function createAnthropicProvider(options: AnthropicOptions): Provider {
   const model = options.model ?? ANTHROPIC_DEFAULTS.model;
   const url = joinUrl(options.baseUrl ?? ANTHROPIC_DEFAULTS.baseUrl, '/v1/messages');
   const label = `anthropic/${model}`;
+  knownSecrets.add(options.apiKey);
   return {
     kind: 'anthropic',
     model,

@@ -5,6 +5,7 @@
  * a server echoing the key back cannot put it into a log or a thread.
  */
 import { request } from 'undici';
+import { knownSecrets } from '../../audit/redact.ts';
 import { LlmError } from '../../errors.ts';
 
 export interface PostJsonOptions {
@@ -152,10 +153,15 @@ export function clip(text: string, secrets: readonly string[]): string {
   return out;
 }
 
+/**
+ * `text` with every form of `secrets` and of the process's known secrets replaced: the key itself,
+ * its prefixes of 8+ characters, other letter case, base64/base64url, without `sk-` (see
+ * secretForms in audit/redact.ts). The provider's own key is registered on first use, so later
+ * calls reuse the registry's compiled matcher.
+ */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
-  return out;
+  for (const secret of secrets) knownSecrets.add(secret);
+  return knownSecrets.redact(text, '[redacted]');
 }
 
 /** `base` without a trailing slash, joined with `path`. */

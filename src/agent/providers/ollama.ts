@@ -5,6 +5,7 @@
  * final. Ids are made up here, and answers go back as `role: tool` messages in call order with the
  * tool's name (`tool_name`), which is how Ollama matches them.
  */
+import { knownSecrets } from '../../audit/redact.ts';
 import { LlmError } from '../../errors.ts';
 import type { ChatMessage, CompletionRequest, CompletionTurn, Provider, ToolCallRequest } from '../types.ts';
 import { joinUrl, postJson } from './http.ts';
@@ -33,6 +34,7 @@ export function createOllamaProvider(options: OllamaOptions): Provider {
   const model = options.model ?? OLLAMA_DEFAULTS.model;
   const url = joinUrl(options.baseUrl, '/api/chat');
   const label = `ollama/${model}`;
+  knownSecrets.add(options.apiKey);
   let seq = 0;
   return {
     kind: 'ollama',

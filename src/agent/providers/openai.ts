@@ -5,6 +5,7 @@
  * *string* that may not parse: such a call gets a readable error result instead of running.
  * Answers go back as `role: tool` messages carrying the call's `tool_call_id`.
  */
+import { knownSecrets } from '../../audit/redact.ts';
 import { LlmError } from '../../errors.ts';
 import type { ChatMessage, CompletionRequest, CompletionTurn, Provider, ToolCallRequest } from '../types.ts';
 import { joinUrl, postJson } from './http.ts';
@@ -39,6 +40,7 @@ export function createOpenAiProvider(options: OpenAiOptions): Provider {
   const model = options.model;
   const url = joinUrl(options.baseUrl ?? OPENAI_DEFAULTS.baseUrl, '/chat/completions');
   const label = `${options.kind}/${model}`;
+  knownSecrets.add(options.apiKey);
   const headers: Record<string, string> = options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {};
   return {
     kind: options.kind,
