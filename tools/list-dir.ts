@@ -1,16 +1,19 @@
 /**
  * list_dir: the entries of a folder in the workspace (optionally its whole tree), with type, size
  * and modification time, filtered by a glob. Symbolic links are listed as links and never followed,
- * so a recursive listing cannot wander outside the workspace.
+ * so a recursive listing cannot wander outside the workspace. Each folder is opened first and its
+ * entries read through that descriptor once its real path is checked (fs-fd.ts), so a folder
+ * swapped for a link while the walk runs is refused or skipped, never listed.
  */
 import type { Dirent } from 'node:fs';
 import { lstat, opendir, stat } from 'node:fs/promises';
-import path from 'node:path';
 import picomatch from 'picomatch';
 import { FileToolError } from '../src/errors.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
 import { FILE_TOOL_DEFAULTS, fileToolConfigSchema, positiveInt, throwIfAborted } from './lib/fs-config.ts';
+import { isInside } from './lib/fs-confine.ts';
 import { fsError } from './lib/fs-errors.ts';
+import { inDir, type OpenDir, openDir } from './lib/fs-fd.ts';
 import { resolveToolPath } from './lib/fs-path.ts';
 
 export interface ListDirArgs {
@@ -47,6 +50,10 @@ function typeOf(entry: Dirent): DirEntry['type'] {
   return 'other';
 }
 
+async function isFile(where: string): Promise<boolean> {
+  return (await stat(where).catch(() => undefined))?.isFile() ?? false;
+}
+
 const tool: ToolDefinition<ListDirArgs, ListDirResult> = {
   name: 'list_dir',
   description:
@@ -59,7 +66,13 @@ const tool: ToolDefinition<ListDirArgs, ListDirResult> = {
     type: 'object',
     additionalProperties: false,
     properties: {
-      path: { type: 'string', minLength: 1, description: 'Folder relative to the workspace; default ".".' },
+      // The default is filled in before the file guard judges the call, which needs a path.
+      path: {
+        type: 'string',
+        minLength: 1,
+        default: '.',
+        description: 'Folder relative to the workspace; default ".".',
+      },
       pattern: {
         type: 'string',
         minLength: 1,
@@ -105,59 +118,79 @@ const tool: ToolDefinition<ListDirArgs, ListDirResult> = {
 
     const target = await resolveToolPath(args.path ?? '.', 'read', ctx);
     const shown = target.shown;
+    const notFolder = () =>
+      new FileToolError(
+        'file.not_directory',
+        `${JSON.stringify(shown)} is a file, not a folder; use read_file`,
+        {
+          path: shown,
+        },
+      );
+    let top: OpenDir;
     try {
-      const st = await stat(target.real);
-      if (!st.isDirectory()) {
-        throw new FileToolError(
-          'file.not_directory',
-          `${JSON.stringify(shown)} is a file, not a folder; use read_file`,
-          {
-            path: shown,
-          },
-        );
-      }
+      top = await openDir(target.real);
     } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOTDIR' && (await isFile(target.real)))
+        throw notFolder();
       throw fsError(error, shown, 'list');
+    }
+    try {
+      target.confirm(top.real);
+    } catch (error) {
+      await top.handle.close().catch(() => {});
+      throw error;
     }
 
     const entries: DirEntry[] = [];
     let truncated = false;
     let scanned = 0;
-    // Depth-first, each folder sorted by name, so the order is stable between calls.
-    const walk = async (dir: string, prefix: string): Promise<boolean> => {
-      throwIfAborted(ctx.signal, shown);
-      let children: Dirent[];
+    /**
+     * Lists the folder held by `dir`, depth-first, each folder sorted by name so the order is stable
+     * between calls; closes `dir`. Entries are read, lstat'ed and descended into through the
+     * descriptor (by name, not following links), so they are the checked folder's whatever happens
+     * to the paths meanwhile; a sub-folder is listed only while its real path is below the listed
+     * folder (one moved away meanwhile is skipped). One descriptor is open per level of depth.
+     */
+    const walk = async (dir: OpenDir, prefix: string): Promise<boolean> => {
       try {
-        const handle = await opendir(dir);
-        children = [];
-        for await (const entry of handle) children.push(entry);
-      } catch (error) {
-        // The listed folder itself must be readable; an unreadable sub-folder is skipped.
-        if (prefix === '') throw fsError(error, shown, 'list');
-        return true;
-      }
-      children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      for (const child of children) {
-        if (++scanned > MAX_SCANNED) {
-          truncated = true;
-          return false;
+        throwIfAborted(ctx.signal, shown);
+        const children: Dirent[] = [];
+        try {
+          for await (const entry of await opendir(inDir(dir))) children.push(entry);
+        } catch (error) {
+          // The listed folder itself must be readable; an unreadable sub-folder is skipped.
+          if (prefix === '') throw fsError(error, shown, 'list');
+          return true;
         }
-        const name = prefix + child.name;
-        const full = path.join(dir, child.name);
-        const type = typeOf(child);
-        if (match === undefined || match(name)) {
-          if (entries.length >= maxEntries) {
+        children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        for (const child of children) {
+          if (++scanned > MAX_SCANNED) {
             truncated = true;
             return false;
           }
-          const info = await lstat(full).catch(() => undefined);
-          if (info) entries.push({ name, type, size: info.size, modified: info.mtime.toISOString() });
+          const name = prefix + child.name;
+          const type = typeOf(child);
+          if (match === undefined || match(name)) {
+            if (entries.length >= maxEntries) {
+              truncated = true;
+              return false;
+            }
+            const info = await lstat(inDir(dir, child.name)).catch(() => undefined);
+            if (info) entries.push({ name, type, size: info.size, modified: info.mtime.toISOString() });
+          }
+          if (recursive && type === 'dir') {
+            const sub = await openDir(inDir(dir, child.name)).catch(() => undefined);
+            if (sub && isInside(top.real, sub.real)) {
+              if (!(await walk(sub, `${name}/`))) return false;
+            } else await sub?.handle.close().catch(() => {});
+          }
         }
-        if (recursive && type === 'dir' && !(await walk(full, `${name}/`))) return false;
+        return true;
+      } finally {
+        await dir.handle.close().catch(() => {});
       }
-      return true;
     };
-    await walk(target.real, '');
+    await walk(top, '');
 
     const result: ListDirResult = { path: target.relative, entries, truncated };
     if (target.warning) result.warning = target.warning;

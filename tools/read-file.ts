@@ -9,6 +9,7 @@ import type { ToolDefinition } from '../src/tools/types.ts';
 import { FILE_TOOL_DEFAULTS, fileToolConfigSchema, positiveInt, throwIfAborted } from './lib/fs-config.ts';
 import { BINARY_SNIFF_BYTES, looksBinary } from './lib/fs-encoding.ts';
 import { fsError } from './lib/fs-errors.ts';
+import { realPathOfFd } from './lib/fs-fd.ts';
 import { readLineWindow } from './lib/fs-lines.ts';
 import { resolveToolPath } from './lib/fs-path.ts';
 
@@ -112,6 +113,9 @@ const tool: ToolDefinition<ReadFileArgs, ReadFileResult> = {
       throw fsError(error, shown, 'read');
     }
     try {
+      // O_NOFOLLOW covers only the last component: a parent folder swapped for a link between the
+      // check and the open leads elsewhere. What counts is the file actually opened.
+      target.confirm(await realPathOfFd(handle, target.real));
       const st = await handle.stat();
       if (st.isDirectory()) {
         throw new FileToolError(

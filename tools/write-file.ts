@@ -1,21 +1,24 @@
 /**
  * write_file: creates or replaces a file (or appends to it) inside the workspace, atomically:
- * the new content goes to a temp file in the same folder and is renamed over the target.
+ * the new content goes to a temp file in the same folder and is renamed over the target. The
+ * folder is held open and everything in it is done by names inside its descriptor (fs-fd.ts), so a
+ * parent folder swapped for a symbolic link mid-call cannot send the file, or its temp file, outside.
  *
  * Append is read + write temp + rename, not O_APPEND: O_APPEND writes in place, so a crash or a
  * failed write mid-way leaves a half-appended file and a reader can see part of the new content.
  * Read + rename keeps the all-or-nothing promise for both modes; its cost, reading the old file,
  * is bounded because the resulting file must fit in max_bytes anyway.
  */
-import { lstat, mkdir, readFile, realpath } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { FileToolError } from '../src/errors.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
-import { serialized, writeAtomic } from './lib/fs-atomic.ts';
+import { serialized, writeAtomicIn } from './lib/fs-atomic.ts';
 import { FILE_TOOL_DEFAULTS, fileToolConfigSchema, positiveInt, throwIfAborted } from './lib/fs-config.ts';
-import { isInside } from './lib/fs-confine.ts';
 import { fsError } from './lib/fs-errors.ts';
-import { resolveToolPath } from './lib/fs-path.ts';
+import { inDir, type OpenDir, openDir, realPathOfFd } from './lib/fs-fd.ts';
+import { type ResolvedPath, resolveToolPath } from './lib/fs-path.ts';
 
 export interface WriteFileArgs {
   path: string;
@@ -45,6 +48,38 @@ function decode(content: string, encoding: string): Buffer {
     );
   }
   return Buffer.from(compact, 'base64');
+}
+
+/**
+ * Opens the folder the file goes in, creating missing folders on the way. Nothing is created by a
+ * path from the root, where a folder on the way could be swapped for a link to somewhere else:
+ * the deepest folder that exists is opened and its real path (the descriptor's) checked with the
+ * file name appended, then each missing folder is made and opened inside the previous one's
+ * descriptor, without following links. So the folders, the temp file and the file itself all land
+ * below the folder that was checked.
+ */
+async function openParent(target: ResolvedPath): Promise<OpenDir> {
+  const name = path.basename(target.real);
+  // `missing` ends with the file's own name when the file does not exist yet.
+  const toMake = target.missing.slice(0, -1);
+  const start = path.resolve(target.real, ...Array<string>(toMake.length + 1).fill('..'));
+  let dir = await openDir(start);
+  try {
+    target.confirm(path.join(dir.real, ...toMake, name));
+    for (const part of toMake) {
+      await mkdir(inDir(dir, part)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+      });
+      const next = await openDir(inDir(dir, part));
+      await dir.handle.close().catch(() => {});
+      dir = next;
+    }
+    target.confirm(path.join(dir.real, name));
+    return dir;
+  } catch (error) {
+    await dir.handle.close().catch(() => {});
+    throw error;
+  }
 }
 
 const tool: ToolDefinition<WriteFileArgs, WriteFileResult> = {
@@ -117,22 +152,11 @@ const tool: ToolDefinition<WriteFileArgs, WriteFileResult> = {
     throwIfAborted(ctx.signal, shown);
 
     return serialized(target.real, async () => {
+      let dir: OpenDir | undefined;
       try {
-        const dir = path.dirname(target.real);
-        await mkdir(dir, { recursive: true });
-        // The folders may have been made just now: check again where they really are.
-        const workspaceReal = await realpath(ctx.workspace);
-        if (!isInside(workspaceReal, await realpath(dir))) {
-          throw new FileToolError(
-            'file.path_refused',
-            `${JSON.stringify(shown)} leads outside the workspace`,
-            {
-              path: shown,
-              rule_id: 'file.symlink_escape',
-            },
-          );
-        }
-        const existing = await lstat(target.real).catch((error: NodeJS.ErrnoException) => {
+        const name = path.basename(target.real);
+        dir = await openParent(target);
+        const existing = await lstat(inDir(dir, name)).catch((error: NodeJS.ErrnoException) => {
           if (error.code === 'ENOENT') return undefined;
           throw error;
         });
@@ -162,11 +186,28 @@ const tool: ToolDefinition<WriteFileArgs, WriteFileResult> = {
               { path: shown, max_bytes: maxBytes },
             );
           }
-          parts.push(await readFile(target.real, { signal: ctx.signal }));
+          const old = await open(
+            inDir(dir, name),
+            constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+          );
+          try {
+            parts.push(await old.readFile({ signal: ctx.signal }));
+          } finally {
+            await old.close().catch(() => {});
+          }
         }
         parts.push(data);
         throwIfAborted(ctx.signal, shown);
-        await writeAtomic(target.real, parts, existing ? existing.mode & 0o7777 : 0o644);
+        await writeAtomicIn(dir, name, parts, existing ? existing.mode & 0o7777 : 0o644);
+        // The file went into the folder held open, which was checked; but a held folder can still be
+        // moved (renamed) meanwhile. If it now sits where this call may not write, take back the
+        // file it created (an overwrite cannot be taken back; it happened in the checked folder).
+        try {
+          target.confirm(path.join(await realPathOfFd(dir.handle, dir.real), name));
+        } catch (error) {
+          if (!existing) await unlink(inDir(dir, name)).catch(() => {});
+          throw error;
+        }
         const result: WriteFileResult = {
           path: target.relative,
           bytes_written: data.length,
@@ -177,6 +218,8 @@ const tool: ToolDefinition<WriteFileArgs, WriteFileResult> = {
         return result;
       } catch (error) {
         throw fsError(error, shown, 'write');
+      } finally {
+        await dir?.handle.close().catch(() => {});
       }
     });
   },

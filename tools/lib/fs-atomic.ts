@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
-import path from 'node:path';
+import { inDir, type OpenDir } from './fs-fd.ts';
 
 const queues = new Map<string, Promise<unknown>>();
 
@@ -23,10 +23,19 @@ export async function serialized<T>(key: string, task: () => Promise<T>): Promis
   }
 }
 
-/** Replaces `target` with `parts` (concatenated) atomically; `mode` is the new file's permission bits. */
-export async function writeAtomic(target: string, parts: readonly Uint8Array[], mode: number): Promise<void> {
-  const dir = path.dirname(target);
-  const temp = path.join(dir, `.${path.basename(target)}.${randomUUID().slice(0, 8)}.tmp`);
+/**
+ * Replaces `name` in the open folder `dir` with `parts` (concatenated) atomically; `mode` is the new
+ * file's permission bits. The temp file is created, renamed and (on any failure) removed by names
+ * taken inside the folder's descriptor, never by a path from the root, so all three happen in the
+ * one folder that was checked, even if its path is swapped for a symbolic link meanwhile.
+ */
+export async function writeAtomicIn(
+  dir: OpenDir,
+  name: string,
+  parts: readonly Uint8Array[],
+  mode: number,
+): Promise<void> {
+  const temp = inDir(dir, `.${name}.${randomUUID().slice(0, 8)}.tmp`);
   // O_EXCL: never write through something that appeared at the temp name.
   const handle = await open(
     temp,
@@ -48,7 +57,7 @@ export async function writeAtomic(target: string, parts: readonly Uint8Array[], 
     } finally {
       await handle.close();
     }
-    await rename(temp, target);
+    await rename(temp, inDir(dir, name));
   } catch (error) {
     await unlink(temp).catch(() => {});
     throw error;

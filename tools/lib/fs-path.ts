@@ -2,7 +2,9 @@
  * Where a file tool may act. The file guard (src/guard/file.ts) judges each path first, with the
  * listener's allowed_paths and trust; then, as a second line of defence that does not depend on the
  * guard's rules, the real path (symlinks resolved) must lie inside the real workspace. Tools act on
- * the path returned here, never on the raw argument.
+ * the path returned here, never on the raw argument, and once they have opened it they `confirm()`
+ * the real path of the descriptor they hold (fs-fd.ts), since a folder on the way may have been
+ * swapped for a symbolic link after this check.
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
@@ -86,8 +88,17 @@ export interface ResolvedPath {
   relative: string;
   /** True when every component exists. */
   exists: boolean;
+  /** The trailing components of `real` that did not exist when it was resolved, in order. */
+  missing: string[];
   /** A guard warning, passed on in the result so the agent sees it. */
   warning?: string;
+  /**
+   * Checks `real`, the real location of what the tool actually opened (or is about to create in an
+   * opened folder), against the same rules as the path: the workspace or allowed_paths, and any
+   * deny of the file guard (a swapped folder could lead to `.git` or a credential folder inside
+   * the workspace). Throws file.path_refused when it fails.
+   */
+  confirm(real: string): void;
 }
 
 export function refused(
@@ -119,19 +130,24 @@ export async function resolveToolPath(
   if (raw.includes('\0')) throw new FileToolError('file.bad_argument', 'path contains a NUL byte');
   const trust: TrustLevel = ctx.trust ?? 'medium';
   const allowedPaths = allowedPathsOf(ctx.config);
-  const verdict = checkPath(raw, access, {
-    workspace: ctx.workspace,
-    trust,
-    ...(allowedPaths ? { allowedPaths } : {}),
-  });
-  if (verdict.verdict === 'deny') {
-    throw refused(
-      raw,
-      verdict.rule_id ?? 'file.denied',
-      verdict.reason ?? 'the file guard denied it',
-      verdict.suggestion,
-    );
-  }
+  /** The file guard's verdict on `p`; a deny is thrown as file.path_refused for the raw path. */
+  const judge = (p: string) => {
+    const verdict = checkPath(p, access, {
+      workspace: ctx.workspace,
+      trust,
+      ...(allowedPaths ? { allowedPaths } : {}),
+    });
+    if (verdict.verdict === 'deny') {
+      throw refused(
+        raw,
+        verdict.rule_id ?? 'file.denied',
+        verdict.reason ?? 'the file guard denied it',
+        verdict.suggestion,
+      );
+    }
+    return verdict;
+  };
+  const verdict = judge(raw);
   const workspaceReal = await realpath(ctx.workspace).catch((error) => {
     throw fsError(error, ctx.workspace, 'open the workspace');
   });
@@ -174,7 +190,28 @@ export async function resolveToolPath(
   }
   const base = isInside(wsLexical, lexical) ? wsLexical : workspaceReal;
   const relative = path.relative(base, lexical) || '.';
-  const result: ResolvedPath = { real, shown: raw, relative, exists: missing.length === 0 };
+  const confirm = (opened: string): void => {
+    if (
+      allowedPaths ? !matchesAllowed(allowedPaths, workspaceReal, opened) : !isInside(workspaceReal, opened)
+    ) {
+      throw refused(
+        raw,
+        'file.symlink_escape',
+        `what was opened is really ${allowedPaths ? 'outside allowed_paths' : 'outside the workspace'} ` +
+          '(a folder on the way was replaced by a symbolic link after the path was checked)',
+        'use a path whose real location does not change while the tool works',
+      );
+    }
+    judge(opened);
+  };
+  const result: ResolvedPath = {
+    real,
+    shown: raw,
+    relative,
+    exists: missing.length === 0,
+    missing: [...missing].reverse(),
+    confirm,
+  };
   if (verdict.verdict === 'warn' && verdict.reason) result.warning = verdict.reason;
   return result;
 }

@@ -1,0 +1,65 @@
+/**
+ * Acting on what was checked, not on a name that may lead elsewhere by now.
+ *
+ * resolveToolPath (fs-path.ts) checks a path's real location, but between that check and the open
+ * another process can swap a folder on the way for a symbolic link to somewhere else; `O_NOFOLLOW`
+ * guards only the last component. Node has no openat(), so the file tools do this instead:
+ *
+ * - open first (`O_NOFOLLOW`), then ask the kernel where the descriptor really is
+ *   (`readlink /proc/self/fd/N`) and check *that* path; whatever the swapper did, that is the file
+ *   the tool reads or the folder it lists or writes in;
+ * - name things inside an open folder as `/proc/self/fd/N/<name>`: the kernel resolves that to
+ *   the folder held by descriptor N and looks `<name>` up in it, which is openat() by another name.
+ *   A temp file created, renamed and removed that way stays in the folder that was checked.
+ *
+ * Without /proc (not Linux) the descriptor's path is found by resolving the name again and
+ * comparing device and inode with the descriptor: a swap between open and check is still caught,
+ * a swap there and back in between is not. The sandboxed deployment is Linux, where none of this
+ * applies.
+ */
+import { constants, existsSync } from 'node:fs';
+import { type FileHandle, open, readlink, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+
+const PROC_FD = existsSync('/proc/self/fd') ? '/proc/self/fd' : undefined;
+
+/** A folder held open, with the real path it had when it was last checked. */
+export interface OpenDir {
+  handle: FileHandle;
+  real: string;
+}
+
+/** The kernel's name for an open descriptor's file: where it really is, symlinks resolved. */
+export async function realPathOfFd(handle: FileHandle, openedAs: string): Promise<string> {
+  if (PROC_FD) return readlink(`${PROC_FD}/${handle.fd}`);
+  const real = await realpath(openedAs);
+  const [held, named] = await Promise.all([handle.stat(), stat(real)]);
+  if (held.dev !== named.dev || held.ino !== named.ino) {
+    throw Object.assign(new Error(`${openedAs} changed while it was opened`), { code: 'ELOOP' });
+  }
+  return real;
+}
+
+/** A path for `name` inside the folder `dir` holds (the folder itself without a name), as openat() would see it. */
+export function inDir(dir: OpenDir, name?: string): string {
+  const base = PROC_FD ? `${PROC_FD}/${dir.handle.fd}` : dir.real;
+  return name === undefined ? base : path.join(base, name);
+}
+
+/**
+ * Opens the folder at `where` without following a link in its last component (`O_NONBLOCK`: a
+ * FIFO there must not hang the call) and returns it with its real path, refreshed from the
+ * descriptor. Anything that is not a folder is refused with ENOTDIR.
+ */
+export async function openDir(where: string): Promise<OpenDir> {
+  const handle = await open(
+    where,
+    constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+  );
+  try {
+    return { handle, real: await realPathOfFd(handle, where) };
+  } catch (error) {
+    await handle.close().catch(() => {});
+    throw error;
+  }
+}
