@@ -10,6 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type AgentRuntime, attachAgents } from './agent/attach.ts';
+import { auditKeyOptions, loadAuditKeys } from './audit/key.ts';
 import { AuditLog } from './audit/log.ts';
 import type { AuditEntry } from './audit/record.ts';
 import { knownSecrets, secretsFromConfig } from './audit/redact.ts';
@@ -92,7 +93,19 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }
 
   const hub = new EventHub();
-  const auditLog = new AuditLog({ path: toolPaths(config).audit });
+  // The audit chain's key, from the environment or a file outside data_dir (created at first start).
+  const auditKeys = await loadAuditKeys(auditKeyOptions(config, { env, create: true }));
+  if (auditKeys) {
+    const { source, current, created, warning } = auditKeys;
+    logger.info(
+      { component: 'audit', key_id: current.id, key_source: source },
+      created
+        ? `created the audit key file ${source} (mode 0600): it seals the audit log and verify needs it; keep it, outside data_dir`
+        : `audit log sealed with key ${current.id} from ${source}`,
+    );
+    if (warning) logger.warn({ component: 'audit' }, warning);
+  }
+  const auditLog = new AuditLog({ path: toolPaths(config).audit, keys: auditKeys });
   const auditSink = auditTee(auditLog, (entry) => observeAudit(hub, entry));
   const { resources } = createToolServices(config);
   const warn = (message: string) => logger.warn({ component: 'tools' }, message);

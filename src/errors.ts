@@ -166,7 +166,7 @@ export class RevocationError extends OrganismError {
 /** The audit log could not be written, read, or its hash chain is broken. */
 export class AuditError extends OrganismError {
   constructor(
-    code: 'audit.write' | 'audit.read' | 'audit.broken',
+    code: 'audit.write' | 'audit.read' | 'audit.broken' | 'audit.key',
     message: string,
     details?: Record<string, unknown>,
   ) {

@@ -1,41 +1,99 @@
 /**
- * The hash chain of the audit log. A line is the entry's JSON with `prev` (sha256 of the previous
- * line's full text, null for the first line) and then `hash` (sha256 of the line's text up to, but
- * not including, the `hash` member, closed with `}`). Changing any byte of a line breaks its own
- * hash; rewriting the hash too breaks the next line's `prev`; removing lines at the head breaks the
- * first line's `prev: null`.
+ * The keyed chain of the audit log. A line is the entry's JSON with `prev` (SHA-256 of the previous
+ * line's full text, null for the first line), `key_id` (which key seals it, see key.ts) and then
+ * `hash`: HMAC-SHA256 under that key of the line's text up to, but not including, the `hash`
+ * member, closed with `}`. Changing any byte of a line breaks its own hash; removing or inserting a
+ * line breaks the next line's `prev`; and without the key nobody can recompute either.
+ *
+ * Lines written before audit keys existed have no `key_id` and a plain SHA-256 `hash`. They still
+ * verify as links, but prove nothing: anyone can recompute them, and a log rewritten without the
+ * key looks exactly like one from before keys. So a log with unkeyed lines is never `intact`, even
+ * when keyed lines follow them (a keyed writer appending to a rewritten log would otherwise
+ * launder it); an unkeyed line after a keyed one is `broken` (a rewrite from that point on).
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { AuditKey } from './key.ts';
 import type { AuditEntry } from './record.ts';
 
 export function sha256(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** Serializes one entry as the next line after `prevLine` (undefined for the first line). */
-export function chainLine(entry: AuditEntry, prevLine: string | undefined): string {
-  const body = JSON.stringify({ ...entry, prev: prevLine === undefined ? null : sha256(prevLine) });
-  const hash = sha256(body);
-  return `${body.slice(0, -1)},"hash":"${hash}"}`;
+function hmac(secret: Buffer, text: string): string {
+  return createHmac('sha256', secret).update(text, 'utf8').digest('hex');
+}
+
+/**
+ * Serializes one entry as the next line after `prevLine` (undefined for the first line), sealed
+ * with `key`. Without a key the line is unkeyed (plain SHA-256): only for tests of old logs.
+ */
+export function chainLine(entry: AuditEntry, prevLine: string | undefined, key?: AuditKey): string {
+  const prev = prevLine === undefined ? null : sha256(prevLine);
+  if (key === undefined) {
+    const body = JSON.stringify({ ...entry, prev });
+    return `${body.slice(0, -1)},"hash":"${sha256(body)}"}`;
+  }
+  const body = JSON.stringify({ ...entry, prev, key_id: key.id });
+  return `${body.slice(0, -1)},"hash":"${hmac(key.secret, body)}"}`;
 }
 
 const HASH_SUFFIX = /,"hash":"([0-9a-f]{64})"\}$/;
+const KEY_ID = /^[0-9a-f]{8}$/;
 
-export type LineCheck = { ok: true } | { ok: false; reason: string };
+/** The key id a line names, or undefined for an unkeyed (or unreadable) line. */
+export function lineKeyId(line: string): string | undefined {
+  const match = /,"key_id":"([0-9a-f]{8})","hash":"[0-9a-f]{64}"\}$/.exec(line);
+  return match?.[1];
+}
 
-/** Checks one line against the line before it (undefined for the first). */
-export function checkLine(line: string, prevLine: string | undefined): LineCheck {
+export type LineCheck = { ok: true; keyId: string | null } | { ok: false; reason: string };
+
+function sameHex(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+/**
+ * Checks one line against the line before it (undefined for the first) and the keys (by id).
+ * Says which key sealed it (null: unkeyed). Key order and downgrades are verifyChain's business.
+ */
+export function checkLine(
+  line: string,
+  prevLine: string | undefined,
+  keys: ReadonlyMap<string, AuditKey> = new Map(),
+): LineCheck {
   const match = HASH_SUFFIX.exec(line);
   if (!match) return { ok: false, reason: 'has no hash member at its end' };
-  let parsed: { prev?: unknown };
+  let parsed: { prev?: unknown; key_id?: unknown };
   try {
-    parsed = JSON.parse(line) as { prev?: unknown };
+    parsed = JSON.parse(line) as { prev?: unknown; key_id?: unknown };
   } catch {
     return { ok: false, reason: 'is not valid JSON' };
   }
   const body = `${line.slice(0, match.index)}}`;
-  if (sha256(body) !== match[1])
-    return { ok: false, reason: 'does not match its own hash (the record was changed)' };
+  const hash = match[1] as string;
+  let keyId: string | null = null;
+  if (parsed.key_id === undefined) {
+    if (!sameHex(sha256(body), hash))
+      return { ok: false, reason: 'does not match its own hash (the record was changed)' };
+  } else {
+    if (typeof parsed.key_id !== 'string' || !KEY_ID.test(parsed.key_id))
+      return { ok: false, reason: 'has a key_id that is not 8 hex digits' };
+    keyId = parsed.key_id;
+    const key = keys.get(keyId);
+    if (!key) {
+      const known = [...keys.keys()];
+      return {
+        ok: false,
+        reason: `is sealed with key ${keyId}, which is not among the configured keys (${known.length ? known.join(', ') : 'none found'}): configure that key, or the record was forged`,
+      };
+    }
+    if (!sameHex(hmac(key.secret, body), hash)) {
+      return {
+        ok: false,
+        reason: `does not match its own hash (HMAC-SHA256 with key ${keyId}): the record was changed, or written by someone without the key`,
+      };
+    }
+  }
   const expected = prevLine === undefined ? null : sha256(prevLine);
   if (parsed.prev !== expected) {
     return {
@@ -46,23 +104,75 @@ export function checkLine(line: string, prevLine: string | undefined): LineCheck
           : 'does not chain to the line before it (a line was changed, removed or inserted)',
     };
   }
-  return { ok: true };
+  return { ok: true, keyId };
 }
 
-export type ChainReport =
-  | { ok: true; records: number }
-  | { ok: false; records: number; line: number; reason: string };
+interface ReportBase {
+  /** Lines that verified (all of them, or those before the failure). */
+  records: number;
+  /** Of those, lines sealed with a key. */
+  keyed: number;
+  /** Of those, unkeyed lines at the head of the log (from before audit keys). */
+  unkeyed: number;
+  /** Ids of the keys that sealed them, in the order they were used. */
+  keys: string[];
+}
 
-/** Verifies a whole log's text; `line` in a failure is 1-based. */
-export function verifyChain(text: string): ChainReport {
+/**
+ * `intact`: every line is sealed with one of the keys and chains to the one before (an empty log
+ * too). `unkeyed`: every line links, but the first `unkeyed` lines carry no key, so they are not
+ * proven (anyone who can write the file can recompute them); any `keyed` lines after them are.
+ * `broken`: `line` (1-based) is the first line that fails, for `reason`.
+ */
+export type ChainReport =
+  | (ReportBase & { ok: true; verdict: 'intact'; head: string | null })
+  | (ReportBase & { ok: false; verdict: 'unkeyed'; head: string })
+  | (ReportBase & { ok: false; verdict: 'broken'; line: number; reason: string });
+
+/** Verifies a whole log's text against `keys` (oldest first, as in a keyring). */
+export function verifyChain(text: string, keys: readonly AuditKey[] = []): ChainReport {
+  const byId = new Map(keys.map((key) => [key.id, key]));
+  const order = new Map(keys.map((key, i) => [key.id, i]));
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
+  const base: ReportBase = { records: 0, keyed: 0, unkeyed: 0, keys: [] };
+  const broken = (i: number, reason: string): ChainReport => ({
+    ...base,
+    ok: false,
+    verdict: 'broken',
+    line: i + 1,
+    reason,
+  });
   let prev: string | undefined;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] as string;
-    const check = checkLine(line, prev);
-    if (!check.ok) return { ok: false, records: i, line: i + 1, reason: check.reason };
+    const check = checkLine(line, prev, byId);
+    if (!check.ok) return broken(i, check.reason);
+    const last = base.keys.at(-1);
+    if (check.keyId === null) {
+      if (last !== undefined) {
+        return broken(
+          i,
+          `has no key_id after records sealed with key ${last}: it was rewritten by someone without the key`,
+        );
+      }
+      base.unkeyed++;
+    } else {
+      if (last !== undefined && last !== check.keyId) {
+        if ((order.get(check.keyId) as number) < (order.get(last) as number)) {
+          return broken(
+            i,
+            `is sealed with key ${check.keyId}, older than key ${last} that sealed the records before it`,
+          );
+        }
+      }
+      if (last !== check.keyId) base.keys.push(check.keyId);
+      base.keyed++;
+    }
+    base.records++;
     prev = line;
   }
-  return { ok: true, records: lines.length };
+  const head = prev === undefined ? null : (HASH_SUFFIX.exec(prev)?.[1] as string);
+  if (head !== null && base.unkeyed > 0) return { ...base, ok: false, verdict: 'unkeyed', head };
+  return { ...base, ok: true, verdict: 'intact', head };
 }

@@ -4,13 +4,18 @@
  * the failure is reported loudly on stderr, and the write is retried: nothing is dropped quietly.
  * The chain is computed at write time from the file's actual last line, so another process that
  * appended in between (say `organism tools call` next to the daemon) does not break it.
+ * With `keys`, every line is sealed with the keyring's current key (chain.ts). When the last line
+ * is sealed with an older key of the ring (the key was rotated), an `audit.key_rotated` record
+ * sealed with that older key comes first, naming the new one; when it names a key this process
+ * does not know (another process rotated), the key file is read again.
  */
 import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AuditError } from '../errors.ts';
 import { BackgroundWriter } from '../storage/background-writer.ts';
-import { chainLine } from './chain.ts';
-import type { AuditEntry } from './record.ts';
+import { chainLine, lineKeyId } from './chain.ts';
+import type { AuditKey, AuditKeyring } from './key.ts';
+import type { AuditEntry, ChangeRecord } from './record.ts';
 
 export interface AuditLogOptions {
   /** Absolute path of the JSON-lines file. */
@@ -19,9 +24,11 @@ export interface AuditLogOptions {
   onError?: (message: string) => void;
   /** Wait before the first retry of a failed write (ms); doubles on each failure, up to 30 s. */
   retryMs?: number;
+  /** The audit keys (key.ts); without them lines are unkeyed, which verify does not accept as proof. */
+  keys?: AuditKeyring;
 }
 
-export function defaultAuditLogOptions(): Required<Omit<AuditLogOptions, 'path'>> {
+export function defaultAuditLogOptions(): Required<Omit<AuditLogOptions, 'path' | 'keys'>> {
   return {
     onError: (message) => process.stderr.write(`[organism audit] ${message}\n`),
     retryMs: 1000,
@@ -60,18 +67,22 @@ async function endsWithNewline(handle: FileHandle, size: number): Promise<boolea
 
 export class AuditLog implements AuditSink {
   readonly path: string;
-  readonly #options: Required<Omit<AuditLogOptions, 'path'>>;
+  readonly #options: Required<Omit<AuditLogOptions, 'path' | 'keys'>>;
+  readonly #keys: AuditKeyring | undefined;
   readonly #writer: BackgroundWriter<AuditEntry>;
   #handle: FileHandle | undefined;
   #ino = -1;
   /** Size of the file after our last write, to notice appends by others. */
   #size = -1;
   #prevLine: string | undefined;
+  #warnedUnkeyed = false;
 
   constructor(options: AuditLogOptions) {
     this.path = options.path;
-    this.#options = { ...defaultAuditLogOptions(), ...stripUndefined(options) } as Required<
-      Omit<AuditLogOptions, 'path'>
+    this.#keys = options.keys;
+    const { keys: _keys, ...rest } = options;
+    this.#options = { ...defaultAuditLogOptions(), ...stripUndefined(rest) } as Required<
+      Omit<AuditLogOptions, 'path' | 'keys'>
     >;
     const { onError, retryMs } = this.#options;
     this.#writer = new BackgroundWriter<AuditEntry>({
@@ -153,8 +164,14 @@ export class AuditLog implements AuditSink {
     }
     const lines: string[] = [];
     let prev = this.#prevLine;
+    const key = await this.#sealingKey(prev);
+    const rotation = this.#rotation(prev, key);
+    if (rotation) {
+      prev = chainLine(rotation.entry, prev, rotation.key);
+      lines.push(prev);
+    }
     for (const entry of batch) {
-      const line = chainLine(entry, prev);
+      const line = chainLine(entry, prev, key);
       lines.push(line);
       prev = line;
     }
@@ -162,6 +179,55 @@ export class AuditLog implements AuditSink {
     await handle.appendFile(text, 'utf8');
     this.#prevLine = prev;
     this.#size = size + Buffer.byteLength(text, 'utf8');
+  }
+
+  /** The key for new lines; reads the key file again when the last line names a key not in the ring. */
+  async #sealingKey(prevLine: string | undefined): Promise<AuditKey | undefined> {
+    const ring = this.#keys;
+    if (!ring) return undefined;
+    const last = prevLine === undefined ? undefined : lineKeyId(prevLine);
+    if (
+      last === undefined &&
+      prevLine !== undefined &&
+      !this.#warnedUnkeyed &&
+      /"hash":"[0-9a-f]{64}"\}$/.test(prevLine)
+    ) {
+      this.#warnedUnkeyed = true;
+      this.#options.onError(
+        `${this.path} holds records from before audit keys (no key_id); verify reports them as not proven. Move that log aside once so the new one is proven from its first record`,
+      );
+    }
+    if (last !== undefined && !ring.keys.some((k) => k.id === last)) {
+      await ring.refresh();
+      if (!ring.keys.some((k) => k.id === last)) {
+        this.#options.onError(
+          `the last record of ${this.path} is sealed with audit key ${last}, which ${ring.source} does not hold; verify will stop there until that key is configured`,
+        );
+      }
+    }
+    return ring.current;
+  }
+
+  /** When the last line is sealed with an older key of the ring: the record of the switch, sealed with it. */
+  #rotation(
+    prevLine: string | undefined,
+    key: AuditKey | undefined,
+  ): { entry: ChangeRecord; key: AuditKey } | undefined {
+    const last = prevLine === undefined ? undefined : lineKeyId(prevLine);
+    const ring = this.#keys;
+    if (!ring || !key || last === undefined || last === key.id) return undefined;
+    const from = ring.keys.find((k) => k.id === last);
+    if (!from) return undefined;
+    const entry: ChangeRecord = {
+      type: 'change',
+      time: new Date().toISOString(),
+      action: 'audit.key_rotated',
+      by: 'organism',
+      listener: null,
+      thread: null,
+      detail: `audit key ${from.id} -> ${key.id}: records from here on are sealed with ${key.id}`,
+    };
+    return { entry, key: from };
   }
 }
 

@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { AuditError } from '../errors.ts';
 import { type ChainReport, verifyChain } from './chain.ts';
+import type { AuditKey } from './key.ts';
 
 async function readLog(path: string): Promise<string> {
   try {
@@ -20,6 +21,7 @@ export async function readAuditLines(path: string, tail?: number): Promise<strin
   return tail === undefined ? lines : lines.slice(Math.max(0, lines.length - tail));
 }
 
-export async function verifyAuditFile(path: string): Promise<ChainReport> {
-  return verifyChain(await readLog(path));
+/** Verifies the whole file against `keys` (oldest first); see verifyChain for what it reports. */
+export async function verifyAuditFile(path: string, keys: readonly AuditKey[] = []): Promise<ChainReport> {
+  return verifyChain(await readLog(path), keys);
 }

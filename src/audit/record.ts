@@ -1,4 +1,4 @@
-/** The shapes of audit log lines. Every line also carries `prev` and `hash` (see log.ts). */
+/** The shapes of audit log lines. Every line also carries `prev`, `key_id` and `hash` (see chain.ts). */
 
 /** One tool call, whatever became of it. */
 export interface CallRecord {
@@ -37,7 +37,8 @@ export interface ThreatRecord {
 
 /**
  * An operator's change to the running organism: each listener a hot reload added, removed or
- * replaced, a refused reload, a killed thread, a paused or resumed listener.
+ * replaced, a refused reload, a killed thread, a paused or resumed listener; the switch to a new
+ * audit key (written by the audit log itself, sealed with the old key).
  */
 export interface ChangeRecord {
   type: 'change';
@@ -50,8 +51,9 @@ export interface ChangeRecord {
     | 'listener.resumed'
     | 'thread.killed'
     | 'organism.reloaded'
-    | 'organism.reload_refused';
-  /** Who: the API token's name, `sighup`, or `anonymous` when the API has no tokens. */
+    | 'organism.reload_refused'
+    | 'audit.key_rotated';
+  /** Who: the API token's name, `sighup`, `anonymous` when the API has no tokens, `organism` for the runtime. */
   by: string;
   listener: string | null;
   thread: string | null;
@@ -61,5 +63,5 @@ export interface ChangeRecord {
 
 export type AuditEntry = CallRecord | ThreatRecord | ChangeRecord;
 
-/** As written: the entry plus its place in the hash chain. */
-export type AuditLine = AuditEntry & { prev: string | null; hash: string };
+/** As written: the entry plus its place in the hash chain (no key_id on lines from before audit keys). */
+export type AuditLine = AuditEntry & { prev: string | null; key_id?: string; hash: string };

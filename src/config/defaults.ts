@@ -3,6 +3,7 @@
  * `<organism.name>`) and paths made absolute against the config file's folder, so the rest of the
  * runtime never depends on the daemon's working directory.
  */
+import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { DATA_DIR_PLACEHOLDER, ORGANISM_NAME_PLACEHOLDER } from './schema.ts';
 import type { OrganismConfig } from './types.ts';
@@ -30,6 +31,11 @@ export function finishConfig(data: Record<string, any>, file: string, base: stri
   data.tools.revocations_file = resolveConfigPath(data.tools.revocations_file, base, organism.data_dir);
   data.tools.manifest = resolveConfigPath(data.tools.manifest, base, organism.data_dir);
   data.audit.path = resolveConfigPath(data.audit.path, base, organism.data_dir);
+  if (typeof data.audit.key_file === 'string') {
+    const file: string = data.audit.key_file;
+    const home = file === '~' || file.startsWith('~/') ? join(homedir(), file.slice(1)) : file;
+    data.audit.key_file = resolveConfigPath(home, base, organism.data_dir);
+  }
   for (const backend of data.llm.backends) {
     if (typeof backend.script === 'string')
       backend.script = resolveConfigPath(backend.script, base, organism.data_dir);

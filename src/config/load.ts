@@ -4,6 +4,7 @@
  * all, sorted by position, so a user fixes the whole file in one pass.
  */
 import { dirname, join, resolve } from 'node:path';
+import { keyFileProblem } from '../audit/key.ts';
 import { ConfigError, type ConfigIssue, ListenerLoadError } from '../errors.ts';
 import { loadListenerModule } from '../listener/loader.ts';
 import type { ListenerDefinition } from '../listener/types.ts';
@@ -112,6 +113,12 @@ export async function loadConfig(file: string, options: LoadConfigOptions = {}):
   if (issues.length > 0) throw new ConfigError(sortIssues(issues));
 
   const config = finishConfig(data as Record<string, any>, absFile, base);
+  // The audit key must live where whoever can write the audit log cannot read it.
+  const keyProblem =
+    config.audit.key_file === undefined
+      ? undefined
+      : keyFileProblem(config.audit.key_file, config.organism.data_dir, config.organism.workspace);
+  if (keyProblem) throw new ConfigError([source.issue(['audit', 'key_file'], keyProblem)]);
   const listeners = config.listeners.map((listenerConfig, index): LoadedListener => {
     const definition = definitions.get(index);
     if (listenerConfig.description === undefined)

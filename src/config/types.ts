@@ -84,9 +84,13 @@ export interface ToolsSection {
   public_key_env?: string;
 }
 
-/** `audit:` section. Path resolved to absolute. */
+/** `audit:` section. Paths resolved to absolute (`~/` expanded in key_file). */
 export interface AuditSection {
   path: string;
+  /** Environment variable holding the audit key(s); wins over key_file when set. */
+  key_env: string;
+  /** Key file outside data_dir; unset: $XDG_CONFIG_HOME/organism/audit.key (~/.config/...). */
+  key_file?: string;
 }
 
 /** `kv:` section; no url means the embedded store on disk. */

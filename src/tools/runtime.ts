@@ -6,6 +6,7 @@
 import type { KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { auditKeyOptions, loadAuditKeys } from '../audit/key.ts';
 import { AuditLog, type AuditSink } from '../audit/log.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import type { OrganismConfig } from '../config/types.ts';
@@ -29,13 +30,13 @@ export interface ToolRuntimeOptions {
   services?: ToolServices;
   /** The guard (default: src/guard's checkCall). */
   guard?: GuardCheck;
-  /** Audit sink (default: an AuditLog at config.audit.path). */
+  /** Audit sink (default: an AuditLog at config.audit.path, sealed with the organism's audit key). */
   audit?: AuditSink;
   /** How often the revocations file is polled, ms (default 2000, well within the 10 s promise). */
   revocationPollMs?: number;
   /** One-line warnings (unsigned manifest, bad revocations file...). Default: stderr. */
   warn?: (message: string) => void;
-  /** Environment for `tools.public_key_env` (default process.env). */
+  /** Environment for `tools.public_key_env` and `audit.key_env` (default process.env). */
   env?: NodeJS.ProcessEnv;
   defaults?: Partial<DispatcherDefaults>;
 }
@@ -130,7 +131,13 @@ export async function createToolRuntime(
   for (const tool of opts.tools ?? []) registry.register(tool);
 
   const guard = opts.guard ?? checkCall;
-  const audit = opts.audit ?? new AuditLog({ path: paths.audit });
+  const audit =
+    opts.audit ??
+    new AuditLog({
+      path: paths.audit,
+      // The daemon's key: `organism tools call` appends to the same chain.
+      keys: await loadAuditKeys(auditKeyOptions(config, { env: opts.env, create: true })),
+    });
   const owned = opts.services ? undefined : createToolServices(config);
   const services = opts.services ?? (owned as NonNullable<typeof owned>).services;
   const revocations = new RevocationWatcher({ path: paths.revocations, pollMs: opts.revocationPollMs, warn });

@@ -60,7 +60,10 @@ describe('loadConfig on valid files', () => {
       revocations_file: resolve(FIXTURES, '.organism/revocations.json'),
       manifest: resolve(FIXTURES, 'tools.manifest.json'),
     });
-    expect(config.audit).toEqual({ path: resolve(FIXTURES, '.organism/audit.jsonl') });
+    expect(config.audit).toEqual({
+      path: resolve(FIXTURES, '.organism/audit.jsonl'),
+      key_env: 'ORGANISM_AUDIT_KEY',
+    });
     expect(config.kv).toEqual({});
     expect(config.smtp).toBeUndefined();
     expect(config.web_search).toBeUndefined();

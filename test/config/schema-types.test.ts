@@ -93,7 +93,7 @@ const tools: Presence<ToolsSection> = {
   manifest: 'always',
   public_key_env: 'optional',
 };
-const audit: Presence<AuditSection> = { path: 'always' };
+const audit: Presence<AuditSection> = { path: 'always', key_env: 'always', key_file: 'optional' };
 const kv: Presence<KvSection> = { url: 'optional' };
 const smtp: Presence<SmtpSection> = {
   host: 'always',

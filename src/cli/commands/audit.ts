@@ -1,4 +1,19 @@
-/** `organism audit [--tail N] [--verify]`: prints the audit log and checks its hash chain. */
+/**
+ * `organism audit [--tail N] [--verify] [--rotate-key]`: prints the audit log, checks its keyed
+ * chain with the organism's audit key(s), or rotates the key.
+ */
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { ChainReport } from '../../audit/chain.ts';
+import {
+  type AuditKeyOptions,
+  type AuditKeyring,
+  auditKeyOptions,
+  DEFAULT_AUDIT_KEY_ENV,
+  defaultAuditKeyFile,
+  loadAuditKeys,
+  rotateAuditKeyFile,
+} from '../../audit/key.ts';
 import { readAuditLines, verifyAuditFile } from '../../audit/read.ts';
 import { loadConfig } from '../../config/index.ts';
 import { UsageError } from '../../errors.ts';
@@ -6,16 +21,22 @@ import { toolPaths } from '../../tools/runtime.ts';
 import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
 import type { CommandIo } from '../io.ts';
 
-export const summary = 'print the tool-call audit log; --verify checks its hash chain (exit 1 if broken)';
+export const summary =
+  'print the tool-call audit log; --verify checks its keyed chain (exit 1 unless every record is proven)';
 
-const HELP = `usage: organism audit [--tail N] [--verify] [--config FILE] [--file PATH]
+const HELP = `usage: organism audit [--tail N] [--verify] [--rotate-key] [--config FILE] [--file PATH]
 
-Prints the audit log (one JSON record per line: tool calls and threats), oldest first.
+Prints the audit log (one JSON record per line: tool calls, threats, changes), oldest first.
 
 options:
   -n, --tail N        only the last N records
-      --verify        check the hash chain instead of printing; exits 1 naming the first broken line
-  -c, --config FILE   organism.yaml whose audit.path to read (default ./organism.yaml)
+      --verify        check every record's HMAC-SHA256 seal and link with the audit key(s)
+                      (audit.key_env, default $${DEFAULT_AUDIT_KEY_ENV}, else audit.key_file, default
+                      ${defaultAuditKeyFile()}); exits 0 only when every record is proven,
+                      1 naming the first bad line, or when the log carries no key at all
+      --rotate-key    append a fresh key to the key file: new records are sealed with it, the old
+                      keys stay to verify older ones (restart the daemon to switch it over)
+  -c, --config FILE   organism.yaml whose audit settings to use (default ./organism.yaml)
       --file PATH     read this audit file instead of the configured one
   -h, --help          show this help`;
 
@@ -26,6 +47,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       ...CONFIG_OPTION,
       tail: { type: 'string', short: 'n' },
       verify: { type: 'boolean' },
+      'rotate-key': { type: 'boolean' },
       file: { type: 'string' },
     },
     false,
@@ -41,19 +63,81 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       throw new UsageError(`--tail must be a whole number, not '${values.tail}'`);
     tail = Number(values.tail);
   }
-  const path =
-    values.file ?? toolPaths((await loadConfig(values.config, { loadModules: false })).config).audit;
-  if (values.verify) {
-    const report = await verifyAuditFile(path);
-    if (report.ok) {
-      io.out(`ok: ${path}: ${report.records} record${report.records === 1 ? '' : 's'}, hash chain intact`);
-      return 0;
+  if (!values.verify && !values['rotate-key']) {
+    const path =
+      values.file ?? toolPaths((await loadConfig(values.config, { loadModules: false })).config).audit;
+    for (const line of await readAuditLines(path, tail)) io.out(line);
+    return 0;
+  }
+  const { path, keyOptions } = await settings(values.config, values.file);
+  if (values['rotate-key']) {
+    const ring = await loadAuditKeys(keyOptions);
+    if (!ring) {
+      io.err(
+        `no audit key file ${keyOptions.keyFile ?? defaultAuditKeyFile(keyOptions.env)} yet: the daemon creates it at first start`,
+      );
+      return 1;
     }
+    const { from, to } = await rotateAuditKeyFile(ring);
+    io.out(
+      `rotated the audit key in ${ring.source}: ${from} -> ${to}. Older keys stay in the file to verify older records; restart the daemon to seal new records with ${to}.`,
+    );
+    return 0;
+  }
+  const ring = await loadAuditKeys(keyOptions);
+  const report = await verifyAuditFile(path, ring?.keys ?? []);
+  return printReport(path, report, ring, keyOptions, io);
+}
+
+/** The audit file and where its keys are: from the config, or with --file and no config, the defaults. */
+async function settings(
+  configFile: string,
+  file: string | undefined,
+): Promise<{ path: string; keyOptions: AuditKeyOptions }> {
+  // `--file` with no organism.yaml at hand (a copy of a log elsewhere): the default key places.
+  if (file !== undefined && !existsSync(configFile))
+    return { path: file, keyOptions: { dataDir: dirname(file), env: process.env } };
+  const config = (await loadConfig(configFile, { loadModules: false })).config;
+  return { path: file ?? toolPaths(config).audit, keyOptions: auditKeyOptions(config) };
+}
+
+function printReport(
+  path: string,
+  report: ChainReport,
+  ring: AuditKeyring | undefined,
+  keyOptions: AuditKeyOptions,
+  io: CommandIo,
+): number {
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const keySource =
+    ring?.source ??
+    `no key found (${keyOptions.keyEnv ?? DEFAULT_AUDIT_KEY_ENV} unset, no ${keyOptions.keyFile ?? defaultAuditKeyFile(keyOptions.env)})`;
+  if (report.verdict === 'broken') {
     io.err(
-      `${path}:${report.line}: record ${report.line} ${report.reason}; the ${report.records} record(s) before it verify`,
+      `${path}:${report.line}: record ${report.line} ${report.reason}; the ${plural(report.records, 'record')} before it verify`,
+    );
+    io.err(`keys: ${ring ? `${ring.keys.map((k) => k.id).join(', ')} from ${keySource}` : keySource}`);
+    return 1;
+  }
+  if (report.verdict === 'unkeyed') {
+    const sealed =
+      report.keyed > 0
+        ? ` Records ${report.unkeyed + 1}-${report.records} are sealed with key ${report.keys.join(', then ')} and verify.`
+        : '';
+    io.err(
+      `UNKEYED: ${path}: records 1-${report.unkeyed} of ${report.records} link by plain SHA-256 but carry no audit key, so they are not proven: they were written before audit keys, or rewritten by someone without the key.${sealed} Move a log from before audit keys aside once (e.g. to audit-before-keys.jsonl) so the new one is proven from its first record.`,
     );
     return 1;
   }
-  for (const line of await readAuditLines(path, tail)) io.out(line);
+  if (report.records === 0) {
+    io.out(`ok: ${path}: 0 records`);
+    return 0;
+  }
+  io.out(
+    `ok: ${path}: ${plural(report.records, 'record')}, hash chain intact: ${report.keyed} sealed with HMAC-SHA256 under key ${report.keys.join(', then ')} (from ${keySource})`,
+  );
+  io.out(
+    `last record: ${report.records}, hash ${report.head}; records cut from the end leave no trace in the file itself: keep this hash elsewhere to compare`,
+  );
   return 0;
 }
