@@ -9,13 +9,13 @@ import { LlmClient } from '../../src/agent/client.ts';
 import { AGENT_TASK_SCHEMA, createAgentDefinition, type PeerInfo } from '../../src/agent/definition.ts';
 import type { LlmClientOptions } from '../../src/agent/options.ts';
 import { createScriptedProvider, type Script } from '../../src/agent/providers/scripted.ts';
-import type { CompletionRequest, Provider, ToolCallResult } from '../../src/agent/types.ts';
+import type { AgentLogger, CompletionRequest, Provider, ToolCallResult } from '../../src/agent/types.ts';
 import { UsageTracker } from '../../src/agent/usage.ts';
 import type { Bus } from '../../src/bus/bus.ts';
 import type { ListenerConfig, OrganismConfig } from '../../src/config/types.ts';
 import type { Verdict } from '../../src/guard/types.ts';
 import type { ListenerDefinition } from '../../src/listener/types.ts';
-import { Dispatcher } from '../../src/tools/dispatcher.ts';
+import { Dispatcher, type DispatcherOptions } from '../../src/tools/dispatcher.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
 import { createToolServices } from '../../src/tools/services.ts';
 import type { ToolDefinition } from '../../src/tools/types.ts';
@@ -146,6 +146,10 @@ export function startAgentBus(setup: {
   listeners?: TestListener[];
   /** More tools beside calculate. */
   tools?: ToolDefinition[];
+  /** Where the dispatcher writes its audit records (none by default). */
+  audit?: DispatcherOptions['audit'];
+  /** The agents' logger (silent by default). */
+  logger?: AgentLogger;
 }): AgentBus {
   const registry = new ToolRegistry();
   registry.register(calculateTool);
@@ -169,6 +173,7 @@ export function startAgentBus(setup: {
     workspace: '/tmp',
     dataDir: '/tmp',
     guard: () => ALLOW,
+    ...(setup.audit ? { audit: setup.audit } : {}),
     services: createToolServices({
       file: '/tmp/organism.yaml',
       organism: { name: 'test', data_dir: '/tmp', workspace: '/tmp', log_level: 'silent' },
@@ -211,6 +216,7 @@ export function startAgentBus(setup: {
       peers,
       usage,
       history: (thread) => bus?.thread(thread)?.messages,
+      ...(setup.logger ? { logger: setup.logger } : {}),
     });
     definitions[agent.name] = definition;
     return { name: agent.name, definition, peers: config.peers, config };

@@ -1,6 +1,16 @@
 /** Secrets never reach the audit log: by key name, and by the shape of the value. */
 import { describe, expect, it } from 'vitest';
-import { REDACTED, redact, redactString } from '../../src/audit/redact.ts';
+import {
+  KnownSecrets,
+  knownSecrets,
+  REDACTED,
+  redact,
+  redactKnown,
+  redactString,
+  SecretMatcher,
+  secretsFromConfig,
+} from '../../src/audit/redact.ts';
+import { keyVariants, leaks } from '../helpers/secrets.ts';
 
 describe('redact', () => {
   it('replaces values under secret-looking keys at any depth, without changing the input', () => {
@@ -59,5 +69,86 @@ describe('redact', () => {
     const out = redact({ content: 'x'.repeat(10_000) }) as { content: string };
     expect(out.content.length).toBeLessThan(2200);
     expect(out.content).toContain('[7952 more chars]');
+  });
+});
+
+const OPENAI_KEY = 'sk-proj-Zq8xK2mP9vLr4TnB7wYc1HdF6gJs3AeU0iOp5Wt';
+const ANTHROPIC_KEY = 'sk-ant-api03-Rm5Qw8Tz2Yx4Vb7Nc1Lk9Hg3Fd6Sa0Pj-Ue2Io4';
+
+describe('known secrets', () => {
+  for (const key of [OPENAI_KEY, ANTHROPIC_KEY]) {
+    it(`catches ${key.slice(0, 7)}... in every form it is echoed in`, () => {
+      const matcher = new SecretMatcher([key]);
+      for (const [name, variant] of Object.entries(keyVariants(key))) {
+        const out = matcher.redact(`the server said: ${variant} (end)`);
+        expect(out, name).toContain(REDACTED);
+        expect(out.startsWith('the server said: '), name).toBe(true);
+        expect(out.endsWith(' (end)'), name).toBe(true);
+        expect(leaks(out, key), `${name}: ${out}`).toEqual([]);
+      }
+    });
+  }
+
+  it('leaves text alone that shares fewer than 8 characters with a key', () => {
+    const matcher = new SecretMatcher([OPENAI_KEY]);
+    for (const text of [
+      'sk-proj',
+      'use sk-proj and Zq8xK2m for that',
+      'base64 of nothing: aGVsbG8=',
+      'SK-PROJ ok',
+    ]) {
+      expect(matcher.redact(text)).toBe(text);
+    }
+  });
+
+  it('catches a short secret whole, in any case and base64, but never by prefix', () => {
+    const matcher = new SecretMatcher(['hunter2']);
+    expect(matcher.redact('pw hunter2 HUNTER2 aHVudGVyMg==')).toBe(
+      `pw ${REDACTED} ${REDACTED} ${REDACTED}==`,
+    );
+    expect(matcher.redact('hunter and hunte')).toBe('hunter and hunte');
+    expect(new SecretMatcher(['abc']).redact('abc')).toBe('abc');
+  });
+
+  it('is one registry: set per source, replaced on reload, used by redactString and redactKnown', () => {
+    const registry = new KnownSecrets();
+    registry.set('config:a', ['OldSecretValue111aa']);
+    expect(registry.redact('x OldSecretValue111aa y')).toBe(`x ${REDACTED} y`);
+    registry.set('config:a', ['NewSecretValue222bb']);
+    expect(registry.redact('OldSecretValue111aa')).toBe('OldSecretValue111aa');
+    expect(registry.redact('NEWSECRETVALUE222BB')).toBe(REDACTED);
+    registry.delete('config:a');
+    expect(registry.redact('NewSecretValue222bb')).toBe('NewSecretValue222bb');
+
+    const value = 'Zz9-registry-Qq8-secret';
+    knownSecrets.set('test:redact', [value]);
+    try {
+      expect(redactString(`said ${value.toUpperCase()}`)).toBe(`said ${REDACTED}`);
+      expect(redact({ note: `x ${value.slice(0, 10)}` })).toEqual({ note: `x ${REDACTED}` });
+      const plain = { a: [1, 'plain'] };
+      expect(redactKnown(plain)).toBe(plain);
+      expect(redactKnown({ a: [1, `in ${value}`] })).toEqual({ a: [1, `in ${REDACTED}`] });
+    } finally {
+      knownSecrets.delete('test:redact');
+    }
+    expect(redactString(`said ${value}`)).toBe(`said ${value}`);
+  });
+
+  it('takes from a config the values of secret-looking *_env variables, not URLs or public keys', () => {
+    const config = {
+      llm: { backends: [{ api_key_env: 'K1', base_url_env: 'URL' }] },
+      smtp: { password_env: 'PW' },
+      auth: { tokens: [{ name: 'a', token_env: 'TOK' }] },
+      web_search: { api_key_env: 'UNSET' },
+      tools: { public_key_env: 'PUB' },
+    };
+    const env = {
+      K1: 'key-one-value',
+      URL: 'http://127.0.0.1:9',
+      PW: 'pw-value',
+      TOK: 'token-value',
+      PUB: 'MCowBQYDK2VwAyEA',
+    };
+    expect(secretsFromConfig(config, env).sort()).toEqual(['key-one-value', 'pw-value', 'token-value']);
   });
 });
