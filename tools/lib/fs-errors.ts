@@ -26,10 +26,15 @@ export function fsError(error: unknown, shownPath: string, action: string): File
         path: shownPath,
       });
     case 'ELOOP':
-      return new FileToolError('file.path_refused', `${at} is a symbolic link loop`, {
-        path: shownPath,
-        rule_id: 'file.symlink_loop',
-      });
+      // Also what O_NOFOLLOW says when a link replaced the file or folder after the path was checked.
+      return new FileToolError(
+        'file.path_refused',
+        `${at} leads through a symbolic link that loops, or that replaced a file or folder while it was being opened`,
+        {
+          path: shownPath,
+          rule_id: 'file.symlink_loop',
+        },
+      );
     case 'ENOSPC':
     case 'EDQUOT':
       return new FileToolError('file.io', `no space left to ${action} ${at}`, { path: shownPath });

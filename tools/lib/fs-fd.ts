@@ -18,7 +18,7 @@
  * applies.
  */
 import { constants, existsSync } from 'node:fs';
-import { type FileHandle, open, readlink, realpath, stat } from 'node:fs/promises';
+import { type FileHandle, lstat, open, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 const PROC_FD = existsSync('/proc/self/fd') ? '/proc/self/fd' : undefined;
@@ -49,13 +49,19 @@ export function inDir(dir: OpenDir, name?: string): string {
 /**
  * Opens the folder at `where` without following a link in its last component (`O_NONBLOCK`: a
  * FIFO there must not hang the call) and returns it with its real path, refreshed from the
- * descriptor. Anything that is not a folder is refused with ENOTDIR.
+ * descriptor. Anything else is refused: ENOTDIR, or ELOOP for a symbolic link.
  */
 export async function openDir(where: string): Promise<OpenDir> {
   const handle = await open(
     where,
     constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-  );
+  ).catch(async (error: NodeJS.ErrnoException) => {
+    // With O_DIRECTORY a link in the last place is ENOTDIR; say what it is (fs-errors: ELOOP).
+    if (error.code === 'ENOTDIR' && (await lstat(where).catch(() => undefined))?.isSymbolicLink()) {
+      error.code = 'ELOOP';
+    }
+    throw error;
+  });
   try {
     return { handle, real: await realPathOfFd(handle, where) };
   } catch (error) {
