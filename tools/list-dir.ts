@@ -118,20 +118,17 @@ const tool: ToolDefinition<ListDirArgs, ListDirResult> = {
 
     const target = await resolveToolPath(args.path ?? '.', 'read', ctx);
     const shown = target.shown;
-    const notFolder = () =>
-      new FileToolError(
-        'file.not_directory',
-        `${JSON.stringify(shown)} is a file, not a folder; use read_file`,
-        {
-          path: shown,
-        },
-      );
     let top: OpenDir;
     try {
       top = await openDir(target.real);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOTDIR' && (await isFile(target.real)))
-        throw notFolder();
+      if ((error as NodeJS.ErrnoException).code === 'ENOTDIR' && (await isFile(target.real))) {
+        throw new FileToolError(
+          'file.not_directory',
+          `${JSON.stringify(shown)} is a file, not a folder; use read_file`,
+          { path: shown },
+        );
+      }
       throw fsError(error, shown, 'list');
     }
     try {
