@@ -97,6 +97,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const auditKeys = await loadAuditKeys(auditKeyOptions(config, { env, create: true }));
   if (auditKeys) {
     const { source, current, created, warning } = auditKeys;
+    // The key never shows up in a log, an answer or the LLM context either.
+    knownSecrets.set(
+      'audit-key',
+      [...auditKeys.keys].map((key) => key.secret.toString('utf8')),
+    );
     logger.info(
       { component: 'audit', key_id: current.id, key_source: source },
       created

@@ -137,6 +137,11 @@ describe('the daemon with an audit key', () => {
       expect(unkeyed.stderr).toContain(
         `UNKEYED: ${copy}: records 1-2 of 2 link by plain SHA-256 but carry no audit key`,
       );
+      // The key is one of the daemon's known secrets: even a part of it in an argument is redacted.
+      expect((await use('calculate', { expression: `${key.slice(0, 12)} + 1` })).status).toBe(202);
+      const last = JSON.parse((await records(5))[4] as string);
+      expect(last.input.expression).toBe('[REDACTED] + 1');
+      expect(await readFile(auditFile, 'utf8')).not.toContain(key.slice(0, 12));
       // And the real log still verifies: the forgeries were copies.
       expect((await runCli(['audit', '--verify', '--config', file], env)).code).toBe(0);
     } finally {
