@@ -76,6 +76,23 @@ describe('a fresh organism', () => {
     );
   });
 
+  it('stops at start, naming the key, when data_dir cannot be created', async () => {
+    // A file where a parent folder should be: no user, root included, can make the folder.
+    await writeFile(path.join(dir, 'blocker'), '');
+    const config = path.join(dir, 'blocked.yaml');
+    await writeFile(
+      config,
+      (await readFile(path.join(dir, 'organism.yaml'), 'utf8')).replace(
+        'organism:\n',
+        'organism:\n  data_dir: blocker/data\n',
+      ),
+    );
+    const { code, stderr } = await runCli(['run', '--port', '0', '--config', config]);
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('organism.data_dir: cannot create');
+    expect(stderr).toContain('ENOTDIR');
+  });
+
   it('lists the workspace with list_dir {}', async () => {
     const answer = await useTool('list_dir', {});
     expect(answer).toMatchObject({ status: 'ok', result: { path: '.' } });
