@@ -45,9 +45,14 @@ export function checkCall(kind: GuardKind, input: GuardInput): Verdict {
           'Pass { "command": "..." }.',
         );
       }
-      let verdict = checkShell(command, input.trust, input.toolConfig);
+      const keys = ['cwd', 'working_dir', 'workdir'] as const;
+      const cwd = keys.map((k) => args[k]).find((d): d is string => typeof d === 'string');
+      let verdict = checkShell(command, input.trust, input.toolConfig, {
+        workspace: input.workspace,
+        ...(cwd === undefined ? {} : { cwd }),
+      });
       // run_command may take a working directory; it must be a place the file guard lets us read.
-      for (const key of ['cwd', 'working_dir', 'workdir']) {
+      for (const key of keys) {
         const dir = args[key];
         if (typeof dir === 'string' && verdict.verdict !== 'deny') {
           const { resolved: _resolved, ...v } = checkPath(dir, 'read', pathInput(input));

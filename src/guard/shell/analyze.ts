@@ -6,13 +6,22 @@
  * at a time (and at its pipeline neighbours).
  */
 import { ShellParseError } from '../../errors.ts';
+import { inlineCode, scanInlineCode } from './inline.ts';
 import { MAX_NESTING, parse, type Redirect, type SimpleCommand } from './parse.ts';
+import { HOME, NO_ENV, normalizePath, type ShellEnv } from './paths.ts';
 import { SUB, type Word } from './tokenizer.ts';
 import { SHELLS, shellMode, WRAPPERS, wrappedStart } from './wrappers.ts';
 
 /** Shown for a substitution whose output is unknown. Starts with `$`, so it reads as dynamic. */
 export const UNKNOWN = '$(…)';
 const REPARSE_UNKNOWN = '$__sub';
+
+/** A shell given `-c` and no command string: bash refuses it, and nothing can be judged. */
+export class MissingScriptError extends ShellParseError {
+  constructor(message: string) {
+    super('guard.shell_unbalanced', message);
+  }
+}
 
 export interface Cmd {
   /** Basename of the command word (`/usr/bin/rm` -> `rm`); '' for a line of only redirects or assignments. */
@@ -49,6 +58,14 @@ export interface Cmd {
   cwd: string | null;
   /** Files written by a download (curl -o, wget -O, curl > f) or decode anywhere in the command line; shared by all its commands. */
   downloads: ReadonlySet<string>;
+  /** Absolute directory the command runs in, when known (the start directory, then literal `cd`s). */
+  dir: string | null;
+  /** What the guard knows of where the line runs (workspace, start directory, shell mode). */
+  env: ShellEnv;
+  /** A command `find -exec` runs: its `{}` are the files this find selects. */
+  foundBy: Cmd | null;
+  /** Inline interpreter code (python -c, node -e...) that calls out in a way the guard cannot read: why. */
+  inlineUnjudged: string | null;
 }
 
 export interface Analysis {
@@ -57,11 +74,14 @@ export interface Analysis {
   sources: string[];
   /** The working directory while analysing: what the last literal `cd` set. */
   cwd: string | null;
+  /** The same as an absolute path, starting from env.cwd; null when unknown. */
+  dir: string | null;
   downloads: Set<string>;
+  env: ShellEnv;
 }
 
-export function analyze(command: string): Analysis {
-  const out: Analysis = { cmds: [], sources: [], cwd: null, downloads: new Set() };
+export function analyze(command: string, env: ShellEnv = NO_ENV): Analysis {
+  const out: Analysis = { cmds: [], sources: [], cwd: null, dir: env.cwd, downloads: new Set(), env };
   analyzeScript(command, 0, [], out);
   for (const cmd of out.cmds) for (const f of downloadedFiles(cmd)) out.downloads.add(f);
   return out;
@@ -109,6 +129,7 @@ function analyzeScript(source: string, depth: number, wrappers: string[], out: A
   const first = out.cmds.length;
   // A nested script (substitution, sh -c) runs in its own process: its `cd` does not leak out.
   const savedCwd = out.cwd;
+  const savedDir = out.dir;
   const script = parse(source, depth);
   for (const pipeline of script.pipelines) {
     const stages: Cmd[] = [];
@@ -123,6 +144,7 @@ function analyzeScript(source: string, depth: number, wrappers: string[], out: A
     if (stages.length === 1) trackCd(stages[0]!, out);
   }
   out.cwd = savedCwd;
+  out.dir = savedDir;
   return out.cmds.slice(first);
 }
 
@@ -136,6 +158,12 @@ function trackCd(cmd: Cmd, out: Analysis) {
     out.cwd = /^(\$HOME|\$\{HOME\})(\/.*)?$/.test(target) ? `~${target.replace(/^\$\{?HOME\}?/, '')}` : null;
   else if (target.startsWith('/') || target.startsWith('~')) out.cwd = target;
   else out.cwd = out.cwd === null ? null : `${out.cwd.replace(/\/$/, '')}/${target}`;
+  // The absolute directory: `~` forms are known; a relative cd needs a known directory.
+  if (target === undefined) out.dir = HOME;
+  else if (out.cwd !== null && (out.cwd.startsWith('/') || out.cwd.startsWith('~')))
+    out.dir = normalizePath(out.cwd, null);
+  else if (target === '-' || word?.dynamic) out.dir = null;
+  else out.dir = out.dir === null ? null : normalizePath(target, out.dir);
 }
 
 function buildStage(
@@ -179,6 +207,10 @@ function buildStage(
     depth,
     cwd: out.cwd,
     downloads: out.downloads,
+    dir: out.dir,
+    env: out.env,
+    foundBy: null,
+    inlineUnjudged: null,
   };
   return emit(texts, sc.words, base, depth, out);
 }
@@ -232,6 +264,8 @@ function emit(
       if (mode.mode === 'c' && mode.index < args.length) {
         self.inlineScript = true;
         analyzeScript(forReparse(args[mode.index]!), depth + 1, [...wrappers, name], out);
+      } else if (mode.mode === 'c') {
+        throw new MissingScriptError(`${name} -c is given no command string`);
       }
     } else if (name === 'su') {
       const i = args.findIndex((a) => a === '-c' || a === '--command' || a.startsWith('--command='));
@@ -253,6 +287,9 @@ function emit(
       }
     } else if (name === 'find') {
       emitFindExec(self, argv, words, base, depth, out);
+    } else {
+      const code = inlineCode(name, args);
+      if (code !== null) judgeInlineCode(self, code.family, code.code, depth, out);
     }
     return self;
   }
@@ -286,6 +323,10 @@ function makeCmd(
     depth: base.depth,
     cwd: base.cwd,
     downloads: base.downloads,
+    dir: base.dir,
+    env: base.env,
+    foundBy: base.foundBy,
+    inlineUnjudged: null,
   };
 }
 
@@ -306,7 +347,7 @@ function emitFindExec(
       emit(
         argv.slice(i + 1, end),
         words.slice(i + 1, end),
-        { ...base, wrappers: [...find.wrappers, 'find'] },
+        { ...base, wrappers: [...find.wrappers, 'find'], foundBy: find },
         depth,
         out,
       );
@@ -315,9 +356,32 @@ function emitFindExec(
   }
 }
 
+/**
+ * Inline interpreter code (`python -c`, `node -e`, `perl -e`...): the shell lines it runs and the
+ * files it deletes or reads are judged as commands of their own; what cannot be read is noted.
+ */
+function judgeInlineCode(cmd: Cmd, family: string, code: readonly string[], depth: number, out: Analysis) {
+  const scan = scanInlineCode(family, code);
+  cmd.inlineUnjudged = scan.unjudged;
+  for (const script of scan.scripts) {
+    try {
+      analyzeScript(script, depth + 1, [...cmd.wrappers, cmd.name], out);
+    } catch (error) {
+      // A string that is not a whole shell line (an unbalanced quote): it cannot be judged.
+      if (!(error instanceof ShellParseError) || error.code !== 'guard.shell_unbalanced') throw error;
+      cmd.inlineUnjudged ??= 'it runs a shell line the guard cannot parse';
+    }
+  }
+}
+
 /** A shell reading literal text on stdin (`echo 'rm -rf /' | sh`, `bash <<EOF`) runs that text: judge it. */
 function judgeStdinScript(cmd: Cmd, depth: number, out: Analysis) {
   if (cmd.stdinText === null) return;
+  if (cmd.stdinText !== '' && cmd.inlineUnjudged === null) {
+    const code = inlineCode(cmd.name, cmd.args, true);
+    if (code !== null && code.code.length === 0)
+      judgeInlineCode(cmd, code.family, [cmd.stdinText], depth, out);
+  }
   const readsStdin =
     (SHELLS.has(cmd.name) && shellMode(cmd.args).mode === 'stdin') ||
     ((cmd.name === 'source' || cmd.name === '.') && cmd.args[0] === '/dev/stdin');

@@ -4,10 +4,13 @@
  * matched against the rule catalog (rules/). Trust decides what a match means (types.ts
  * `verdictFor`); at low trust, anything outside the known-safe set (safe.ts) is denied too.
  */
+
+import path from 'node:path';
 import type { ToolConfig, TrustLevel } from '../../config/types.ts';
 import { ShellParseError } from '../../errors.ts';
 import { allow, deny, type Severity, type Verdict, type VerdictKind, verdictFor } from '../types.ts';
-import { analyze, type Cmd } from './analyze.ts';
+import { analyze, type Cmd, MissingScriptError } from './analyze.ts';
+import { NO_ENV, type ShellEnv } from './paths.ts';
 import { RAW_RULES, rulesFor } from './rules/index.ts';
 import { commandPrefixes, isKnownSafe, writesFiles } from './safe.ts';
 import { SHELLS, WRAPPERS } from './wrappers.ts';
@@ -21,7 +24,20 @@ const PARSE_RULES: Record<ShellParseError['code'] & string, string> = {
   'guard.shell_too_deep': 'shell.parse.too_deep',
 };
 
-export function checkShell(command: string, trust: TrustLevel, toolConfig?: ToolConfig): Verdict {
+/** Where the command will run; with it, relative paths, globs and trees are judged against the disk. */
+export interface ShellPlace {
+  /** Absolute workspace path. */
+  workspace: string;
+  /** run_command's `cwd`, relative to the workspace (default: the workspace). */
+  cwd?: string;
+}
+
+export function checkShell(
+  command: string,
+  trust: TrustLevel,
+  toolConfig?: ToolConfig,
+  place?: ShellPlace,
+): Verdict {
   if (typeof command !== 'string' || command.trim() === '') {
     return deny(
       'shell.parse.empty',
@@ -46,9 +62,16 @@ export function checkShell(command: string, trust: TrustLevel, toolConfig?: Tool
   let cmds: Cmd[];
   let sources: string[];
   try {
-    ({ cmds, sources } = analyze(command));
+    ({ cmds, sources } = analyze(command, shellEnv(toolConfig, place)));
   } catch (error) {
     if (!(error instanceof ShellParseError)) throw error;
+    if (error instanceof MissingScriptError) {
+      return deny(
+        'shell.parse.missing_script',
+        `The command cannot be checked: ${error.message}.`,
+        'Give the shell its script: bash -c "the commands", or run the commands directly.',
+      );
+    }
     return deny(
       PARSE_RULES[error.code] ?? 'shell.parse.unbalanced',
       `The command cannot be checked: ${error.message}.`,
@@ -105,6 +128,15 @@ export function checkShell(command: string, trust: TrustLevel, toolConfig?: Tool
     if (refused) return refused;
   }
   return best;
+}
+
+function shellEnv(toolConfig: ToolConfig | undefined, place: ShellPlace | undefined): ShellEnv {
+  const expand = toolConfig?.shell === true;
+  if (!place || typeof place.workspace !== 'string' || !path.isAbsolute(place.workspace))
+    return expand ? { ...NO_ENV, expand } : NO_ENV;
+  const workspace = path.resolve(place.workspace);
+  const cwd = typeof place.cwd === 'string' ? path.resolve(workspace, place.cwd) : workspace;
+  return { workspace, cwd, expand };
 }
 
 const VERDICT_RANK: Record<VerdictKind, number> = { allow: 0, warn: 1, deny: 2 };

@@ -25,6 +25,8 @@ export interface Word {
   quoted: boolean;
   /** Contains a variable, parameter or arithmetic expansion, or a substitution: its value is unknown here. */
   dynamic: boolean;
+  /** Has an unquoted `*`, `?`, `[` or `{`: the shell may expand it into file names (globbing, braces). */
+  glob?: boolean;
   subs: Sub[];
   start: number;
   end: number;
@@ -335,6 +337,7 @@ function readWord(src: string, i: number): Word {
       i = readDoubleQuoted(src, i + 2, w);
       continue;
     }
+    if (c === '*' || c === '?' || c === '[' || c === '{') w.glob = true;
     i = readExpansion(src, i, w);
   }
   w.end = i;

@@ -210,7 +210,7 @@ export function shellMode(
     if (a === '--' || a === '-') {
       if (a === '-') return { mode: 'stdin' };
       const next = i + 1;
-      if (next >= args.length) return { mode: 'stdin' };
+      if (next >= args.length) return c ? { mode: 'c', index: next } : { mode: 'stdin' };
       return c ? { mode: 'c', index: next } : { mode: 'file', index: next };
     }
     if (a === '-o' || a === '+o' || a === '-O' || a === '+O' || a === '--rcfile' || a === '--init-file') {
@@ -225,5 +225,6 @@ export function shellMode(
     }
     return c ? { mode: 'c', index: i } : { mode: 'file', index: i };
   }
-  return { mode: 'stdin' };
+  // `bash -c` with no string: index past the end (bash refuses it; the guard denies it).
+  return c ? { mode: 'c', index: args.length } : { mode: 'stdin' };
 }

@@ -10,6 +10,7 @@ import {
   targetsIn,
   writeTargets,
 } from '../match.ts';
+import { readsSecret, recursiveSecretRead } from '../readers.ts';
 
 const recursiveRm = (c: Cmd) => has(c, 'rR', '--recursive');
 const RM = ['rm'];
@@ -24,34 +25,6 @@ function writtenPaths(c: Cmd): string[] {
   return p.length > 1 ? [p[p.length - 1]!] : [];
 }
 
-/** Credential files: reading one puts the secret into the agent's context (and its provider's logs). */
-const SECRET_FILE =
-  /(^|\/)(\.ssh\/(?!.*\.pub$)[^/]+|\.gnupg(\/|$)|\.aws\/credentials$|\.netrc$|\.git-credentials$|\.pgpass$|\.docker\/config\.json$|\.kube\/config$|\.config\/gcloud\/|id_(rsa|dsa|ecdsa|ed25519)(_sk)?$)|^\/etc\/(shadow|gshadow|sudoers)|(^|\/)\.env(\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
-/** Commands that name a secret file without printing or sending its contents. */
-const NAMES_ONLY = new Set([
-  'echo',
-  'printf',
-  'ls',
-  'test',
-  '[',
-  '[[',
-  'stat',
-  'file',
-  'cd',
-  'source',
-  '.',
-  'export',
-  'ssh',
-  'ssh-add',
-  'ssh-keygen',
-  'git',
-  'tee',
-  'chmod',
-  'chown',
-  'touch',
-  'mkdir',
-  'rm',
-]);
 /** Files the shell or sshd runs or trusts at login: writing one persists code or access. */
 const STARTUP_FILE =
   /(^|\/)(\.(bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin|kshrc|cshrc|tcshrc)|\.ssh\/authorized_keys2?|\.config\/fish\/config\.fish)$/;
@@ -99,7 +72,7 @@ export const FILESYSTEM_RULES: ShellRule[] = [
   },
   {
     id: 'shell.filesystem.rm_dynamic_target',
-    severity: 'risky',
+    severity: 'destructive',
     commands: RM,
     reason:
       'Recursive delete of a path built from a variable or substitution; if it is empty the delete hits / or the current directory.',
@@ -109,11 +82,13 @@ export const FILESYSTEM_RULES: ShellRule[] = [
   },
   {
     id: 'shell.filesystem.rm_recursive_xargs',
-    severity: 'risky',
+    severity: 'destructive',
     commands: RM,
-    reason: 'Recursive delete of paths read from stdin (xargs): the targets cannot be checked.',
+    reason:
+      'Recursive delete of paths read from stdin (xargs), or of every file a find lists: the targets cannot be checked.',
     suggestion: 'List the paths first, then delete them by name.',
-    match: (c) => c.viaXargs && recursiveRm(c),
+    // `find ... | xargs rm` deletes a whole tree even without -r.
+    match: (c) => c.viaXargs && (recursiveRm(c) || (c.stage > 0 && c.pipeline[c.stage - 1]!.name === 'find')),
   },
   {
     id: 'shell.filesystem.rm_git_dir',
@@ -124,14 +99,30 @@ export const FILESYSTEM_RULES: ShellRule[] = [
     match: (c) => recursiveRm(c) && flags(c).positionals.some((p) => /(^|\/)\.git\/?$/.test(p)),
   },
   {
+    id: 'shell.filesystem.rm_recursive',
+    severity: 'destructive',
+    commands: RM,
+    reason: 'Recursive delete of a folder: everything under it goes, with no way back.',
+    suggestion: 'Delete the specific files you mean, or ask for high trust to remove whole folders.',
+    match: recursiveRm,
+  },
+  {
     id: 'shell.filesystem.read_secrets',
     severity: 'destructive',
     reason: 'Reads or copies a credential file (SSH keys, cloud credentials, .env, /etc/shadow...).',
     suggestion: 'Leave secrets where they are; tools that need them get them from configuration.',
-    match: (c) =>
-      !NAMES_ONLY.has(c.name) &&
-      (c.args.some((a) => SECRET_FILE.test(a)) ||
-        c.redirects.some((r) => r.op === '<' && SECRET_FILE.test(r.target?.text ?? ''))),
+    // Paths normalised (`/etc//shadow`, `/etc/./shadow`, `a/../.env`), globs by what they can match
+    // (`.en?`, `shado[w]`), option values (`--include=.env`, `if=/etc/shadow`) and find -name patterns.
+    match: readsSecret,
+  },
+  {
+    id: 'shell.filesystem.recursive_read_secrets',
+    severity: 'destructive',
+    reason:
+      'Reads a whole tree that holds credential files (grep -r, rg, tar c, rsync -a, cp -r, find -exec over /, ~, /etc or above the workspace).',
+    suggestion:
+      'Search or copy the specific folder you need inside the workspace (for example grep -r TODO src).',
+    match: (c) => recursiveSecretRead(c) !== null,
   },
   {
     id: 'shell.filesystem.write_startup_file',

@@ -85,14 +85,6 @@ export const GIT_RULES: ShellRule[] = [
     ),
   },
   {
-    id: 'shell.git.push_force_with_lease',
-    severity: 'risky',
-    commands: G,
-    reason: 'Force push with lease still rewrites the remote branch’s history.',
-    suggestion: 'Push normally where you can; use --force-with-lease only on a branch nobody else uses.',
-    match: git('push', (_a, f) => f.long.has('--force-with-lease') || f.long.has('--force-if-includes')),
-  },
-  {
     id: 'shell.git.reset_hard',
     severity: 'destructive',
     commands: G,

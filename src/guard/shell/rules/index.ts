@@ -5,6 +5,7 @@ import { CONTAINER_RULES } from './containers.ts';
 import { DATABASE_RULES } from './database.ts';
 import { FILESYSTEM_RULES } from './filesystem.ts';
 import { GIT_RULES } from './git.ts';
+import { INLINE_RULES } from './inline.ts';
 import { PIPE_RULES } from './pipe.ts';
 import { PUBLISH_RULES } from './publish.ts';
 import { SYSTEM_RAW_RULES, SYSTEM_RULES } from './system.ts';
@@ -19,6 +20,7 @@ export const SHELL_RULES: readonly ShellRule[] = [
   ...CLOUD_RULES,
   ...SYSTEM_RULES,
   ...PUBLISH_RULES,
+  ...INLINE_RULES,
 ];
 
 export const RAW_RULES: readonly RawRule[] = [...SYSTEM_RAW_RULES];

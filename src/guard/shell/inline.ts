@@ -1,0 +1,348 @@
+/**
+ * Inline interpreter code: `python -c`, `node -e`, `perl -e`, `ruby -e`, `php -r` (and the same
+ * code fed on stdin). The code is scanned, not run: its shell-outs (`os.system`, `subprocess`,
+ * `child_process`, `system`, `exec`, backticks...) become the shell lines they run where those
+ * are literal strings, its deletes (`shutil.rmtree`, `fs.rmSync`, `unlink`, `FileUtils.rm_rf`...)
+ * become the `rm` they amount to, and string literals naming credential files become a `cat` of
+ * them. Code that calls out in a way that cannot be read (a command built at run time, `eval`,
+ * `__import__`) is reported as unjudged.
+ */
+import { SECRET_FILE } from './paths.ts';
+
+export type Family = 'python' | 'node' | 'perl' | 'ruby' | 'php';
+
+/** Options whose next word (or, for perl/ruby clusters such as `-ne`, the next word after the cluster) is code. */
+const CODE_LETTERS: Record<Family, string> = { python: 'c', node: 'ep', perl: 'eE', ruby: 'e', php: 'r' };
+const NODE_LONG = new Set(['--eval', '--print']);
+/** Options that take a value, so the word after them is neither code nor a script. */
+const WITH_VALUE: Record<Family, ReadonlySet<string>> = {
+  python: new Set(['-W', '-X', '-Q']),
+  node: new Set([
+    '-r',
+    '--require',
+    '--import',
+    '--loader',
+    '--experimental-loader',
+    '--input-type',
+    '-C',
+    '--conditions',
+  ]),
+  perl: new Set(['-I', '-M', '-m', '-x']),
+  ruby: new Set(['-I', '-r', '-C', '-E', '-F']),
+  php: new Set(['-c', '-d', '-z']),
+};
+
+/** Short options whose value is glued on (`-rjson`, `-Mstrict`): the cluster is not a code option. */
+const GLUED: Record<Family, string> = { python: 'WX', node: '', perl: 'IMmx', ruby: 'rICEFK', php: 'dc' };
+
+function familyOf(name: string): Family | null {
+  if (/^python[0-9.]*$/.test(name) || name === 'pypy' || name === 'pypy3') return 'python';
+  if (name === 'node' || name === 'nodejs' || name === 'bun') return 'node';
+  if (/^perl[0-9.]*$/.test(name)) return 'perl';
+  if (/^ruby[0-9.]*$/.test(name)) return 'ruby';
+  if (/^php[0-9.]*$/.test(name)) return 'php';
+  return null;
+}
+
+/**
+ * The code an interpreter is given on its command line, or null when it is not one of these
+ * interpreters or runs a script file / module. With `stdin`, an interpreter that reads its code
+ * from stdin (no code option, no script) gives `{ code: [] }`.
+ */
+export function inlineCode(
+  name: string,
+  args: readonly string[],
+  stdin = false,
+): { family: Family; code: string[] } | null {
+  const family = familyOf(name);
+  if (family === null) return null;
+  const code: string[] = [];
+  const letters = CODE_LETTERS[family];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-' || a === '--') break;
+    if (family === 'node' && (NODE_LONG.has(a) || /^--(eval|print)=/.test(a))) {
+      if (a.includes('=')) code.push(a.slice(a.indexOf('=') + 1));
+      else if (args[i + 1] !== undefined) code.push(args[++i]!);
+      continue;
+    }
+    if (a.startsWith('--')) {
+      if (!a.includes('=') && WITH_VALUE[family].has(a)) i++;
+      continue;
+    }
+    if (a.startsWith('-') && a.length > 1) {
+      if (family === 'python' && a === '-m') return null;
+      if (WITH_VALUE[family].has(a)) {
+        i++;
+        continue;
+      }
+      const last = a[a.length - 1]!;
+      if (/^-[A-Za-z]+$/.test(a) && !GLUED[family].includes(a[1]!) && letters.includes(last)) {
+        if (args[i + 1] !== undefined) code.push(args[++i]!);
+        // python, node, php: the code ends the options; later words are the program's arguments.
+        if (family === 'python' || family === 'php') break;
+      }
+      continue;
+    }
+    // A script file (or `python -m mod`, handled above): its arguments follow.
+    if (code.length === 0 && !(family === 'node' && name === 'bun' && a === 'run')) return null;
+    break;
+  }
+  if (code.length > 0) return { family, code };
+  return stdin ? { family, code: [] } : null;
+}
+
+export interface InlineScan {
+  /** Shell lines the code runs, or amounts to (`rm -r 'x'` for shutil.rmtree("x")), to judge. */
+  scripts: string[];
+  /** Why part of the code cannot be judged, or null. */
+  unjudged: string | null;
+}
+
+/** Shell-outs whose first argument is a command line or an argv list. */
+const SHELL_CALLS: Record<Family, RegExp> = {
+  python:
+    /(?<![\w.])(?:os\s*\.\s*)?(?:system|popen[234]?)\s*\(|\bsubprocess\s*\.\s*(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)\s*\(|(?<![\w.])(?:check_call|check_output|getoutput|getstatusoutput|Popen)\s*\(|\bos\s*\.\s*(?:exec|spawn)[lv]p?e?\s*\(|\bpty\s*\.\s*spawn\s*\(/g,
+  node: /(?<![\w$])(?:[\w$]+\s*\.\s*)?(?:execSync|execFileSync|spawnSync|execFile|spawn|exec)\s*\(/g,
+  perl: /(?<![\w$@%>:])(?:system|exec|readpipe)\b\s*\(?/g,
+  ruby: /(?<![\w.:])(?:Kernel\s*\.\s*)?(?:system|exec|spawn)\s*\(?|\b(?:IO\s*\.\s*popen|Open3\s*\.\s*(?:capture2e?|capture3|popen3|popen2e?)|Process\s*\.\s*spawn)\s*\(?/g,
+  php: /(?<![\w$>:])(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec)\s*\(/g,
+};
+
+/** Deletes, as the rm they amount to: group 1 is the call, `recursive` when it removes trees. */
+const DELETE_CALLS: Record<Family, RegExp> = {
+  python: /(?<![\w])(?:shutil\s*\.\s*)?(rmtree)\s*\(|\bos\s*\.\s*(remove|unlink|rmdir|removedirs)\s*\(/g,
+  node: /(?<![\w$])(?:[\w$]+\s*\.\s*)?(rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink)\s*\(/g,
+  perl: /(?<![\w$@%>:])(rmtree|remove_tree|unlink|rmdir)\b\s*\(?/g,
+  ruby: /\b(?:FileUtils\s*\.\s*(rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?|rm_f|rm|remove)|File\s*\.\s*(delete|unlink)|Dir\s*\.\s*(rmdir|delete))\s*\(?/g,
+  php: /(?<![\w$>:])(unlink|rmdir)\s*\(/g,
+};
+const RECURSIVE_DELETE = /^(rmtree|remove_tree|rm_rf|rm_r|remove_dir|remove_entry|remove_entry_secure)$/;
+
+/** Running code built at run time, or reaching the shell through a door the scan does not follow. */
+const DYNAMIC: Record<Family, RegExp> = {
+  python:
+    /(?<![\w.])(?:eval|exec|compile|__import__|getattr|globals|vars)\s*\(|\bimportlib\b|\bb(?:64|32|16|85)decode\b|\bcodecs\s*\.\s*decode\b|\bctypes\b|\bmarshal\b|\bpickle\s*\.\s*loads\b/,
+  node: /(?<![\w$.])(?:eval|Function)\s*\(|(?<![\w$.])(?:require|import)\s*\((?!\s*(['"`])\s*\1\s*\))|\bnew\s+Function\b|\bvm\s*\.\s*run|\bBuffer\s*\.\s*from\s*\([^)]*base64|\batob\s*\(|\bprocess\s*\.\s*binding\b|\bBun\s*\.\s*(?:spawn|\$)|\bDeno\s*\.\s*(?:Command|run)\b/,
+  perl: /(?<![\w$@%>:])eval\b|\bdo\s*['"$]|\brequire\s*\$|\bdecode_base64\b|\bpack\s*\(|&\s*\$/,
+  ruby: /(?<![\w.])(?:eval|instance_eval|class_eval|module_eval|send|public_send|__send__|const_get|method)\b|(?<![\w.])(?:load|require)\b(?!\s*\(?\s*(['"])\s*\1)|\bBase64\b|\bunpack1?\b/,
+  php: /(?<![\w$>:])(?:eval|assert|create_function|call_user_func(?:_array)?|preg_replace_callback|include|require(?:_once)?|base64_decode|str_rot13|gzinflate)\s*\(|\$\w+\s*\(/,
+};
+/** Names that show a shell-out is meant even when no call above was recognised (an alias, a method reference). */
+const SHELL_MODULES: Record<Family, RegExp> = {
+  python:
+    /\b(subprocess|os\s*\.\s*(system|popen|exec|spawn|fork)|pty|commands|asyncio\s*\.\s*create_subprocess|multiprocessing)\b/,
+  node: /\b(child_process|execSync|spawnSync|execFile|worker_threads|cluster)\b/,
+  perl: /\b(system|exec|fork|IPC::|open\s*\(?[^;]*\|)/,
+  ruby: /\b(system|exec|spawn|Open3|IO\s*\.\s*popen|fork|PTY)\b/,
+  php: /\b(system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|mail)\b/,
+};
+
+interface Literal {
+  start: number;
+  end: number;
+  value: string;
+  /** Interpolation (`$x`, `#{x}`, `${x}`, f-string `{x}`) was replaced by a shell variable. */
+  dynamic: boolean;
+}
+
+/**
+ * Finds the string literals of `code` and returns them with a copy of the code whose literals
+ * (quotes included) are blanked, so call names are searched outside strings only. Backticks are
+ * strings in JavaScript and shell-outs in perl, ruby and php (they are returned separately).
+ */
+function strings(
+  family: Family,
+  code: string,
+): { masked: string; literals: Literal[]; backticks: Literal[] } {
+  const literals: Literal[] = [];
+  const backticks: Literal[] = [];
+  let masked = '';
+  let i = 0;
+  const interpolates = (q: string) =>
+    family === 'node' ? q === '`' : family === 'python' ? false : q === '"' || q === '`';
+  while (i < code.length) {
+    const c = code[i]!;
+    if (c === '#' && (family === 'python' || family === 'ruby' || family === 'perl')) {
+      // A comment (perl and ruby: only at the start of a line or after a blank, so `$#a` and `#{` stay).
+      if (family === 'python' || i === 0 || /\s/.test(code[i - 1]!)) {
+        const nl = code.indexOf('\n', i);
+        const end = nl < 0 ? code.length : nl;
+        masked += ' '.repeat(end - i);
+        i = end;
+        continue;
+      }
+    }
+    if (c !== '"' && c !== "'" && c !== '`') {
+      masked += c;
+      i++;
+      continue;
+    }
+    // Python prefixes: f"..." interpolates, r"..." has no escapes.
+    const prefix = family === 'python' ? (/([rRbBuUfF]{1,2})$/.exec(masked)?.[1] ?? '') : '';
+    const fString = /[fF]/.test(prefix);
+    const raw = /[rR]/.test(prefix);
+    const triple = family === 'python' && code.startsWith(c.repeat(3), i);
+    const q = triple ? c.repeat(3) : c;
+    let j = i + q.length;
+    let value = '';
+    let dynamic = false;
+    while (j < code.length && !code.startsWith(q, j)) {
+      const ch = code[j]!;
+      if (ch === '\\' && !raw && j + 1 < code.length) {
+        const n = code[j + 1]!;
+        value += n === 'n' ? '\n' : n === 't' ? '\t' : n;
+        j += 2;
+        continue;
+      }
+      if (fString && ch === '{' && code[j + 1] !== '{') {
+        const close = code.indexOf('}', j);
+        value += '$X';
+        dynamic = true;
+        j = close < 0 ? code.length : close + 1;
+        continue;
+      }
+      if (interpolates(c) && !triple) {
+        const m =
+          /^\$\{[^}]*\}|^#\{[^}]*\}|^\$[A-Za-z_][\w]*(?:->\w+|\[[^\]]*\]|\{[^}]*\})*|^@[A-Za-z_]\w*/.exec(
+            code.slice(j, j + 200),
+          );
+        if (m && (family !== 'node' || m[0].startsWith('${'))) {
+          value += '$X';
+          dynamic = true;
+          j += m[0].length;
+          continue;
+        }
+      }
+      value += ch;
+      j++;
+    }
+    const end = Math.min(code.length, j + q.length);
+    const lit = { start: i - prefix.length, end, value, dynamic };
+    if (c === '`' && family !== 'node' && family !== 'python') backticks.push(lit);
+    else literals.push(lit);
+    // The quotes stay, so `require("fs")` still reads as a call with a literal.
+    masked += end - i >= 2 ? `${c}${' '.repeat(end - i - 2)}${c}` : ' '.repeat(end - i);
+    i = end;
+  }
+  return { masked, literals, backticks };
+}
+
+/** Quotes a word for a POSIX shell. */
+function sq(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The literal arguments of a call starting at `at` (just after the call's name or `(`): a string,
+ * a list of strings, or several strings; followed by anything else is fine (options such as
+ * `shell=True`). Interpolation or concatenation shows as a shell variable, so a built command
+ * reads as dynamic. Null when the first argument is not literal.
+ */
+function literalArgs(masked: string, literals: Literal[], at: number): string[] | null {
+  let i = at;
+  const skip = () => {
+    while (i < masked.length && /[\s(]/.test(masked[i]!)) i++;
+  };
+  const literalAt = (k: number) => literals.find((l) => l.start === k);
+  const tail = (l: Literal) => {
+    // `"rm -rf " + d`, `"rm %s" % d`, `"rm " . $d`: the rest is not known.
+    let k = l.end;
+    while (k < masked.length && masked[k] === ' ') k++;
+    return /[+%.]/.test(masked[k] ?? '') && masked.slice(k, k + 2) !== '.,' ? `${l.value}$X` : l.value;
+  };
+  skip();
+  const words: string[] = [];
+  const open = masked[i];
+  if (open === '[' || (open === '%' && masked[i + 1] === 'w')) {
+    // A list: ["rm", "-rf", "/"] (ruby %w[...] is rare enough to count as unreadable).
+    if (open === '%') return null;
+    i++;
+    for (;;) {
+      while (i < masked.length && /[\s,]/.test(masked[i]!)) i++;
+      if (masked[i] === ']') return words.length > 0 ? words : null;
+      const l = literalAt(i);
+      if (!l) return null;
+      words.push(l.dynamic ? '$X' : l.value);
+      i = l.end;
+    }
+  }
+  for (;;) {
+    const l = literalAt(i);
+    if (!l) break;
+    words.push(tail(l));
+    i = l.end;
+    while (i < masked.length && /\s/.test(masked[i]!)) i++;
+    if (masked[i] !== ',') break;
+    i++;
+    while (i < masked.length && /\s/.test(masked[i]!)) i++;
+    // A following list (spawn('rm', ['-rf', '/'])): its words are arguments.
+    if (masked[i] === '[') {
+      const rest = literalArgs(masked, literals, i);
+      if (rest) words.push(...rest.map(sq));
+      break;
+    }
+  }
+  return words.length > 0 ? words : null;
+}
+
+export function scanInlineCode(familyName: string, code: readonly string[]): InlineScan {
+  const family = familyName as Family;
+  const scripts: string[] = [];
+  let unjudged: string | null = null;
+  const note = (why: string) => {
+    unjudged ??= why;
+  };
+  for (const text of code) {
+    const { masked, literals, backticks } = strings(family, text);
+    let calls = 0;
+    // In JavaScript exec/spawn are child_process's only where child_process is loaded (RegExp#exec is not).
+    const childProcess = family !== 'node' || /child_process/.test(text);
+    for (const m of masked.matchAll(SHELL_CALLS[family])) {
+      if (!childProcess && !/Sync\s*\($/.test(m[0])) continue;
+      calls++;
+      const args = literalArgs(masked, literals, m.index + m[0].length);
+      if (args === null) {
+        note(`${m[0].replace(/[\s(]+$/, '')} is given a command built at run time`);
+        continue;
+      }
+      // One string is a command line; several words (or a list) are an argv.
+      scripts.push(args.length === 1 ? args[0]! : args.map((w, k) => (k === 0 ? sq(w) : w)).join(' '));
+    }
+    for (const b of backticks) {
+      calls++;
+      scripts.push(b.value);
+    }
+    // perl qx{...} / qx(...), ruby %x(...): shell-outs with their own delimiters.
+    if (family === 'perl' || family === 'ruby') {
+      for (const m of masked.matchAll(family === 'perl' ? /\bqx\s*([^\w\s])/g : /%x([^\w\s])/g)) {
+        calls++;
+        const open = m[1]!;
+        const close = ({ '{': '}', '(': ')', '[': ']', '<': '>' } as Record<string, string>)[open] ?? open;
+        const from = m.index + m[0].length;
+        const to = text.indexOf(close, from);
+        const body = text.slice(from, to < 0 ? text.length : to);
+        scripts.push(body.replace(/\$\w+|@\w+|#\{[^}]*\}/g, '$X'));
+      }
+    }
+    for (const m of masked.matchAll(DELETE_CALLS[family])) {
+      const call = m[1] ?? m[2] ?? m[3] ?? '';
+      const after = masked.slice(m.index + m[0].length, m.index + m[0].length + 300);
+      const recursive =
+        RECURSIVE_DELETE.test(call) ||
+        (family === 'node' &&
+          /^(rm|rmSync|rmdir|rmdirSync)$/.test(call) &&
+          /recursive\s*:\s*true/.test(after));
+      const args = literalArgs(masked, literals, m.index + m[0].length);
+      const targets = args === null ? ['$X'] : args.map((a) => (a.includes('$X') ? a : sq(a)));
+      scripts.push(`rm ${recursive ? '-r ' : ''}-- ${targets.join(' ')}`);
+    }
+    const secrets = literals.filter((l) => !l.dynamic && SECRET_FILE.test(l.value)).map((l) => sq(l.value));
+    if (secrets.length > 0) scripts.push(`cat -- ${secrets.join(' ')}`);
+    if (DYNAMIC[family].test(masked))
+      note('it runs code built at run time (eval, exec, __import__, decoding)');
+    else if (calls === 0 && SHELL_MODULES[family].test(masked))
+      note('it reaches the shell through a call the guard does not follow');
+  }
+  return { scripts, unjudged };
+}
