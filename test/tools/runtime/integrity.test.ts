@@ -2,6 +2,7 @@
 import { appendFile, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { auditKeyOptions, loadAuditKeys } from '../../../src/audit/key.ts';
 import { readAuditLines, verifyAuditFile } from '../../../src/audit/read.ts';
 import { captureIo } from '../../../src/cli/io.ts';
 import { main } from '../../../src/cli/main.ts';
@@ -101,7 +102,11 @@ describe('tool integrity', () => {
       ['noop', 'refused', 'IntegrityFailure'],
       ['other', 'ok', null],
     ]);
-    expect((await verifyAuditFile(join(o.dataDir, 'audit.jsonl'))).ok).toBe(true);
+    // The log is sealed with the organism's audit key: verify with it, as `organism audit --verify` does.
+    const keys = await loadAuditKeys(
+      auditKeyOptions((await loadConfig(o.config, { loadModules: false })).config),
+    );
+    expect((await verifyAuditFile(join(o.dataDir, 'audit.jsonl'), keys?.keys)).ok).toBe(true);
 
     // After a restart the changed module is caught at start, before any call.
     const again = await start(o);
