@@ -244,6 +244,21 @@ export class CommandError extends OrganismError {
 }
 
 /**
+ * The OS sandbox for programs the runtime starts cannot be used: bubblewrap is missing or cannot
+ * create its namespaces (`sandbox.unavailable`), or it was asked for something it cannot confine
+ * (`sandbox.bad_request`: a relative path, a workspace that does not exist).
+ */
+export class SandboxError extends OrganismError {
+  constructor(
+    code: 'sandbox.unavailable' | 'sandbox.bad_request',
+    message: string,
+    details?: Record<string, unknown>,
+  ) {
+    super(code, message, details);
+  }
+}
+
+/**
  * read_file / write_file / list_dir failed: the path was refused (`details.rule_id`), does not
  * exist, has the wrong type, is over a size limit, or the file system said no.
  */

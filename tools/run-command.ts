@@ -1,16 +1,26 @@
 /**
  * run_command: runs one program in the workspace and returns its exit code and output. No shell
- * unless tool_config says `shell: true`; its own process group, killed whole on timeout; an
- * allowlisted environment; optional `allowed_commands`. The shell guard judges `command` first.
+ * unless tool_config says `shell: true`; an OS sandbox (bubblewrap, src/sandbox/) unless it says
+ * `sandbox: none`, in which the program sees only the workspace and the machine's read-only root,
+ * and which dies whole when the call ends; an allowlisted environment; optional `allowed_commands`.
+ * The shell guard judges `command` first.
  */
 import { stat } from 'node:fs/promises';
-import { CommandError, FileToolError } from '../src/errors.ts';
+import { dirname, join } from 'node:path';
+import { CommandError, FileToolError, SandboxError } from '../src/errors.ts';
+import {
+  findProgram,
+  SANDBOX_CONFIG_DEFAULTS,
+  SANDBOX_KINDS,
+  type SandboxKind,
+  sandboxFor,
+} from '../src/sandbox/index.ts';
 import type { ToolConfig, ToolDefinition, ToolRunContext } from '../src/tools/types.ts';
 import { resolveWorkspaceDir } from './lib/fs-confine.ts';
 import { type AllowedCommand, assertAllowed, assertNotBlocked, compileAllowed } from './lib/proc-allow.ts';
 import { parseArgv, splitCommandList } from './lib/proc-argv.ts';
-import { buildChildEnv, checkEnvAllowlist } from './lib/proc-env.ts';
-import { runProcess } from './lib/proc-spawn.ts';
+import { checkEnvAllowlist } from './lib/proc-env.ts';
+import { notExecutable, notFound, runProcess } from './lib/proc-spawn.ts';
 
 export interface RunCommandArgs {
   command: string;
@@ -39,12 +49,17 @@ export interface RunCommandOptions {
   envAllowlist: string[];
   allowedCommands: string[][] | undefined;
   blockedCommands: string[];
+  sandbox: SandboxKind;
+  network: boolean;
+  maxProcesses: number;
+  maxMemoryMb: number;
 }
 
 export const RUN_COMMAND_DEFAULTS = {
   shell: false,
   timeout_ms: 30_000,
   max_output_bytes: 64 * 1024,
+  ...SANDBOX_CONFIG_DEFAULTS,
 } as const;
 
 const MAX_COMMAND_LENGTH = 16_384;
@@ -71,7 +86,25 @@ export function runCommandOptions(config: ToolConfig): RunCommandOptions {
   if (!Array.isArray(blocked) || blocked.some((b) => typeof b !== 'string' || b === '')) {
     throw bad('blocked_commands', 'must be a list of program names');
   }
+  const sandbox = config.sandbox ?? RUN_COMMAND_DEFAULTS.sandbox;
+  if (!SANDBOX_KINDS.includes(sandbox as SandboxKind)) {
+    throw bad('sandbox', `must be one of ${SANDBOX_KINDS.join(', ')}`);
+  }
+  const network = config.network ?? RUN_COMMAND_DEFAULTS.network;
+  if (typeof network !== 'boolean') throw bad('network', 'must be true or false');
+  const maxProcesses = config.max_processes ?? RUN_COMMAND_DEFAULTS.max_processes;
+  if (!Number.isInteger(maxProcesses) || (maxProcesses as number) < 1) {
+    throw bad('max_processes', 'must be a positive integer');
+  }
+  const maxMemoryMb = config.max_memory_mb ?? RUN_COMMAND_DEFAULTS.max_memory_mb;
+  if (!Number.isInteger(maxMemoryMb) || (maxMemoryMb as number) < 16) {
+    throw bad('max_memory_mb', 'must be an integer of at least 16');
+  }
   return {
+    sandbox: sandbox as SandboxKind,
+    network,
+    maxProcesses: maxProcesses as number,
+    maxMemoryMb: maxMemoryMb as number,
     blockedCommands: blocked as string[],
     shell,
     timeoutMs,
@@ -108,14 +141,38 @@ async function workingDir(ctx: ToolRunContext, cwd: string | undefined): Promise
   }
 }
 
+/**
+ * What a program must not see although it is on the machine's disk: the organism's data dir (kv,
+ * librarian, audit, history, keys), the config's folder with organism.yaml and its .env, the tools
+ * manifest and revocations, and the audit log and its key file wherever they were put.
+ */
+export function hiddenPaths(ctx: ToolRunContext): string[] {
+  const config = ctx.services.config as Partial<typeof ctx.services.config>;
+  const paths = [ctx.dataDir];
+  if (config.organism?.data_dir) paths.push(config.organism.data_dir);
+  if (config.file) paths.push(dirname(config.file), config.file, join(dirname(config.file), '.env'));
+  for (const section of [config.tools, config.audit] as unknown[]) {
+    if (typeof section !== 'object' || section === null) continue;
+    for (const [key, value] of Object.entries(section)) {
+      if (typeof value === 'string' && /(^|_)(path|file|manifest)$/.test(key)) paths.push(value);
+    }
+  }
+  return paths;
+}
+
+const UNSANDBOXED =
+  'runs programs without a sandbox (tool_config.run_command.sandbox: none): they can read what the ' +
+  'daemon can, its environment (/proc/<pid>/environ), data dir and config included';
+
 const tool: ToolDefinition<RunCommandArgs, RunCommandResult> = {
   name: 'run_command',
   description:
     'Run one program in the workspace and get back its exit code, stdout and stderr. The command is split ' +
     'into words like a shell would (quotes work), but it is NOT run by a shell unless this listener is ' +
     'configured for it: pipes, &&, ;, redirection and $(...) are refused, and $VAR and *.txt are passed ' +
-    'literally. Runs in the workspace (or `cwd`, a folder inside it), with a reduced environment, and is ' +
-    'killed with everything it started after the timeout (timed_out: true). Output over the size limit is ' +
+    'literally. Runs in the workspace (or `cwd`, a folder inside it), in a sandbox where the workspace is the ' +
+    'only writable folder, with a reduced environment and, unless configured, no network. Everything it ' +
+    'started is killed when it exits or after the timeout (timed_out: true). Output over the size limit is ' +
     'cut (truncated: true). A non-zero exit_code is a normal result; read stderr to see why.',
   args: {
     type: 'object',
@@ -153,6 +210,31 @@ const tool: ToolDefinition<RunCommandArgs, RunCommandResult> = {
         default: false,
         description: 'Run the command with /bin/sh -c, so pipes, && and redirection work. Less contained.',
       },
+      sandbox: {
+        enum: [...SANDBOX_KINDS],
+        default: SANDBOX_CONFIG_DEFAULTS.sandbox,
+        description:
+          'bubblewrap: the program sees the workspace (the only writable folder) and the read-only root, ' +
+          'never the data dir, config, keys or other processes. none: no OS boundary at all; warned about at start.',
+      },
+      network: {
+        type: 'boolean',
+        default: SANDBOX_CONFIG_DEFAULTS.network,
+        description: 'Let sandboxed programs open network connections (off: own empty network namespace).',
+      },
+      max_processes: {
+        type: 'integer',
+        minimum: 1,
+        default: SANDBOX_CONFIG_DEFAULTS.max_processes,
+        description:
+          'Processes a sandboxed program may have at once (RLIMIT_NPROC; as root on Linux 6.14+, at least 300 by pid_max).',
+      },
+      max_memory_mb: {
+        type: 'integer',
+        minimum: 16,
+        default: SANDBOX_CONFIG_DEFAULTS.max_memory_mb,
+        description: 'Memory per sandboxed process (RLIMIT_DATA), and the size of its private /tmp, in MiB.',
+      },
       max_output_bytes: {
         type: 'integer',
         minimum: 1,
@@ -163,8 +245,9 @@ const tool: ToolDefinition<RunCommandArgs, RunCommandResult> = {
         type: 'array',
         items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
         description:
-          'Environment variables passed to the command besides PATH, HOME, LANG, LC_ALL, TZ, TERM. ' +
-          'Names that look like credentials are refused.',
+          'Environment variables passed to the command besides the PATH, HOME and LANG the sandbox sets ' +
+          "(with sandbox: none, the daemon's PATH, HOME, LANG, LC_ALL, TZ, TERM). Names containing SECRET, " +
+          'PASSWORD, TOKEN, KEY or CREDENTIAL are refused by organism validate and at start.',
       },
       blocked_commands: {
         type: 'array',
@@ -186,8 +269,13 @@ const tool: ToolDefinition<RunCommandArgs, RunCommandResult> = {
       },
     },
   },
-  unavailable() {
-    return process.platform === 'win32' ? 'run_command needs a POSIX system (process groups, /bin/sh)' : null;
+  unavailable(_services, config) {
+    if (process.platform === 'win32') return 'run_command needs a POSIX system (process groups, /bin/sh)';
+    const kind = config?.sandbox ?? SANDBOX_CONFIG_DEFAULTS.sandbox;
+    return kind === 'none' ? null : sandboxFor('bubblewrap').unavailable();
+  },
+  notice(config) {
+    return config.sandbox === 'none' ? UNSANDBOXED : null;
   },
   async run(args, ctx) {
     const opts = runCommandOptions(ctx.config);
@@ -222,10 +310,29 @@ const tool: ToolDefinition<RunCommandArgs, RunCommandResult> = {
       if (opts.allowedCommands) assertAllowed(argv, opts.allowedCommands);
     }
 
-    const outcome = await runProcess({
+    const sandbox = sandboxFor(opts.sandbox);
+    const why = sandbox.unavailable();
+    if (why) throw new SandboxError('sandbox.unavailable', `run_command is unavailable: ${why}`);
+    const cwd = await workingDir(ctx, args.cwd);
+    const plan = sandbox.plan({
       argv,
-      cwd: await workingDir(ctx, args.cwd),
-      env: buildChildEnv(opts.envAllowlist),
+      cwd,
+      workspace: ctx.workspace,
+      hide: hiddenPaths(ctx),
+      envAllowlist: opts.envAllowlist,
+      network: opts.network,
+      limits: { maxProcesses: opts.maxProcesses, maxMemoryMb: opts.maxMemoryMb },
+    });
+    if (sandbox.kind !== 'none') {
+      // Inside, a missing program is only an exit code 127; say it as the unsandboxed spawn would.
+      const [program = ''] = argv;
+      const found = findProgram(program, plan.env.PATH ?? '', cwd);
+      if (!found.found) throw found.reason === 'missing' ? notFound(program) : notExecutable(program);
+    }
+    const outcome = await runProcess({
+      argv: plan.argv,
+      cwd: plan.cwd,
+      env: plan.env,
       timeoutMs,
       maxOutputBytes: opts.maxOutputBytes,
       signal: ctx.signal,

@@ -4,6 +4,7 @@
  * found problems, so one run reports everything; hence the defensive reading of `data`.
  */
 import type { ConfigIssue } from '../errors.ts';
+import { envAllowlistProblem, secretNamePart } from '../sandbox/env.ts';
 import type { ConfigSource } from './source.ts';
 import { suggestion } from './suggest.ts';
 
@@ -17,7 +18,7 @@ export function rawListeners(data: unknown): { index: number; raw: Raw }[] {
   return list.flatMap((raw, index) => (isObject(raw) ? [{ index, raw }] : []));
 }
 
-/** Checks that need only the file: names, peers, handlers, tool_config keys, auth tokens. */
+/** Checks that need only the file: names, peers, handlers, tool_config keys, env_allowlist, auth tokens. */
 export function checkStructure(data: unknown, source: ConfigSource): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const listeners = rawListeners(data);
@@ -76,7 +77,26 @@ export function checkStructure(data: unknown, source: ConfigSource): ConfigIssue
       }
     }
   }
+  issues.push(...checkEnvAllowlists(listeners, source));
   issues.push(...checkAuth(data, source));
+  return issues;
+}
+
+/** run_command's env_allowlist: no name that looks like a secret, refused before anything runs. */
+function checkEnvAllowlists(listeners: { index: number; raw: Raw }[], source: ConfigSource): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  for (const { index, raw } of listeners) {
+    const config = isObject(raw.tool_config) ? raw.tool_config.run_command : undefined;
+    const names = isObject(config) && Array.isArray(config.env_allowlist) ? config.env_allowlist : [];
+    names.forEach((name, i) => {
+      // A name that is not a name at all is the schema's to report, when the tool runtime checks it.
+      if (typeof name !== 'string' || secretNamePart(name) === null) return;
+      const problem = envAllowlistProblem(name) as string;
+      issues.push(
+        source.issue(['listeners', index, 'tool_config', 'run_command', 'env_allowlist', i], problem),
+      );
+    });
+  }
   return issues;
 }
 

@@ -25,7 +25,7 @@ import {
   type ResolvedToolConfig,
   resolveListeners,
 } from './tool-config.ts';
-import type { Capability, GuardKind, ToolFailure, ToolResult, ToolServices } from './types.ts';
+import type { Capability, GuardKind, ToolConfig, ToolFailure, ToolResult, ToolServices } from './types.ts';
 
 /** The guard entry point (src/guard's checkCall); tests may pass their own. */
 export type GuardCheck = (kind: GuardKind, input: GuardInput) => Verdict | Promise<Verdict>;
@@ -47,6 +47,15 @@ export interface Availability {
   description: string;
   available: boolean;
   reason?: string;
+  /** The tool's warning about how this listener's tool_config runs it (say, without a sandbox). */
+  notice?: string;
+}
+
+/** One listener's tool_config that a tool warns about (see ToolDefinition.notice). */
+export interface ToolNotice {
+  listener: string;
+  tool: string;
+  notice: string;
 }
 
 export interface DispatcherDefaults {
@@ -155,26 +164,53 @@ export class Dispatcher {
     const resolved = this.#listeners.get(listener);
     return this.#registry.list().map((tool) => {
       const { name, description } = tool.definition;
-      const reason = !resolved?.tools.has(name) ? `not granted to ${listener}` : this.#blocked(tool);
-      return reason === null
-        ? { tool: name, description, available: true }
-        : { tool: name, description, available: false, reason };
+      const config = resolved?.tools.get(name)?.config;
+      const reason = !config ? `not granted to ${listener}` : this.#blocked(tool, config);
+      const notice = config ? this.#notice(tool, config) : null;
+      return {
+        tool: name,
+        description,
+        available: reason === null,
+        ...(reason === null ? {} : { reason }),
+        ...(notice === null ? {} : { notice }),
+      };
     });
   }
 
+  /** Every listener's tool_config that its tool warns about, in config order. */
+  notices(): ToolNotice[] {
+    const out: ToolNotice[] = [];
+    for (const [listener, resolved] of this.#listeners) {
+      for (const [name, settings] of resolved.tools) {
+        const tool = this.#registry.get(name);
+        const notice = tool ? this.#notice(tool, settings.config) : null;
+        if (notice !== null) out.push({ listener, tool: name, notice });
+      }
+    }
+    return out;
+  }
+
+  #notice(tool: RegisteredTool, config: ToolConfig): string | null {
+    try {
+      return tool.definition.notice?.(config) ?? null;
+    } catch (error) {
+      return `its notice check failed: ${(error as Error).message}`;
+    }
+  }
+
   /** Revoked, failing integrity or unavailable: the reason, or null. */
-  #blocked(tool: RegisteredTool): string | null {
+  #blocked(tool: RegisteredTool, config?: ToolConfig): string | null {
     const revoked = this.#revoked(tool.definition.name);
     if (revoked) return `revoked: ${revoked.reason}`;
     const integrity = this.#options.integrity?.check(tool);
     if (integrity) return `integrity failure: ${integrity}`;
-    return this.#unavailable(tool);
+    return this.#unavailable(tool, config);
   }
 
-  #unavailable(tool: RegisteredTool): string | null {
+  #unavailable(tool: RegisteredTool, config?: ToolConfig): string | null {
     if (!tool.definition.unavailable) return null;
     try {
-      return tool.definition.unavailable(this.#options.services);
+      return tool.definition.unavailable(this.#options.services, config);
     } catch (error) {
       return `its availability check failed: ${(error as Error).message}`;
     }
@@ -278,7 +314,7 @@ export class Dispatcher {
     if (integrity)
       return fail(refuse('IntegrityFailure', `tool ${name} failed its integrity check: ${integrity}`));
     // 5. available
-    const unavailable = this.#unavailable(tool);
+    const unavailable = this.#unavailable(tool, settings.config);
     if (unavailable) return fail(refuse('ToolUnavailable', `tool ${name} is unavailable: ${unavailable}`));
     // 6. arguments: validated on a copy, which gets the schema's defaults and is what the tool sees.
     let args: unknown;

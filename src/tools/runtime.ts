@@ -179,6 +179,9 @@ export async function createToolRuntime(
       configFile: config.file,
       ...(opts.defaults ? { defaults: opts.defaults } : {}),
     });
+    // Say it at every start: a listener running a tool less contained than the default (sandbox: none).
+    for (const { listener, tool, notice } of dispatcher.notices())
+      warn(`listener ${listener}: ${tool} ${notice}`);
 
     let closing: Promise<void> | undefined;
     return {

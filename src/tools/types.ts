@@ -81,8 +81,16 @@ export interface ToolDefinition<Args = any, Result = unknown> {
   config?: JsonSchema;
   /** True for tools with effects outside the organism (mail, webhooks, writes); they act once per call id. */
   sideEffect?: boolean;
-  /** Why the tool cannot be used in this organism (say, no SMTP configured), or null when it can. */
-  unavailable?(services: ToolServices): string | null;
+  /**
+   * Why the tool cannot be used in this organism (say, no SMTP configured), or null when it can.
+   * `config` is the calling listener's tool_config for it, when there is a listener.
+   */
+  unavailable?(services: ToolServices, config?: ToolConfig): string | null;
+  /**
+   * A warning about how a listener's tool_config runs this tool (say, run_command with no sandbox),
+   * or null. The runtime logs it at start and `organism tools list` shows it.
+   */
+  notice?(config: ToolConfig): string | null;
   run(args: Args, ctx: ToolRunContext): Promise<Result>;
 }
 

@@ -224,9 +224,11 @@ describe('run_command: the outside world failing', () => {
     expect(r.timed_out).toBe(true);
   });
   it('on timeout kills the whole process group, grandchildren included', async () => {
+    // sandbox: none: the pid is looked for on the host, so the program must see the host's pids
+    // (the sandboxed equivalent is in test/sandbox/run-command-sandbox.test.ts).
     const r = await run(
       `sleep 30 & echo $! > grandchild.pid; sleep 30`,
-      { shell: true },
+      { shell: true, sandbox: 'none' },
       { timeout_ms: 500 },
     );
     expect(r.timed_out).toBe(true);
@@ -235,7 +237,8 @@ describe('run_command: the outside world failing', () => {
     expect(await waitGone(pid)).toBe(true);
   });
   it('leaves no background process behind when the command exits', async () => {
-    const r = await run('sleep 30 & echo $!', { shell: true });
+    // sandbox: none, as above: the pid printed must be a host pid.
+    const r = await run('sleep 30 & echo $!', { shell: true, sandbox: 'none' });
     expect(r.exit_code).toBe(0);
     const pid = Number(r.stdout.trim());
     expect(await waitGone(pid)).toBe(true);

@@ -59,6 +59,24 @@ class Capture {
   }
 }
 
+/** The error a shell would report as exit code 127. */
+export function notFound(program: string): CommandError {
+  return new CommandError(
+    'command.not_found',
+    `command not found: "${program}" is not a program on PATH (exit code 127, as a shell would report)`,
+    { program, exit_code: 127 },
+  );
+}
+
+/** The error a shell would report as exit code 126. */
+export function notExecutable(program: string): CommandError {
+  return new CommandError(
+    'command.not_executable',
+    `permission denied: "${program}" cannot be executed (exit code 126, as a shell would report)`,
+    { program, exit_code: 126 },
+  );
+}
+
 function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
   try {
@@ -145,21 +163,9 @@ export function runProcess(opts: ProcessOptions): Promise<ProcessOutcome> {
       cleanup();
       killGroup(child.pid);
       if (e.code === 'ENOENT') {
-        reject(
-          new CommandError(
-            'command.not_found',
-            `command not found: "${program}" is not a program on PATH (exit code 127, as a shell would report)`,
-            { program, exit_code: 127 },
-          ),
-        );
+        reject(notFound(program));
       } else if (e.code === 'EACCES') {
-        reject(
-          new CommandError(
-            'command.not_executable',
-            `permission denied: "${program}" cannot be executed (exit code 126, as a shell would report)`,
-            { program, exit_code: 126 },
-          ),
-        );
+        reject(notExecutable(program));
       } else {
         reject(
           new CommandError('command.spawn', `could not start "${program}": ${e.code ?? e.message}`, {

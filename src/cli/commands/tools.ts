@@ -38,7 +38,9 @@ const HELP = `usage: organism tools <subcommand> [options]
 
 subcommands:
   list [--as LISTENER]                          tools in registration order with descriptions; with --as,
-                                                each tool LISTENER cannot use is marked [UNAVAILABLE: reason]
+                                                each tool LISTENER cannot use is marked [UNAVAILABLE: reason];
+                                                a tool configured less contained than the default (say,
+                                                run_command with sandbox: none) is marked [WARNING: ...]
   call TOOL --as LISTENER [--args JSON | JSON] [--scope CAPS]
                                                 one call through the full dispatcher (grants, guard, rate
                                                 limit, audit); prints the result as JSON. Exit 0 when the
@@ -128,19 +130,26 @@ async function list(values: Values, rest: string[], io: CommandIo): Promise<numb
   if (values.as !== undefined) checkListener(cfg, values.as);
   const runtime = await createToolRuntime({ config: cfg }, runtimeOptions(values, io));
   try {
+    const notices = runtime.dispatcher.notices();
     const rows =
       values.as === undefined
         ? runtime.registry.list().map((t) => ({
             tool: t.definition.name,
             description: t.definition.description,
             reason: undefined,
+            notes: notices
+              .filter((n) => n.tool === t.definition.name)
+              .map((n) => `${n.listener}: ${n.notice}`),
           }))
-        : runtime.dispatcher.availability(values.as);
+        : runtime.dispatcher
+            .availability(values.as)
+            .map((a) => ({ ...a, notes: a.notice ? [a.notice] : [] }));
     if (rows.length === 0) io.out('(no tools registered)');
     const width = Math.max(0, ...rows.map((r) => r.tool.length));
     for (const row of rows) {
       const mark = row.reason === undefined ? '' : ` [UNAVAILABLE: ${row.reason}]`;
-      io.out(`${row.tool.padEnd(width)}  ${row.description.replace(/\s+/g, ' ').trim()}${mark}`);
+      const warned = row.notes.map((note) => ` [WARNING: ${note}]`).join('');
+      io.out(`${row.tool.padEnd(width)}  ${row.description.replace(/\s+/g, ' ').trim()}${mark}${warned}`);
     }
     return 0;
   } finally {

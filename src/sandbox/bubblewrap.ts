@@ -1,0 +1,210 @@
+/**
+ * The bubblewrap sandbox. The program gets its own user, PID, IPC, UTS, cgroup and (unless
+ * `network`) network namespaces and its own session; the machine's root read-only, a fresh /proc and
+ * /dev, a private /tmp; the workspace as the one writable folder; and no capabilities. The data dir,
+ * the config's folder, key files, homes and credential files are covered (an empty tmpfs over a
+ * folder, /dev/null over a file), so not even their names show.
+ *
+ * Bounds: RLIMIT_DATA per process and RLIMIT_NPROC (through prlimit, inside). RLIMIT_NPROC does not
+ * bind root, so when the daemon runs as root on a kernel that has per-namespace pid_max (6.14+), the
+ * sandbox sits in an outer PID namespace whose pid_max is set first: no process inside can have more
+ * than that many processes, whatever its uid. Lifetime: everything runs in the PID namespace, whose
+ * init is bwrap (or its child); killing it, or the daemon dying (--die-with-parent, setpriv's
+ * --pdeathsig and unshare's --kill-child), kills every process in it, setsid or not.
+ */
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { release } from 'node:os';
+import { isAbsolute, join, sep } from 'node:path';
+import { SandboxError } from '../errors.ts';
+import { sandboxEnv } from './env.ts';
+import { type BubblewrapOptions, defaultBubblewrapOptions } from './options.ts';
+import { probeBubblewrap } from './probe.ts';
+import type { Sandbox, SandboxRequest, SpawnPlan } from './types.ts';
+
+/** The kernel refuses a pid_max below this (RESERVED_PIDS + 1), also in a child PID namespace. */
+const MIN_PID_MAX = 301;
+
+/** Processes in the outer namespace besides the program's own: sh/bwrap, bwrap's init, prlimit. */
+const OWN_PROCESSES = 3;
+
+/** `a` is `b` or inside it. */
+export function within(a: string, b: string): boolean {
+  return a === b || a.startsWith(b.endsWith(sep) ? b : b + sep);
+}
+
+/** Whether the kernel has per-PID-namespace pid_max (Linux 6.14). */
+export function hasNamespacePidMax(release: string): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(release);
+  if (!m) return false;
+  const major = Number(m[1]);
+  const minor = Number(m[2]);
+  return major > 6 || (major === 6 && minor >= 14);
+}
+
+interface Hidden {
+  path: string;
+  dir: boolean;
+}
+
+/** The real path and kind of `path`, or undefined when it does not exist. */
+function inspect(path: string): Hidden | undefined {
+  try {
+    const real = realpathSync(path);
+    return { path: real, dir: statSync(real).isDirectory() };
+  } catch {
+    return undefined;
+  }
+}
+
+/** /etc/ssh's private host keys, and the like, are found by listing; done once. */
+function expand(paths: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const path of paths) {
+    out.push(path);
+    if (path === '/etc/ssh') {
+      try {
+        for (const name of readdirSync(path)) if (name.endsWith('_key')) out.push(join(path, name));
+      } catch {
+        // no /etc/ssh
+      }
+    }
+  }
+  return out;
+}
+
+export class BubblewrapSandbox implements Sandbox {
+  readonly kind = 'bubblewrap' as const;
+  readonly options: BubblewrapOptions;
+  #credentials: Hidden[] | undefined;
+
+  constructor(options: Partial<BubblewrapOptions> = {}) {
+    const base = defaultBubblewrapOptions(
+      process.env,
+      options.kernelRelease ?? '',
+      options.uid ?? process.getuid?.() ?? -1,
+    );
+    this.options = { ...base, ...options };
+    if (this.options.kernelRelease === '') this.options.kernelRelease = release();
+  }
+
+  unavailable(): string | null {
+    return probeBubblewrap(this);
+  }
+
+  /** Whether processes are bounded by the PID namespace's pid_max (root on Linux 6.14+). */
+  get pidMaxBound(): boolean {
+    return this.options.uid === 0 && hasNamespacePidMax(this.options.kernelRelease);
+  }
+
+  plan(request: SandboxRequest): SpawnPlan {
+    for (const [what, path] of [
+      ['workspace', request.workspace],
+      ['cwd', request.cwd],
+    ] as const) {
+      if (!isAbsolute(path))
+        throw new SandboxError('sandbox.bad_request', `${what} must be an absolute path: ${path}`);
+    }
+    const workspace = inspect(request.workspace);
+    if (!workspace?.dir) {
+      throw new SandboxError(
+        'sandbox.bad_request',
+        `the workspace ${request.workspace} does not exist or is not a folder`,
+      );
+    }
+    const ws = workspace.path;
+    const { maxProcesses, maxMemoryMb } = request.limits;
+    const memoryBytes = maxMemoryMb * 1024 * 1024;
+
+    const args: string[] = [
+      '--unshare-user',
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--unshare-uts',
+      '--unshare-cgroup-try',
+      ...(request.network ? [] : ['--unshare-net']),
+      '--die-with-parent',
+      '--new-session',
+      '--cap-drop',
+      'ALL',
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--size',
+      String(memoryBytes),
+      '--tmpfs',
+      '/tmp',
+    ];
+
+    // Covers around the workspace go before its bind, covers inside it after.
+    const hidden = this.#hidden(request.hide, ws);
+    const cover = (h: Hidden) => (h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]);
+    const around = hidden.filter((h) => !within(h.path, ws) || h.path === ws);
+    const inside = hidden.filter((h) => within(h.path, ws) && h.path !== ws);
+    for (const h of around) args.push(...cover(h));
+    if (request.network) {
+      // DNS: /etc/resolv.conf often points into /run, which is covered.
+      const resolv = inspect('/etc/resolv.conf');
+      if (resolv && hidden.some((h) => h.dir && within(resolv.path, h.path)))
+        args.push('--ro-bind', resolv.path, resolv.path);
+    }
+    args.push('--bind', ws, ws);
+    for (const h of inside) args.push(...cover(h));
+
+    const cwd = inspect(request.cwd)?.path ?? request.cwd;
+    if (!within(cwd, ws)) {
+      throw new SandboxError('sandbox.bad_request', `cwd ${request.cwd} is not inside the workspace ${ws}`);
+    }
+    args.push('--chdir', cwd, '--clearenv');
+    const env = sandboxEnv(request.envAllowlist, this.options, request.from);
+    for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
+    args.push('--', 'prlimit', `--nproc=${maxProcesses}`, `--data=${memoryBytes}`, '--', ...request.argv);
+
+    const spawnEnv = { PATH: this.options.path };
+    if (!this.pidMaxBound) return { argv: [this.options.binary, ...args], cwd: ws, env: spawnEnv };
+    const pidMax = Math.max(MIN_PID_MAX, maxProcesses + OWN_PROCESSES + 1);
+    return {
+      argv: [
+        'setpriv',
+        '--pdeathsig',
+        'KILL',
+        '--',
+        'unshare',
+        '--pid',
+        '--fork',
+        '--kill-child',
+        '--',
+        '/bin/sh',
+        '-c',
+        'echo "$1" > /proc/sys/kernel/pid_max && shift && exec "$@"',
+        'sh',
+        String(pidMax),
+        this.options.binary,
+        ...args,
+      ],
+      cwd: ws,
+      env: spawnEnv,
+    };
+  }
+
+  /** What to cover: the request's paths and the machine's credentials, real paths, outside /tmp. */
+  #hidden(paths: readonly string[], ws: string): Hidden[] {
+    this.#credentials ??= expand(this.options.credentials).flatMap((p) => inspect(p) ?? []);
+    const out = new Map<string, Hidden>();
+    for (const h of [...this.#credentials, ...paths.flatMap((p) => inspect(p) ?? [])]) {
+      // /tmp is private already; only what the workspace under it brings back needs a cover.
+      if (within(h.path, '/tmp') && !within(h.path, ws)) continue;
+      out.set(h.path, h);
+    }
+    const all = [...out.values()];
+    // Under another cover there is nothing left to cover, unless the workspace brings it back.
+    const needed = all.filter(
+      (h) => within(h.path, ws) || !all.some((d) => d.dir && d !== h && within(h.path, d.path)),
+    );
+    // Outer covers first, so an inner one is not buried under an outer tmpfs.
+    return needed.sort((a, b) => a.path.length - b.path.length);
+  }
+}
