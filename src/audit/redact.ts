@@ -282,6 +282,13 @@ const PATTERNS: Array<[RegExp, string]> = [
 
 const LONG_TOKEN = /[A-Za-z0-9_\-+/=]{32,}/g;
 
+/**
+ * Something every pattern above needs (a superset: a hit only means "look closer"). Most strings
+ * (a path, an expression, a sentence) have none, and are done after this one scan.
+ */
+const MAY_HOLD_CREDENTIAL =
+  /-----begin|:\/\/|bearer|basic|digest|key|token|secret|pass|auth|sig|sk-|gh[pousr]_|github_pat_|glpat-|xox|akia|asia|aiza|eyj|[a-z0-9_\-+/=]{32}/i;
+
 /** A long run of mixed-case letters and digits (or 32+ hex digits) reads as a key, not as prose. */
 function looksLikeKey(token: string): boolean {
   if (/^[0-9a-f]{32,}$/i.test(token)) return true;
@@ -290,6 +297,7 @@ function looksLikeKey(token: string): boolean {
 
 export function redactString(text: string): string {
   let out = knownSecrets.redact(text);
+  if (!MAY_HOLD_CREDENTIAL.test(out)) return out;
   for (const [pattern, replacement] of PATTERNS) {
     pattern.lastIndex = 0;
     out = out.replace(pattern, replacement);
