@@ -4,12 +4,13 @@
  */
 import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
+import path from 'node:path';
 import { FileToolError } from '../src/errors.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
 import { FILE_TOOL_DEFAULTS, fileToolConfigSchema, positiveInt, throwIfAborted } from './lib/fs-config.ts';
 import { BINARY_SNIFF_BYTES, looksBinary } from './lib/fs-encoding.ts';
 import { fsError } from './lib/fs-errors.ts';
-import { realPathOfFd } from './lib/fs-fd.ts';
+import { inDir, openDir, realPathOfFd } from './lib/fs-fd.ts';
 import { readLineWindow } from './lib/fs-lines.ts';
 import { resolveToolPath } from './lib/fs-path.ts';
 
@@ -106,15 +107,29 @@ const tool: ToolDefinition<ReadFileArgs, ReadFileResult> = {
 
     let handle: FileHandle;
     try {
-      // O_NOFOLLOW: the path was resolved already; a symlink swapped in since then is refused.
+      // A parent folder may have been swapped for a link since the check, so the file is not
+      // opened by its path: its folder is opened (only a folder, which has no effect), the
+      // folder's real path plus the name checked, and the file opened by name inside it. So
+      // nothing outside the allowed places is opened, not even for a moment (opening a device or
+      // a FIFO can do something by itself). O_NOFOLLOW: the name itself is no link either.
       // O_NONBLOCK: opening a FIFO must not hang the call.
-      handle = await open(target.real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      const name = path.basename(target.real);
+      const dir = await openDir(path.dirname(target.real));
+      try {
+        target.confirm(path.join(dir.real, name));
+        handle = await open(
+          inDir(dir, name),
+          constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+        );
+      } finally {
+        await dir.handle.close().catch(() => {});
+      }
     } catch (error) {
       throw fsError(error, shown, 'read');
     }
     try {
-      // O_NOFOLLOW covers only the last component: a parent folder swapped for a link between the
-      // check and the open leads elsewhere. What counts is the file actually opened.
+      // And what was opened, by its descriptor: the same answer on Linux, and the check that
+      // counts where there is no /proc and the folder is named by its path.
       target.confirm(await realPathOfFd(handle, target.real));
       const st = await handle.stat();
       if (st.isDirectory()) {

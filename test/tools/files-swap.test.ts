@@ -1,9 +1,11 @@
 /**
  * The symlink race made deterministic: the swap happens exactly between the tools' path check and
  * their first open. `node:fs/promises` is wrapped so that the first `open` or `opendir` after the
- * check first replaces `notes/real` (a real folder when the path was checked) with a link to an
- * outside folder of the same shape. files-race.test.ts runs the same race with a real concurrent
- * process; this one shows each tool refusing the one interleaving that matters, every time.
+ * check (which opens nothing) first replaces `notes/real`, a real folder when the path was
+ * checked, with a link to an outside folder of the same shape; the wrapper also records every
+ * file (not folder) opened in the outside folder. files-race.test.ts runs the same race with a
+ * real concurrent process; this one shows each tool refusing the one interleaving that matters,
+ * every time.
  */
 import {
   lstat,
@@ -29,6 +31,9 @@ import { makeContext } from './tool-helpers.ts';
 const hook = vi.hoisted(() => ({
   swap: undefined as undefined | (() => Promise<void>),
   when: ((_path: string) => true) as (where: string) => boolean,
+  /** The outside folder, and what was opened in it that is not a folder (opening one has no effect). */
+  outside: '',
+  openedOutside: [] as string[],
 }));
 
 vi.mock('node:fs/promises', async (importOriginal) => {
@@ -41,7 +46,12 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   };
   const open: typeof fs.open = async (...args) => {
     await fire(args[0]);
-    return fs.open(...args);
+    const handle = await fs.open(...args);
+    const real = await fs.readlink(`/proc/self/fd/${handle.fd}`);
+    if (hook.outside && real.startsWith(hook.outside) && !(await handle.stat()).isDirectory()) {
+      hook.openedOutside.push(real);
+    }
+    return handle;
   };
   const opendir: typeof fs.opendir = async (...args) => {
     await fire(args[0]);
@@ -58,6 +68,8 @@ beforeEach(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), 'organism-swap-'));
   ws = path.join(root, 'ws');
   outside = path.join(root, 'outside');
+  hook.outside = outside;
+  hook.openedOutside = [];
   for (const [base, text] of [
     [path.join(ws, 'notes', 'real'), 'inside\n'],
     [outside, 'OUTSIDE SECRET\n'],
@@ -107,11 +119,12 @@ describe.each([
 ])('a parent folder swapped for a link between check and open (%s)', (_label, config) => {
   const ctx = () => makeContext({ config, workspace: ws });
 
-  it('read_file refuses the file it opened outside', async () => {
+  it('read_file refuses, having opened nothing outside but a folder', async () => {
     const error = await readFileTool.run({ path: 'notes/real/sub/f.txt' }, ctx()).catch((e) => e);
     expect(hook.swap).toBeUndefined();
     expect(error).toMatchObject({ code: 'file.path_refused', details: { rule_id: 'file.symlink_escape' } });
     expect(JSON.stringify(error)).not.toContain('OUTSIDE');
+    expect(hook.openedOutside).toEqual([]);
   });
 
   it('write_file creates nothing outside, overwrites nothing there, and leaves no temp file', async () => {
@@ -131,6 +144,7 @@ describe.each([
     }
     expect(await tree(outside)).toEqual(before);
     expect(Object.keys(await tree(root)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    expect(hook.openedOutside).toEqual([]);
   });
 
   it('list_dir refuses to list the folder it opened outside', async () => {

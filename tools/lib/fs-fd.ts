@@ -23,6 +23,14 @@ import path from 'node:path';
 
 const PROC_FD = existsSync('/proc/self/fd') ? '/proc/self/fd' : undefined;
 
+/**
+ * O_PATH (Linux): a folder opened only to name things inside it. Such an open has no effect of its
+ * own and needs no read permission on the folder (a folder one may pass through but not list still
+ * works). The value is the kernel's generic one, shared by the architectures Node runs on; 0 (a
+ * plain read-only open) where /proc is missing.
+ */
+const O_PATH = PROC_FD && process.platform === 'linux' ? 0o10000000 : 0;
+
 /** A folder held open, with the real path it had when it was last checked. */
 export interface OpenDir {
   handle: FileHandle;
@@ -49,12 +57,14 @@ export function inDir(dir: OpenDir, name?: string): string {
 /**
  * Opens the folder at `where` without following a link in its last component (`O_NONBLOCK`: a
  * FIFO there must not hang the call) and returns it with its real path, refreshed from the
- * descriptor. Anything else is refused: ENOTDIR, or ELOOP for a symbolic link.
+ * descriptor. Anything else is refused: ENOTDIR, or ELOOP for a symbolic link. Only a folder is
+ * ever opened here, so even a `where` that leads somewhere unexpected is opened without effect;
+ * whoever calls this checks `real` before using the folder.
  */
 export async function openDir(where: string): Promise<OpenDir> {
   const handle = await open(
     where,
-    constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    O_PATH | constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
   ).catch(async (error: NodeJS.ErrnoException) => {
     // With O_DIRECTORY a link in the last place is ENOTDIR; say what it is (fs-errors: ELOOP).
     if (error.code === 'ENOTDIR' && (await lstat(where).catch(() => undefined))?.isSymbolicLink()) {
