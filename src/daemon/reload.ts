@@ -30,6 +30,8 @@ const RESTART_ONLY: ReadonlyArray<[string, (c: OrganismConfig) => unknown]> = [
   ['organism.name', (c) => c.organism.name],
   ['organism.data_dir', (c) => c.organism.data_dir],
   ['audit.path', (c) => c.audit.path],
+  ['audit.key_env', (c) => c.audit.key_env],
+  ['audit.key_file', (c) => c.audit.key_file],
   ['bus', (c) => c.bus],
   ['limits', (c) => c.limits],
   ['history', (c) => c.history],

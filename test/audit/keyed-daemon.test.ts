@@ -144,6 +144,19 @@ describe('the daemon with an audit key', () => {
       expect(await readFile(auditFile, 'utf8')).not.toContain(key.slice(0, 12));
       // And the real log still verifies: the forgeries were copies.
       expect((await runCli(['audit', '--verify', '--config', file], env)).code).toBe(0);
+
+      // Another key place takes a restart: a reload says so and keeps sealing with the key it has.
+      await writeFile(
+        file,
+        YAML.replace('listeners:', `audit:\n  key_file: ${join(dir, 'other.key')}\nlisteners:`),
+      );
+      const reload = await call(daemon.url, '/api/v1/organism/reload', {
+        token: ADMIN_TOKEN,
+        method: 'POST',
+      });
+      expect(reload.json.restart_required).toEqual(['audit.key_file']);
+      expect((await use('calculate', { expression: '3 + 3' })).status).toBe(202);
+      expect(JSON.parse((await records(6))[5] as string).key_id).toBe(keyId);
     } finally {
       await daemon.stop();
     }
