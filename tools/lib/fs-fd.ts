@@ -5,17 +5,17 @@
  * another process can swap a folder on the way for a symbolic link to somewhere else; `O_NOFOLLOW`
  * guards only the last component. Node has no openat(), so the file tools do this instead:
  *
- * - open first (`O_NOFOLLOW`), then ask the kernel where the descriptor really is
- *   (`readlink /proc/self/fd/N`) and check *that* path; whatever the swapper did, that is the file
- *   the tool reads or the folder it lists or writes in;
+ * - open a folder (only a folder: `O_DIRECTORY`, `O_PATH`, no effect), then ask the kernel where
+ *   the descriptor really is (`readlink /proc/self/fd/N`) and check *that* path; whatever the
+ *   swapper did, that is the folder the tool reads from, lists or writes in;
  * - name things inside an open folder as `/proc/self/fd/N/<name>`: the kernel resolves that to
  *   the folder held by descriptor N and looks `<name>` up in it, which is openat() by another name.
- *   A temp file created, renamed and removed that way stays in the folder that was checked.
+ *   A file opened, a temp file created, renamed and removed that way stays in the checked folder.
  *
- * Without /proc (not Linux) the descriptor's path is found by resolving the name again and
- * comparing device and inode with the descriptor: a swap between open and check is still caught,
- * a swap there and back in between is not. The sandboxed deployment is Linux, where none of this
- * applies.
+ * Without /proc (not Linux) a folder is named by its real path and a descriptor's path is found by
+ * resolving the name again and comparing device and inode: a swap between open and check is still
+ * caught, a swap there and back in between is not. The sandboxed deployment is Linux, where that
+ * weaker fallback is never used.
  */
 import { constants, existsSync } from 'node:fs';
 import { type FileHandle, lstat, open, readlink, realpath, stat } from 'node:fs/promises';
