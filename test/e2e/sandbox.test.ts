@@ -7,7 +7,7 @@ import { access, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DaemonProcess, REPO_ROOT, runCli, startDaemonProcess } from '../helpers/daemon.ts';
+import { type DaemonProcess, REPO_ROOT, runCli, startDaemonProcess, useTool } from '../helpers/daemon.ts';
 
 const SECRET = 'fake-daemon-secret-7719';
 let dir: string;
@@ -38,32 +38,23 @@ listeners:
         sandbox: none
 `;
 
-const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+interface RunResult {
+  stdout: string;
+  stderr: string;
+}
 
-/** Calls `tool` through the toolbox listener and returns the answer line of the thread. */
-async function use(tool: string, args: object): Promise<string> {
-  const payload = `<use-tool><tool>${tool}</tool><args>${xml(JSON.stringify(args))}</args></use-tool>`;
-  const { code, stdout, stderr } = await runCli([
-    'send',
-    '--url',
-    daemon.url,
-    '--to',
-    'toolbox',
-    payload,
-    '--wait',
-  ]);
-  expect(stderr).toBe('');
-  expect(code).toBe(0);
-  const answer = stdout.split('\n').find((l) => l.startsWith('toolbox -> api'));
-  expect(answer).toBeDefined();
-  expect(answer).toContain('<status>ok</status>');
-  return answer as string;
+/** Calls `tool` through the toolbox listener; the call must have run. */
+async function use(tool: string, args: object): Promise<RunResult> {
+  const { status, result } = await useTool(daemon.url, tool, args);
+  expect(status).toBe('ok');
+  return result as RunResult;
 }
 
 /** Writes `script` into the workspace and runs it with run_command. */
 async function attack(name: string, script: string): Promise<string> {
   await writeFile(path.join(ws, name), script);
-  return use('run_command', { command: `sh ${name}` });
+  const { stdout, stderr } = await use('run_command', { command: `sh ${name}` });
+  return stdout + stderr;
 }
 
 const exists = (p: string) =>
@@ -118,8 +109,7 @@ describe('run_command in the real daemon, sandboxed', () => {
     expect(answer).not.toContain('kv-value-e2e-8842');
     expect(answer).not.toContain('key_value_set');
     // The listings show the workspace's bind and nothing else of the data dir or the config's folder.
-    const result = JSON.parse(/<result>(.*)<\/result>/s.exec(answer)?.[1] ?? '{}') as { stdout: string };
-    expect(result.stdout).toBe('workspace\nworkspace\n.\n..\n.organism\nend-data\n');
+    expect(answer.startsWith('workspace\nworkspace\n.\n..\n.organism\nend-data\n')).toBe(true);
     expect(answer).not.toContain('dotenv-secret-e2e-5531');
     expect(answer).not.toContain('sbx-name-4471');
     expect(answer).not.toContain('root:');

@@ -74,3 +74,32 @@ export function runCli(
   });
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
 }
+
+const unescapeXml = (text: string) =>
+  text
+    .replaceAll('&quot;', '"')
+    .replaceAll('&apos;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&');
+
+/**
+ * Calls `tool` through a listener running listeners/toolbox.ts, with `organism send --wait`, as a
+ * user would; returns the answer's status and its result parsed from JSON.
+ */
+export async function useTool(
+  url: string,
+  tool: string,
+  args: unknown,
+  listener = 'toolbox',
+): Promise<{ status: string; result: any }> {
+  const json = JSON.stringify(args).replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+  const payload = `<use-tool><tool>${tool}</tool><args>${json}</args></use-tool>`;
+  const { code, stdout, stderr } = await runCli(['send', '--url', url, '--to', listener, payload, '--wait']);
+  const answer = stdout.split('\n').find((line) => line.startsWith(`${listener} -> api`));
+  const status = /<status>([^<]*)<\/status>/.exec(answer ?? '')?.[1];
+  const result = /<result>([^<]*)<\/result>/.exec(answer ?? '')?.[1];
+  if (code !== 0 || status === undefined || result === undefined)
+    throw new Error(`no tool answer (exit ${code}):\n${stdout}${stderr}`);
+  return { status, result: JSON.parse(unescapeXml(result)) };
+}
