@@ -134,11 +134,12 @@ function analyzeScript(source: string, depth: number, wrappers: string[], out: A
   for (const pipeline of script.pipelines) {
     const stages: Cmd[] = [];
     for (const sc of pipeline.commands) stages.push(buildStage(sc, source, depth, wrappers, out));
-    stages.forEach((cmd, i) => {
+    for (let i = 0; i < stages.length; i++) {
+      const cmd = stages[i]!;
       cmd.pipeline = stages;
       cmd.stage = i;
       if (cmd.stdinText === null && i > 0) cmd.stdinText = literalOutput(stages[i - 1]!);
-    });
+    }
     for (const cmd of stages) judgeStdinScript(cmd, depth, out);
     // Only a `cd` that is the whole pipeline changes this shell's directory.
     if (stages.length === 1) trackCd(stages[0]!, out);
@@ -176,7 +177,8 @@ function buildStage(
   const segment = source.slice(sc.start, sc.end);
   const subCmds: Cmd[] = [];
   const wordSubs = new Map<Word, Cmd[]>();
-  const texts = sc.words.map((w) => resolveWord(w, depth, out, subCmds, wordSubs));
+  const texts: string[] = [];
+  for (const w of sc.words) texts.push(resolveWord(w, depth, out, subCmds, wordSubs));
   for (const a of sc.assignments) resolveWord(a, depth, out, subCmds, wordSubs);
   let stdinText: string | null = null;
   for (const r of sc.redirects) {
@@ -229,26 +231,24 @@ function emit(
   let wrappers = base.wrappers;
   let viaXargs = base.viaXargs;
   for (;;) {
-    // A plain function (not a closure per iteration): this loop runs for every command judged.
-    const make = () => makeCmd(base, wrappers, viaXargs, argv, words);
-    if (argv.length === 0) return push(make(), out);
+    if (argv.length === 0) return push(makeCmd(base, wrappers, viaXargs, argv, words), out);
     const name = basename(argv[0]!);
-    if (isDynamic(argv[0]!, words[0])) return push(make(), out);
+    if (isDynamic(argv[0]!, words[0])) return push(makeCmd(base, wrappers, viaXargs, argv, words), out);
     const args = argv.slice(1);
     const spec = WRAPPERS[name];
     if (spec) {
       if (name === 'env') {
         const split = splitStringArg(args);
         if (split !== null) {
-          const self = push(make(), out);
+          const self = push(makeCmd(base, wrappers, viaXargs, argv, words), out);
           analyzeScript(split, depth + 1, [...wrappers, 'env'], out);
           return self;
         }
       }
       const start = wrappedStart(name, spec, args);
-      if (start < 0) return push(make(), out);
+      if (start < 0) return push(makeCmd(base, wrappers, viaXargs, argv, words), out);
       if (spec.remote) {
-        const self = push(make(), out);
+        const self = push(makeCmd(base, wrappers, viaXargs, argv, words), out);
         analyzeScript(args.slice(start).map(forReparse).join(' '), depth + 1, [...wrappers, name], out);
         return self;
       }
@@ -258,7 +258,7 @@ function emit(
       words = words.slice(1 + start);
       continue;
     }
-    const self = push(make(), out);
+    const self = push(makeCmd(base, wrappers, viaXargs, argv, words), out);
     if (SHELLS.has(name)) {
       const mode = shellMode(args);
       if (mode.mode === 'c' && mode.index < args.length) {

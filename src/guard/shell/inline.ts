@@ -7,7 +7,7 @@
  * them. Code that calls out in a way that cannot be read (a command built at run time, `eval`,
  * `__import__`) is reported as unjudged.
  */
-import { SECRET_FILE } from './paths.ts';
+import { memo, SECRET_FILE } from './paths.ts';
 
 export type Family = 'python' | 'node' | 'perl' | 'ruby' | 'php';
 
@@ -35,7 +35,9 @@ const WITH_VALUE: Record<Family, ReadonlySet<string>> = {
 /** Short options whose value is glued on (`-rjson`, `-Mstrict`): the cluster is not a code option. */
 const GLUED: Record<Family, string> = { python: 'WX', node: '', perl: 'IMmx', ruby: 'rICEFK', php: 'dc' };
 
-function familyOf(name: string): Family | null {
+const familyOf: (name: string) => Family | null = memo(familyOfName, 512);
+
+function familyOfName(name: string): Family | null {
   if (/^python[0-9.]*$/.test(name) || name === 'pypy' || name === 'pypy3') return 'python';
   if (name === 'node' || name === 'nodejs' || name === 'bun') return 'node';
   if (/^perl[0-9.]*$/.test(name)) return 'perl';

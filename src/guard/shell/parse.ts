@@ -43,88 +43,104 @@ const HEADER_KEYWORDS = new Set(['for', 'select', 'case']);
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/;
 
+/** The parser's state; module-level helpers take it (no closures per call: the guard runs per command). */
+interface ParseState {
+  pipelines: Pipeline[];
+  pipeline: SimpleCommand[];
+  cmd: SimpleCommand;
+  pendingRedirect: Redirect | null;
+  skipWords: boolean;
+  skipOneWord: boolean;
+}
+
+function fresh(): SimpleCommand {
+  return { assignments: [], words: [], redirects: [], start: -1, end: -1 };
+}
+
+function touch(st: ParseState, start: number, end: number) {
+  if (st.cmd.start < 0) st.cmd.start = start;
+  st.cmd.end = end;
+}
+
+function endCommand(st: ParseState) {
+  const cmd = st.cmd;
+  if (cmd.words.length > 0 || cmd.redirects.length > 0 || cmd.assignments.length > 0) st.pipeline.push(cmd);
+  st.cmd = fresh();
+  st.pendingRedirect = null;
+  st.skipWords = false;
+  st.skipOneWord = false;
+}
+
+function endPipeline(st: ParseState) {
+  endCommand(st);
+  if (st.pipeline.length > 0) st.pipelines.push({ commands: st.pipeline });
+  st.pipeline = [];
+}
+
 export function parse(source: string, depth: number): Script {
   const tokens: Token[] = tokenize(source);
-  const pipelines: Pipeline[] = [];
-  let pipeline: SimpleCommand[] = [];
-  let cmd = fresh();
-  let pendingRedirect: Redirect | null = null;
+  const st: ParseState = {
+    pipelines: [],
+    pipeline: [],
+    cmd: fresh(),
+    pendingRedirect: null,
+    skipWords: false,
+    skipOneWord: false,
+  };
   let parens = 0;
   let parenOpenAt = -1;
-  let skipWords = false;
-  let skipOneWord = false;
   let functionParen = false;
-
-  function fresh(): SimpleCommand {
-    return { assignments: [], words: [], redirects: [], start: -1, end: -1 };
-  }
-  function touch(start: number, end: number) {
-    if (cmd.start < 0) cmd.start = start;
-    cmd.end = end;
-  }
-  function endCommand() {
-    if (cmd.words.length > 0 || cmd.redirects.length > 0 || cmd.assignments.length > 0) pipeline.push(cmd);
-    cmd = fresh();
-    pendingRedirect = null;
-    skipWords = false;
-    skipOneWord = false;
-  }
-  function endPipeline() {
-    endCommand();
-    if (pipeline.length > 0) pipelines.push({ commands: pipeline });
-    pipeline = [];
-  }
 
   for (const t of tokens) {
     if (t.kind === 'word') {
-      if (pendingRedirect) {
-        pendingRedirect.target = t;
-        pendingRedirect = null;
-        touch(t.start, t.end);
+      if (st.pendingRedirect) {
+        st.pendingRedirect.target = t;
+        st.pendingRedirect = null;
+        touch(st, t.start, t.end);
         continue;
       }
-      if (skipOneWord) {
-        skipOneWord = false;
+      if (st.skipOneWord) {
+        st.skipOneWord = false;
         continue;
       }
-      if (skipWords) continue;
-      if (cmd.words.length === 0 && !t.quoted) {
+      if (st.skipWords) continue;
+      if (st.cmd.words.length === 0 && !t.quoted) {
         if (PREFIX_KEYWORDS.has(t.text)) continue;
         if (CLOSING_KEYWORDS.has(t.text)) continue;
         if (HEADER_KEYWORDS.has(t.text)) {
-          skipWords = true;
+          st.skipWords = true;
           continue;
         }
         if (t.text === 'function') {
-          skipOneWord = true;
+          st.skipOneWord = true;
           continue;
         }
         if (ASSIGNMENT.test(t.text)) {
-          cmd.assignments.push(t);
-          touch(t.start, t.end);
+          st.cmd.assignments.push(t);
+          touch(st, t.start, t.end);
           continue;
         }
       }
-      cmd.words.push(t);
-      touch(t.start, t.end);
+      st.cmd.words.push(t);
+      touch(st, t.start, t.end);
       continue;
     }
     if (t.kind === 'redir') {
       const r: Redirect = { op: t.op, fd: t.fd, target: null };
       if (t.heredoc) r.heredoc = t.heredoc;
-      cmd.redirects.push(r);
-      pendingRedirect = r;
-      touch(t.start, t.end);
+      st.cmd.redirects.push(r);
+      st.pendingRedirect = r;
+      touch(st, t.start, t.end);
       continue;
     }
     switch (t.op) {
       case '|':
-        endCommand();
+        endCommand(st);
         break;
       case '(':
-        if (cmd.words.length > 0) {
+        if (st.cmd.words.length > 0) {
           // `name() { ... }` defines a function: the name is not a command; its body is judged.
-          cmd = fresh();
+          st.cmd = fresh();
           functionParen = true;
           break;
         }
@@ -143,14 +159,14 @@ export function parse(source: string, depth: number): Script {
         // A `)` with no `(` is a case pattern (`a) cmd ;;`); it separates like `;`.
         if (parens > 0) {
           parens--;
-          endCommand();
-        } else endPipeline();
+          endCommand(st);
+        } else endPipeline(st);
         break;
       default:
-        endPipeline();
+        endPipeline(st);
     }
   }
-  endPipeline();
+  endPipeline(st);
   if (parens > 0) throw new ShellParseError('guard.shell_unbalanced', `unclosed ( at offset ${parenOpenAt}`);
-  return { source, pipelines };
+  return { source, pipelines: st.pipelines };
 }

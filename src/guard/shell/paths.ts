@@ -33,6 +33,20 @@ const SECRET_DIR =
 
 const GLOB_CHARS = /[*?[{]/;
 
+/** `fn` remembered by its string argument, at most `max` entries (cleared when full). */
+export function memo<T>(fn: (key: string) => T, max: number): (key: string) => T {
+  const cache = new Map<string, T>();
+  return (key) => {
+    let v = cache.get(key);
+    if (v === undefined && !cache.has(key)) {
+      v = fn(key);
+      if (cache.size >= max) cache.clear();
+      cache.set(key, v);
+    }
+    return v as T;
+  };
+}
+
 /** `$HOME/x` and `${HOME}/x` read as `~/x`; anything else with `$` is unknown. */
 function homeForm(raw: string): string {
   return raw.replace(/^(\$HOME|\$\{HOME\})(?=\/|$)/, '~');
@@ -110,17 +124,13 @@ const VOCABULARY = [
 ];
 const FILLER = 'x';
 
-const segmentCache = new Map<string, (name: string) => boolean>();
+// bash's globstar is off by default: `**` is `*`. The key is the dot flag (0/1) then the segment.
+const segmentMatcherOf = memo(
+  (key) => picomatch(key.slice(1).replace(/\*\*+/g, '*'), { dot: key[0] === '1' }),
+  512,
+);
 function segmentMatcher(seg: string, dot: boolean): (name: string) => boolean {
-  const key = `${dot ? 1 : 0}${seg}`;
-  let m = segmentCache.get(key);
-  if (!m) {
-    // bash's globstar is off by default: `**` is `*`.
-    m = picomatch(seg.replace(/\*\*+/g, '*'), { dot });
-    if (segmentCache.size > 512) segmentCache.clear();
-    segmentCache.set(key, m);
-  }
-  return m;
+  return segmentMatcherOf(`${dot ? 1 : 0}${seg}`);
 }
 
 /** Literal characters of a glob segment: what is left without wildcards, brackets and brace syntax. */
@@ -135,8 +145,14 @@ function literalLength(seg: string): number {
  * ordinary name. `dot`: a leading `*` matches dot
  * files (grep --include, find -name); the shell's own globs do not.
  */
+const couldBeSecretOf = memo((key) => globCouldBeSecretUncached(key.slice(1), key[0] === '1'), 1024);
+
 export function globCouldBeSecret(pattern: string, dot: boolean): boolean {
   if (!GLOB_CHARS.test(pattern)) return SECRET_FILE.test(pattern);
+  return couldBeSecretOf(`${dot ? 1 : 0}${pattern}`);
+}
+
+function globCouldBeSecretUncached(pattern: string, dot: boolean): boolean {
   const segs = pattern.split('/');
   let combos: string[] = [''];
   for (let i = 0; i < segs.length; i++) {
@@ -297,7 +313,9 @@ export function secretInTree(
 }
 
 /** A glob (grep --include, find -name, fnmatch semantics: `*` matches a leading dot) that can name a credential file. */
-export function namePatternIsSecret(pattern: string): boolean {
+export const namePatternIsSecret: (pattern: string) => boolean = memo(namePatternIsSecretUncached, 1024);
+
+function namePatternIsSecretUncached(pattern: string): boolean {
   if (pattern === '' || pattern === '*') return false;
   if (SECRET_FILE.test(pattern) || SECRET_FILE.test(`/${pattern}`)) return true;
   if (!GLOB_CHARS.test(pattern)) return false;

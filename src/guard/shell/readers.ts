@@ -16,6 +16,10 @@ import {
   treeReachesSecrets,
 } from './paths.ts';
 
+/** A piece of every secret name SECRET_FILE knows: a word without one cannot name a secret. */
+const SECRET_HINT =
+  /env|ssh|gnupg|aws|netrc|credential|pgpass|pypirc|my\.cnf|vault|password|docker|kube|gcloud|gh\/|id_|shadow|sudoers|passwd/;
+
 /** Commands that name a secret file without printing or sending its contents. */
 export const NAMES_ONLY = new Set([
   'echo',
@@ -214,9 +218,13 @@ export function findRoots(c: Cmd): string[] {
  */
 export function readsSecret(c: Cmd): boolean {
   if (NAMES_ONLY.has(c.name)) return false;
+  // Judging the text alone, a word can name a secret only if some of the secret's name is in it.
+  const textOnly = c.dir === null;
   for (let i = 0; i < c.args.length; i++) {
+    const a = c.args[i]!;
     const glob = c.argWords[i]?.glob === true;
-    for (const v of argValues(c.args[i]!)) if (secretReached(v, glob, c.dir, c.env)) return true;
+    if (textOnly && !glob && !SECRET_HINT.test(a)) continue;
+    for (const v of argValues(a)) if (secretReached(v, glob, c.dir, c.env)) return true;
   }
   for (const r of c.redirects) {
     if (
@@ -242,17 +250,30 @@ interface Walk {
   excludes: string[];
 }
 
+function walk(roots: string[], prints: boolean, extra?: Partial<Walk>): Walk {
+  return { roots, prints, hidden: true, base: null, excludes: [], ...extra };
+}
+
+const GREP_DIRECTORIES = new Set(['-d', '--directories']);
+const GREP_EXCLUDES = new Set(['--exclude', '--exclude-dir']);
+const TAR_WITH_VALUE = new Set([
+  '-C',
+  '--directory',
+  '-f',
+  '--file',
+  '-T',
+  '--files-from',
+  '-X',
+  '--exclude-from',
+  '-b',
+  '-H',
+  '--format',
+]);
+const TAR_DIRECTORY = new Set(['-C', '--directory']);
+
 /** Trees this command reads recursively, or null when it reads none. */
 export function recursiveWalk(c: Cmd): Walk | null {
   const a = c.args;
-  const walk = (roots: string[], prints: boolean, extra: Partial<Walk> = {}): Walk => ({
-    roots,
-    prints,
-    hidden: true,
-    base: null,
-    excludes: [],
-    ...extra,
-  });
   // What find -exec / find | xargs run reads the files find selects, whatever its own options say.
   const found = finder(c);
   if (found !== null) return NAMES_ONLY.has(c.name) ? null : walk(findRoots(found), true);
@@ -263,7 +284,7 @@ export function recursiveWalk(c: Cmd): Walk | null {
       f.short.has('R') ||
       f.long.has('--recursive') ||
       f.long.has('--dereference-recursive') ||
-      optionValues(a, new Set(['-d', '--directories'])).includes('recurse');
+      optionValues(a, GREP_DIRECTORIES).includes('recurse');
     if (!recursive) return null;
     const pos = positionals(a, GREP_WITH_VALUE);
     const explicit = a.some(
@@ -271,7 +292,7 @@ export function recursiveWalk(c: Cmd): Walk | null {
     );
     const roots = explicit ? pos : pos.slice(1);
     return walk(roots.length > 0 ? roots : ['.'], true, {
-      excludes: optionValues(a, new Set(['--exclude', '--exclude-dir'])),
+      excludes: optionValues(a, GREP_EXCLUDES),
     });
   }
   if (c.name === 'rg' || c.name === 'ag') {
@@ -296,28 +317,13 @@ export function recursiveWalk(c: Cmd): Walk | null {
     const oldStyle = first !== '' && !first.startsWith('-') && /^[a-zA-Z]+$/.test(first);
     const creates = oldStyle ? /[cru]/.test(first) : has(c, 'cru', '--create', '--append', '--update');
     if (!creates) return null;
-    const pos = positionals(
-      a,
-      new Set([
-        '-C',
-        '--directory',
-        '-f',
-        '--file',
-        '-T',
-        '--files-from',
-        '-X',
-        '--exclude-from',
-        '-b',
-        '-H',
-        '--format',
-      ]),
-    );
+    const pos = positionals(a, TAR_WITH_VALUE);
     const fileOpt = a.some((x) => /^-[a-zA-Z]*f$/.test(x)) || a.includes('--file');
     // positionals() skips an option's value only when the option is exactly `-f`; `-cf x.tar` leaves x.tar.
     let roots = oldStyle ? pos.slice(1) : pos;
     if (oldStyle && first.includes('f')) roots = roots.slice(1);
     else if (!oldStyle && fileOpt && !a.includes('-f') && !a.includes('--file')) roots = roots.slice(1);
-    const dirs = optionValues(a, new Set(['-C', '--directory']));
+    const dirs = optionValues(a, TAR_DIRECTORY);
     const base = dirs.length > 0 ? normalizePath(dirs[dirs.length - 1]!, c.dir) : null;
     const toStdout = !fileOpt || /(^|\s)-(\s|$)/.test(a.join(' '));
     return walk(roots, toStdout, { base });

@@ -344,65 +344,92 @@ function readWord(src: string, i: number): Word {
   return w;
 }
 
+/** The tokenizer's state; module-level helpers take it (no closures per call: the guard runs per command). */
+interface TokState {
+  src: string;
+  tokens: Token[];
+  i: number;
+  /** Here-documents whose bodies start after the next newline. */
+  pending: PendingHeredoc[];
+  /** A `<<` read, its delimiter word not yet. */
+  awaiting: PendingHeredoc | null;
+}
+
+function pushOp(st: TokState, o: Op, len: number) {
+  st.tokens.push({ kind: 'op', op: o, start: st.i, end: st.i + len });
+  st.i += len;
+}
+
+function pushRedir(st: TokState, o: string, len: number, fd: string | null, start = st.i): RedirToken {
+  const t: RedirToken = { kind: 'redir', op: o, fd, start, end: st.i + len };
+  st.tokens.push(t);
+  st.i += len;
+  return t;
+}
+
+function readRedirect(st: TokState, fd: string | null, start: number) {
+  const c = st.src[st.i]!;
+  const two = st.src.slice(st.i, st.i + 3);
+  if (c === '<') {
+    if (two === '<<<') pushRedir(st, '<<<', 3, fd, start);
+    else if (two === '<<-') st.awaiting = { redir: pushRedir(st, '<<-', 3, fd, start), strip: true };
+    else if (two.startsWith('<<')) st.awaiting = { redir: pushRedir(st, '<<', 2, fd, start), strip: false };
+    else if (two.startsWith('<&')) pushRedir(st, '<&', 2, fd, start);
+    else if (two.startsWith('<>')) pushRedir(st, '<>', 2, fd, start);
+    else pushRedir(st, '<', 1, fd, start);
+  } else if (two.startsWith('>>')) pushRedir(st, '>>', 2, fd, start);
+  else if (two.startsWith('>&')) pushRedir(st, '>&', 2, fd, start);
+  else if (two.startsWith('>|')) pushRedir(st, '>|', 2, fd, start);
+  else pushRedir(st, '>', 1, fd, start);
+}
+
 /** Splits a command line into tokens. Throws ShellParseError on unbalanced quoting. */
 export function tokenize(src: string): Token[] {
-  const tokens: Token[] = [];
-  /** Here-documents whose bodies start after the next newline. */
-  const pending: PendingHeredoc[] = [];
-  // Held in an object: TypeScript does not see assignments made inside readRedirect below.
-  const heredoc: { awaiting: PendingHeredoc | null } = { awaiting: null };
-  let i = 0;
+  const st: TokState = { src, tokens: [], i: 0, pending: [], awaiting: null };
+  const tokens = st.tokens;
   const n = src.length;
-  const op = (o: Op, len: number) => {
-    tokens.push({ kind: 'op', op: o, start: i, end: i + len });
-    i += len;
-  };
-  const redir = (o: string, len: number, fd: string | null, start = i) => {
-    const t: RedirToken = { kind: 'redir', op: o, fd, start, end: i + len };
-    tokens.push(t);
-    i += len;
-    return t;
-  };
-  while (i < n) {
+  while (st.i < n) {
+    const i = st.i;
     const c = src[i]!;
     if (c === ' ' || c === '\t' || c === '\r') {
-      i++;
+      st.i++;
       continue;
     }
     if (c === '\\' && src[i + 1] === '\n') {
-      i += 2;
+      st.i += 2;
       continue;
     }
     if (c === '#') {
       const nl = src.indexOf('\n', i);
-      i = nl < 0 ? n : nl;
+      st.i = nl < 0 ? n : nl;
       continue;
     }
     if (c === '\n') {
-      op('\n', 1);
-      for (const h of pending.splice(0)) i = readHeredoc(src, i, h);
+      pushOp(st, '\n', 1);
+      for (const h of st.pending.splice(0)) st.i = readHeredoc(src, st.i, h);
       continue;
     }
     if (c === ';') {
       // `;;`, `;&`, `;;&` end case branches; for judging they separate commands like `;`.
       let len = 1;
       while (src[i + len] === ';' || src[i + len] === '&') len++;
-      op(';', len);
+      pushOp(st, ';', len);
       continue;
     }
     if (c === '&') {
-      if (src[i + 1] === '&') op('&&', 2);
-      else if (src[i + 1] === '>') redir(src[i + 2] === '>' ? '&>>' : '&>', src[i + 2] === '>' ? 3 : 2, null);
-      else op('&', 1);
+      if (src[i + 1] === '&') pushOp(st, '&&', 2);
+      else if (src[i + 1] === '>')
+        pushRedir(st, src[i + 2] === '>' ? '&>>' : '&>', src[i + 2] === '>' ? 3 : 2, null);
+      else pushOp(st, '&', 1);
       continue;
     }
     if (c === '|') {
-      if (src[i + 1] === '|') op('||', 2);
-      else op('|', src[i + 1] === '&' ? 2 : 1);
+      if (src[i + 1] === '|') pushOp(st, '||', 2);
+      else pushOp(st, '|', src[i + 1] === '&' ? 2 : 1);
       continue;
     }
     if (c === '(' || c === ')') {
-      op(c, 1);
+      pushOp(st, c, 1);
       continue;
     }
     if ((c === '<' || c === '>') && src[i + 1] === '(') {
@@ -416,47 +443,37 @@ export function tokenize(src: string): Token[] {
         start: i,
         end,
       });
-      i = end;
+      st.i = end;
       continue;
     }
     if (c === '<' || c === '>') {
-      readRedirect(null, i);
+      readRedirect(st, null, i);
       continue;
     }
     const word = readWord(src, i);
-    i = word.end;
+    st.i = word.end;
     // `2>file`: a word of digits right before < or > is the redirect's file descriptor.
-    if ((src[i] === '<' || src[i] === '>') && !word.quoted && /^\d+$/.test(word.text) && src[i + 1] !== '(') {
-      readRedirect(word.text, word.start);
+    const after = src[st.i];
+    if (
+      (after === '<' || after === '>') &&
+      !word.quoted &&
+      /^\d+$/.test(word.text) &&
+      src[st.i + 1] !== '('
+    ) {
+      readRedirect(st, word.text, word.start);
       continue;
     }
-    if (heredoc.awaiting) {
-      heredoc.awaiting.delimiter = word;
-      pending.push(heredoc.awaiting);
-      heredoc.awaiting = null;
+    if (st.awaiting) {
+      st.awaiting.delimiter = word;
+      st.pending.push(st.awaiting);
+      st.awaiting = null;
     }
     tokens.push(word);
   }
-  if (heredoc.awaiting) unbalanced('here-document (no delimiter)', heredoc.awaiting.redir.start);
+  if (st.awaiting) unbalanced('here-document (no delimiter)', st.awaiting.redir.start);
   // Bodies of here-documents that never reached a newline are empty, as in bash.
-  for (const h of pending) h.redir.heredoc = { body: '', quoted: h.delimiter?.quoted ?? false, subs: [] };
+  for (const h of st.pending) h.redir.heredoc = { body: '', quoted: h.delimiter?.quoted ?? false, subs: [] };
   return tokens;
-
-  function readRedirect(fd: string | null, start: number) {
-    const c = src[i]!;
-    const two = src.slice(i, i + 3);
-    if (c === '<') {
-      if (two === '<<<') redir('<<<', 3, fd, start);
-      else if (two === '<<-') heredoc.awaiting = { redir: redir('<<-', 3, fd, start), strip: true };
-      else if (two.startsWith('<<')) heredoc.awaiting = { redir: redir('<<', 2, fd, start), strip: false };
-      else if (two.startsWith('<&')) redir('<&', 2, fd, start);
-      else if (two.startsWith('<>')) redir('<>', 2, fd, start);
-      else redir('<', 1, fd, start);
-    } else if (two.startsWith('>>')) redir('>>', 2, fd, start);
-    else if (two.startsWith('>&')) redir('>&', 2, fd, start);
-    else if (two.startsWith('>|')) redir('>|', 2, fd, start);
-    else redir('>', 1, fd, start);
-  }
 }
 
 interface PendingHeredoc {
