@@ -13,7 +13,7 @@ import { type AgentRuntime, attachAgents } from './agent/attach.ts';
 import { auditKeyOptions, loadAuditKeys } from './audit/key.ts';
 import { AuditLog } from './audit/log.ts';
 import type { AuditEntry } from './audit/record.ts';
-import { knownSecrets, secretsFromConfig } from './audit/redact.ts';
+import { configSecrets, knownSecrets } from './audit/redact.ts';
 import { Bus, type BusHooks } from './bus/bus.ts';
 import { HistoryLog, ThreadHistory, toView } from './bus/history/index.ts';
 import { createBusBackend } from './bus/redis/backend.ts';
@@ -70,7 +70,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const loaded = await loadConfig(options.configPath, { env });
   const { config } = loaded;
   // Every secret the config names, known to every redaction point before anything can log it.
-  knownSecrets.set(`config:${options.configPath}`, secretsFromConfig(config, env));
+  knownSecrets.set(`config:${options.configPath}`, await configSecrets(options.configPath, config, env));
   const logger =
     options.logger ?? createLogger({ level: config.organism.log_level, organism: config.organism.name });
   const listenHost = options.host ?? config.server.host;

@@ -9,6 +9,9 @@
  * matcher compiled from them. It catches more than the exact value: see `secretForms`.
  */
 import { Buffer } from 'node:buffer';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { loadDotEnv } from '../config/env.ts';
 
 export const REDACTED = '[REDACTED]';
 
@@ -226,6 +229,39 @@ function redactKnownDeep(value: unknown, replacement: string, depth: number): un
 
 /** `*_env` keys that name a secret (not `base_url_env`, not `public_key_env`). */
 const SECRET_ENV_KEY = /^(?!.*public).*(pass|secret|token|key|credential|auth).*_env$/i;
+
+/** A `${VAR}` reference (with or without a default) in organism.yaml. */
+const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-[^}]*)?\}/g;
+/** Variable names that hold a secret: `${SMTP_PASSWORD}`, `${REDIS_PASS}`, `${GH_TOKEN}`, `${API_KEY}`. */
+const SECRET_VAR = /^(?!.*PUBLIC).*(PASS|SECRET|TOKEN|KEY|CREDENTIAL|AUTH)/i;
+
+/**
+ * Every secret a config file holds at run time: `secretsFromConfig` (the `*_env` variables), and
+ * the values of secret-looking variables it interpolates (`url: redis://:${REDIS_PASSWORD}@host`),
+ * from `env` or the `.env` beside the file as the loader reads them.
+ */
+export async function configSecrets(
+  configPath: string,
+  config: unknown,
+  env: NodeJS.ProcessEnv,
+): Promise<string[]> {
+  const out = secretsFromConfig(config, env);
+  const file = resolve(configPath);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return out;
+  }
+  const names = [...text.matchAll(REFERENCE)].map((m) => m[1]!).filter((name) => SECRET_VAR.test(name));
+  if (names.length === 0) return out;
+  const dotEnv = (await loadDotEnv(join(dirname(file), '.env'), '.env')).vars;
+  for (const name of names) {
+    const value = env[name] ?? dotEnv[name];
+    if (value) out.push(value);
+  }
+  return out;
+}
 
 /**
  * The secret values a config names: the value of every environment variable named under a

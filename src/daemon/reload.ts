@@ -10,7 +10,7 @@
  * is listed in `restart_required` and left as it was.
  */
 import { attachAgents } from '../agent/attach.ts';
-import { knownSecrets, secretsFromConfig } from '../audit/redact.ts';
+import { configSecrets, knownSecrets } from '../audit/redact.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import { loadConfig } from '../config/index.ts';
 import type { OrganismConfig } from '../config/types.ts';
@@ -84,6 +84,7 @@ async function prepareAndApply(state: DaemonState, by: string): Promise<ReloadRe
   const old = state.config;
   const loaded = await loadConfig(state.configPath, { env: state.env });
   const config = loaded.config;
+  const secrets = await configSecrets(state.configPath, config, state.env);
 
   let auth: Authenticator;
   try {
@@ -141,6 +142,7 @@ async function prepareAndApply(state: DaemonState, by: string): Promise<ReloadRe
   state.resources = resources;
   state.agents = agents;
   commit(state, loaded, auth);
+  knownSecrets.set(`config:${state.configPath}`, secrets);
 
   const time = new Date().toISOString();
   for (const [action, names] of [
@@ -165,7 +167,6 @@ async function prepareAndApply(state: DaemonState, by: string): Promise<ReloadRe
 /** The new file's settings that apply while running. */
 function commit(state: DaemonState, loaded: LoadedOrganism, auth: Authenticator): void {
   const { config } = loaded;
-  knownSecrets.set(`config:${state.configPath}`, secretsFromConfig(config, state.env));
   state.loaded = loaded;
   state.config = config;
   state.auth = auth;

@@ -1,6 +1,11 @@
 /** Secrets never reach the audit log: by key name, and by the shape of the value. */
+
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  configSecrets,
   KnownSecrets,
   knownSecrets,
   REDACTED,
@@ -132,6 +137,20 @@ describe('known secrets', () => {
       knownSecrets.delete('test:redact');
     }
     expect(redactString(`said ${value}`)).toBe(`said ${value}`);
+  });
+
+  it('takes the values of secret-looking variables a config file interpolates, from env or .env', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'organism-secrets-'));
+    const file = join(dir, 'organism.yaml');
+    await writeFile(
+      file,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: organism.yaml's ${VAR} syntax, as written in the file
+      'kv:\n  url: redis://:${KV_PASS}@127.0.0.1:6379/0\nserver:\n  port: ${PORT:-7777}\nx: ${GH_TOKEN:-none}\ny: ${PUBLIC_KEY}\n',
+    );
+    await writeFile(join(dir, '.env'), 'GH_TOKEN=ghtoken-from-dotenv\nPORT=9999\n');
+    const env = { KV_PASS: 'kv-pass-value', PORT: '8080', PUBLIC_KEY: 'public-value', SMTP_PW: 'x' };
+    const found = await configSecrets(file, { smtp: { password_env: 'SMTP_PW_UNSET' } }, env);
+    expect(found.sort()).toEqual(['ghtoken-from-dotenv', 'kv-pass-value']);
   });
 
   it('takes from a config the values of secret-looking *_env variables, not URLs or public keys', () => {
