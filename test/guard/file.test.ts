@@ -277,3 +277,33 @@ describe('file guard: allowed_paths', () => {
     });
   });
 });
+
+describe('file guard: the secret-file spellings of issue 14', () => {
+  it('normalises //, /./, .. and trailing slashes before matching', () => {
+    for (const p of [
+      '/etc//shadow',
+      '/etc/./shadow',
+      '//etc/shadow',
+      '/etc/../etc/shadow',
+      '/etc/shadow/',
+      '/etc///./shadow//',
+    ]) {
+      expect(read(p), p).toMatchObject({
+        verdict: 'deny',
+        rule_id: 'file.sensitive',
+        resolved: '/etc/shadow',
+      });
+    }
+    for (const p of ['.env', './.env', 'src/../.env', '.env/', 'src//..//.env', `${ws}//.env`]) {
+      expect(read(p), p).toMatchObject({ verdict: 'deny', rule_id: 'file.sensitive' });
+      expect(write(p), p).toMatchObject({ verdict: 'deny', rule_id: 'file.sensitive' });
+    }
+    expect(read('~/.ssh//id_rsa')).toMatchObject({ verdict: 'deny', rule_id: 'file.sensitive' });
+    expect(read('../../.env')).toMatchObject({ verdict: 'deny', rule_id: 'file.sensitive' });
+  });
+
+  it('takes glob characters literally: the file tools never expand them', () => {
+    // `.en?` is a file called `.en?`; only the shell expands globs (the shell guard judges those).
+    expect(read('.en?')).toMatchObject({ verdict: 'allow', resolved: path.join(ws, '.en?') });
+  });
+});

@@ -54,6 +54,7 @@ describe('shell corpus coverage', () => {
       'publish',
       'parse',
       'trust',
+      'inline',
     ]) {
       expect(families).toContain(`shell.${f}`);
     }
@@ -76,6 +77,77 @@ describe('shell corpus coverage', () => {
     ]) {
       expect(commands).toContain(gap);
     }
+  });
+
+  it('has the issue 14 cases, each judged at every trust level', () => {
+    const byCommand = new Map<string, Map<TrustLevel, Case>>();
+    for (const c of cases) byCommand.set(c.command, (byCommand.get(c.command) ?? new Map()).set(c.trust, c));
+    const expect3 = (command: string, low: string, medium: string, high: string, rule: string | null) => {
+      const seen = byCommand.get(command);
+      expect(seen, command).toBeDefined();
+      expect(
+        (['low', 'medium', 'high'] as const).map((t) => seen!.get(t)?.verdict),
+        command,
+      ).toEqual([low, medium, high]);
+      if (rule !== null) expect(seen!.get('medium')?.rule_id, command).toBe(rule);
+    };
+    const secret = 'shell.filesystem.read_secrets';
+    const tree = 'shell.filesystem.recursive_read_secrets';
+    // The secret-file rule attacks, as the issue reports them, and siblings.
+    for (const c of [
+      'grep -r --include=.env -h PASSWORD ../..',
+      'grep -r --include=*.env -h PASSWORD ../..',
+      'head -c 60 /etc//shadow',
+      'head -c 60 /etc/./shadow',
+      'cat /etc/../etc/shadow',
+      'cat //etc/shadow',
+      'cat ../../.en?',
+      'cat /etc/shado[w]',
+      'cat /etc/shadow*',
+      'find / -name id_rsa',
+    ])
+      expect3(c, 'deny', 'deny', 'warn', secret);
+    for (const c of [
+      'grep -R token ~',
+      'grep -rh PASSWORD ../..',
+      'tar cf - ~/.ssh',
+      'rsync -a ~/.aws/ backup/',
+    ])
+      expect3(c, 'deny', 'deny', 'warn', tree);
+    // Parity with Stencila's guard spec.
+    expect3('rm -r build', 'deny', 'deny', 'warn', 'shell.filesystem.rm_recursive');
+    expect3('rm -rf build/', 'deny', 'deny', 'warn', 'shell.filesystem.rm_recursive');
+    expect3('git push --force-with-lease', 'deny', 'allow', 'allow', null);
+    expect3('bash -c', 'deny', 'deny', 'deny', 'shell.parse.missing_script');
+    expect3('sh -c', 'deny', 'deny', 'deny', 'shell.parse.missing_script');
+    // xargs runs what it is given.
+    expect3('find . | xargs rm -rf', 'deny', 'deny', 'warn', 'shell.filesystem.rm_recursive_xargs');
+    expect3('xargs -0 rm -r', 'deny', 'deny', 'warn', 'shell.filesystem.rm_recursive_xargs');
+    // Inline interpreter code.
+    expect3(
+      `python -c 'import os; os.system("rm -rf /")'`,
+      'deny',
+      'deny',
+      'deny',
+      'shell.filesystem.rm_root',
+    );
+    expect3(
+      `node -e 'require("child_process").execSync("rm -rf /")'`,
+      'deny',
+      'deny',
+      'deny',
+      'shell.filesystem.rm_root',
+    );
+    expect3(`perl -e 'system("rm -rf /")'`, 'deny', 'deny', 'deny', 'shell.filesystem.rm_root');
+    expect3(`ruby -e 'system("rm -rf /")'`, 'deny', 'deny', 'deny', 'shell.filesystem.rm_root');
+    expect3(`php -r 'system("rm -rf /");'`, 'deny', 'deny', 'deny', 'shell.filesystem.rm_root');
+    expect3(
+      `python3 -c 'import os, sys; os.system(sys.argv[1])' 'rm -rf /'`,
+      'deny',
+      'warn',
+      'warn',
+      'shell.inline.unjudged_code',
+    );
   });
 
   it('shows trust levels differing on the same command', () => {

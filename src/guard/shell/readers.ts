@@ -20,6 +20,9 @@ import {
 const SECRET_HINT =
   /env|ssh|gnupg|aws|netrc|credential|pgpass|pypirc|my\.cnf|vault|password|docker|kube|gcloud|gh\/|id_|shadow|sudoers|passwd/;
 
+const EXCLUDE_OPTIONS = new Set(['--exclude', '--exclude-dir', '--ignore']);
+const EXCLUDING = /^--(exclude|exclude-dir|ignore)=/;
+
 /** Commands that name a secret file without printing or sending its contents. */
 export const NAMES_ONLY = new Set([
   'echo',
@@ -224,6 +227,8 @@ export function readsSecret(c: Cmd): boolean {
     const a = c.args[i]!;
     const glob = c.argWords[i]?.glob === true;
     if (textOnly && !glob && !SECRET_HINT.test(a)) continue;
+    // What a reader is told to leave out is not read (`grep -r --exclude=.env`).
+    if (EXCLUDING.test(a) || (i > 0 && EXCLUDE_OPTIONS.has(c.args[i - 1]!))) continue;
     for (const v of argValues(a)) if (secretReached(v, glob, c.dir, c.env)) return true;
   }
   for (const r of c.redirects) {
