@@ -3,8 +3,10 @@
  * OpenAI's wire format that echoes the daemon's API key back in other forms (a prefix, base64,
  * base64url, upper case, without `sk-`), in 401/400 error bodies and in a 200 reply. None of those
  * forms shows in the agent's answer, the thread, any API response or the daemon's log; and a tool
- * call's arguments are in the thread exactly as in the audit log.
+ * call's arguments are in the thread exactly as in the audit log. A secret that a reloaded
+ * organism.yaml names is redacted from then on.
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeLlm, startFakeLlm } from '../agent/helpers.ts';
 import type { DaemonProcess } from '../helpers/daemon.ts';
@@ -19,6 +21,10 @@ const TOOL_ARGS = {
   note: 'postgres://admin:Hunter2-pass@db.example.com/x',
 };
 
+/** Named by organism.yaml only after a reload. */
+const SMTP_PASSWORD = 'Mq7-smtp-Wz4Rk9Tb2Xn6';
+
+let file: string;
 let llm: FakeLlm;
 let daemon: DaemonProcess;
 /** Every API body read, searched for the key at the end. */
@@ -81,9 +87,10 @@ beforeAll(async () => {
         },
       };
     }
+    if (what === 'smtp') return { json: text(`The mail password is ${SMTP_PASSWORD.toUpperCase()}.`) };
     return { json: text(`Here it is: ${Object.values(VARIANTS).join(' / ')}. Keep it safe.`) };
   });
-  const { file } = await organismDir(`organism:
+  ({ file } = await organismDir(`organism:
   name: redaction-test
   log_level: debug
 listeners:
@@ -99,8 +106,8 @@ llm:
       api_key_env: REDACTION_TEST_KEY
       base_url: ${llm.url}/v1
       model: gpt-test
-`);
-  daemon = await startOn(file, { REDACTION_TEST_KEY: KEY });
+`));
+  daemon = await startOn(file, { REDACTION_TEST_KEY: KEY, REDACTION_SMTP_PASSWORD: SMTP_PASSWORD });
 });
 afterAll(async () => {
   await daemon?.stop();
@@ -169,6 +176,20 @@ describe('the daemon, with a backend that echoes its key', () => {
       api_key: '[REDACTED]',
       note: 'postgres://[REDACTED]@db.example.com/x',
     });
+  });
+
+  it('knows the secrets a reloaded organism.yaml names from the moment the reload applies', async () => {
+    expect(answer(await ask('smtp'))).toContain(SMTP_PASSWORD.toUpperCase());
+    const yaml = await readFile(file, 'utf8');
+    await writeFile(
+      file,
+      `${yaml}smtp:\n  host: 127.0.0.1\n  port: 2599\n  secure: false\n  user: mailer\n  password_env: REDACTION_SMTP_PASSWORD\n  from: organism@example.com\n`,
+    );
+    const reloaded = await api('/api/v1/organism/reload', {});
+    expect(reloaded.status, reloaded.text).toBe(200);
+    const reply = answer(await ask('smtp'));
+    expect(reply).toContain('The mail password is [REDACTED].');
+    expect(reply.toLowerCase()).not.toContain(SMTP_PASSWORD.slice(0, 8).toLowerCase());
   });
 
   it('shows no form of the key in any API response or log line', async () => {
