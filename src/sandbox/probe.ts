@@ -55,6 +55,9 @@ function probe(sandbox: BubblewrapSandbox): string | null {
   const run = spawnSync(program, args, { cwd: plan.cwd, env: plan.env, encoding: 'utf8', timeout: 10_000 });
   if (run.status === 0) return null;
   const said = (run.stderr || run.error?.message || `exit ${run.status ?? run.signal}`).trim().split('\n')[0];
+  if (/unknown option|unrecognized option/i.test(said ?? '')) {
+    return `bubblewrap is too old (${said}): 0.7 or newer is needed (for --size); upgrade it, ${OR_NONE}`;
+  }
   return (
     `bubblewrap cannot create its namespaces here (${said}): allow unprivileged user namespaces ` +
     '(sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04+ also ' +

@@ -22,6 +22,12 @@ beforeAll(async () => {
     '#!/bin/sh\necho "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n',
   );
   await chmod(path.join(dir, 'bwrap'), 0o755);
+  // And one too old for the options the sandbox uses.
+  await writeFile(
+    path.join(dir, 'old-bwrap'),
+    '#!/bin/sh\necho "bwrap: Unknown option --size" >&2\nexit 1\n',
+  );
+  await chmod(path.join(dir, 'old-bwrap'), 0o755);
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -85,6 +91,14 @@ describe('run_command without a working bubblewrap', () => {
     expect(message).toContain('cannot create its namespaces');
     expect(message).toContain('No permissions to create new namespace');
     expect(message).toContain('user namespaces');
+  });
+
+  it('is unavailable when bwrap is too old, saying which version is needed', async () => {
+    process.env.ORGANISM_BWRAP = path.join(dir, 'old-bwrap');
+    const result = await call(dispatcher());
+    expect((result as { error: { message: string } }).error.message).toMatch(
+      /bubblewrap is too old \(bwrap: Unknown option --size\): 0\.7 or newer/,
+    );
   });
 
   it('still runs for a listener that chose sandbox: none', async () => {
