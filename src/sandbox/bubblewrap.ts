@@ -197,6 +197,8 @@ export class BubblewrapSandbox implements Sandbox {
     for (const h of [...this.#credentials, ...paths.flatMap((p) => inspect(p) ?? [])]) {
       // /tmp is private already; only what the workspace under it brings back needs a cover.
       if (within(h.path, '/tmp') && !within(h.path, ws)) continue;
+      // A config in / cannot have its folder covered; its files are covered one by one instead.
+      if (h.path === '/') continue;
       out.set(h.path, h);
     }
     const all = [...out.values()];

@@ -1,0 +1,124 @@
+/** The bubblewrap plan as argv: what is covered, in which order, and which bound applies. */
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BubblewrapSandbox, hasNamespacePidMax } from '../../src/sandbox/bubblewrap.ts';
+import type { SandboxRequest } from '../../src/sandbox/types.ts';
+
+let top: string;
+let ws: string;
+
+beforeAll(async () => {
+  // Outside /tmp, so the covers are not dropped as already private.
+  top = await realpath(await mkdtemp('/var/tmp/organism-sandbox-plan-'));
+  ws = path.join(top, 'data', 'workspace');
+  await mkdir(path.join(ws, 'inner'), { recursive: true });
+  await writeFile(path.join(top, '.env'), 'X=1\n');
+  await writeFile(path.join(ws, 'organism.yaml'), 'x');
+});
+afterAll(async () => {
+  await rm(top, { recursive: true, force: true });
+});
+
+const request = (over: Partial<SandboxRequest> = {}): SandboxRequest => ({
+  argv: ['echo', 'hi'],
+  cwd: ws,
+  workspace: ws,
+  hide: [
+    path.join(top, 'data'),
+    top,
+    path.join(top, '.env'),
+    path.join(ws, 'organism.yaml'),
+    path.join(top, 'missing'),
+  ],
+  envAllowlist: ['ORGANISM_PLAN_VISIBLE'],
+  from: { ORGANISM_PLAN_VISIBLE: 'v', SECRET_KEY: 's' },
+  network: false,
+  limits: { maxProcesses: 40, maxMemoryMb: 64 },
+  ...over,
+});
+
+const sandbox = (uid: number, kernelRelease: string) =>
+  new BubblewrapSandbox({ binary: 'bwrap', uid, kernelRelease, credentials: [] });
+
+describe('the bubblewrap plan', () => {
+  it('covers what holds the workspace before binding it, and what it holds after', () => {
+    const { argv } = sandbox(1000, '6.1.0').plan(request());
+    const at = (...seq: string[]) => argv.findIndex((_, i) => seq.every((s, j) => argv[i + j] === s));
+    const bind = at('--bind', ws, ws);
+    expect(bind).toBeGreaterThan(0);
+    expect(at('--tmpfs', top)).toBeGreaterThan(0);
+    expect(at('--tmpfs', top)).toBeLessThan(bind);
+    // Under the cover of `top` already: not covered again.
+    expect(at('--tmpfs', path.join(top, 'data'))).toBe(-1);
+    expect(at('--ro-bind', '/dev/null', path.join(top, '.env'))).toBe(-1);
+    // Inside the workspace: covered after the bind, a file with /dev/null.
+    expect(at('--ro-bind', '/dev/null', path.join(ws, 'organism.yaml'))).toBeGreaterThan(bind);
+    expect(argv.join(' ')).not.toContain('missing');
+  });
+
+  it('clears the environment and sets PATH, HOME, LANG and the allowlist only', () => {
+    const { argv, env } = sandbox(1000, '6.1.0').plan(request());
+    expect(argv).toContain('--clearenv');
+    const set = argv.flatMap((a, i) => (a === '--setenv' ? [argv[i + 1]] : []));
+    expect(set.sort()).toEqual(['HOME', 'LANG', 'ORGANISM_PLAN_VISIBLE', 'PATH']);
+    expect(argv).not.toContain('s');
+    // bwrap itself gets only a PATH.
+    expect(Object.keys(env)).toEqual(['PATH']);
+  });
+
+  it('takes the network away unless asked, and bounds processes and memory', () => {
+    const off = sandbox(1000, '6.1.0').plan(request()).argv;
+    const on = sandbox(1000, '6.1.0').plan(request({ network: true })).argv;
+    expect(off).toContain('--unshare-net');
+    expect(on).not.toContain('--unshare-net');
+    expect(off.slice(off.indexOf('prlimit'))).toEqual([
+      'prlimit',
+      '--nproc=40',
+      `--data=${64 * 1024 * 1024}`,
+      '--',
+      'echo',
+      'hi',
+    ]);
+  });
+
+  it('as root on Linux 6.14+, adds the PID namespace with its own pid_max; otherwise not', () => {
+    const root = sandbox(0, '6.18.44-fc').plan(request()).argv;
+    expect(root.slice(0, 5)).toEqual(['setpriv', '--pdeathsig', 'KILL', '--', 'unshare']);
+    expect(root).toContain('301');
+    expect(root[root.indexOf('301') + 1]).toBe('bwrap');
+    expect(sandbox(0, '6.8.0').plan(request()).argv[0]).toBe('bwrap');
+    expect(sandbox(1000, '6.18.0').plan(request()).argv[0]).toBe('bwrap');
+    expect(hasNamespacePidMax('6.14.0')).toBe(true);
+    expect(hasNamespacePidMax('7.0')).toBe(true);
+    expect(hasNamespacePidMax('6.13.9')).toBe(false);
+    expect(hasNamespacePidMax('5.15.0-91-generic')).toBe(false);
+  });
+
+  it('refuses a workspace that is not there and a cwd outside it', () => {
+    expect(() => sandbox(1000, '6.1.0').plan(request({ workspace: path.join(top, 'nope') }))).toThrow(
+      expect.objectContaining({ code: 'sandbox.bad_request' }),
+    );
+    expect(() => sandbox(1000, '6.1.0').plan(request({ cwd: top }))).toThrow(
+      expect.objectContaining({ code: 'sandbox.bad_request' }),
+    );
+    expect(() => sandbox(1000, '6.1.0').plan(request({ hide: ['/'] }))).not.toThrow();
+    expect(
+      sandbox(1000, '6.1.0')
+        .plan(request({ hide: ['/'] }))
+        .argv.join(' '),
+    ).not.toContain('--tmpfs / ');
+  });
+
+  it('runs for real, as planned', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const real = new BubblewrapSandbox();
+    if (real.unavailable()) throw new Error(`bwrap is needed for this test: ${real.unavailable()}`);
+    const plan = real.plan(
+      request({ argv: ['sh', '-c', 'cat organism.yaml; ls ../..; echo $ORGANISM_PLAN_VISIBLE'] }),
+    );
+    const [program = '', ...args] = plan.argv;
+    const out = spawnSync(program, args, { cwd: plan.cwd, env: plan.env, encoding: 'utf8' });
+    expect(out.stdout).toBe('data\nv\n');
+  });
+});
