@@ -25,7 +25,7 @@ export const HOME = homedir();
 
 /** Credential files: reading one puts the secret into the agent's context (and its provider's logs). */
 export const SECRET_FILE =
-  /(^|\/)(\.ssh\/(?!.*\.pub$)[^/]+|\.gnupg(\/|$)|\.aws\/credentials$|\.netrc$|\.git-credentials$|\.pgpass$|\.pypirc$|\.my\.cnf$|\.vault-token$|\.password-store(\/|$)|\.docker\/config\.json$|\.kube\/config$|\.config\/gcloud\/|\.config\/gh\/hosts\.yml$|\.(cargo|gem)\/credentials(\.toml)?$|id_(rsa|dsa|ecdsa|ed25519)(_sk)?$)|^\/(private\/)?etc\/(shadow|gshadow|sudoers|master\.passwd|security\/opasswd|ssh\/ssh_host_[^/]*_key$)|(^|\/)\.env(\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
+  /(^|\/)(\.ssh\/(?!.*\.pub$)[^/]+|\.gnupg(\/|$)|\.aws\/credentials$|\.netrc$|\.git-credentials$|\.pgpass$|\.pypirc$|\.my\.cnf$|\.vault-token$|\.password-store(\/|$)|\.docker\/config\.json$|\.kube\/config$|\.config\/gcloud\/|\.config\/gh\/hosts\.yml$|\.(cargo|gem)\/credentials(\.toml)?$|id_(rsa|dsa|ecdsa|ed25519)(_sk)?$)|^\/(private\/)?etc\/(shadow|gshadow|sudoers|master\.passwd|security\/opasswd|ssh\/ssh_host_[^/]*_key$)|^\/proc\/[^/]+\/(task\/[^/]+\/)?(environ|mem)$|(^|\/)\.env(\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
 
 /** Directories that are nothing but credentials: walking one reads them all. */
 const SECRET_DIR =
@@ -66,15 +66,22 @@ export function normalizePath(raw: string, dir: string | null): string {
   return s;
 }
 
-/** The values an argument names: the word, and what follows `=` in `--opt=v` / `if=v`, or a short option's glued value. */
+/**
+ * The values an argument names: the word, what follows `=` in `--opt=v` / `if=v`, a short option's
+ * glued value, and a file curl / httpie send (`@file`, `-d @/etc/shadow`, `file=@.env`).
+ */
 export function argValues(arg: string): string[] {
+  let values: string[];
   if (arg.startsWith('--')) {
     const eq = arg.indexOf('=');
-    return eq > 0 ? [arg.slice(eq + 1)] : [];
+    values = eq > 0 ? [arg.slice(eq + 1)] : [];
+  } else if (arg.startsWith('-') && arg.length > 2) values = [arg, arg.slice(2)];
+  else {
+    const eq = /^[A-Za-z_][A-Za-z0-9_-]*=/.exec(arg);
+    values = eq ? [arg, arg.slice(eq[0].length)] : [arg];
   }
-  if (arg.startsWith('-') && arg.length > 2) return [arg, arg.slice(2)];
-  const eq = /^[A-Za-z_][A-Za-z0-9_]*=/.exec(arg);
-  return eq ? [arg, arg.slice(eq[0].length)] : [arg];
+  for (const v of values) if (v.startsWith('@') && v.length > 1) return [...values, v.slice(1)];
+  return values;
 }
 
 /** The secret a path names (normalised), or null. */
@@ -254,7 +261,14 @@ function isInside(dir: string, p: string): boolean {
 }
 
 /** Places whose trees hold credentials: walking one of them, or a folder above one, reaches them. */
-const SECRET_HOMES = ['/etc/shadow', '/etc/ssh', '/root/.ssh', '/var/backups', `${HOME}/.ssh`];
+const SECRET_HOMES = [
+  '/etc/shadow',
+  '/etc/ssh',
+  '/root/.ssh',
+  '/var/backups',
+  '/proc/1/environ',
+  `${HOME}/.ssh`,
+];
 
 /**
  * Why walking the tree at `root` can reach credential files, or null: it is a credential folder,

@@ -18,7 +18,7 @@ import {
 
 /** A piece of every secret name SECRET_FILE knows: a word without one cannot name a secret. */
 const SECRET_HINT =
-  /env|ssh|gnupg|aws|netrc|credential|pgpass|pypirc|my\.cnf|vault|password|docker|kube|gcloud|gh\/|id_|shadow|sudoers|passwd/;
+  /env|ssh|gnupg|aws|netrc|credential|pgpass|pypirc|my\.cnf|vault|password|docker|kube|gcloud|gh\/|id_|shadow|sudoers|passwd|\/proc\//;
 
 const EXCLUDE_OPTIONS = new Set(['--exclude', '--exclude-dir', '--ignore']);
 const EXCLUDING = /^--(exclude|exclude-dir|ignore)=/;
