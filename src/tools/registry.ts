@@ -58,6 +58,9 @@ export class ToolRegistry {
     if (definition.unavailable !== undefined && typeof definition.unavailable !== 'function') {
       fail('unavailable must be a function when given');
     }
+    if (definition.notice !== undefined && typeof definition.notice !== 'function') {
+      fail('notice must be a function when given');
+    }
     const args = definition.args;
     if (args === null || typeof args !== 'object' || Array.isArray(args))
       fail('args must be a JSON Schema object');
