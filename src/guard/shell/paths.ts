@@ -4,7 +4,7 @@
  * known, globs judged by what they could match (and, in shell mode, by what they do match on
  * disk), and recursive readers judged by the trees they walk.
  */
-import { type Dirent, readdirSync, realpathSync } from 'node:fs';
+import { type Dirent, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { posix } from 'node:path';
 import picomatch from 'picomatch';
@@ -217,6 +217,8 @@ export function expandGlob(pattern: string, limit = 512): string[] {
 
 /** The real path of an existing file (symlinks followed), or null. */
 export function realOf(p: string): string | null {
+  // lstat first: most words (a grep pattern, a new file name) do not exist, and a thrown ENOENT costs more.
+  if (!lstatSync(p, { throwIfNoEntry: false })) return null;
   try {
     return realpathSync.native(p);
   } catch {
