@@ -76,6 +76,7 @@ export class BubblewrapSandbox implements Sandbox {
   readonly kind = 'bubblewrap' as const;
   readonly options: BubblewrapOptions;
   #credentials: Hidden[] | undefined;
+  #pidMaxWritable = true;
 
   constructor(options: Partial<BubblewrapOptions> = {}) {
     const base = defaultBubblewrapOptions(
@@ -93,7 +94,15 @@ export class BubblewrapSandbox implements Sandbox {
 
   /** Whether processes are bounded by the PID namespace's pid_max (root on Linux 6.14+). */
   get pidMaxBound(): boolean {
-    return this.options.uid === 0 && hasNamespacePidMax(this.options.kernelRelease);
+    return this.#pidMaxWritable && this.options.uid === 0 && hasNamespacePidMax(this.options.kernelRelease);
+  }
+
+  /**
+   * The probe found /proc/sys read-only (a container's): processes are then bounded by
+   * RLIMIT_NPROC alone, which root is not held to.
+   */
+  disablePidMax(): void {
+    this.#pidMaxWritable = false;
   }
 
   plan(request: SandboxRequest): SpawnPlan {

@@ -55,6 +55,11 @@ function probe(sandbox: BubblewrapSandbox): string | null {
   const run = spawnSync(program, args, { cwd: plan.cwd, env: plan.env, encoding: 'utf8', timeout: 10_000 });
   if (run.status === 0) return null;
   const said = (run.stderr || run.error?.message || `exit ${run.status ?? run.signal}`).trim().split('\n')[0];
+  if (sandbox.pidMaxBound && said?.includes('pid_max')) {
+    // A read-only /proc/sys: do without the pid_max bound rather than without run_command.
+    sandbox.disablePidMax();
+    return probe(sandbox);
+  }
   if (/unknown option|unrecognized option/i.test(said ?? '')) {
     return `bubblewrap is too old (${said}): 0.7 or newer is needed (for --size); upgrade it, ${OR_NONE}`;
   }

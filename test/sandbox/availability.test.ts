@@ -3,7 +3,7 @@
  * namespaces: it is unavailable, with the reason and how to fix it, unless the listener says
  * `sandbox: none` itself.
  */
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -110,5 +110,34 @@ describe('run_command without a working bubblewrap', () => {
       guard: allowAll,
     });
     expect(await call(d, 'loose')).toMatchObject({ status: 'ok', value: { stdout: 'ran\n' } });
+  });
+});
+
+describe('a read-only /proc/sys (a container)', () => {
+  it('costs the pid_max bound, not run_command', async () => {
+    const { BubblewrapSandbox } = await import('../../src/sandbox/bubblewrap.ts');
+    // A setpriv that fails the way the pid_max write does where /proc/sys is mounted read-only.
+    const bin = path.join(dir, 'ro-proc-sys');
+    await mkdir(bin);
+    await writeFile(
+      path.join(bin, 'setpriv'),
+      '#!/bin/sh\necho "sh: 1: cannot create /proc/sys/kernel/pid_max: Read-only file system" >&2\nexit 2\n',
+    );
+    await chmod(path.join(bin, 'setpriv'), 0o755);
+    const sandbox = new BubblewrapSandbox({ uid: 0, kernelRelease: '6.14.0', path: `${bin}:/usr/bin:/bin` });
+    expect(sandbox.pidMaxBound).toBe(true);
+    expect(sandbox.unavailable()).toBeNull();
+    expect(sandbox.pidMaxBound).toBe(false);
+    expect(
+      sandbox.plan({
+        argv: ['true'],
+        cwd: dir,
+        workspace: dir,
+        hide: [],
+        envAllowlist: [],
+        network: false,
+        limits: { maxProcesses: 8, maxMemoryMb: 64 },
+      }).argv[0],
+    ).toBe('bwrap');
   });
 });
