@@ -154,6 +154,51 @@ describe.each(WIRES)('a $name backend that echoes its key', (wire) => {
   });
 });
 
+describe("the model's context", () => {
+  it('gets no form of a known key, even from a task or a tool result that carries one', async () => {
+    const wire = WIRES[0]!;
+    const variants = Object.values(keyVariants(wire.key));
+    const echo: ToolDefinition = {
+      name: 'lookup',
+      description: 'Echoes a stored note.',
+      args: { type: 'object', properties: {}, additionalProperties: false },
+      readOnly: true,
+      capability: 'read',
+      source: 'native',
+      run: async () => ({ note: `stored: ${variants.join(' ')}` }),
+    };
+    const replies = [
+      {
+        choices: [
+          {
+            message: {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
+            },
+            finish_reason: 'tool_calls',
+          },
+        ],
+        usage: { prompt_tokens: 10, completion_tokens: 5 },
+      },
+      wire.text('Noted.'),
+    ];
+    let i = 0;
+    const bus = await agentOver(wire, () => ({ json: replies[i++] }), [], { tools: [echo] });
+    const { messages } = await ask(bus, 'helper', `Remember ${variants[0]} and ${variants[6]}.`);
+    expect(answerOf(messages, 'helper')).toContain('Noted.');
+    expect(server!.requests).toHaveLength(2);
+    const sent = JSON.stringify(server!.requests.map((r) => r.body));
+    expect(sent).toContain('Remember [REDACTED] and [REDACTED].');
+    expect(sent).toContain('stored: [REDACTED]');
+    expect(leaks(sent, wire.key)).toEqual([]);
+    // The tool's result as the thread records it, too (the task is the caller's own words).
+    const result = messages.find((m) => m.kind === 'tool-result')!.payload;
+    expect(result).toContain('stored: [REDACTED]');
+    expect(leaks(result, wire.key)).toEqual([]);
+  });
+});
+
 describe("a tool call's arguments", () => {
   it('are in the thread history exactly as the audit records them, and the tool gets them as given', async () => {
     const args = {
