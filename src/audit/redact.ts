@@ -2,11 +2,13 @@
  * Secrets never reach the audit log (invariant 7): values under secret-looking keys are replaced,
  * and strings are scrubbed of things that look like credentials wherever they appear.
  *
- * Besides shapes, the daemon knows its own secret values (LLM keys, the SMTP password, API tokens:
- * whatever a `*_env` key of organism.yaml names). They are registered once in `knownSecrets` when
- * the config is loaded (and again on reload), and every redaction point (this module's
- * `redactString` / `redact`, the log, provider errors, agent answers, thread history) uses the one
- * matcher compiled from them. It catches more than the exact value: see `secretForms`.
+ * Besides shapes, the daemon knows its own secret values (LLM keys, the SMTP password, API tokens,
+ * the audit key: whatever a secret-looking `*_env` key of organism.yaml names or `${VAR}` it
+ * interpolates). They are registered once in `knownSecrets` when the config is loaded (and again
+ * when a reload applies), and every redaction point (this module's `redactString` / `redact`, the
+ * log, provider errors and replies, agent answers, tool calls and results in the thread history,
+ * what a model is shown) uses the one matcher compiled from them. It catches more than the exact
+ * value: see `secretForms`.
  */
 import { Buffer } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
