@@ -288,33 +288,103 @@ function literalArgs(masked: string, literals: Literal[], at: number): string[] 
   return words.length > 0 ? words : null;
 }
 
+const PY_SHELL_NAMES =
+  /^(run|call|check_call|check_output|Popen|getoutput|getstatusoutput|system|popen[234]?|spawn[lv]?p?e?|exec[lv]p?e?)$/;
+const PY_DELETE_NAMES = /^(rmtree|remove|unlink|rmdir|removedirs)$/;
+
+interface Site {
+  /** Index just past the call's name (and its `(`, when written). */
+  at: number;
+  label: string;
+  recursive: boolean;
+}
+
+/**
+ * Python's renamed imports: `import subprocess as sp` then `sp.run(...)`, `from os import system`
+ * then `system(...)`, `from shutil import rmtree as nuke` then `nuke(...)`.
+ */
+function pythonAliased(masked: string): { shell: Site[]; deletes: Site[] } {
+  const shell: Site[] = [];
+  const deletes: Site[] = [];
+  if (!/\bimport\b/.test(masked)) return { shell, deletes };
+  const modules: string[] = [];
+  for (const m of masked.matchAll(/(?:\bimport|,)\s*(subprocess|os|shutil|pty|posix)\s+as\s+(\w+)/g))
+    modules.push(m[2]!);
+  const names = new Map<string, string>();
+  for (const m of masked.matchAll(/\bfrom\s+(subprocess|os|shutil|pty|posix)\s+import\s+\(?([\w\s,]+)/g)) {
+    for (const part of m[2]!.split(',')) {
+      const [name, alias] = part.trim().split(/\s+as\s+/);
+      if (name) names.set(alias?.trim() || name, name);
+    }
+  }
+  if (modules.length > 0) {
+    const re = new RegExp(`(?<![\\w.])(?:${modules.join('|')})\\s*\\.\\s*(\\w+)\\s*\\(`, 'g');
+    for (const m of masked.matchAll(re)) {
+      const site = {
+        at: m.index + m[0].length,
+        label: m[0].replace(/[\s(]+$/, ''),
+        recursive: m[1] === 'rmtree',
+      };
+      if (PY_SHELL_NAMES.test(m[1]!)) shell.push(site);
+      else if (PY_DELETE_NAMES.test(m[1]!)) deletes.push(site);
+    }
+  }
+  for (const [alias, name] of names) {
+    if (!PY_SHELL_NAMES.test(name) && !PY_DELETE_NAMES.test(name)) continue;
+    for (const m of masked.matchAll(new RegExp(`(?<![\\w.])${alias}\\s*\\(`, 'g'))) {
+      const site = { at: m.index + m[0].length, label: alias, recursive: name === 'rmtree' };
+      (PY_SHELL_NAMES.test(name) ? shell : deletes).push(site);
+    }
+  }
+  return { shell, deletes };
+}
+
+/** The shell-out and delete call sites of one piece of code, by its family's tables. */
+function callSites(family: Family, text: string, masked: string): { shell: Site[]; deletes: Site[] } {
+  const shell: Site[] = [];
+  const deletes: Site[] = [];
+  // In JavaScript exec/spawn are child_process's only where child_process is loaded (RegExp#exec is not).
+  const childProcess = family !== 'node' || /child_process/.test(text);
+  for (const m of masked.matchAll(SHELL_CALLS[family])) {
+    if (!childProcess && !/Sync\s*\($/.test(m[0])) continue;
+    shell.push({ at: m.index + m[0].length, label: m[0].replace(/[\s(]+$/, ''), recursive: false });
+  }
+  for (const m of masked.matchAll(DELETE_CALLS[family])) {
+    const call = m[1] ?? m[2] ?? m[3] ?? '';
+    const after = masked.slice(m.index + m[0].length, m.index + m[0].length + 300);
+    const recursive =
+      RECURSIVE_DELETE.test(call) ||
+      (family === 'node' && /^(rm|rmSync|rmdir|rmdirSync)$/.test(call) && /recursive\s*:\s*true/.test(after));
+    deletes.push({ at: m.index + m[0].length, label: call, recursive });
+  }
+  if (family === 'python') {
+    const aliased = pythonAliased(masked);
+    // A site both tables found (`os.system` is also `system`) is judged once.
+    const seen = new Set([...shell, ...deletes].map((x) => x.at));
+    for (const x of aliased.shell) if (!seen.has(x.at)) shell.push(x);
+    for (const x of aliased.deletes) if (!seen.has(x.at)) deletes.push(x);
+  }
+  return { shell, deletes };
+}
+
 export function scanInlineCode(familyName: string, code: readonly string[]): InlineScan {
   const family = familyName as Family;
   const scripts: string[] = [];
   let unjudged: string | null = null;
-  const note = (why: string) => {
-    unjudged ??= why;
-  };
   for (const text of code) {
     const { masked, literals, backticks } = strings(family, text);
-    let calls = 0;
-    // In JavaScript exec/spawn are child_process's only where child_process is loaded (RegExp#exec is not).
-    const childProcess = family !== 'node' || /child_process/.test(text);
-    for (const m of masked.matchAll(SHELL_CALLS[family])) {
-      if (!childProcess && !/Sync\s*\($/.test(m[0])) continue;
-      calls++;
-      const args = literalArgs(masked, literals, m.index + m[0].length);
+    const sites = callSites(family, text, masked);
+    let calls = sites.shell.length + backticks.length;
+    for (const site of sites.shell) {
+      const args = literalArgs(masked, literals, site.at);
       if (args === null) {
-        note(`${m[0].replace(/[\s(]+$/, '')} is given a command built at run time`);
+        unjudged ??= `${site.label} is given a command built at run time`;
         continue;
       }
       // One string is a command line; several words (or a list) are an argv.
       scripts.push(args.length === 1 ? args[0]! : args.map((w, k) => (k === 0 ? sq(w) : w)).join(' '));
     }
-    for (const b of backticks) {
-      calls++;
-      scripts.push(b.value);
-    }
+    for (const b of backticks) scripts.push(b.value);
     // perl qx{...} / qx(...), ruby %x(...): shell-outs with their own delimiters.
     if (family === 'perl' || family === 'ruby') {
       for (const m of masked.matchAll(family === 'perl' ? /\bqx\s*([^\w\s])/g : /%x([^\w\s])/g)) {
@@ -327,24 +397,17 @@ export function scanInlineCode(familyName: string, code: readonly string[]): Inl
         scripts.push(body.replace(/\$\w+|@\w+|#\{[^}]*\}/g, '$X'));
       }
     }
-    for (const m of masked.matchAll(DELETE_CALLS[family])) {
-      const call = m[1] ?? m[2] ?? m[3] ?? '';
-      const after = masked.slice(m.index + m[0].length, m.index + m[0].length + 300);
-      const recursive =
-        RECURSIVE_DELETE.test(call) ||
-        (family === 'node' &&
-          /^(rm|rmSync|rmdir|rmdirSync)$/.test(call) &&
-          /recursive\s*:\s*true/.test(after));
-      const args = literalArgs(masked, literals, m.index + m[0].length);
+    for (const site of sites.deletes) {
+      const args = literalArgs(masked, literals, site.at);
       const targets = args === null ? ['$X'] : args.map((a) => (a.includes('$X') ? a : sq(a)));
-      scripts.push(`rm ${recursive ? '-r ' : ''}-- ${targets.join(' ')}`);
+      scripts.push(`rm ${site.recursive ? '-r ' : ''}-- ${targets.join(' ')}`);
     }
     const secrets = literals.filter((l) => !l.dynamic && SECRET_FILE.test(l.value)).map((l) => sq(l.value));
     if (secrets.length > 0) scripts.push(`cat -- ${secrets.join(' ')}`);
     if (DYNAMIC[family].test(masked))
-      note('it runs code built at run time (eval, exec, __import__, decoding)');
+      unjudged ??= 'it runs code built at run time (eval, exec, __import__, decoding)';
     else if (calls === 0 && SHELL_MODULES[family].test(masked))
-      note('it reaches the shell through a call the guard does not follow');
+      unjudged ??= 'it reaches the shell through a call the guard does not follow';
   }
   return { scripts, unjudged };
 }
