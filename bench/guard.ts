@@ -4,7 +4,14 @@
  * mix: mostly ordinary reads and builds, some destructive, some nested (sh -c, substitutions,
  * wrappers). Floor: splitting the same command on spaces, the least any checker must do.
  * Target: p50 <= 20 us. Printed, never asserted.
+ *
+ * Also, for information: the same commands judged with a place (a small workspace on disk and
+ * `shell: true`), as the dispatcher calls the guard: symlinks are looked up, globs expanded and
+ * recursive readers' trees walked, so this figure includes the file system.
  */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 import type { TrustLevel } from '../src/config/types.ts';
 import { checkShell } from '../src/guard/shell/index.ts';
@@ -192,6 +199,22 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
   for (let i = 0; i < 5; i++) for (const { command, trust } of items) checkShell(command, trust);
   const guard = timeEach(items, (c, t) => checkShell(c, t), 10);
   const floor = timeEach(items, (c) => c.split(' ').length, 10);
+  const workspace = mkdtempSync(path.join(tmpdir(), 'organism-bench-guard-'));
+  let placed: Float64Array;
+  try {
+    for (const f of FILES) {
+      if (f.startsWith('/') || f.startsWith('~')) continue;
+      const file = path.join(workspace, f.includes('.') ? f : `${f}/x.js`);
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, 'x');
+    }
+    const place = { workspace };
+    const config = { shell: true };
+    for (const { command, trust } of items) checkShell(command, trust, config, place);
+    placed = timeEach(items, (c, t) => checkShell(c, t, config, place), 3);
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
   const verdicts = { allow: 0, warn: 0, deny: 0 };
   for (const { command, trust } of items) verdicts[checkShell(command, trust).verdict]++;
   yield {
@@ -199,6 +222,8 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
     guard_shell_eval_us_p50: round(percentile(guard, 50), 2),
     guard_shell_eval_us_p99: round(percentile(guard, 99), 2),
     floor_split_us_p50: round(percentile(floor, 50), 2),
+    guard_shell_place_eval_us_p50: round(percentile(placed, 50), 2),
+    guard_shell_place_eval_us_p99: round(percentile(placed, 99), 2),
     commands: items.length,
     samples: guard.length,
     verdicts,
