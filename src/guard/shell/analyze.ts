@@ -66,6 +66,8 @@ export interface Cmd {
   foundBy: Cmd | null;
   /** Inline interpreter code (python -c, node -e...) that calls out in a way the guard cannot read: why. */
   inlineUnjudged: string | null;
+  /** Variables the line sets to literal values (`f=/etc/shadow; cat $f`); shared by all its commands. */
+  vars: ReadonlyMap<string, string>;
 }
 
 export interface Analysis {
@@ -78,10 +80,19 @@ export interface Analysis {
   dir: string | null;
   downloads: Set<string>;
   env: ShellEnv;
+  vars: Map<string, string>;
 }
 
 export function analyze(command: string, env: ShellEnv = NO_ENV): Analysis {
-  const out: Analysis = { cmds: [], sources: [], cwd: null, dir: env.cwd, downloads: new Set(), env };
+  const out: Analysis = {
+    cmds: [],
+    sources: [],
+    cwd: null,
+    dir: env.cwd,
+    downloads: new Set(),
+    env,
+    vars: new Map(),
+  };
   analyzeScript(command, 0, [], out);
   for (const cmd of out.cmds) for (const f of downloadedFiles(cmd)) out.downloads.add(f);
   return out;
@@ -167,6 +178,18 @@ function trackCd(cmd: Cmd, out: Analysis) {
   else out.dir = out.dir === null ? null : normalizePath(target, out.dir);
 }
 
+const DECLARES = new Set(['export', 'declare', 'local', 'readonly', 'typeset']);
+
+/** `NAME=value` with a literal value is remembered; a value known only at run time forgets the name. */
+function trackAssignment(w: Word, out: Analysis) {
+  const eq = w.text.indexOf('=');
+  if (eq <= 0) return;
+  const name = w.text.slice(0, eq).replace(/\+$/, '');
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return;
+  if (w.dynamic) out.vars.delete(name);
+  else out.vars.set(name, w.text.slice(eq + 1));
+}
+
 function buildStage(
   sc: SimpleCommand,
   source: string,
@@ -179,7 +202,12 @@ function buildStage(
   const wordSubs = new Map<Word, Cmd[]>();
   const texts: string[] = [];
   for (const w of sc.words) texts.push(resolveWord(w, depth, out, subCmds, wordSubs));
-  for (const a of sc.assignments) resolveWord(a, depth, out, subCmds, wordSubs);
+  for (const a of sc.assignments) {
+    resolveWord(a, depth, out, subCmds, wordSubs);
+    trackAssignment(a, out);
+  }
+  if (sc.words.length > 1 && DECLARES.has(sc.words[0]!.text))
+    for (const w of sc.words) trackAssignment(w, out);
   let stdinText: string | null = null;
   for (const r of sc.redirects) {
     if (r.target) {
@@ -213,6 +241,7 @@ function buildStage(
     env: out.env,
     foundBy: null,
     inlineUnjudged: null,
+    vars: out.vars,
   };
   return emit(texts, sc.words, base, depth, out);
 }
@@ -327,6 +356,7 @@ function makeCmd(
     env: base.env,
     foundBy: base.foundBy,
     inlineUnjudged: null,
+    vars: base.vars,
   };
 }
 

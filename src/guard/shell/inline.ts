@@ -9,10 +9,17 @@
  */
 import { memo, SECRET_FILE } from './paths.ts';
 
-export type Family = 'python' | 'node' | 'perl' | 'ruby' | 'php';
+export type Family = 'python' | 'node' | 'perl' | 'ruby' | 'php' | 'awk';
 
 /** Options whose next word (or, for perl/ruby clusters such as `-ne`, the next word after the cluster) is code. */
-const CODE_LETTERS: Record<Family, string> = { python: 'c', node: 'ep', perl: 'eE', ruby: 'e', php: 'r' };
+const CODE_LETTERS: Record<Family, string> = {
+  python: 'c',
+  node: 'ep',
+  perl: 'eE',
+  ruby: 'e',
+  php: 'r',
+  awk: '',
+};
 const NODE_LONG = new Set(['--eval', '--print']);
 /** Options that take a value, so the word after them is neither code nor a script. */
 const WITH_VALUE: Record<Family, ReadonlySet<string>> = {
@@ -30,10 +37,18 @@ const WITH_VALUE: Record<Family, ReadonlySet<string>> = {
   perl: new Set(['-I', '-M', '-m', '-x']),
   ruby: new Set(['-I', '-r', '-C', '-E', '-F']),
   php: new Set(['-c', '-d', '-z']),
+  awk: new Set(['-F', '-v', '--field-separator', '--assign', '-i', '--include', '-l', '--load']),
 };
 
 /** Short options whose value is glued on (`-rjson`, `-Mstrict`): the cluster is not a code option. */
-const GLUED: Record<Family, string> = { python: 'WX', node: '', perl: 'IMmx', ruby: 'rICEFK', php: 'dc' };
+const GLUED: Record<Family, string> = {
+  python: 'WX',
+  node: '',
+  perl: 'IMmx',
+  ruby: 'rICEFK',
+  php: 'dc',
+  awk: 'Fv',
+};
 
 const familyOf: (name: string) => Family | null = memo(familyOfName, 512);
 
@@ -43,6 +58,7 @@ function familyOfName(name: string): Family | null {
   if (/^perl[0-9.]*$/.test(name)) return 'perl';
   if (/^ruby[0-9.]*$/.test(name)) return 'ruby';
   if (/^php[0-9.]*$/.test(name)) return 'php';
+  if (/^[gmn]?awk$/.test(name)) return 'awk';
   return null;
 }
 
@@ -58,6 +74,7 @@ export function inlineCode(
 ): { family: Family; code: string[] } | null {
   const family = familyOf(name);
   if (family === null) return null;
+  if (family === 'awk') return awkProgram(args);
   const code: string[] = [];
   const letters = CODE_LETTERS[family];
   for (let i = 0; i < args.length; i++) {
@@ -94,6 +111,21 @@ export function inlineCode(
   return stdin ? { family, code: [] } : null;
 }
 
+/** awk's program: its first operand, unless -f / -E name a program file. */
+function awkProgram(args: readonly string[]): { family: Family; code: string[] } | null {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') return args[i + 1] === undefined ? null : { family: 'awk', code: [args[i + 1]!] };
+    if (/^(-f|-E|--file|--exec)(=|$)/.test(a) || /^-[fE]./.test(a)) return null;
+    if (a.startsWith('-') && a.length > 1) {
+      if (WITH_VALUE.awk.has(a)) i++;
+      continue;
+    }
+    return { family: 'awk', code: [a] };
+  }
+  return null;
+}
+
 export interface InlineScan {
   /** Shell lines the code runs, or amounts to (`rm -r 'x'` for shutil.rmtree("x")), to judge. */
   scripts: string[];
@@ -109,6 +141,7 @@ const SHELL_CALLS: Record<Family, RegExp> = {
   perl: /(?<![\w$@%>:])(?:system|exec|readpipe)\b\s*\(?/g,
   ruby: /(?<![\w.:])(?:Kernel\s*\.\s*)?(?:system|exec|spawn)\s*\(?|\b(?:IO\s*\.\s*popen|Open3\s*\.\s*(?:capture2e?|capture3|popen3|popen2e?)|Process\s*\.\s*spawn)\s*\(?/g,
   php: /(?<![\w$>:])(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec)\s*\(/g,
+  awk: /(?<![\w$])system\s*\(/g,
 };
 
 /** Deletes, as the rm they amount to: group 1 is the call, `recursive` when it removes trees. */
@@ -118,6 +151,7 @@ const DELETE_CALLS: Record<Family, RegExp> = {
   perl: /(?<![\w$@%>:])(rmtree|remove_tree|unlink|rmdir)\b\s*\(?/g,
   ruby: /\b(?:FileUtils\s*\.\s*(rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?|rm_f|rm|remove)|File\s*\.\s*(delete|unlink)|Dir\s*\.\s*(rmdir|delete))\s*\(?/g,
   php: /(?<![\w$>:])(unlink|rmdir)\s*\(/g,
+  awk: /(?!)/g,
 };
 const RECURSIVE_DELETE = /^(rmtree|remove_tree|rm_rf|rm_r|remove_dir|remove_entry|remove_entry_secure)$/;
 
@@ -129,6 +163,7 @@ const DYNAMIC: Record<Family, RegExp> = {
   perl: /(?<![\w$@%>:])eval\b|\bdo\s*['"$]|\brequire\s*\$|\bdecode_base64\b|\bpack\s*\(|&\s*\$/,
   ruby: /(?<![\w.])(?:eval|instance_eval|class_eval|module_eval|send|public_send|__send__|const_get|method)\b|(?<![\w.])(?:load|require)\b(?!\s*\(?\s*(['"])\s*\1)|\bBase64\b|\bunpack1?\b/,
   php: /(?<![\w$>:])(?:eval|assert|create_function|call_user_func(?:_array)?|preg_replace_callback|include|require(?:_once)?|base64_decode|str_rot13|gzinflate)\s*\(|\$\w+\s*\(/,
+  awk: /(?!)/,
 };
 /** Names that show a shell-out is meant even when no call above was recognised (an alias, a method reference). */
 const SHELL_MODULES: Record<Family, RegExp> = {
@@ -138,6 +173,7 @@ const SHELL_MODULES: Record<Family, RegExp> = {
   perl: /\b(system|exec|fork|IPC::|open\s*\(?[^;]*\|)/,
   ruby: /\b(system|exec|spawn|Open3|IO\s*\.\s*popen|fork|PTY)\b/,
   php: /\b(system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|mail)\b/,
+  awk: /(?<![\w$])system\b|\w\s*\|\s*getline|(?<!\|)\|(?!\|)\s*[A-Za-z_$(]/,
 };
 
 interface Literal {
@@ -297,6 +333,8 @@ interface Site {
   at: number;
   label: string;
   recursive: boolean;
+  /** awk's `print ... | "cmd"`: the command reads what the program prints. */
+  piped?: boolean;
 }
 
 /**
@@ -340,7 +378,12 @@ function pythonAliased(masked: string): { shell: Site[]; deletes: Site[] } {
 }
 
 /** The shell-out and delete call sites of one piece of code, by its family's tables. */
-function callSites(family: Family, text: string, masked: string): { shell: Site[]; deletes: Site[] } {
+function callSites(
+  family: Family,
+  text: string,
+  masked: string,
+  literals: readonly Literal[],
+): { shell: Site[]; deletes: Site[] } {
   const shell: Site[] = [];
   const deletes: Site[] = [];
   // In JavaScript exec/spawn are child_process's only where child_process is loaded (RegExp#exec is not).
@@ -356,6 +399,17 @@ function callSites(family: Family, text: string, masked: string): { shell: Site[
       RECURSIVE_DELETE.test(call) ||
       (family === 'node' && /^(rm|rmSync|rmdir|rmdirSync)$/.test(call) && /recursive\s*:\s*true/.test(after));
     deletes.push({ at: m.index + m[0].length, label: call, recursive });
+  }
+  if (family === 'awk') {
+    // "cmd" | getline and print ... | "cmd": the literal string is a shell line.
+    for (const l of literals) {
+      const after = masked.slice(l.end, l.end + 40);
+      const before = masked.slice(Math.max(0, l.start - 40), l.start);
+      if (/^\s*\|&?\s*getline/.test(after))
+        shell.push({ at: l.start, label: 'awk getline', recursive: false });
+      else if (/(?<!\|)\|&?\s*$/.test(before))
+        shell.push({ at: l.start, label: 'awk print pipe', recursive: false, piped: true });
+    }
   }
   if (family === 'python') {
     const aliased = pythonAliased(masked);
@@ -373,7 +427,7 @@ export function scanInlineCode(familyName: string, code: readonly string[]): Inl
   let unjudged: string | null = null;
   for (const text of code) {
     const { masked, literals, backticks } = strings(family, text);
-    const sites = callSites(family, text, masked);
+    const sites = callSites(family, text, masked, literals);
     let calls = sites.shell.length + backticks.length;
     for (const site of sites.shell) {
       const args = literalArgs(masked, literals, site.at);
@@ -382,7 +436,8 @@ export function scanInlineCode(familyName: string, code: readonly string[]): Inl
         continue;
       }
       // One string is a command line; several words (or a list) are an argv.
-      scripts.push(args.length === 1 ? args[0]! : args.map((w, k) => (k === 0 ? sq(w) : w)).join(' '));
+      const line = args.length === 1 ? args[0]! : args.map((w, k) => (k === 0 ? sq(w) : w)).join(' ');
+      scripts.push(site.piped ? `cat | ${line}` : line);
     }
     for (const b of backticks) scripts.push(b.value);
     // perl qx{...} / qx(...), ruby %x(...): shell-outs with their own delimiters.

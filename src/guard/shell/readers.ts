@@ -12,9 +12,11 @@ import {
   namePatternIsSecret,
   normalizePath,
   secretInTree,
+  secretOf,
   secretReached,
   treeReachesSecrets,
 } from './paths.ts';
+import { gitCall } from './rules/git.ts';
 
 /** A piece of every secret name SECRET_FILE knows: a word without one cannot name a secret. */
 const SECRET_HINT =
@@ -22,6 +24,42 @@ const SECRET_HINT =
 
 const EXCLUDE_OPTIONS = new Set(['--exclude', '--exclude-dir', '--ignore']);
 const EXCLUDING = /^--(exclude|exclude-dir|ignore)=/;
+
+const GIT_PRINTS = new Set(['show', 'diff', 'log', 'blame', 'annotate', 'grep', 'format-patch', 'archive']);
+
+/** `git show HEAD:.env`, `git cat-file -p main:.ssh/id_rsa`: a committed secret, printed. */
+function gitShowsSecret(c: Cmd): boolean {
+  const call = gitCall(c);
+  if (call && GIT_PRINTS.has(call.sub) && (call.sub !== 'log' || has(c, 'pL', '--patch'))) {
+    // `git diff .env`, `git log -p -- .env`, `git blame .env`: the file's lines, printed.
+    for (const p of call.flags.positionals)
+      if (SECRET_HINT.test(p) && secretOf(p, c.dir) !== null) return true;
+  }
+  for (const a of c.args) {
+    const colon = a.indexOf(':');
+    if (colon < 0 || a.startsWith('-') || !SECRET_HINT.test(a)) continue;
+    if (secretOf(a.slice(colon + 1), null) !== null) return true;
+  }
+  return false;
+}
+
+/** `$f` / `${f}` replaced by what the line set them to, when it set every one of them to a literal. */
+function withVars(text: string, vars: ReadonlyMap<string, string>): string {
+  if (vars.size === 0 || !text.includes('$')) return text;
+  let known = true;
+  const out = text.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (m, a?: string, b?: string) => {
+      const v = vars.get((a ?? b)!);
+      if (v === undefined) {
+        known = known && (a ?? b) === 'HOME';
+        return m;
+      }
+      return v;
+    },
+  );
+  return known ? out : text;
+}
 
 /** Commands that name a secret file without printing or sending its contents. */
 export const NAMES_ONLY = new Set([
@@ -220,11 +258,12 @@ export function findRoots(c: Cmd): string[] {
  * null. Names-only commands (ls, stat, rm...) never count.
  */
 export function readsSecret(c: Cmd): boolean {
+  if (c.name === 'git') return gitShowsSecret(c);
   if (NAMES_ONLY.has(c.name)) return false;
   // Judging the text alone, a word can name a secret only if some of the secret's name is in it.
   const textOnly = c.dir === null;
   for (let i = 0; i < c.args.length; i++) {
-    const a = c.args[i]!;
+    const a = withVars(c.args[i]!, c.vars);
     const glob = c.argWords[i]?.glob === true;
     if (textOnly && !glob && !SECRET_HINT.test(a)) continue;
     // What a reader is told to leave out is not read (`grep -r --exclude=.env`).
@@ -235,7 +274,7 @@ export function readsSecret(c: Cmd): boolean {
     if (
       (r.op === '<' || r.op === '<>') &&
       r.target &&
-      secretReached(r.target.text, r.target.glob === true, c.dir, c.env)
+      secretReached(withVars(r.target.text, c.vars), r.target.glob === true, c.dir, c.env)
     )
       return true;
   }
