@@ -10,7 +10,8 @@ import {
   targetsIn,
   writeTargets,
 } from '../match.ts';
-import { readsSecret, recursiveSecretRead } from '../readers.ts';
+import { readsSecret } from '../readers.ts';
+import { recursiveSecretRead } from '../trees.ts';
 
 const recursiveRm = (c: Cmd) => has(c, 'rR', '--recursive');
 const RM = ['rm'];
