@@ -34,7 +34,8 @@ async function start(
     root: o.root,
     guard: tableGuard(),
     warn: (m) => warnings.push(m),
-    env,
+    // The audit key's default place follows $XDG_CONFIG_HOME: keep the test run's throwaway one.
+    env: { XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, ...env },
   });
   return { runtime, warnings };
 }
