@@ -6,7 +6,6 @@
  * history on disk, and a shutdown that drains for at most `bus.drain_timeout_ms`.
  */
 import { readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type AgentRuntime, attachAgents } from './agent/attach.ts';
@@ -19,10 +18,10 @@ import { HistoryLog, ThreadHistory, toView } from './bus/history/index.ts';
 import { createBusBackend } from './bus/redis/backend.ts';
 import { loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
+import { ensureOrganismFolders } from './daemon/folders.ts';
 import { createOrganismService } from './daemon/service.ts';
 import { type DaemonState, listenerSpecs, sanitizedConfig } from './daemon/state.ts';
 import { auditTee, SwappableTools } from './daemon/tools.ts';
-import { ConfigError } from './errors.ts';
 import { createLogger } from './observability/logger.ts';
 import { metrics, metricsRegistry, recordDelivery } from './observability/metrics.ts';
 import { Authenticator, assertSafeBind } from './server/auth.ts';
@@ -79,18 +78,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const auth = Authenticator.fromConfig(config.auth, env);
   assertSafeBind(listenHost, auth);
 
-  // A fresh organism has neither folder yet: make them before anything uses them (data_dir private
-  // to this user), so the first write_file or run_command finds its workspace.
-  for (const [key, dir, mode] of [
-    ['organism.data_dir', config.organism.data_dir, 0o700],
-    ['organism.workspace', config.organism.workspace, 0o777],
-  ] as const) {
-    await mkdir(dir, { recursive: true, mode }).catch((error: NodeJS.ErrnoException) => {
-      throw new ConfigError([
-        { file: config.file, path: key, message: `cannot create ${dir}: ${error.code ?? error.message}` },
-      ]);
-    });
-  }
+  // A fresh organism has neither folder yet: make them before anything uses them.
+  await ensureOrganismFolders(config);
 
   const hub = new EventHub();
   // The audit chain's key, from the environment or a file outside data_dir (created at first start).

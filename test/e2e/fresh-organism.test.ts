@@ -7,7 +7,13 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DaemonProcess, REPO_ROOT, runCli, startDaemonProcess } from '../helpers/daemon.ts';
+import {
+  type DaemonProcess,
+  REPO_ROOT,
+  runCli,
+  startDaemonProcess,
+  useTool as useToolOf,
+} from '../helpers/daemon.ts';
 
 let dir: string;
 let daemon: DaemonProcess;
@@ -37,25 +43,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Calls `tool` through the toolbox listener over the HTTP API and returns its answer. */
-async function useTool(tool: string, args: unknown): Promise<{ status: string; result: unknown }> {
-  const { code, stdout, stderr } = await runCli([
-    'send',
-    '--url',
-    daemon.url,
-    '--to',
-    'toolbox',
-    `<use-tool><tool>${tool}</tool><args>${JSON.stringify(args)}</args></use-tool>`,
-    '--wait',
-  ]);
-  expect(stderr).toBe('');
-  expect(code).toBe(0);
-  const answer = stdout.split('\n').find((line) => line.startsWith('toolbox -> api'));
-  const status = /<status>([^<]*)<\/status>/.exec(answer ?? '')?.[1];
-  const result = /<result>([^<]*)<\/result>/.exec(answer ?? '')?.[1]?.replaceAll('&quot;', '"');
-  if (status === undefined || result === undefined) throw new Error(`no tool answer in:\n${stdout}`);
-  return { status, result: JSON.parse(result) };
-}
+const useTool = (tool: string, args: unknown) => useToolOf(daemon.url, tool, args);
 
 describe('a fresh organism', () => {
   it('creates its data_dir (private to its user) and its workspace at start', async () => {
@@ -97,5 +85,65 @@ describe('a fresh organism', () => {
     const answer = await useTool('list_dir', {});
     expect(answer).toMatchObject({ status: 'ok', result: { path: '.' } });
     expect((answer.result as { entries: { name: string }[] }).entries.map((e) => e.name)).toContain('notes');
+  });
+});
+
+describe('organism tools call on a fresh organism (no daemon)', () => {
+  let cli: string;
+  let config: string;
+  const password = 'Smtp-Pa55word-for-the-cli-test-7781';
+  const env = { CLI_SMTP_PASSWORD: password };
+
+  beforeAll(async () => {
+    cli = await mkdtemp(path.join(os.tmpdir(), 'organism-fresh-cli-'));
+    config = path.join(cli, 'organism.yaml');
+    await writeFile(
+      config,
+      [
+        'organism:',
+        '  name: fresh-cli',
+        'smtp:',
+        '  host: 127.0.0.1',
+        '  from: organism@example.com',
+        '  user: organism',
+        '  password_env: CLI_SMTP_PASSWORD',
+        'listeners:',
+        '  - name: toolbox',
+        '    description: Calls one granted tool with JSON arguments.',
+        `    handler: ${JSON.stringify(path.join(REPO_ROOT, 'listeners', 'toolbox.ts'))}`,
+        '    tools: [write_file, read_file]',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  afterAll(async () => {
+    await rm(cli, { recursive: true, force: true });
+  });
+
+  const call = (tool: string, args: unknown) =>
+    runCli(
+      ['tools', 'call', tool, '--as', 'toolbox', '--config', config, '--args', JSON.stringify(args)],
+      env,
+    );
+
+  it('creates the data_dir and workspace the call needs, as the daemon does', async () => {
+    const { code, stdout, stderr } = await call('write_file', { path: 'a/b.txt', content: 'hello\n' });
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ status: 'ok', value: { path: 'a/b.txt', created: true } });
+    expect((await stat(path.join(cli, '.organism'))).mode & 0o777).toBe(0o700);
+    expect(await readFile(path.join(cli, '.organism', 'workspace', 'a', 'b.txt'), 'utf8')).toBe('hello\n');
+  });
+
+  it('redacts the secrets the config names from what it prints, as the daemon does', async () => {
+    await writeFile(
+      path.join(cli, '.organism', 'workspace', 'leak.txt'),
+      `pass: ${password.toUpperCase()}\n`,
+    );
+    const { code, stdout, stderr } = await call('read_file', { path: 'leak.txt' });
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ status: 'ok' });
+    expect(stdout.toLowerCase()).not.toContain(password.toLowerCase().slice(0, 12));
+    expect(stdout).toContain('[REDACTED]');
   });
 });

@@ -5,8 +5,10 @@
  */
 import { createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { configSecrets, knownSecrets, redactKnown } from '../../audit/redact.ts';
 import { loadConfig } from '../../config/index.ts';
 import type { OrganismConfig } from '../../config/types.ts';
+import { ensureOrganismFolders } from '../../daemon/folders.ts';
 import { UsageError } from '../../errors.ts';
 import { redisAddress } from '../../kv/redis.ts';
 import { loadToolCatalog } from '../../tools/catalog.ts';
@@ -194,6 +196,9 @@ async function call(values: Values, rest: string[], io: CommandIo): Promise<numb
   const scope = parseScope(values.scope);
   const cfg = await config(values);
   checkListener(cfg, values.as);
+  // The call runs here, not in the daemon: the same folders and the same redaction as there.
+  await ensureOrganismFolders(cfg);
+  knownSecrets.set(`config:${cfg.file}`, await configSecrets(cfg.file, cfg, process.env));
   const runtime = await createToolRuntime({ config: cfg }, runtimeOptions(values, io));
   try {
     const result = await runtime.dispatcher.call({
@@ -203,7 +208,8 @@ async function call(values: Values, rest: string[], io: CommandIo): Promise<numb
       thread: `cli-${randomUUID()}`,
       ...(scope ? { scope } : {}),
     });
-    io.out(JSON.stringify(result, null, 2));
+    // As in thread history: a result that carries a secret the organism knows shows it redacted.
+    io.out(JSON.stringify(redactKnown(result), null, 2));
     return result.status === 'ok' ? 0 : result.status === 'refused' ? 2 : 1;
   } finally {
     await runtime.close();
