@@ -6,10 +6,12 @@
  * at a time (and at its pipeline neighbours).
  */
 import { ShellParseError } from '../../errors.ts';
+import type { Analysis, Cmd } from './cmd.ts';
 import { inlineCode, scanInlineCode } from './inline.ts';
-import { MAX_NESTING, parse, type Redirect, type SimpleCommand } from './parse.ts';
+import { MAX_NESTING, parse, type SimpleCommand } from './parse.ts';
 import { HOME, NO_ENV, normalizePath, type ShellEnv } from './paths.ts';
 import { SUB, type Word } from './tokenizer.ts';
+import { basename, downloadedFiles, literalOutput, splitStringArg, watchCommand } from './words.ts';
 import { SHELLS, shellMode, WRAPPERS, wrappedStart } from './wrappers.ts';
 
 /** Shown for a substitution whose output is unknown. Starts with `$`, so it reads as dynamic. */
@@ -21,66 +23,6 @@ export class MissingScriptError extends ShellParseError {
   constructor(message: string) {
     super('guard.shell_unbalanced', message);
   }
-}
-
-export interface Cmd {
-  /** Basename of the command word (`/usr/bin/rm` -> `rm`); '' for a line of only redirects or assignments. */
-  name: string;
-  /** The command word as written (`./install.sh`). */
-  argv0: string;
-  /** Arguments after the command word, quotes removed. */
-  args: string[];
-  argWords: Word[];
-  redirects: Redirect[];
-  /** Wrappers peeled off, outermost first (`sudo`, `timeout`, `xargs`, `bash -c` shows as `bash`). */
-  wrappers: string[];
-  /** The command word is a variable or an unknown substitution. */
-  dynamicName: boolean;
-  /** Arguments come from stdin (xargs), so targets are unknown. */
-  viaXargs: boolean;
-  /** A shell given `-c SCRIPT`: its script is judged as commands of its own. */
-  inlineScript: boolean;
-  /** Text fed to stdin when known: here-string, here-document, or the literal output of echo/printf before `|`. */
-  stdinText: string | null;
-  /** stdinText was parsed and judged as a script (a shell reading it). */
-  stdinJudged: boolean;
-  /** Commands inside this command's substitutions (arguments, redirections, here-documents, assignments). */
-  subCmds: Cmd[];
-  /** The same, per word (a here-document's are under its delimiter word). */
-  wordSubs: Map<Word, Cmd[]>;
-  /** The stages of this command's pipeline, this command at `stage`. */
-  pipeline: Cmd[];
-  stage: number;
-  /** Source text of the simple command, for the verdict's `segment`. */
-  segment: string;
-  depth: number;
-  /** Directory set by an earlier literal `cd` in the command line (`cd / && rm -rf *`), or null when unknown. */
-  cwd: string | null;
-  /** Files written by a download (curl -o, wget -O, curl > f) or decode anywhere in the command line; shared by all its commands. */
-  downloads: ReadonlySet<string>;
-  /** Absolute directory the command runs in, when known (the start directory, then literal `cd`s). */
-  dir: string | null;
-  /** What the guard knows of where the line runs (workspace, start directory, shell mode). */
-  env: ShellEnv;
-  /** A command `find -exec` runs: its `{}` are the files this find selects. */
-  foundBy: Cmd | null;
-  /** Inline interpreter code (python -c, node -e...) that calls out in a way the guard cannot read: why. */
-  inlineUnjudged: string | null;
-  /** Variables the line sets to literal values (`f=/etc/shadow; cat $f`); shared by all its commands. */
-  vars: ReadonlyMap<string, string>;
-}
-
-export interface Analysis {
-  cmds: Cmd[];
-  /** Every script text parsed (the command and each nested script), for rules on raw text. */
-  sources: string[];
-  /** The working directory while analysing: what the last literal `cd` set. */
-  cwd: string | null;
-  /** The same as an absolute path, starting from env.cwd; null when unknown. */
-  dir: string | null;
-  downloads: Set<string>;
-  env: ShellEnv;
-  vars: Map<string, string>;
 }
 
 export function analyze(command: string, env: ShellEnv = NO_ENV): Analysis {
@@ -96,39 +38,6 @@ export function analyze(command: string, env: ShellEnv = NO_ENV): Analysis {
   analyzeScript(command, 0, [], out);
   for (const cmd of out.cmds) for (const f of downloadedFiles(cmd)) out.downloads.add(f);
   return out;
-}
-
-const FETCH_OR_DECODE = /^(curl|wget|fetch|http|https|xh|aria2c|base64|base32|xxd|openssl|uudecode)$/;
-
-/** Files a fetch or decode writes, by basename: `curl -o f`, `curl -O url`, `wget url`, `wget -O f`, `curl url > f`. */
-function downloadedFiles(cmd: Cmd): string[] {
-  if (!FETCH_OR_DECODE.test(cmd.name)) return [];
-  const out: string[] = [];
-  const a = cmd.args;
-  let named = false;
-  for (let i = 0; i < a.length; i++) {
-    const arg = a[i]!;
-    if (arg === '-o' || arg === '--output' || (cmd.name === 'wget' && arg === '-O')) {
-      if (a[i + 1] !== undefined) out.push(a[i + 1]!);
-      named = true;
-      i++;
-    } else if (/^--(output|output-document)=/.test(arg)) {
-      out.push(arg.slice(arg.indexOf('=') + 1));
-      named = true;
-    }
-  }
-  const remoteName =
-    cmd.name === 'wget'
-      ? !named
-      : a.some((x) => x === '-O' || x === '--remote-name' || /^-[a-zA-Z]*O[a-zA-Z]*$/.test(x));
-  if (remoteName)
-    for (const x of a)
-      if (/^https?:\/\//.test(x)) out.push(x.split(/[?#]/)[0]!.split('/').pop() || 'index.html');
-  for (const r of cmd.redirects) {
-    if (r.target && (r.op === '>' || r.op === '>>' || r.op === '>|' || r.op === '&>'))
-      out.push(r.target.text);
-  }
-  return out.filter((f) => f !== '-' && f !== '/dev/null').map(basename);
 }
 
 /** Parses and analyses one script; returns the commands it produced (also appended to `out`). */
@@ -420,35 +329,6 @@ function judgeStdinScript(cmd: Cmd, depth: number, out: Analysis) {
   analyzeScript(forReparse(cmd.stdinText), depth + 1, [...cmd.wrappers, cmd.name], out);
 }
 
-/** What echo / printf with only literal arguments writes; null when it cannot be known. */
-export function literalOutput(cmd: Cmd): string | null {
-  if (cmd.name !== 'echo' && cmd.name !== 'printf') return null;
-  if (cmd.argWords.some((w) => w.dynamic)) return null;
-  let args = cmd.args;
-  if (cmd.name === 'echo') {
-    let escapes = false;
-    while (args.length > 0 && /^-[neE]+$/.test(args[0]!)) {
-      if (args[0]!.includes('e')) escapes = true;
-      args = args.slice(1);
-    }
-    const text = args.join(' ');
-    return escapes ? unescapeC(text) : text;
-  }
-  if (args.length === 0) return null;
-  const format = args[0]!;
-  if (format === '%s' || format === '%s\\n') return args.slice(1).join('');
-  if (format.includes('%')) return null;
-  return unescapeC(format);
-}
-
-function unescapeC(text: string): string {
-  return text.replace(/\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)/g, (_, e: string) => {
-    if (e[0] === 'x') return String.fromCharCode(Number.parseInt(e.slice(1), 16));
-    if (/^[0-7]/.test(e)) return String.fromCharCode(Number.parseInt(e, 8));
-    return ({ n: '\n', t: '\t', r: '\r', '\\': '\\' } as Record<string, string>)[e] ?? e;
-  });
-}
-
 /**
  * A word's text with each substitution replaced by its output when that is a literal echo/printf
  * (`$(echo rm)` -> `rm`), else by UNKNOWN. Every substitution is analysed, its commands added to
@@ -487,32 +367,7 @@ function isDynamic(text: string, word: Word | undefined): boolean {
   return word?.dynamic === true && text.includes('$');
 }
 
-export function basename(path: string): string {
-  const i = path.lastIndexOf('/');
-  return i >= 0 ? path.slice(i + 1) : path;
-}
-
 function push(cmd: Cmd, out: Analysis): Cmd {
   out.cmds.push(cmd);
   return cmd;
-}
-
-/** `env -S 'cmd args' more`: the string is split into words and run. */
-function splitStringArg(args: string[]): string | null {
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === '-S' || a === '--split-string') return [args[i + 1] ?? '', ...args.slice(i + 2)].join(' ');
-    if (a.startsWith('--split-string=')) return [a.slice(15), ...args.slice(i + 1)].join(' ');
-    if (/^-[^-]*S./.test(a)) return [a.slice(a.indexOf('S') + 1), ...args.slice(i + 1)].join(' ');
-    if (!a.startsWith('-')) return null;
-  }
-  return null;
-}
-
-function watchCommand(args: string[]): string[] {
-  let i = 0;
-  while (i < args.length && args[i]!.startsWith('-')) {
-    i += /^(-n|--interval|-q|--equexit)$/.test(args[i]!) ? 2 : 1;
-  }
-  return args.slice(i);
 }

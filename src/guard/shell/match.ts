@@ -4,7 +4,7 @@
  */
 import { posix } from 'node:path';
 import type { Severity } from '../types.ts';
-import type { Cmd } from './analyze.ts';
+import type { Cmd } from './cmd.ts';
 
 export interface ShellRule {
   /** Stable id, `shell.<family>.<name>`. */

@@ -5,7 +5,7 @@
  * (`grep --include=.env`, `find -name id_rsa`, and what find -exec / find | xargs then run), or
  * git printing one (`git show HEAD:.env`). Trees walked recursively are trees.ts.
  */
-import type { Cmd } from './analyze.ts';
+import type { Cmd } from './cmd.ts';
 import { has } from './match.ts';
 import { argValues, namePatternIsSecret, secretOf, secretReached } from './paths.ts';
 import { gitCall } from './rules/git.ts';

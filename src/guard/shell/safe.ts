@@ -2,7 +2,7 @@
  * The known-safe set for low trust: commands that only read. At low trust a command line runs
  * only when every command in it (after wrappers) is here and nothing is written by redirection.
  */
-import type { Cmd } from './analyze.ts';
+import type { Cmd } from './cmd.ts';
 import { flags, has, writeTargets } from './match.ts';
 import { gitCall } from './rules/git.ts';
 

@@ -5,7 +5,7 @@
  * or (when the place is known) when a bounded look into the tree finds one.
  */
 import picomatch from 'picomatch';
-import type { Cmd } from './analyze.ts';
+import type { Cmd } from './cmd.ts';
 import { flags, has, positionals } from './match.ts';
 import { normalizePath, secretInTree, treeReachesSecrets } from './paths.ts';
 import { finder, findRoots, GREPS, NAMES_ONLY, optionValues, RG_GLOBS } from './readers.ts';

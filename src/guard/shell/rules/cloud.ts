@@ -1,5 +1,5 @@
 /** Cloud CLIs and infrastructure as code: deleting buckets, instances, projects, whole stacks. */
-import type { Cmd } from '../analyze.ts';
+import type { Cmd } from '../cmd.ts';
 import { parseFlags, positionals, type ShellRule } from '../match.ts';
 
 const AWS_GLOBAL_WITH_VALUE = new Set([

@@ -1,5 +1,5 @@
 /** Containers and clusters: force-removing containers, pruning volumes, deleting cluster objects. */
-import type { Cmd } from '../analyze.ts';
+import type { Cmd } from '../cmd.ts';
 import { parseFlags, positionals, type ShellRule } from '../match.ts';
 
 const DOCKER = ['docker', 'podman', 'nerdctl'];

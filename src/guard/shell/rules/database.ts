@@ -2,7 +2,7 @@
  * Databases: statements that drop or empty data, sent through a client's command line (-c, -e,
  * --eval), a here-string / here-document, or literal text piped in.
  */
-import type { Cmd } from '../analyze.ts';
+import type { Cmd } from '../cmd.ts';
 import { argsInclude, type ShellRule } from '../match.ts';
 
 const SQL_CLIENTS = [

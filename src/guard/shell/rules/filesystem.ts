@@ -1,5 +1,5 @@
 /** Filesystem: recursive deletes, permission sweeps, disk formatting and raw device writes. */
-import type { Cmd } from '../analyze.ts';
+import type { Cmd } from '../cmd.ts';
 import {
   flags,
   has,

@@ -1,5 +1,5 @@
 /** Git: history rewrites and discards that lose work, here or on the remote. */
-import type { Cmd } from '../analyze.ts';
+import type { Cmd } from '../cmd.ts';
 import { type Flags, parseFlags, type ShellRule } from '../match.ts';
 
 /** Global options that take the next word (`git -C repo`, `git -c k=v`). */

@@ -2,9 +2,10 @@
  * Pipe-to-shell and obfuscation: code fetched from the network or decoded from an opaque blob and
  * run without anyone reading it (`curl ... | sh`, `bash <(curl ...)`, `eval "$(base64 -d ...)"`).
  */
-import { basename, type Cmd } from '../analyze.ts';
+import type { Cmd } from '../cmd.ts';
 import { flags, type ShellRule } from '../match.ts';
 import type { Word } from '../tokenizer.ts';
+import { basename } from '../words.ts';
 import { INTERPRETER_CODE_FLAGS, interpreterFamily, shellMode } from '../wrappers.ts';
 
 /** Commands whose output is content from the network. */

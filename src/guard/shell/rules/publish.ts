@@ -1,5 +1,5 @@
 /** Package publishing: pushing a release to a public registry cannot be taken back. */
-import type { Cmd } from '../analyze.ts';
+import type { Cmd } from '../cmd.ts';
 import { positionals, type ShellRule } from '../match.ts';
 
 const NONE = new Set<string>();

@@ -1,5 +1,5 @@
 /** System: power, init, services, firewall, cron, accounts, kernel, reverse shells, fork bombs. */
-import type { Cmd } from '../analyze.ts';
+import type { Cmd } from '../cmd.ts';
 import { flags, has, positionals, type RawRule, type ShellRule, writeTargets } from '../match.ts';
 import { SHELLS } from '../wrappers.ts';
 
