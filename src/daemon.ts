@@ -26,6 +26,7 @@ import { createLogger } from './observability/logger.ts';
 import { metrics, metricsRegistry, recordDelivery } from './observability/metrics.ts';
 import { Authenticator, assertSafeBind } from './server/auth.ts';
 import { EventHub } from './server/events.ts';
+import { removeAddressFile, writeAddressFile } from './server/address-file.ts';
 import { type RunningServer, startHttpServer } from './server/http.ts';
 import { RateLimiter } from './server/rate-limit.ts';
 import type { OrganismService, ReloadReport } from './server/service.ts';
@@ -65,11 +66,12 @@ const VERSION = (
 ).version;
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
-  const env = options.env ?? process.env;
-  const loaded = await loadConfig(options.configPath, { env });
+  const loaded = await loadConfig(options.configPath, { env: options.env ?? process.env });
   const { config } = loaded;
   // Every secret the config names, known to every redaction point before anything can log it.
   knownSecrets.set(`config:${options.configPath}`, await configSecrets(options.configPath, config, env));
+  // The process environment over the `.env` beside organism.yaml: what every `*_env` key reads.
+  const { env } = loaded;
   const logger =
     options.logger ?? createLogger({ level: config.organism.log_level, organism: config.organism.name });
   const listenHost = options.host ?? config.server.host;
@@ -183,7 +185,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   let server: RunningServer | undefined;
   state = {
     configPath: options.configPath,
-    env,
+    // Without the .env: a reload reads that file again (loaded.env has it merged in).
+    env: options.env ?? process.env,
     loaded,
     config,
     sanitized: await sanitizedConfig(config),
@@ -259,6 +262,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     },
     service,
     url: running.url,
+  // Where the CLI finds this daemon (`organism status` after `run --port 0`); removed at close.
+  await writeAddressFile(config.organism.data_dir, running.url).catch((error: unknown) =>
+    logger.warn({ err: error }, 'could not write the daemon address file; the CLI needs --url'),
+  );
     logger,
     reload: (by = 'api') => service.reload(by),
     close(drainMs) {
@@ -295,6 +302,7 @@ function observeAudit(hub: EventHub, entry: AuditEntry): void {
     type: 'tool',
     kind: 'tool',
     thread: entry.thread,
+        await removeAddressFile(config.organism.data_dir, running.url).catch(() => {});
     listener: entry.listener,
     tool: entry.tool,
     call_id: entry.call_id,

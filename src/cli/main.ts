@@ -19,6 +19,10 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   status: () => import('./commands/status.ts'),
   threads: () => import('./commands/threads.ts'),
   tail: () => import('./commands/tail.ts'),
+  pause: () => import('./commands/pause.ts'),
+  resume: () => import('./commands/resume.ts'),
+  kill: () => import('./commands/kill.ts'),
+  reload: () => import('./commands/reload.ts'),
 };
 
 export async function main(argv: string[], io: CommandIo = processIo()): Promise<number> {

@@ -66,6 +66,13 @@ export async function loadDotEnv(
   return parseDotEnv(text, shownAs);
 }
 
+/** `.env` values under the process environment's: a variable set (even empty) in `env` wins. */
+export function mergeEnv(dotEnv: Record<string, string>, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const merged: NodeJS.ProcessEnv = { ...dotEnv };
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) merged[name] = value;
+  return merged;
+}
+
 /**
  * Replaces references in every scalar value of the document (keys are left alone). Plain
  * (unquoted) scalars are re-typed after substitution so `port: ${PORT:-7777}` is a number; quoted

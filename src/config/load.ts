@@ -9,14 +9,17 @@ import { ConfigError, type ConfigIssue, ListenerLoadError } from '../errors.ts';
 import { loadListenerModule } from '../listener/loader.ts';
 import type { ListenerDefinition } from '../listener/types.ts';
 import { finishConfig, resolveConfigPath } from './defaults.ts';
-import { interpolate, loadDotEnv } from './env.ts';
+import { interpolate, loadDotEnv, mergeEnv } from './env.ts';
 import { parseConfigText, readConfigText, toPlain } from './read.ts';
 import { checkStructure, checkTags, rawListeners, type TaggedListener } from './semantic.ts';
 import type { ListenerConfig, OrganismConfig } from './types.ts';
 import { validateAgainstSchema } from './validate.ts';
 
 export interface LoadConfigOptions {
-  /** Variables for `${VAR}`; default process.env. A `.env` beside the file fills in what this lacks. */
+  /**
+   * Variables for `${VAR}` and every `*_env` key; default process.env. A `.env` beside the file
+   * fills in what this lacks (the merged result is `LoadedOrganism.env`).
+   */
   env?: NodeJS.ProcessEnv;
   /** Import each listener's handler module (and check it). Default true; false reads only the file. */
   loadModules?: boolean;
@@ -36,6 +39,12 @@ export interface LoadedListener {
 export interface LoadedOrganism {
   config: OrganismConfig;
   listeners: LoadedListener[];
+  /**
+   * The environment every `*_env` key and `${VAR}` of this config is read from: the `.env` beside
+   * organism.yaml with `options.env` (default process.env) over it, so the process environment wins.
+   * Holds secrets: pass it on, never log or serialize it.
+   */
+  env: NodeJS.ProcessEnv;
 }
 
 /** Loads and checks `file`. Throws ConfigError with every issue found. */
@@ -52,7 +61,8 @@ export async function loadConfig(file: string, options: LoadConfigOptions = {}):
 
   const dotEnv = await loadDotEnv(join(base, '.env'), join(dirname(file), '.env'));
   const issues: ConfigIssue[] = [...dotEnv.issues];
-  issues.push(...interpolate(source, { ...dotEnv.vars, ...(options.env ?? process.env) }));
+  const env = mergeEnv(dotEnv.vars, options.env ?? process.env);
+  issues.push(...interpolate(source, env));
 
   let data: unknown;
   try {
@@ -130,7 +140,7 @@ export async function loadConfig(file: string, options: LoadConfigOptions = {}):
     if (definition) loaded.definition = definition;
     return loaded;
   });
-  return { config, listeners };
+  return { config, listeners, env };
 }
 
 function listenerTag(

@@ -58,7 +58,9 @@ export async function reloadOrganism(state: DaemonState, by: string): Promise<Re
     state.reloads.applied++;
     state.reloads.last = report.time;
     metrics.reloads.inc({ result: 'applied' });
-    state.logger.info({ ...report }, 'organism reloaded');
+    // pino stamps the line with its own `time`; the report's would be a second `time` key.
+    const { time: _reportTime, ...logged } = report;
+    state.logger.info(logged, 'organism reloaded');
     return report;
   } catch (error) {
     state.reloads.refused++;
@@ -84,11 +86,11 @@ async function prepareAndApply(state: DaemonState, by: string): Promise<ReloadRe
   const old = state.config;
   const loaded = await loadConfig(state.configPath, { env: state.env });
   const config = loaded.config;
-  const secrets = await configSecrets(state.configPath, config, state.env);
+  const secrets = await configSecrets(state.configPath, config, loaded.env);
 
   let auth: Authenticator;
   try {
-    auth = Authenticator.fromConfig(config.auth, state.env);
+    auth = Authenticator.fromConfig(config.auth, loaded.env);
   } catch (error) {
     throw new ConfigError([{ file: config.file, path: 'auth.tokens', message: (error as Error).message }]);
   }
@@ -112,7 +114,7 @@ async function prepareAndApply(state: DaemonState, by: string): Promise<ReloadRe
     tools = await createToolRuntime(loaded, {
       audit: state.auditSink,
       services: { config, resources },
-      env: state.env,
+      env: loaded.env,
       warn: (message) => state.logger.warn({ component: 'tools' }, message),
     });
   } catch (error) {
@@ -124,7 +126,7 @@ async function prepareAndApply(state: DaemonState, by: string): Promise<ReloadRe
   try {
     agents = await attachAgents(loaded, {
       logger: state.logger.child({ component: 'agents' }),
-      env: state.env,
+      env: loaded.env,
       history: (thread) => state.bus.thread(thread)?.messages,
       tools: (name) => tools.registry.get(name)?.definition,
     });

@@ -1,11 +1,13 @@
 /**
- * A small client of the daemon's API for the CLI (`organism status`, `threads`, `tail`). The token
+ * A small client of the daemon's API for the CLI (`organism status`, `threads`, `tail`...). The token
  * comes from an environment variable (ORGANISM_TOKEN unless `--token-env` names another), never
  * from a flag: a flag would show in `ps` and in shell history.
  */
 import WebSocket from 'ws';
-import { loadConfig } from '../config/index.ts';
-import { OrganismError, UsageError } from '../errors.ts';
+import { readDataDir } from '../config/data-dir.ts';
+import { loadConfig, type OrganismConfig } from '../config/index.ts';
+import { ConfigError, type ConfigIssue, OrganismError, UsageError } from '../errors.ts';
+import { liveDaemonAddress } from './address-file.ts';
 
 export const DEFAULT_TOKEN_ENV = 'ORGANISM_TOKEN';
 
@@ -15,7 +17,14 @@ export interface DaemonTarget {
   tokenEnv: string;
 }
 
-/** The daemon's address (`--url`, else organism.yaml's server section) and the token from the env. */
+/** The environment variable naming the daemon's address when --url is not given. */
+export const URL_ENV = 'ORGANISM_URL';
+
+/**
+ * The daemon's address, first found of: `--url`; $ORGANISM_URL; the address the running daemon
+ * wrote into its data_dir (`daemon.json`, ignored when its process is gone); organism.yaml's
+ * server.host and server.port. Plus the token from the environment.
+ */
 export async function resolveTarget(
   values: { url?: string | undefined; config: string; 'token-env'?: string | undefined },
   env: NodeJS.ProcessEnv = process.env,
@@ -23,13 +32,32 @@ export async function resolveTarget(
   const tokenEnv = values['token-env'] ?? DEFAULT_TOKEN_ENV;
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv))
     throw new UsageError(`--token-env must name an environment variable, not '${tokenEnv}'`);
-  let url = values.url;
-  if (!url) {
-    const { config } = await loadConfig(values.config, { loadModules: false });
-    const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
-    url = `http://${host}:${config.server.port}`;
+  const url = values.url || env[URL_ENV] || (await addressFromConfig(values.config, env));
+  if (!/^https?:\/\/[^/]/.test(url)) {
+    const from = values.url ? '--url' : URL_ENV;
+    throw new UsageError(`${from} must be an http:// or https:// address, not '${url}'`);
   }
   return { url: url.replace(/\/+$/, ''), token: env[tokenEnv] || undefined, tokenEnv };
+}
+
+/**
+ * The running daemon's address from its data_dir, else the server section's. A file the loader
+ * refuses (edited, and about to be reloaded) still leads to the daemon through its data_dir.
+ */
+async function addressFromConfig(file: string, env: NodeJS.ProcessEnv): Promise<string> {
+  let config: OrganismConfig;
+  try {
+    ({ config } = await loadConfig(file, { env, loadModules: false }));
+  } catch (error) {
+    const dataDir = error instanceof ConfigError ? await readDataDir(file, env) : undefined;
+    const running = dataDir === undefined ? undefined : await liveDaemonAddress(dataDir);
+    if (running) return running.url;
+    throw error;
+  }
+  const running = await liveDaemonAddress(config.organism.data_dir);
+  if (running) return running.url;
+  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  return `http://${host}:${config.server.port}`;
 }
 
 /** A failed API call: the status and the API's error code and message (or why it was unreachable). */
@@ -38,6 +66,8 @@ export class ApiCallError extends OrganismError {
     readonly status: number,
     code: string,
     message: string,
+    /** A refused reload's problems, each with its file position (the API's `error.issues`). */
+    readonly issues: ConfigIssue[] = [],
   ) {
     super(code, message, { status });
   }
@@ -50,13 +80,31 @@ export class DaemonClient {
     return this.target.token ? { authorization: `Bearer ${this.target.token}` } : {};
   }
 
-  async get<T>(path: string, query: Record<string, string | number | undefined> = {}): Promise<T> {
+  get<T>(path: string, query: Record<string, string | number | undefined> = {}): Promise<T> {
+    return this.#request<T>('GET', path, query);
+  }
+
+  /** POST with an empty JSON body (the operator actions: pause, resume, kill, reload). */
+  post<T>(path: string): Promise<T> {
+    return this.#request<T>('POST', path, {});
+  }
+
+  async #request<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    query: Record<string, string | number | undefined>,
+  ): Promise<T> {
     const url = new URL(`${this.target.url}${path}`);
     for (const [k, v] of Object.entries(query))
       if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
     let response: Response;
     try {
-      response = await fetch(url, { headers: this.#headers() });
+      response = await fetch(
+        url,
+        method === 'GET'
+          ? { headers: this.#headers() }
+          : { method, headers: { ...this.#headers(), 'content-type': 'application/json' }, body: '{}' },
+      );
     } catch (error) {
       const cause =
         (error as Error & { cause?: { message?: string } }).cause?.message ?? (error as Error).message;
@@ -67,7 +115,7 @@ export class DaemonClient {
       );
     }
     const body = (await response.json().catch(() => ({}))) as T & {
-      error?: { code: string; message: string };
+      error?: { code: string; message: string; issues?: ConfigIssue[] };
     };
     if (!response.ok) {
       const hint =
@@ -80,6 +128,7 @@ export class DaemonClient {
         response.status,
         body.error?.code ?? 'http',
         `${response.status} ${body.error?.code ?? ''}: ${body.error?.message ?? 'unexpected answer'}${hint}`,
+        Array.isArray(body.error?.issues) ? body.error.issues : [],
       );
     }
     return body;
@@ -167,6 +216,7 @@ export const CLIENT_OPTIONS = {
   'token-env': { type: 'string' },
 } as const;
 
-export const CLIENT_HELP = `  -c, --config FILE     organism.yaml whose server section names the daemon (default ./organism.yaml)
-      --url URL         the daemon's address instead, e.g. http://127.0.0.1:7777
+export const CLIENT_HELP = `  -c, --config FILE     organism.yaml of the daemon (default ./organism.yaml): the address the running
+                        daemon wrote into its data_dir, else the server section
+      --url URL         the daemon's address instead, e.g. http://127.0.0.1:7777 (else $${URL_ENV})
       --token-env NAME  environment variable holding the API token (default ${DEFAULT_TOKEN_ENV})`;

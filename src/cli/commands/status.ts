@@ -1,4 +1,5 @@
 /** `organism status`: what a running daemon is doing (GET /api/v1/organism and /listeners). */
+import type { ThreadPage } from '../../bus/api.ts';
 import { UsageError } from '../../errors.ts';
 import { CLIENT_HELP } from '../../server/client.ts';
 import type { OrganismInfo } from '../../server/service.ts';
@@ -10,8 +11,9 @@ export const summary =
 
 const HELP = `usage: organism status [--json] [--url URL] [--config FILE] [--token-env NAME]
 
-Asks the running daemon how it is: version, uptime, threads live and kept, messages in flight,
-memory, each listener's queue, paused listeners, reloads. Exits 1 when the daemon cannot be reached.
+Asks the running daemon how it is: version, uptime, threads (running now, known to the bus, kept in
+history), messages in flight, memory, each listener's queue, paused listeners, reloads. Exits 1 when
+the daemon cannot be reached.
 
 options:
       --json            print the answers as JSON
@@ -33,8 +35,10 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   const client = await args.connect();
   const info = await client.get<OrganismInfo>('/api/v1/organism');
   const { listeners } = await client.get<{ listeners: ListenerRow[] }>('/api/v1/listeners');
+  // `threads.live` counts every thread the bus still knows, idle ones included; running ones are these.
+  const running = await client.get<ThreadPage>('/api/v1/threads', { status: 'active', limit: 1 });
   if (values.json) {
-    io.out(JSON.stringify({ organism: info, listeners }, null, 2));
+    io.out(JSON.stringify({ organism: info, listeners, running_threads: running.total }, null, 2));
     return 0;
   }
   const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
@@ -42,7 +46,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     `organism ${info.name} ${info.version} at ${client.target.url} (pid ${info.pid}, up ${duration(info.uptime_seconds)})`,
   );
   io.out(
-    `threads: ${info.threads.live} live, ${info.threads.in_history} kept; messages: ${info.messages.in_flight} in flight, ${info.messages.recorded} recorded`,
+    `threads: ${running.total} running, ${info.threads.live} known to the bus, ${info.threads.in_history} kept; messages: ${info.messages.in_flight} in flight, ${info.messages.recorded} recorded`,
   );
   io.out(`memory: ${mb(info.memory.rss_bytes)} resident, ${mb(info.memory.heap_used_bytes)} heap`);
   io.out(
