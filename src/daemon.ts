@@ -15,6 +15,8 @@ import type { AuditEntry } from './audit/record.ts';
 import { configSecrets, knownSecrets } from './audit/redact.ts';
 import { Bus, type BusHooks } from './bus/bus.ts';
 import { HistoryLog, ThreadHistory, toView } from './bus/history/index.ts';
+import { Journal } from './bus/journal/journal.ts';
+import { MemoryTransport } from './bus/memory-transport.ts';
 import { createBusBackend } from './bus/redis/backend.ts';
 import { loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
@@ -171,6 +173,26 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   };
   // bus.transport: memory (one daemon) or redis (several daemons sharing this organism).
   const backend = createBusBackend(config, logger, { metrics: metricsRegistry });
+  // One daemon: a journaled memory transport, so accepted work survives a crash (invariant 9).
+  if (backend.transport instanceof MemoryTransport) {
+    try {
+      const journal = await Journal.open({
+        dir: join(config.organism.data_dir, 'journal'),
+        fsync: config.durability.fsync,
+        batchMs: config.durability.batch_ms,
+        onError: (message) => logger.error({ component: 'journal' }, message),
+      });
+      const read = journal.report;
+      if (read.torn > 0 || read.corrupt > 0)
+        logger.warn({ component: 'journal', ...read }, 'journal: skipped lines that did not parse');
+      backend.transport = new MemoryTransport({ journal });
+    } catch (error) {
+      await backend.close();
+      await historyLog?.close().catch(() => {});
+      await releaseEarly();
+      throw error;
+    }
+  }
   const bus = new Bus(listenerSpecs(loaded), backend.transport, {
     threadStore: backend.threadStore,
     limits: config.limits,
@@ -181,6 +203,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     hooks,
   });
   bus.start();
+  // Accepted and never handled before the last stop: queued again before any new work.
+  const recovered = bus.recover();
+  if (recovered.recovered + recovered.dropped > 0)
+    logger.info({ component: 'journal', ...recovered }, 'journal: unfinished messages queued again');
 
   let server: RunningServer | undefined;
   state = {

@@ -465,6 +465,13 @@ export class ReloadError extends OrganismError {
   }
 }
 
+/** The bus journal (memory transport, see src/bus/journal) could not be written or read. */
+export class JournalError extends OrganismError {
+  constructor(code: 'journal.io', message: string, details?: Record<string, unknown>) {
+    super(code, message, details);
+  }
+}
+
 /** The on-disk thread history could not be written or read. */
 export class HistoryError extends OrganismError {
   constructor(code: 'history.io' | 'history.closed', message: string, details?: Record<string, unknown>) {

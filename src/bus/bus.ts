@@ -44,8 +44,10 @@ import { InFlight } from './in-flight.ts';
 import { Ingress } from './ingress.ts';
 import { Lifecycle } from './lifecycle.ts';
 import type { ListenerSpec } from './listeners.ts';
+import { MemoryTransport } from './memory-transport.ts';
 import { Publisher } from './publish.ts';
 import { Queries } from './queries.ts';
+import { type RecoveryReport, recoverJournaled } from './recovery.ts';
 import { Router } from './router.ts';
 import { ToolCalls } from './tool-calls.ts';
 import type { Transport } from './transport.ts';
@@ -58,6 +60,7 @@ export class Bus implements BusApi, BusQueries {
   private readonly queries: Queries;
   private readonly control: Control;
   private readonly lifecycle: Lifecycle;
+  private readonly recovery: () => RecoveryReport;
   /**
    * The transport subscriptions per listener (the shared map, not a copy). Unused here, but kept
    * under this name because test/e2e/redis-shared.test.ts reaches it to make one daemon stop reading.
@@ -78,6 +81,9 @@ export class Bus implements BusApi, BusQueries {
     this.ingress = new Ingress(bus, publisher);
     this.queries = new Queries(bus, inFlight);
     this.control = new Control(bus, inFlight, this.lifecycle);
+    this.recovery = () => recoverJournaled(bus, inFlight);
+    // A journaled memory transport reads the registry for the frames each message needs after a restart.
+    if (transport instanceof MemoryTransport) transport.bind(bus.threads);
     bus.store?.attach(bus.threads, bus.history, {
       idle: (thread) => inFlight.threadIdle(thread),
       stopped: (thread) => bus.hooks.thread?.(thread, 'stopped'),
@@ -87,6 +93,14 @@ export class Bus implements BusApi, BusQueries {
   /** Subscribes every listener on the transport and starts collecting idle threads. */
   start(): void {
     this.lifecycle.start();
+  }
+
+  /**
+   * Queues again the messages a journaled memory transport accepted and never handled before the
+   * last stop (see recovery.ts). Call right after start(), before any new work is accepted.
+   */
+  recover(): RecoveryReport {
+    return this.recovery();
   }
 
   // ---- ingress ---------------------------------------------------------------------------------

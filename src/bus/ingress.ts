@@ -2,14 +2,24 @@
  * Ingress: a payload from outside the organism (HTTP API, CLI) enters the bus. It is parsed under
  * the size and depth limits, unwrapped if it is a whole envelope, routed by `to` or by its root
  * tag, validated by every target and refused early when a target is full, all before a thread is
- * started or continued, so a refused injection leaves no trace.
+ * started or continued, so a refused injection leaves no trace. With a journaled transport the
+ * answer (the 202) waits until the accepted messages are durable.
  */
-import { BusyError, OrganismError, RoutingError, ShuttingDownError, ThreadNotFoundError } from '../errors.ts';
+import {
+  BusyError,
+  JournalError,
+  OrganismError,
+  RoutingError,
+  ServerError,
+  ShuttingDownError,
+  ThreadNotFoundError,
+} from '../errors.ts';
 import { decodePayload } from '../xml/codec.ts';
 import { parsePayload } from '../xml/parse.ts';
 import type { InjectRequest, InjectResult } from './api.ts';
 import type { BusContext } from './bus-context.ts';
 import type { RuntimeListener } from './listeners.ts';
+import { MemoryTransport } from './memory-transport.ts';
 import type { Publisher } from './publish.ts';
 import { SYSTEM_SENDER } from './system.ts';
 import type { ThreadState } from './threads.ts';
@@ -74,6 +84,18 @@ export class Ingress {
         parsed.xml,
       );
       firstId ||= id ?? '';
+    }
+    // A 202 is a promise (invariant 9): with a journal, the answer waits until the accepted
+    // messages are on disk as its fsync mode says (see src/bus/journal/journal.ts).
+    const durable = bus.transport instanceof MemoryTransport ? bus.transport.durable() : undefined;
+    if (durable) {
+      await durable.catch((error: unknown) => {
+        throw error instanceof JournalError
+          ? new ServerError('server.overloaded', `not accepted: ${error.message}; retry later`, {
+              retryAfterSeconds: 1,
+            })
+          : error;
+      });
     }
     return { thread: thread.id, message: firstId };
   }

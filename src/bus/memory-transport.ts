@@ -2,21 +2,69 @@
  * The in-process transport: publish hands the message straight to the target's subscriber, which
  * queues it (the scheduler decides when it runs). Nothing is copied or serialized beyond the plain Message record, which is what keeps a
  * hop cheap; the Redis transport carries the same record between processes.
+ *
+ * With a journal (the daemon's default, see ./journal/journal.ts), every published message is
+ * appended to it before it is handed over, and marked handled when its delivery settles (handled,
+ * refused or dropped; not when it is abandoned at shutdown, so it runs again after the restart).
+ * The append is a buffered line: the hop never waits on the disk. Ingress waits for durable().
  */
+import type { Journal, JournaledFrame } from './journal/journal.ts';
 import type { Message } from './message.ts';
+import type { ThreadRegistry } from './threads.ts';
 import type { Deliver, Subscription, Transport } from './transport.ts';
+
+export interface MemoryTransportOptions {
+  /** Journal every message and its handled mark (crash recovery in the single-daemon mode). */
+  journal?: Journal;
+}
 
 export class MemoryTransport implements Transport {
   readonly name = 'memory';
+  readonly journal: Journal | undefined;
   private readonly subscribers = new Map<string, Deliver>();
+  private registry: ThreadRegistry | undefined;
   private closed = false;
+
+  constructor(options: MemoryTransportOptions = {}) {
+    this.journal = options.journal;
+  }
+
+  /** The bus's registry, read for the frames and scope a journaled message needs after a restart. */
+  bind(registry: ThreadRegistry): void {
+    this.registry = registry;
+  }
 
   async publish(message: Message): Promise<void> {
     if (this.closed) throw new Error('transport closed');
     const deliver = this.subscribers.get(message.to);
     if (!deliver) throw new Error(`no subscriber for ${message.to}`);
-    // Not awaited: publish means "accepted", and the subscriber acknowledges by settling.
-    deliver(message).catch(() => {});
+    const journal = this.journal;
+    if (!journal) {
+      // Not awaited: publish means "accepted", and the subscriber acknowledges by settling.
+      deliver(message).catch(() => {});
+      return;
+    }
+    journal.accept(message, this.framesOf(message), this.registry?.thread(message.thread)?.scope);
+    this.handOver(journal, deliver, message);
+  }
+
+  /**
+   * Delivers a message the journal gave back at start (accepted before a crash, never handled).
+   * False when its listener is gone; the message is then marked handled, as a drop.
+   */
+  redeliver(message: Message): boolean {
+    const deliver = this.subscribers.get(message.to);
+    if (!deliver || !this.journal) {
+      this.journal?.handled(message.id);
+      return false;
+    }
+    this.handOver(this.journal, deliver, message);
+    return true;
+  }
+
+  /** Resolves when every message published so far is durable (per the journal's fsync mode). */
+  durable(): Promise<void> | undefined {
+    return this.journal?.durable();
   }
 
   subscribe(listener: string, deliver: Deliver): Subscription {
@@ -33,5 +81,33 @@ export class MemoryTransport implements Transport {
   async close(): Promise<void> {
     this.closed = true;
     this.subscribers.clear();
+    await this.journal?.close();
   }
+
+  private handOver(journal: Journal, deliver: Deliver, message: Message): void {
+    const id = message.id;
+    // Settled: handled, refused or dropped. Rejected (abandoned at shutdown): left to run again.
+    deliver(message).then(
+      () => journal.handled(id),
+      () => {},
+    );
+  }
+
+  /** The message's frame and the frames above it (a reply's way back), as the registry has them. */
+  private framesOf(message: Message): JournaledFrame[] {
+    const frames: JournaledFrame[] = [];
+    const registry = this.registry;
+    if (!registry) return frames;
+    let frame = registry.frame(message.frame);
+    while (frame) {
+      frames.push([frame.id, frame.listener, frame.caller, frame.parent, frame.depth]);
+      frame = frame.parent ? registry.frame(frame.parent) : undefined;
+    }
+    return frames;
+  }
+}
+
+/** The journal behind a transport, when it is a journaled memory transport. */
+export function journalOf(transport: Transport): Journal | undefined {
+  return transport instanceof MemoryTransport ? transport.journal : undefined;
 }

@@ -9,15 +9,21 @@ import { buildEnvelope } from '../xml/envelope.ts';
 import type { BusContext, Origin } from './bus-context.ts';
 import { nextId } from './ids.ts';
 import type { InFlight } from './in-flight.ts';
+import type { Journal } from './journal/journal.ts';
+import { journalOf } from './memory-transport.ts';
 import type { Message, MessageKind } from './message.ts';
 import { SYSTEM_SENDER, systemErrorXml } from './system.ts';
 import type { Frame, ThreadState } from './threads.ts';
 
 export class Publisher {
+  private readonly journal: Journal | undefined;
+
   constructor(
     private readonly bus: BusContext,
     private readonly inFlight: InFlight,
-  ) {}
+  ) {
+    this.journal = journalOf(bus.transport);
+  }
 
   /**
    * Wraps a payload in an envelope from the runtime's own state, records it in the thread history
@@ -40,10 +46,13 @@ export class Publisher {
       this.overBudget(thread, from, budget.what, budget.limit);
       return undefined;
     }
+    // Shared (redeliverable) or journaled transport: a handler run again after a crash gives its
+    // outputs the same ids, so the effects they cause downstream stay once (tool call ids derive
+    // from them). One the journal already holds is not sent again: it replays on its own.
+    const id = origin && (bus.store || this.journal) ? derivedId(origin) : nextId();
+    if (origin && this.journal?.journaledBefore(id)) return id;
     const message: Message = {
-      // Shared (redeliverable) transport: a handler run again after a crash gives its outputs the
-      // same ids, so the effects they cause downstream stay once (tool call ids derive from them).
-      id: origin && bus.store ? derivedId(origin) : nextId(),
+      id,
       thread: thread.id,
       frame: frame?.id ?? '',
       from,

@@ -163,6 +163,13 @@ export interface HistorySection {
   max_bytes: number;
 }
 
+/** `durability:` section: the bus journal of the memory transport (src/bus/journal). */
+export interface DurabilitySection {
+  /** always: fsync before each 202; batch: group commit within batch_ms (default); off: no fsync. */
+  fsync: 'always' | 'batch' | 'off';
+  batch_ms: number;
+}
+
 export interface OrganismConfig {
   /** Absolute path of the file this was loaded from. */
   file: string;
@@ -180,6 +187,7 @@ export interface OrganismConfig {
   llm: LlmSection;
   auth: AuthSection;
   history: HistorySection;
+  durability: DurabilitySection;
   /** Any section added to the schema later and not yet typed here keeps its validated shape. */
   [section: string]: unknown;
 }

@@ -35,6 +35,7 @@ const RESTART_ONLY: ReadonlyArray<[string, (c: OrganismConfig) => unknown]> = [
   ['bus', (c) => c.bus],
   ['limits', (c) => c.limits],
   ['history', (c) => c.history],
+  ['durability', (c) => c.durability],
 ];
 
 /** Sections the tool services' long-lived clients are built from: unchanged, the clients are kept. */

@@ -1,17 +1,27 @@
 /**
- * Once-only effects. With several daemons on Redis Streams a message is delivered at least once:
- * after a crash, its handler runs again on another daemon and makes the same tool calls with the
- * same call ids (the bus derives them from the message id and the call's place in the run). A
+ * Once-only effects. A message is delivered at least once: with several daemons on Redis Streams,
+ * after a crash its handler runs again on another daemon; with one daemon (memory transport), the
+ * bus journal queues it again at the restart. Either way the handler makes the same tool calls with
+ * the same call ids. The once key is the call id, `<message id>.call-<n>`: the id of the message
+ * being handled (kept by the journal or the stream; a message a handler sent has an id derived from
+ * the id of the message that handler was handling and the output's place, so it too is the same in
+ * every run) and n, the call's place in that handler run (1 for its first tool call). A
  * side-effecting tool (`sideEffect: true`: send_email, webhook, write_file, key_value_set, ...)
- * therefore records its call id before acting (SET NX with an expiry, through the kv store, which is
- * Redis then) and a repeated call is answered with the first call's result instead of acting again.
+ * therefore records its call id before acting (SET NX with an expiry, through the kv store: Redis,
+ * or the embedded store, fsynced, in single-daemon mode) and a repeated call is answered with the
+ * first call's result instead of acting again.
  *
  * A repeated call that finds the first one started but unfinished waits for its result (the first
  * may still be running on a slower daemon). If none comes within the tool's timeout the first run
  * died mid-way, and nobody can know whether its effect happened: the call is answered with
- * `EffectInDoubt` and not repeated, so the effect happens at most once rather than twice.
+ * `EffectInDoubt` and not repeated, so the effect happens at most once rather than twice. On the
+ * embedded store (one process) a call found started by an earlier process is in doubt at once.
+ *
+ * A handler that must stay replayable therefore makes its tool calls in the same order each run;
+ * an agent's calls follow its model's turns (see src/agent for how a resumed agent replays them).
  */
-import { sharedKvStore } from '../kv/index.ts';
+import { randomUUID } from 'node:crypto';
+import { kvRedisUrl, sharedKvStore } from '../kv/index.ts';
 import type { KvStore } from '../kv/types.ts';
 import type { ToolResult, ToolServices } from './types.ts';
 
@@ -20,7 +30,21 @@ export const EFFECT_TTL_SECONDS = 24 * 3600;
 const NAMESPACE = 'effects';
 const POLL_MS = 100;
 
-type Record_ = { state: 'pending'; at: number } | { state: 'done'; result: ToolResult };
+/** This process: a pending record with another owner on a one-process store is from a dead run. */
+const OWNER = randomUUID();
+
+type Record_ = { state: 'pending'; at: number; owner?: string } | { state: 'done'; result: ToolResult };
+
+export interface EffectLogOptions {
+  /** Kept this long (seconds). */
+  ttlSeconds?: number;
+  /**
+   * The store serves one process (the embedded store, single-daemon mode): a call found started by
+   * another process can only be from a run cut off by a crash, so it is in doubt at once instead of
+   * after waiting for the first run's result.
+   */
+  oneProcess?: boolean;
+}
 
 export interface EffectLog {
   /**
@@ -31,16 +55,18 @@ export interface EffectLog {
   finish(callId: string, result: ToolResult): Promise<void>;
 }
 
-export function kvEffectLog(store: KvStore, ttlSeconds = EFFECT_TTL_SECONDS): EffectLog {
+export function kvEffectLog(store: KvStore, options: EffectLogOptions = {}): EffectLog {
+  const ttlSeconds = options.ttlSeconds ?? EFFECT_TTL_SECONDS;
   return {
     async begin(callId, tool, waitMs) {
-      const pending: Record_ = { state: 'pending', at: Date.now() };
+      const pending: Record_ = { state: 'pending', at: Date.now(), owner: OWNER };
       if (await store.setIfAbsent(NAMESPACE, callId, pending, ttlSeconds)) return undefined;
       const deadline = Date.now() + waitMs;
       for (;;) {
         const found = (await store.get(NAMESPACE, callId)) as Record_ | undefined;
         if (found?.state === 'done') return found.result;
-        if (Date.now() >= deadline) {
+        const dead = options.oneProcess === true && found?.state === 'pending' && found.owner !== OWNER;
+        if (dead || Date.now() >= deadline) {
           return {
             status: 'error',
             tool,
@@ -61,10 +87,15 @@ export function kvEffectLog(store: KvStore, ttlSeconds = EFFECT_TTL_SECONDS): Ef
 }
 
 /**
- * The organism's effect log, or undefined when effects need no log: with the in-memory transport a
- * message is delivered once, in one process, so its calls cannot repeat.
+ * The organism's effect log, or undefined when effects need no log. Redis transport: the shared
+ * store (Redis). Memory transport with the bus journal (organism.yaml has `durability`, which the
+ * loader always fills in): the embedded store, since a message cut off by a crash runs again after
+ * the restart. Without either (a bus built by hand, no journal) a message is delivered once.
  */
 export async function effectLogFor(services: ToolServices): Promise<EffectLog | undefined> {
-  if (services.config.bus?.transport !== 'redis') return undefined;
-  return kvEffectLog(await sharedKvStore(services));
+  const config = services.config as ToolServices['config'] & { durability?: unknown };
+  if (config.bus?.transport === 'redis') return kvEffectLog(await sharedKvStore(services));
+  if (config.durability === undefined) return undefined;
+  // kv.url may still name a Redis store shared with other daemons: then it is not one process's.
+  return kvEffectLog(await sharedKvStore(services), { oneProcess: kvRedisUrl(config) === undefined });
 }

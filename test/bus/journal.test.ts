@@ -1,0 +1,181 @@
+/**
+ * The bus journal on its own: what a restart gets back (accepted and not handled, in order), a
+ * line torn by a crash, the fsync modes' promises, and segments deleted once handled.
+ */
+import { appendFile, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Journal } from '../../src/bus/journal/journal.ts';
+import type { Message } from '../../src/bus/message.ts';
+
+const dirOf = () => mkdtemp(join(tmpdir(), 'organism-journal-'));
+
+function msg(id: string, thread = 't1', to = 'worker'): Message {
+  return {
+    id,
+    thread,
+    frame: `f-${id}`,
+    from: 'api',
+    to,
+    tag: 'job',
+    envelope: `<message><job>${id}</job></message>`,
+    kind: 'message',
+    hop: 1,
+    time: 1_700_000_000_000,
+  };
+}
+
+const frame = (id: string) => [
+  [`f-${id}`, 'worker', 'api', null, 0] as [string, string, string, null, number],
+];
+
+async function segmentText(dir: string): Promise<string> {
+  const names = (await readdir(dir)).filter((n) => n.endsWith('.jsonl')).sort();
+  let text = '';
+  for (const name of names) text += await readFile(join(dir, name), 'utf8');
+  return text;
+}
+
+describe('bus journal', () => {
+  it('gives back what was accepted and not handled, in journal order, with frames and scope', async () => {
+    const dir = await dirOf();
+    const first = await Journal.open({ dir });
+    for (let i = 0; i < 6; i++)
+      first.accept(msg(`m${i}`, i % 2 ? 'odd' : 'even'), frame(`m${i}`), i === 0 ? ['read'] : undefined);
+    first.handled('m1');
+    first.handled('m4');
+    await first.durable();
+    await first.close();
+
+    const second = await Journal.open({ dir });
+    expect(second.report).toMatchObject({ accepted: 6, handled: 2, pending: 4, torn: 0, corrupt: 0 });
+    const pending = second.takePending();
+    expect(pending.map((p) => p.message.id)).toEqual(['m0', 'm2', 'm3', 'm5']);
+    expect(pending.filter((p) => p.message.thread === 'even').map((p) => p.message.id)).toEqual(['m0', 'm2']);
+    expect(pending[0]!.frames).toEqual(frame('m0'));
+    expect(pending[0]!.scope).toEqual(['read']);
+    expect(pending[1]!.scope).toBeUndefined();
+    // Every id held at start, handled or not, is known: a re-run's outputs are not sent twice.
+    expect(second.journaledBefore('m1')).toBe(true);
+    expect(second.journaledBefore('m9')).toBe(false);
+    expect(second.takePending()).toEqual([]);
+    await second.close();
+  });
+
+  it('tolerates and reports a last line torn by a crash, and keeps appending after it', async () => {
+    const dir = await dirOf();
+    const first = await Journal.open({ dir });
+    first.accept(msg('a'), frame('a'), undefined);
+    first.accept(msg('b'), frame('b'), undefined);
+    await first.durable();
+    await first.close();
+    const [name] = (await readdir(dir)).filter((n) => n.endsWith('.jsonl'));
+    // A crash mid-write: half of the next record, no newline.
+    await appendFile(join(dir, name!), '{"a":{"id":"c","thread":"t1","fra');
+
+    const second = await Journal.open({ dir });
+    expect(second.report).toMatchObject({ accepted: 2, pending: 2, torn: 1, corrupt: 0 });
+    expect(second.takePending().map((p) => p.message.id)).toEqual(['a', 'b']);
+    second.handled('a');
+    second.accept(msg('d'), frame('d'), undefined);
+    await second.durable();
+    await second.close();
+
+    const third = await Journal.open({ dir });
+    // The torn line is still there (it is never rewritten) and still skipped; nothing else lost.
+    expect(third.report).toMatchObject({ torn: 0, corrupt: 1, pending: 2 });
+    expect(third.takePending().map((p) => p.message.id)).toEqual(['b', 'd']);
+    await third.close();
+  });
+
+  it('skips a line that does not parse in the middle, counts it, and reads on', async () => {
+    const dir = await dirOf();
+    const good = (id: string) => `{"a":${JSON.stringify(msg(id))},"f":[]}\n`;
+    await writeFile(join(dir, 'journal-00000001.jsonl'), `${good('x')}not json\n${good('y')}{"h":"x"}\n`);
+    const journal = await Journal.open({ dir });
+    expect(journal.report).toMatchObject({ accepted: 2, handled: 1, pending: 1, corrupt: 1, torn: 0 });
+    expect(journal.takePending().map((p) => p.message.id)).toEqual(['y']);
+    await journal.close();
+  });
+
+  for (const fsync of ['always', 'batch'] as const) {
+    it(`fsync ${fsync}: durable() waits until the record is written`, async () => {
+      const dir = await dirOf();
+      const journal = await Journal.open({ dir, fsync, batchMs: 20 });
+      journal.accept(msg('w'), frame('w'), undefined);
+      expect(await segmentText(dir)).toBe('');
+      await journal.durable();
+      expect(await segmentText(dir)).toContain('"id":"w"');
+      await journal.close();
+    });
+  }
+
+  it('fsync off: durable() does not wait for the disk; the record is written within a tick', async () => {
+    const dir = await dirOf();
+    const journal = await Journal.open({ dir, fsync: 'off' });
+    journal.accept(msg('o'), frame('o'), undefined);
+    await journal.durable();
+    expect(await segmentText(dir)).toBe('');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await segmentText(dir)).toContain('"id":"o"');
+    await journal.close();
+  });
+
+  it('batch: records appended within the window share one write', async () => {
+    const dir = await dirOf();
+    const journal = await Journal.open({ dir, fsync: 'batch', batchMs: 30 });
+    const waits: Promise<void>[] = [];
+    for (let i = 0; i < 50; i++) {
+      journal.accept(msg(`g${i}`), frame(`g${i}`), undefined);
+      waits.push(journal.durable());
+    }
+    let settled = 0;
+    for (const w of waits) void w.then(() => settled++);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(settled).toBe(0);
+    await Promise.all(waits);
+    expect((await segmentText(dir)).split('\n').filter(Boolean)).toHaveLength(50);
+    await journal.close();
+  });
+
+  it('deletes the oldest segments once all they accepted is handled, and keeps the rest', async () => {
+    const dir = await dirOf();
+    const journal = await Journal.open({ dir, segmentBytes: 400 });
+    for (let i = 0; i < 12; i++) journal.accept(msg(`s${i}`), frame(`s${i}`), undefined);
+    await journal.durable();
+    const before = (await readdir(dir)).filter((n) => n.endsWith('.jsonl'));
+    expect(before.length).toBeGreaterThan(3);
+    for (let i = 0; i < 11; i++) journal.handled(`s${i}`);
+    await journal.durable();
+    journal.accept(msg('last'), frame('last'), undefined);
+    await journal.durable();
+    await journal.close();
+    const after = (await readdir(dir)).filter((n) => n.endsWith('.jsonl'));
+    expect(after.length).toBeLessThan(before.length);
+    const again = await Journal.open({ dir });
+    expect(again.takePending().map((p) => p.message.id)).toEqual(['s11', 'last']);
+    await again.close();
+  });
+
+  it('refuses durable() while the disk refuses, and writes everything once it can again', async () => {
+    const dir = await dirOf();
+    const errors: string[] = [];
+    const journal = await Journal.open({ dir, retryMs: 50, onError: (m) => errors.push(m) });
+    // A folder where the segment file should be: open() fails as a full or broken disk would.
+    const { mkdir, rm } = await import('node:fs/promises');
+    await mkdir(join(dir, 'journal-00000001.jsonl'));
+    journal.accept(msg('e1'), frame('e1'), undefined);
+    await expect(journal.durable()).rejects.toMatchObject({ code: 'journal.io' });
+    expect(errors.join('\n')).toContain('CANNOT WRITE THE BUS JOURNAL');
+    await expect(journal.durable()).rejects.toMatchObject({ code: 'journal.io' });
+    await rm(join(dir, 'journal-00000001.jsonl'), { recursive: true });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    journal.accept(msg('e2'), frame('e2'), undefined);
+    await journal.durable();
+    await journal.close();
+    const again = await Journal.open({ dir });
+    expect(again.takePending().map((p) => p.message.id)).toEqual(['e1', 'e2']);
+    await again.close();
+  });
+});
