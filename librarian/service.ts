@@ -50,7 +50,7 @@ export async function createBackend(
 export function librarianBackend(ctx: ToolRunContext): Promise<LibrarianBackend> {
   return ctx.services.resources.get(
     RESOURCE_KEY,
-    () => createBackend(librarianOptions(ctx.services, ctx.dataDir)),
+    () => createBackend(librarianOptions(ctx.services, ctx.dataDir), ctx.services.env),
     (backend) => backend.close(),
   );
 }
@@ -58,7 +58,7 @@ export function librarianBackend(ctx: ToolRunContext): Promise<LibrarianBackend>
 /** For ToolDefinition.unavailable: why the configured librarian cannot be used, or null. */
 export function librarianUnavailableReason(services: ToolServices): string | null {
   try {
-    return librarianUnavailable(librarianOptions(services));
+    return librarianUnavailable(librarianOptions(services), services.env);
   } catch (error) {
     return (error as Error).message;
   }

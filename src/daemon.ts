@@ -109,7 +109,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const warn = (message: string) => logger.warn({ component: 'tools' }, message);
   const runtime = await createToolRuntime(loaded, {
     audit: auditSink,
-    services: { config, resources },
+    services: { config, resources, env },
     env,
     warn,
   }).catch(async (error: unknown) => {

@@ -116,11 +116,11 @@ const sendEmail: ToolDefinition<SendEmailArgs, SendEmailResult> = {
     },
   },
   unavailable(services) {
-    return smtpUnavailable(services.config);
+    return smtpUnavailable(services.config, services.env);
   },
   async run(args, ctx) {
-    const settings = smtpSettings(ctx.services.config);
-    const why = smtpUnavailable(ctx.services.config);
+    const settings = smtpSettings(ctx.services.config, ctx.services.env);
+    const why = smtpUnavailable(ctx.services.config, ctx.services.env);
     if (!settings || why) throw new MailError('mail.not_configured', `send_email is unavailable: ${why}`);
 
     // Every header field is checked before anything connects: a refused call sends nothing.

@@ -43,7 +43,7 @@ function configured(
   const provider = Object.hasOwn(PROVIDERS, section.provider) ? PROVIDERS[section.provider] : undefined;
   if (!provider)
     return `web_search.provider ${JSON.stringify(section.provider)} is not one of ${Object.keys(PROVIDERS).join(', ')}`;
-  const problem = provider.problem(section, process.env);
+  const problem = provider.problem(section, services.env ?? process.env);
   return problem ?? { provider, section };
 }
 
@@ -104,7 +104,7 @@ const webSearch: ToolDefinition<WebSearchArgs, WebSearchResult> = {
       );
     }
     const timeoutMs = section.timeout_ms ?? SEARCH_DEFAULTS.timeoutMs;
-    const { url, headers } = provider.request(query, count, section, process.env);
+    const { url, headers } = provider.request(query, count, section, ctx.services.env ?? process.env);
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = AbortSignal.any([ctx.signal, deadline]);
     const failure = { origin: url.origin, timeoutMs, callSignal: ctx.signal, deadline };

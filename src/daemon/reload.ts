@@ -114,7 +114,7 @@ async function prepareAndApply(state: DaemonState, by: string): Promise<ReloadRe
   try {
     tools = await createToolRuntime(loaded, {
       audit: state.auditSink,
-      services: { config, resources },
+      services: { config, resources, env: loaded.env },
       env: loaded.env,
       warn: (message) => state.logger.warn({ component: 'tools' }, message),
     });

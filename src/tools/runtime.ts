@@ -138,7 +138,7 @@ export async function createToolRuntime(
       // The daemon's key: `organism tools call` appends to the same chain.
       keys: await loadAuditKeys(auditKeyOptions(config, { env: opts.env, create: true })),
     });
-  const owned = opts.services ? undefined : createToolServices(config);
+  const owned = opts.services ? undefined : createToolServices(config, opts.env);
   const services = opts.services ?? (owned as NonNullable<typeof owned>).services;
   const revocations = new RevocationWatcher({ path: paths.revocations, pollMs: opts.revocationPollMs, warn });
   const shutdown = async () => {

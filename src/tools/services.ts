@@ -51,7 +51,10 @@ export class Resources implements ResourceCache {
   }
 }
 
-export function createToolServices(config: OrganismConfig): { services: ToolServices; resources: Resources } {
+export function createToolServices(
+  config: OrganismConfig,
+  env?: NodeJS.ProcessEnv,
+): { services: ToolServices; resources: Resources } {
   const resources = new Resources();
-  return { services: { config, resources }, resources };
+  return { services: env === undefined ? { config, resources } : { config, resources, env }, resources };
 }

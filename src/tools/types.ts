@@ -33,6 +33,12 @@ export interface ToolServices {
   /** The whole validated organism config (tools read their own section: kv, smtp, librarian, ...). */
   readonly config: OrganismConfig;
   readonly resources: ResourceCache;
+  /**
+   * Where `*_env` keys (smtp.password_env, web_search.api_key_env, librarian.password_env) are read:
+   * the process environment over the `.env` beside organism.yaml (LoadedOrganism.env). Default
+   * process.env. Holds secrets: read one variable, never log or return it.
+   */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 export interface ResourceCache {

@@ -14,6 +14,7 @@ import {
   AUTH_YAML,
   call,
   chainYaml,
+  LISTENERS,
   NAPPER_YAML,
   organismDir,
   startOn,
@@ -138,6 +139,47 @@ describe('.env beside organism.yaml', () => {
       );
     } finally {
       await fromProcess.stop();
+    }
+  });
+});
+
+describe('.env and the tools’ *_env keys', () => {
+  const yaml = `organism:\n  name: dotenv-tools\nsmtp:\n  host: 127.0.0.1\n  port: 2525\n  user: robot\n  password_env: MAIL_PASS\n  from: robot@example.org\nweb_search:\n  provider: brave\n  api_key_env: SEARCH_KEY\nlibrarian:\n  backend: exist\n  url: http://127.0.0.1:1/exist/rest\n  user: admin\n  password_env: LIB_PASS\nlisteners:\n  - name: toolbox\n    handler: ${LISTENERS}toolbox.ts\n    tools: [send_email, web_search, librarian_list]\n`;
+  const unavailable = (text: string, tool: string) =>
+    text
+      .split('\n')
+      .find((line) => line.startsWith(tool))
+      ?.includes('UNAVAILABLE');
+
+  it('smtp.password_env, web_search.api_key_env and librarian.password_env are read from the .env, by the CLI and the daemon', async () => {
+    const { dir, file } = await organismDir(yaml);
+    const unset = { ...CLEAN, MAIL_PASS: undefined, SEARCH_KEY: undefined, LIB_PASS: undefined };
+    const before = await runCli(['tools', 'list', '--as', 'toolbox', '--config', file], unset);
+    expect(before.code).toBe(0);
+    expect(unavailable(before.stdout, 'send_email')).toBe(true);
+    expect(unavailable(before.stdout, 'web_search')).toBe(true);
+    expect(unavailable(before.stdout, 'librarian_list')).toBe(true);
+
+    await writeFile(
+      join(dir, '.env'),
+      'MAIL_PASS=mail-secret-1\nSEARCH_KEY=search-secret-2\nLIB_PASS=lib-secret-3\n',
+    );
+    const after = await runCli(['tools', 'list', '--as', 'toolbox', '--config', file], unset);
+    expect(after.code).toBe(0);
+    expect(unavailable(after.stdout, 'send_email')).toBe(false);
+    expect(unavailable(after.stdout, 'web_search')).toBe(false);
+    expect(unavailable(after.stdout, 'librarian_list')).toBe(false);
+    expect(after.stdout + after.stderr).not.toContain('secret');
+
+    const daemon = await startOn(file, unset);
+    try {
+      const tools = await call(daemon.url, '/api/v1/tools?as=toolbox');
+      const byName = Object.fromEntries(tools.json.tools.map((t: any) => [t.tool, t]));
+      expect(byName.send_email.available).toBe(true);
+      expect(byName.web_search.available).toBe(true);
+      expect(byName.librarian_list.available).toBe(true);
+    } finally {
+      await daemon.stop();
     }
   });
 });

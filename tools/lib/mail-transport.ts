@@ -16,6 +16,8 @@ export interface SmtpSettings {
   secure: boolean;
   user: string | undefined;
   passwordEnv: string | undefined;
+  /** Where passwordEnv is looked up (ToolServices.env: the process's over the .env); default process.env. */
+  env?: NodeJS.ProcessEnv;
   from: string;
   /** Limits on each SMTP phase, so a silent server fails the call instead of hanging it. */
   connectionTimeoutMs: number;
@@ -34,7 +36,10 @@ export const SMTP_DEFAULTS = {
 export type MailTransport = Transporter<SMTPTransport.SentMessageInfo>;
 
 /** The smtp section with defaults applied, or undefined when organism.yaml has none. */
-export function smtpSettings(config: { readonly [section: string]: unknown }): SmtpSettings | undefined {
+export function smtpSettings(
+  config: { readonly [section: string]: unknown },
+  env?: NodeJS.ProcessEnv,
+): SmtpSettings | undefined {
   const raw = config.smtp as Record<string, unknown> | undefined;
   if (raw === undefined || raw === null || typeof raw !== 'object') return undefined;
   return {
@@ -43,6 +48,7 @@ export function smtpSettings(config: { readonly [section: string]: unknown }): S
     secure: typeof raw.secure === 'boolean' ? raw.secure : SMTP_DEFAULTS.secure,
     user: typeof raw.user === 'string' ? raw.user : undefined,
     passwordEnv: typeof raw.password_env === 'string' ? raw.password_env : undefined,
+    ...(env === undefined ? {} : { env }),
     from: String(raw.from ?? ''),
     connectionTimeoutMs: SMTP_DEFAULTS.connectionTimeoutMs,
     greetingTimeoutMs: SMTP_DEFAULTS.greetingTimeoutMs,
@@ -55,7 +61,7 @@ export function smtpUnavailable(
   config: { readonly [section: string]: unknown },
   env: NodeJS.ProcessEnv = process.env,
 ): string | null {
-  const s = smtpSettings(config);
+  const s = smtpSettings(config, env);
   if (!s) return 'no smtp section in organism.yaml';
   if (!s.host) return 'smtp.host is empty in organism.yaml';
   try {
@@ -70,7 +76,7 @@ export function smtpUnavailable(
 }
 
 function smtpPassword(s: SmtpSettings): string | undefined {
-  return s.passwordEnv === undefined ? undefined : process.env[s.passwordEnv] || undefined;
+  return s.passwordEnv === undefined ? undefined : (s.env ?? process.env)[s.passwordEnv] || undefined;
 }
 
 /** The shared transport for this organism; the runtime closes it at shutdown. */

@@ -106,8 +106,13 @@ function expectArgs(sub: string, rest: string[], count: number, what: string): v
 }
 
 async function config(values: Values): Promise<OrganismConfig> {
-  // Tool commands need the file's settings, not the listeners' handler modules.
-  return (await loadConfig(values.config, { loadModules: false })).config;
+  return (await configAndEnv(values)).config;
+}
+
+/** The file's settings (not the listeners' handler modules) and the environment with its .env. */
+async function configAndEnv(values: Values): Promise<{ config: OrganismConfig; env: NodeJS.ProcessEnv }> {
+  const { config, env } = await loadConfig(values.config, { loadModules: false });
+  return { config, env };
 }
 
 function checkListener(cfg: OrganismConfig, name: string): void {
@@ -119,8 +124,9 @@ function checkListener(cfg: OrganismConfig, name: string): void {
   }
 }
 
-function runtimeOptions(values: Values, io: CommandIo) {
+function runtimeOptions(values: Values, io: CommandIo, env: NodeJS.ProcessEnv) {
   return {
+    env,
     warn: (message: string) => io.err(`warning: ${message}`),
     ...(values.root ? { root: values.root } : {}),
   };
@@ -128,9 +134,9 @@ function runtimeOptions(values: Values, io: CommandIo) {
 
 async function list(values: Values, rest: string[], io: CommandIo): Promise<number> {
   expectArgs('list', rest, 0, '');
-  const cfg = await config(values);
+  const { config: cfg, env } = await configAndEnv(values);
   if (values.as !== undefined) checkListener(cfg, values.as);
-  const runtime = await createToolRuntime({ config: cfg }, runtimeOptions(values, io));
+  const runtime = await createToolRuntime({ config: cfg }, runtimeOptions(values, io, env));
   try {
     const notices = runtime.dispatcher.notices();
     const rows =
@@ -194,12 +200,12 @@ async function call(values: Values, rest: string[], io: CommandIo): Promise<numb
     }
   }
   const scope = parseScope(values.scope);
-  const cfg = await config(values);
+  const { config: cfg, env } = await configAndEnv(values);
   checkListener(cfg, values.as);
   // The call runs here, not in the daemon: the same folders and the same redaction as there.
   await ensureOrganismFolders(cfg);
-  knownSecrets.set(`config:${cfg.file}`, await configSecrets(cfg.file, cfg, process.env));
-  const runtime = await createToolRuntime({ config: cfg }, runtimeOptions(values, io));
+  knownSecrets.set(`config:${cfg.file}`, await configSecrets(cfg.file, cfg, env));
+  const runtime = await createToolRuntime({ config: cfg }, runtimeOptions(values, io, env));
   try {
     const result = await runtime.dispatcher.call({
       tool,
