@@ -184,6 +184,28 @@ describe('.env and the tools’ *_env keys', () => {
   });
 });
 
+describe('.env and audit.key_env', () => {
+  it('the daemon seals with the key from the .env, and audit --verify finds it there too', async () => {
+    const { dir, file } = await organismDir(
+      `organism:\n  name: dotenv-audit\naudit:\n  key_env: MY_AUDIT_KEY\nlisteners:\n${chainYaml()}`,
+    );
+    await writeFile(join(dir, '.env'), `MY_AUDIT_KEY=${'7f'.repeat(32)}\n`);
+    const unset = { ...CLEAN, MY_AUDIT_KEY: undefined };
+    const daemon = await startOn(file, unset);
+    try {
+      // An operator action is an audit record.
+      expect((await runCli(['pause', 'printer', '--config', file], unset)).code).toBe(0);
+    } finally {
+      await daemon.stop();
+    }
+    const verify = await runCli(['audit', '--verify', '--config', file], unset);
+    expect(verify.stderr).toBe('');
+    expect(verify.code).toBe(0);
+    expect(verify.stdout).toContain('environment variable MY_AUDIT_KEY');
+    expect(verify.stdout).not.toContain('7f7f');
+  });
+});
+
 describe('organism pause | resume | kill | reload', () => {
   let file: string;
   let daemon: DaemonProcess;

@@ -97,8 +97,9 @@ async function settings(
   // `--file` with no organism.yaml at hand (a copy of a log elsewhere): the default key places.
   if (file !== undefined && !existsSync(configFile))
     return { path: file, keyOptions: { dataDir: dirname(file), env: process.env } };
-  const config = (await loadConfig(configFile, { loadModules: false })).config;
-  return { path: file ?? toolPaths(config).audit, keyOptions: auditKeyOptions(config) };
+  // audit.key_env may be set in the .env beside organism.yaml: the loaded env has it.
+  const { config, env } = await loadConfig(configFile, { loadModules: false });
+  return { path: file ?? toolPaths(config).audit, keyOptions: auditKeyOptions(config, { env }) };
 }
 
 function printReport(
