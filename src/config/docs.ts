@@ -28,9 +28,11 @@ export function renderConfigReference(schema: JsonSchema): string {
     '',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the ${VAR} syntax of organism.yaml, shown literally
     'Values may use `${VAR}` or `${VAR:-default}` from the environment or from a `.env` file beside',
-    'organism.yaml (the real environment wins). Secrets are never written in the file: a key ending in',
-    '`_env` names the environment variable that holds the secret. Relative paths are relative to the',
-    'folder of organism.yaml; `<data_dir>` in a default stands for `organism.data_dir`.',
+    'organism.yaml. Secrets are never written in the file: a key ending in `_env` (`token_env`,',
+    '`api_key_env`, `password_env`, `key_env`...) names the environment variable that holds the secret,',
+    'and that variable may be in the `.env` too. Where both set a variable, the process environment',
+    'wins; a reload reads the `.env` again. Relative paths are relative to the folder of organism.yaml;',
+    '`<data_dir>` in a default stands for `organism.data_dir`.',
   ];
   const required = new Set((schema.required as string[] | undefined) ?? []);
   for (const [name, sub] of Object.entries(properties(schema))) {
