@@ -129,6 +129,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     logger: logger.child({ component: 'agents' }),
     env,
     history: (thread) => state?.bus.thread(thread)?.messages,
+    // Each model turn into the thread, so an agent's task resumes after a restart.
+    record: (thread, entry) => state?.history.append(thread, entry),
     tools: (name) => tools.runtime.registry.get(name)?.definition,
   }).catch(async (error: unknown) => {
     await releaseEarly();

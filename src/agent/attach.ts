@@ -9,6 +9,7 @@ import { loadNativeTools } from '../tools/catalog.ts';
 import { LlmClient } from './client.ts';
 import { AGENT_TASK_SCHEMA, createAgentDefinition, type PeerInfo, type ToolInfo } from './definition.ts';
 import type { AgentLoopOptions, LlmClientOptions } from './options.ts';
+import type { RecordFn } from './record.ts';
 import type { AgentLogger } from './types.ts';
 import { type UsageStats, UsageTracker } from './usage.ts';
 
@@ -17,6 +18,8 @@ export interface AttachAgentsOptions {
   env?: NodeJS.ProcessEnv;
   /** The thread's messages so far (the bus's history). */
   history?: (thread: string) => readonly MessageView[] | undefined;
+  /** Appends to the thread's history (the agents' model-turn records, for resuming after a restart). */
+  record?: RecordFn;
   /** Tool descriptions; default: the native tools found in tools/ and librarian/tools/. */
   tools?: (name: string) => ToolInfo | undefined;
   llmOptions?: Partial<LlmClientOptions>;
@@ -76,6 +79,7 @@ export async function attachAgents(
       usage,
       logger: options.logger,
       ...(options.history ? { history: options.history } : {}),
+      ...(options.record ? { record: options.record } : {}),
       ...(options.loopOptions ? { options: options.loopOptions } : {}),
     });
     runtime.agents.push(agent.config.name);

@@ -25,6 +25,7 @@ import { LlmClient } from './client.ts';
 import { AgentLoop } from './loop.ts';
 import { type AgentLoopOptions, defaultAgentLoopOptions } from './options.ts';
 import { type AgentFunction, buildSystemPrompt } from './prompt.ts';
+import type { RecordFn } from './record.ts';
 import type { AgentLogger } from './types.ts';
 import { UsageTracker } from './usage.ts';
 
@@ -75,6 +76,8 @@ export interface AgentDeps {
   peers: (name: string) => PeerInfo | undefined;
   /** The thread's messages so far, for a task arriving in a thread with earlier history. */
   history?: (thread: string) => readonly MessageView[] | undefined;
+  /** Appends the agent's model-turn records to the thread, so its tasks resume after a restart. */
+  record?: RecordFn;
   /** Shared usage counter; one is made when absent. */
   usage?: UsageTracker;
   logger?: AgentLogger;
@@ -120,6 +123,7 @@ export function createAgentDefinition(listener: ListenerConfig, deps: AgentDeps)
     llm,
     usage,
     history: deps.history,
+    record: deps.record,
     options: { ...defaultAgentLoopOptions(), ...deps.options },
     logger,
   });

@@ -114,6 +114,11 @@ export function frameLocalRefusal(
   );
 }
 
+/** A call whose arguments could not be read; it never reaches the dispatcher. */
+export function frameInvalidArguments(callId: string, name: string, argsError: string): ToolCallResult {
+  return frameLocalRefusal(callId, name, 'InvalidArguments', `invalid arguments for ${name}: ${argsError}`);
+}
+
 /** A peer's reply, `<huh>` or `<SystemError>` to a message the agent sent it. */
 export function framePeerReply(
   callId: string,

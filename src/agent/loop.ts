@@ -5,6 +5,11 @@
  * result back framed; repeat. It ends on a final answer (respond to the caller), on max_turns or
  * on the token budget, each with an `<answer>` that says which, so the thread always shows how the
  * task ended.
+ *
+ * With a `record` function, every model turn is written into the thread (record.ts), so a task
+ * this process does not hold in memory (after a restart, when its task message is delivered again
+ * or a reply arrives for it) goes on from its last completed turn instead of starting over or
+ * vanishing (resume.ts).
  */
 import { knownSecrets } from '../audit/redact.ts';
 import type { MessageView } from '../bus/message.ts';
@@ -12,6 +17,7 @@ import type { HandlerContext, HandlerResult, IncomingReply, Outgoing } from '../
 import type { LlmClient } from './client.ts';
 import {
   frameHistory,
+  frameInvalidArguments,
   frameLocalRefusal,
   framePeerReply,
   frameSent,
@@ -20,8 +26,10 @@ import {
 } from './frame.ts';
 import type { AgentLoopOptions } from './options.ts';
 import type { AgentFunction } from './prompt.ts';
-import { type LoopState, LoopStore } from './state.ts';
-import type { AgentLogger, ToolCallRequest, ToolCallResult } from './types.ts';
+import { callKey, decodeLoose, encodeTurn, type RecordedCall, type RecordFn, TURN_KIND } from './record.ts';
+import { lastTaskIndex, type Rebuilt, rebuildTask, recordedThreadTokens, replyIndex } from './resume.ts';
+import { type LoopState, LoopStore, newLoopState } from './state.ts';
+import type { AgentLogger, CompletionTurn, ToolCallRequest, ToolCallResult } from './types.ts';
 import type { UsageTracker } from './usage.ts';
 
 export type AnswerStatus = 'done' | 'max_turns' | 'budget' | 'error' | 'busy';
@@ -44,6 +52,8 @@ export interface AgentLoopDeps {
   llm: LlmClient;
   usage: UsageTracker;
   history: ((thread: string) => readonly MessageView[] | undefined) | undefined;
+  /** Writes the agent's model turns into the thread; without it a task cannot resume after a restart. */
+  record?: RecordFn | undefined;
   options: AgentLoopOptions;
   logger: AgentLogger;
 }
@@ -80,21 +90,18 @@ export class AgentLoop {
         }),
       );
     }
-    const history = this.#history(ctx);
-    const content = history === '' ? frameTask(ctx.from, task) : `${history}\n\n${frameTask(ctx.from, task)}`;
-    const state: LoopState = {
-      thread: ctx.thread,
-      caller: ctx.from,
-      messages: [{ role: 'user', content }],
-      turns: 0,
-      phase: 'running',
-      calls: [],
-      results: new Map(),
-      pending: [],
-      lastText: '',
-      backend: '',
-      updated: 0,
-    };
+    const all = this.#d.history?.(ctx.thread) ?? [];
+    const at = lastTaskIndex(all, ctx.self);
+    this.#seedUsage(ctx.thread, all);
+    const state = newLoopState(
+      ctx.thread,
+      ctx.from,
+      at >= 0 ? all[at]!.id : '',
+      this.#firstMessage(all, at, ctx.self, ctx.from, task),
+    );
+    // The task's message delivered again (after a restart) to a task the thread shows begun.
+    const rebuilt = at >= 0 ? this.#rebuild(all, at, ctx.self) : undefined;
+    if (rebuilt) return this.#resume(state, rebuilt, ctx);
     this.loops.set(state);
     return this.#run(state, ctx, []);
   }
@@ -102,7 +109,8 @@ export class AgentLoop {
   /** A reply, `<huh>` or `<SystemError>` addressed to the agent. */
   async reply(reply: IncomingReply, ctx: HandlerContext): Promise<HandlerResult> {
     const state = this.loops.get(ctx.thread);
-    if (state?.phase !== 'waiting' || state.pending.length === 0) {
+    if (!state) return this.#replyToRecorded(reply, ctx);
+    if (state.phase !== 'waiting' || state.pending.length === 0) {
       this.#d.logger.debug(
         { agent: this.#d.name, thread: ctx.thread, from: ctx.from },
         'reply with no loop waiting for it',
@@ -133,9 +141,16 @@ export class AgentLoop {
     return this.#run(state, ctx, []);
   }
 
-  async #run(state: LoopState, ctx: HandlerContext, out: Outgoing[]): Promise<HandlerResult> {
+  /** `resumed`: the turn in progress (rebuilt from the thread) is answered before the next one. */
+  async #run(
+    state: LoopState,
+    ctx: HandlerContext,
+    out: Outgoing[],
+    resumed = false,
+  ): Promise<HandlerResult> {
     state.phase = 'running';
     try {
+      if (resumed && state.calls.length > 0 && (await this.#answerTurn(state, ctx, out))) return out;
       for (;;) {
         if (state.turns >= this.#d.maxTurns) {
           return this.#finish(
@@ -189,19 +204,15 @@ export class AgentLoop {
         state.turns++;
         state.backend = backend;
         if (turn.text.trim() !== '') state.lastText = turn.text;
-        if (turn.toolCalls.length === 0) return this.#finish(state, ctx, out, 'done', turn.text);
         const calls = uniqueIds(turn.toolCalls);
+        const keyed: RecordedCall[] = calls.map((c, i) => ({ ...c, key: callKey(state.turns, i, c) }));
+        this.#recordTurn(state, turn, keyed);
+        if (turn.toolCalls.length === 0) return this.#finish(state, ctx, out, 'done', turn.text);
         state.messages.push({ role: 'assistant', text: turn.text, toolCalls: calls });
-        state.calls = calls;
+        state.calls = keyed;
         state.results = new Map();
         state.pending = [];
-        await this.#dispatch(state, ctx, out);
-        if (state.pending.length > 0) {
-          state.phase = 'waiting';
-          this.loops.set(state);
-          return out;
-        }
-        this.#closeTurn(state);
+        if (await this.#answerTurn(state, ctx, out)) return out;
       }
     } catch (error) {
       this.loops.delete(state.thread);
@@ -209,21 +220,27 @@ export class AgentLoop {
     }
   }
 
+  /** Answers the turn's calls; true when the loop now waits for peers' replies (suspended). */
+  async #answerTurn(state: LoopState, ctx: HandlerContext, out: Outgoing[]): Promise<boolean> {
+    await this.#dispatch(state, ctx, out);
+    if (state.pending.length > 0) {
+      state.phase = 'waiting';
+      this.loops.set(state);
+      return true;
+    }
+    this.#closeTurn(state);
+    return false;
+  }
+
   /** Runs the turn's calls: tools in parallel through the dispatcher, peer messages onto `out`. */
   async #dispatch(state: LoopState, ctx: HandlerContext, out: Outgoing[]): Promise<void> {
     const { resultBytes } = this.#d.options;
     const tools: Array<Promise<void>> = [];
     for (const call of state.calls) {
+      // Resuming: calls answered (or sent and awaiting their reply) before the restart stay so.
+      if (state.results.has(call.id) || state.pending.some((p) => p.callId === call.id)) continue;
       if (call.argsError !== undefined) {
-        state.results.set(
-          call.id,
-          frameLocalRefusal(
-            call.id,
-            call.name,
-            'InvalidArguments',
-            `invalid arguments for ${call.name}: ${call.argsError}`,
-          ),
-        );
+        state.results.set(call.id, frameInvalidArguments(call.id, call.name, call.argsError));
         continue;
       }
       const fn = this.#byName.get(call.name);
@@ -236,7 +253,7 @@ export class AgentLoop {
       // Granted or not, known or not: the dispatcher decides (PermissionDenied, ToolNotFound, ...).
       const source = fn?.source ?? 'native';
       tools.push(
-        ctx.tools.call(call.name, call.args ?? {}).then((result) => {
+        ctx.tools.call(call.name, call.args ?? {}, call.key).then((result) => {
           state.results.set(call.id, frameToolResult(call.id, call.name, result, source, resultBytes));
         }),
       );
@@ -283,22 +300,105 @@ export class AgentLoop {
     return `${this.#d.name} stopped after ${state.turns} turn${state.turns === 1 ? '' : 's'}: it reached ${why} before a final answer.${last ? ` Its last words: ${last}` : ''}`;
   }
 
+  /** The first user message: the agent's earlier messages in the thread, then the task. */
+  #firstMessage(all: readonly MessageView[], at: number, self: string, from: string, task: string): string {
+    const history = this.#history(all, at < 0 ? all.length : at, self);
+    return history === '' ? frameTask(from, task) : `${history}\n\n${frameTask(from, task)}`;
+  }
+
   /** The agent's earlier messages in the thread, up to the message that brought this task. */
-  #history(ctx: HandlerContext): string {
-    const all = this.#d.history?.(ctx.thread);
-    if (!all || all.length === 0) return '';
-    let end = all.length;
-    for (let i = all.length - 1; i >= 0; i--) {
-      const m = all[i]!;
-      if (m.to === ctx.self && m.kind === 'message') {
-        end = i;
-        break;
-      }
-    }
-    // Only what this agent itself sent or received: other branches of the thread are not its business.
-    const own = all.slice(0, end).filter((m) => m.from === ctx.self || m.to === ctx.self);
+  #history(all: readonly MessageView[], end: number, self: string): string {
+    if (end === 0) return '';
+    // Only what this agent itself sent or received: other branches of the thread are not its
+    // business. Its model-turn records are its own notes, not messages.
+    const own = all.slice(0, end).filter((m) => (m.from === self || m.to === self) && m.kind !== TURN_KIND);
     const earlier = own.slice(Math.max(0, own.length - this.#d.options.historyMessages));
     return frameHistory(earlier, this.#d.options.historyBytes);
+  }
+
+  /** Tokens used in the thread before this process counted them, from the agent's last turn record. */
+  #seedUsage(thread: string, all: readonly MessageView[]): void {
+    if (all.length === 0 || this.#d.usage.knows(this.#d.name, thread)) return;
+    this.#d.usage.seed(this.#d.name, thread, recordedThreadTokens(all, this.#d.name));
+  }
+
+  #recordTurn(state: LoopState, turn: CompletionTurn, calls: RecordedCall[]): void {
+    if (!this.#d.record || state.task === '') return;
+    this.#d.record(state.thread, {
+      id: `${state.task}.turn-${state.turns}`,
+      from: this.#d.name,
+      to: this.#d.name,
+      kind: TURN_KIND,
+      payload: encodeTurn({
+        task: state.task,
+        turn: state.turns,
+        text: turn.text,
+        calls,
+        usage: turn.usage,
+        threadTokens: this.#d.usage.threadTokens(this.#d.name, state.thread),
+        backend: state.backend,
+      }),
+      time: Date.now(),
+    });
+  }
+
+  #rebuild(all: readonly MessageView[], at: number, self: string, end?: number): Rebuilt | undefined {
+    return rebuildTask(all, at, self, this.#byName, this.#d.options.resultBytes, end);
+  }
+
+  /** A reply for a loop this process does not hold: the task goes on from the thread's record. */
+  async #replyToRecorded(reply: IncomingReply, ctx: HandlerContext): Promise<HandlerResult> {
+    const all = this.#d.history?.(ctx.thread) ?? [];
+    const upTo = replyIndex(all, ctx.self, ctx.from, reply);
+    const at = lastTaskIndex(all, ctx.self, upTo < 0 ? all.length : upTo);
+    const rebuilt = at >= 0 ? this.#rebuild(all, at, ctx.self, upTo < 0 ? all.length : upTo + 1) : undefined;
+    if (!rebuilt || rebuilt.answered || (rebuilt.final === undefined && rebuilt.calls.length === 0)) {
+      this.#d.logger.debug(
+        { agent: this.#d.name, thread: ctx.thread, from: ctx.from },
+        'reply with no loop waiting for it',
+      );
+      return undefined;
+    }
+    this.#seedUsage(ctx.thread, all);
+    const task = all[at]!;
+    const state = newLoopState(
+      ctx.thread,
+      task.from,
+      task.id,
+      this.#firstMessage(all, at, ctx.self, task.from, taskOf(task.payload)),
+    );
+    return this.#resume(state, rebuilt, ctx);
+  }
+
+  /** Goes on with a task from what its thread records: the turn in progress, then the next turns. */
+  async #resume(state: LoopState, rebuilt: Rebuilt, ctx: HandlerContext): Promise<HandlerResult> {
+    state.messages.push(...rebuilt.messages);
+    state.turns = rebuilt.turns;
+    state.lastText = rebuilt.lastText;
+    state.backend = rebuilt.backend;
+    state.calls = rebuilt.calls;
+    state.results = rebuilt.results;
+    state.pending = rebuilt.pending;
+    const out: Outgoing[] = rebuilt.unsent.map((u) => ctx.send(u.target, u.args));
+    if (rebuilt.answered) {
+      this.#d.logger.info(
+        { agent: this.#d.name, thread: state.thread, turns: state.turns },
+        `agent ${this.#d.name} had already answered this task (thread history); not answering again`,
+      );
+      return out;
+    }
+    this.#d.logger.info(
+      {
+        agent: this.#d.name,
+        thread: state.thread,
+        turns: state.turns,
+        tokens: this.#d.usage.threadTokens(this.#d.name, state.thread),
+      },
+      `agent ${this.#d.name} resumes its task after turn ${state.turns}, from the thread history`,
+    );
+    if (rebuilt.final) return this.#finish(state, ctx, out, 'done', rebuilt.final.text);
+    this.loops.set(state);
+    return this.#run(state, ctx, out, true);
   }
 }
 
@@ -309,6 +409,12 @@ export function answerPayload(answer: Answer): Record<string, unknown> {
     turns: answer.turns,
     ...(answer.backend ? { backend: answer.backend } : {}),
   };
+}
+
+/** The task text of a task message's payload (`<NAME><task>...</task></NAME>`). */
+function taskOf(payload: string): string {
+  const task = decodeLoose(payload).task;
+  return typeof task === 'string' ? task : '';
 }
 
 /** Providers should give unique ids; a model that repeats one still gets one answer per call. */

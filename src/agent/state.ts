@@ -5,7 +5,8 @@
  * a loop waiting longer than `ttlMs` is dropped; both are logged, since the caller then gets no
  * answer from this agent.
  */
-import type { ChatMessage, ToolCallRequest, ToolCallResult } from './types.ts';
+import type { RecordedCall } from './record.ts';
+import type { ChatMessage, ToolCallResult } from './types.ts';
 
 export interface PendingPeer {
   callId: string;
@@ -16,11 +17,13 @@ export interface LoopState {
   thread: string;
   /** Who gave the task (ctx.from), for the logs. */
   caller: string;
+  /** Id of the message that gave the task, as the thread history has it ('' when unknown). */
+  task: string;
   messages: ChatMessage[];
   turns: number;
   phase: 'running' | 'waiting';
-  /** The calls of the turn being answered, in order. */
-  calls: ToolCallRequest[];
+  /** The calls of the turn being answered, in order, each with its key (see record.ts). */
+  calls: RecordedCall[];
   /** Answers so far to `calls`. */
   results: Map<string, ToolCallResult>;
   /** Peer consultations still waiting for a reply, oldest first. */
@@ -30,6 +33,24 @@ export interface LoopState {
   /** `provider/model` that answered last. */
   backend: string;
   updated: number;
+}
+
+/** The state of a task about to get its first turn. */
+export function newLoopState(thread: string, caller: string, task: string, content: string): LoopState {
+  return {
+    thread,
+    caller,
+    task,
+    messages: [{ role: 'user', content }],
+    turns: 0,
+    phase: 'running',
+    calls: [],
+    results: new Map(),
+    pending: [],
+    lastText: '',
+    backend: '',
+    updated: 0,
+  };
 }
 
 export class LoopStore {

@@ -54,6 +54,29 @@ export class UsageTracker {
     }
   }
 
+  /** Whether this tracker has counted `agent` in `thread` (since start, or since it was forgotten). */
+  knows(agent: string, thread: string): boolean {
+    return this.#threads.get(thread)?.has(agent) ?? false;
+  }
+
+  /**
+   * What `agent` had used in `thread` before this tracker counted it (read from the thread's
+   * history after a restart), so budget.tokens holds across restarts. Counts toward the thread
+   * only: the per-agent totals (metrics) are this process's own calls.
+   */
+  seed(agent: string, thread: string, tokens: number): void {
+    if (tokens <= 0 || this.knows(agent, thread)) return;
+    let byAgent = this.#threads.get(thread);
+    if (byAgent) this.#threads.delete(thread);
+    else byAgent = new Map();
+    this.#threads.set(thread, byAgent);
+    byAgent.set(agent, { ...empty(), total_tokens: tokens });
+    while (this.#threads.size > this.maxThreads) {
+      const oldest = this.#threads.keys().next().value as string;
+      this.#threads.delete(oldest);
+    }
+  }
+
   /** Tokens (input + output) `agent` has used in `thread`. */
   threadTokens(agent: string, thread: string): number {
     return this.#threads.get(thread)?.get(agent)?.total_tokens ?? 0;

@@ -7,7 +7,7 @@ import type { HandlerContext, ListenerLogger, Outgoing, PayloadInput } from '../
 import type { ToolCaller, ToolResult } from '../tools/types.ts';
 import type { RuntimeListener } from './listeners.ts';
 
-export type ToolCallFn = (name: string, args: unknown) => Promise<ToolResult>;
+export type ToolCallFn = (name: string, args: unknown, key?: string) => Promise<ToolResult>;
 
 export class DeliveryContext implements HandlerContext {
   private cachedLog: ListenerLogger | undefined;
@@ -70,7 +70,7 @@ export class DeliveryContext implements HandlerContext {
   get tools(): ToolCaller {
     if (!this.cachedTools) {
       const callTool = this.callTool;
-      this.cachedTools = { call: (name, args) => callTool(name, args) };
+      this.cachedTools = { call: (name, args, key) => callTool(name, args, key) };
     }
     return this.cachedTools;
   }

@@ -34,10 +34,24 @@ export class Handler {
     const { message, thread, frame, target } = delivery;
     const bus = this.bus;
     // Call ids from the message id and the call's place in this run: a redelivered message that
-    // runs its handler again makes the same calls with the same ids (side effects act once).
+    // runs its handler again makes the same calls with the same ids (side effects act once). A
+    // handler that names its calls (an agent resuming: turn and place) gets the id from that name.
     let calls = 0;
-    const ctx = new DeliveryContext(target, thread.id, message.from, message.tag, bus.logger, (name, args) =>
-      this.tools.call(target, thread, frame, name, args, `${message.id}.call-${++calls}`),
+    const ctx = new DeliveryContext(
+      target,
+      thread.id,
+      message.from,
+      message.tag,
+      bus.logger,
+      (name, args, key) =>
+        this.tools.call(
+          target,
+          thread,
+          frame,
+          name,
+          args,
+          key === undefined ? `${message.id}.call-${++calls}` : `${message.id}.${key}`,
+        ),
     );
     bus.running.add(ctx);
     let timer: NodeJS.Timeout | undefined;

@@ -17,6 +17,11 @@ export const MESSAGE_KINDS = [
   /** A tool call from a listener to a tool, and the tool's answer. */
   'tool-call',
   'tool-result',
+  /**
+   * A record, not a delivery: one model turn of an LLM agent (its text, the calls it asked for,
+   * the tokens it used), so an agent can resume from its thread after a restart.
+   */
+  'model-turn',
 ] as const;
 
 export type MessageKind = (typeof MESSAGE_KINDS)[number];

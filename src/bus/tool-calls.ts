@@ -9,7 +9,6 @@ import { knownSecrets, redact } from '../audit/redact.ts';
 import type { ToolResult } from '../tools/types.ts';
 import { encodePayload } from '../xml/codec.ts';
 import type { BusContext } from './bus-context.ts';
-import { nextId } from './ids.ts';
 import type { RuntimeListener } from './listeners.ts';
 import { safeJson } from './payload-text.ts';
 import type { Frame, ThreadState } from './threads.ts';
@@ -47,7 +46,8 @@ export class ToolCalls {
         })
       : refuse('ToolsUnavailable', 'this organism has no tool runtime');
     bus.threads.chargeHop(thread, frame.depth);
-    bus.record(thread.id, nextId(), tool, caller.name, 'tool-result', toolResultXml(result));
+    // The result's id names its call, so an agent resuming from the history can pair them.
+    bus.record(thread.id, `${callId}.result`, tool, caller.name, 'tool-result', toolResultXml(result));
     return result;
   }
 }

@@ -129,6 +129,7 @@ async function prepareAndApply(state: DaemonState, by: string): Promise<ReloadRe
       logger: state.logger.child({ component: 'agents' }),
       env: loaded.env,
       history: (thread) => state.bus.thread(thread)?.messages,
+      record: (thread, entry) => state.history.append(thread, entry),
       tools: (name) => tools.registry.get(name)?.definition,
     });
     const sanitized = await sanitizedConfig(config);

@@ -122,5 +122,10 @@ export type ToolResult =
 
 /** How handlers call tools: `await ctx.tools.call('calculate', { expression: '2 + 2' })`. */
 export interface ToolCaller {
-  call(name: string, args: unknown): Promise<ToolResult>;
+  /**
+   * `key`, when given, names this call within the message being handled (instead of its place in
+   * the run), so a handler that runs again after a crash and skips calls it already made still
+   * gives each call the same id, and a side-effecting one acts once. Must be unique per message.
+   */
+  call(name: string, args: unknown, key?: string): Promise<ToolResult>;
 }

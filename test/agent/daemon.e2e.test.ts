@@ -59,18 +59,26 @@ describe('the default organism with no API key', () => {
       )
       .toBe(true);
     const flow = view!.messages.map((m) => `${m.from}->${m.to} ${m.kind}`);
+    // Each model turn is recorded (so the task can resume after a restart), then what it asked for.
     expect(flow).toEqual([
       'api->assistant message',
+      'assistant->assistant model-turn',
       'assistant->calculate tool-call',
       'calculate->assistant tool-result',
+      'assistant->assistant model-turn',
+      'assistant->assistant model-turn',
       'assistant->printer message',
       'assistant->api response',
     ]);
-    expect(view!.messages[1]!.payload).toBe(
+    expect(view!.messages[1]!.payload).toMatch(
+      /^<model-turn><task>[^<]+<\/task><turn>1<\/turn><text>Let me work that out with the calculate tool\.<\/text><calls>\[\{"id":"script_0_0","name":"calculate"/,
+    );
+    expect(view!.messages[2]!.payload).toBe(
       '<tool-call><tool>calculate</tool><args>{"expression":"(17 + 25) * 3"}</args></tool-call>',
     );
-    expect(view!.messages[2]!.payload).toContain('{"result":126');
-    expect(view!.messages[4]!.payload).toBe(
+    expect(view!.messages[3]!.payload).toContain('{"result":126');
+    expect(view!.messages[5]!.payload).toContain('<turn>3</turn>');
+    expect(view!.messages[7]!.payload).toBe(
       '<answer><text>(17 + 25) * 3 = 126 (worked out with the calculate tool).</text><status>done</status>' +
         '<turns>3</turns><backend>scripted/assistant-demo</backend></answer>',
     );

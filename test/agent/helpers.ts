@@ -5,13 +5,16 @@
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import pino from 'pino';
 import { LlmClient } from '../../src/agent/client.ts';
 import { AGENT_TASK_SCHEMA, createAgentDefinition, type PeerInfo } from '../../src/agent/definition.ts';
 import type { LlmClientOptions } from '../../src/agent/options.ts';
 import { createScriptedProvider, type Script } from '../../src/agent/providers/scripted.ts';
 import type { AgentLogger, CompletionRequest, Provider, ToolCallResult } from '../../src/agent/types.ts';
 import { UsageTracker } from '../../src/agent/usage.ts';
-import type { Bus } from '../../src/bus/bus.ts';
+import { Bus } from '../../src/bus/bus.ts';
+import type { ThreadHistory } from '../../src/bus/history/index.ts';
+import { MemoryTransport } from '../../src/bus/memory-transport.ts';
 import type { ListenerConfig, OrganismConfig } from '../../src/config/types.ts';
 import type { Verdict } from '../../src/guard/types.ts';
 import type { ListenerDefinition } from '../../src/listener/types.ts';
@@ -20,7 +23,7 @@ import { ToolRegistry } from '../../src/tools/registry.ts';
 import { createToolServices } from '../../src/tools/services.ts';
 import type { ToolDefinition } from '../../src/tools/types.ts';
 import calculateTool from '../../tools/calculate.ts';
-import { settled, startBus, type TestListener } from '../helpers/bus.ts';
+import { listenerSpec, settled, startBus, TEST_BUS, TEST_LIMITS, type TestListener } from '../helpers/bus.ts';
 
 // ---------------------------------------------------------------- a local LLM API
 
@@ -150,6 +153,13 @@ export function startAgentBus(setup: {
   audit?: DispatcherOptions['audit'];
   /** The agents' logger (silent by default). */
   logger?: AgentLogger;
+  /**
+   * A history for the bus to use (one that outlives it, as the one on disk does a restart); the
+   * agents then record their model turns into it.
+   */
+  history?: ThreadHistory;
+  /** Wraps each scripted agent's provider (to hold a model call in flight, say). */
+  provider?: (agent: string, provider: Provider) => Provider;
 }): AgentBus {
   const registry = new ToolRegistry();
   registry.register(calculateTool);
@@ -208,7 +218,8 @@ export function startAgentBus(setup: {
     if (!llm) {
       const provider = recording(createScriptedProvider({ script: agent.script ?? { scripts: [] } }));
       requests[agent.name] = provider.requests;
-      llm = new LlmClient([{ provider }], { strategy: 'failover', retries: 0 });
+      const used = setup.provider ? setup.provider(agent.name, provider) : provider;
+      llm = new LlmClient([{ provider: used }], { strategy: 'failover', retries: 0 });
     }
     const definition = createAgentDefinition(config, {
       llm,
@@ -216,12 +227,23 @@ export function startAgentBus(setup: {
       peers,
       usage,
       history: (thread) => bus?.thread(thread)?.messages,
+      ...(setup.history ? { record: (thread, entry) => setup.history!.append(thread, entry) } : {}),
       ...(setup.logger ? { logger: setup.logger } : {}),
     });
     definitions[agent.name] = definition;
     return { name: agent.name, definition, peers: config.peers, config };
   });
-  bus = startBus([...listeners, ...(setup.listeners ?? [])], { tools: dispatcher });
+  const all = [...listeners, ...(setup.listeners ?? [])];
+  if (setup.history) {
+    bus = new Bus(all.map(listenerSpec), new MemoryTransport(), {
+      limits: TEST_LIMITS,
+      bus: TEST_BUS,
+      logger: pino({ level: 'silent' }),
+      tools: dispatcher,
+      history: setup.history,
+    });
+    bus.start();
+  } else bus = startBus(all, { tools: dispatcher });
   const started = bus;
   return {
     bus: started,

@@ -1,19 +1,10 @@
 /** The per-thread loop store: bounded, and loops waiting too long are dropped (and reported). */
 import { describe, expect, it } from 'vitest';
-import { type LoopState, LoopStore } from '../../src/agent/state.ts';
+import { type LoopState, LoopStore, newLoopState } from '../../src/agent/state.ts';
 
 const loop = (thread: string, phase: LoopState['phase'] = 'waiting'): LoopState => ({
-  thread,
-  caller: 'api',
-  messages: [],
-  turns: 0,
+  ...newLoopState(thread, 'api', '', ''),
   phase,
-  calls: [],
-  results: new Map(),
-  pending: [],
-  lastText: '',
-  backend: '',
-  updated: 0,
 });
 
 describe('LoopStore', () => {

@@ -14,7 +14,10 @@
  *           on_error: { text: 'I could not: {{result.error.message}}' }   # when the last result failed
  *
  * The first script whose `when` matches (or that has none) plays. Which turn plays is read from the
- * conversation itself (assistant turns since the task), so the provider keeps no state.
+ * conversation itself (assistant turns since the task), so the provider keeps no state: an agent
+ * that resumes after a restart with turns 1 and 2 in its conversation gets turn 3 next.
+ * `delay_ms` on a turn makes the model take that long to answer it (to test what happens to a model
+ * call in flight).
  * Placeholders: {{task}}, {{match.NAME}}, {{result}} / {{result.a.b}} (the last tool or peer result
  * as data; refusals are {status, error: {code, message}}), {{results.N.a}} (the Nth result of the
  * last turn), {{all_results.N.a}} (the Nth result since the task). A string that is exactly one placeholder takes the value's type.
@@ -22,6 +25,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { LlmError } from '../../errors.ts';
+import { abortableSleep } from '../options.ts';
 import type { CompletionRequest, CompletionTurn, Provider, ToolCallResult } from '../types.ts';
 
 export interface ScriptTurn {
@@ -31,6 +35,8 @@ export interface ScriptTurn {
   tool_calls?: Array<{ name: string; args?: Record<string, unknown> }>;
   /** Tokens this turn reports; estimated from the text (4 characters a token) when absent. */
   usage?: { input?: number; output?: number };
+  /** How long the model takes to give this turn, ms (aborted with the request). */
+  delay_ms?: number;
 }
 
 export interface ScriptEntry {
@@ -84,7 +90,15 @@ export function createScriptedProvider(options: ScriptedOptions = {}): Provider 
     label: `scripted/${model}`,
     async complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionTurn> {
       if (signal.aborted) throw new LlmError('llm.aborted', 'scripted: the request was aborted');
-      return playTurn(entries, request);
+      const { turn, delayMs } = playTurn(entries, request);
+      if (delayMs > 0) {
+        try {
+          await abortableSleep(delayMs, signal);
+        } catch {
+          throw new LlmError('llm.aborted', 'scripted: the request was aborted');
+        }
+      }
+      return turn;
     },
   };
 }
@@ -129,6 +143,11 @@ function compileScript(script: Script, where: string): CompiledEntry[] {
       if (turn.text !== undefined && typeof turn.text !== 'string') throw bad(`${t}.text`, 'expected text');
       if (turn.tool_calls !== undefined && !Array.isArray(turn.tool_calls))
         throw bad(`${t}.tool_calls`, 'expected a list');
+      if (
+        turn.delay_ms !== undefined &&
+        (typeof turn.delay_ms !== 'number' || !Number.isFinite(turn.delay_ms) || turn.delay_ms < 0)
+      )
+        throw bad(`${t}.delay_ms`, 'expected a number of milliseconds, 0 or more');
       if (turn.on_error !== undefined && (typeof turn.on_error !== 'object' || turn.on_error === null))
         throw bad(`${t}.on_error`, 'expected a turn (text and/or tool_calls)');
       turn.tool_calls?.forEach((call, k) => {
@@ -140,7 +159,10 @@ function compileScript(script: Script, where: string): CompiledEntry[] {
   });
 }
 
-function playTurn(entries: readonly CompiledEntry[], request: CompletionRequest): CompletionTurn {
+function playTurn(
+  entries: readonly CompiledEntry[],
+  request: CompletionRequest,
+): { turn: CompletionTurn; delayMs: number } {
   const messages = request.messages;
   const lastUser = findLastIndex(messages, (m) => m.role === 'user');
   const userText = lastUser >= 0 ? (messages[lastUser] as { content: string }).content : '';
@@ -154,7 +176,10 @@ function playTurn(entries: readonly CompiledEntry[], request: CompletionRequest)
   const input = estimate(request.system) + messages.reduce((n, m) => n + estimate(JSON.stringify(m)), 0);
   if (!entry) {
     const text = 'The scripted provider has no script for this task.';
-    return { text, toolCalls: [], usage: { input, output: estimate(text) }, stopReason: 'end_turn' };
+    return {
+      turn: { text, toolCalls: [], usage: { input, output: estimate(text) }, stopReason: 'end_turn' },
+      delayMs: 0,
+    };
   }
   const played = messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
   const index = entry.repeat ? Math.min(played, entry.turns.length - 1) : played;
@@ -165,7 +190,10 @@ function playTurn(entries: readonly CompiledEntry[], request: CompletionRequest)
   const turn = failed && planned?.on_error ? planned.on_error : planned;
   if (!turn) {
     const text = '(the script has no more turns)';
-    return { text, toolCalls: [], usage: { input, output: estimate(text) }, stopReason: 'end_turn' };
+    return {
+      turn: { text, toolCalls: [], usage: { input, output: estimate(text) }, stopReason: 'end_turn' },
+      delayMs: 0,
+    };
   }
   const vars = {
     task,
@@ -184,10 +212,13 @@ function playTurn(entries: readonly CompiledEntry[], request: CompletionRequest)
   }));
   const output = turn.usage?.output ?? estimate(text) + estimate(JSON.stringify(toolCalls));
   return {
-    text,
-    toolCalls,
-    usage: { input: turn.usage?.input ?? input, output },
-    stopReason: toolCalls.length > 0 ? 'tool_use' : 'end_turn',
+    turn: {
+      text,
+      toolCalls,
+      usage: { input: turn.usage?.input ?? input, output },
+      stopReason: toolCalls.length > 0 ? 'tool_use' : 'end_turn',
+    },
+    delayMs: turn.delay_ms ?? 0,
   };
 }
 
