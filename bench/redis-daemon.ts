@@ -88,6 +88,7 @@ const busSection = {
   max_concurrent: 16,
   drain_timeout_ms: 1_000,
   max_deliveries: 5,
+  heartbeat_ms: 1_000,
 };
 const logger = pino({ level: 'silent' });
 const backend = createBusBackend({ bus: busSection, limits, listeners: [] }, logger);

@@ -82,6 +82,7 @@ export async function selfLoopBus(
       max_concurrent: 16,
       drain_timeout_ms: 1_000,
       max_deliveries: 5,
+      heartbeat_ms: 1_000,
     },
     logger: pino({ level: 'silent' }),
   });

@@ -53,6 +53,8 @@ export interface BusSection {
   drain_timeout_ms: number;
   /** redis transport: deliveries without an ack before a message is dead-lettered. */
   max_deliveries: number;
+  /** redis transport: how often held messages are marked alive, ms; the failover time follows from it. */
+  heartbeat_ms: number;
 }
 
 export interface ListenerConfig {

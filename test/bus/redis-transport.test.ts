@@ -234,6 +234,51 @@ describe('redis transport', () => {
     }
   });
 
+  it('never takes back an entry another daemon claimed while it was frozen', async () => {
+    const group = `${RUN}-${++groups}`;
+    const a = open(group, 'a');
+    try {
+      let release: (() => void) | undefined;
+      a.subscribe('a', () => new Promise<void>((r) => (release = r)));
+      await a.publish(testMessage('a', 1));
+      await until(() => release !== undefined, 'the delivery');
+      const stream = a.keys.inbox('a');
+      const owner = async () =>
+        ((await raw.call('XPENDING', stream, group, '-', '+', '10')) as [string, string][]).map((r) => r[1]);
+      // What another daemon's reaper does once `a` has missed its heartbeats (a long GC pause).
+      const pending = (await raw.call('XPENDING', stream, group, '-', '+', '1')) as [string][];
+      await raw.call('XCLAIM', stream, group, 'b', '0', pending[0]![0], 'JUSTID');
+      // Several heartbeats of `a` later, the entry is still b's, and `a` noticed it lost it.
+      await until(() => a.stats.lost === 1, 'a to notice');
+      await new Promise((r) => setTimeout(r, 350));
+      expect(await owner()).toEqual(['b']);
+      expect(a.stats.lost).toBe(1);
+      release!();
+    } finally {
+      await a.close();
+    }
+  });
+
+  it('makes entries claimable a few missed heartbeats after their daemon stops, not after handler timeouts', () => {
+    const t = new RedisTransport({ url: URL, group: 'g' });
+    const { heartbeatMs, claimIdleMs, reaperIntervalMs } = t.options;
+    expect({ heartbeatMs, claimIdleMs, reaperIntervalMs }).toEqual({
+      heartbeatMs: 1_000,
+      claimIdleMs: 4_000,
+      reaperIntervalMs: 1_000,
+    });
+    // After a kill -9: claimable within claimIdleMs of the last heartbeat, claimed by the next
+    // reaper pass. The issue's target is 10 s.
+    expect(claimIdleMs + reaperIntervalMs).toBeLessThanOrEqual(5_000);
+    const fast = new RedisTransport({ url: URL, group: 'g', heartbeatMs: 100 });
+    expect(fast.options.claimIdleMs).toBe(400);
+    expect(() => new RedisTransport({ url: URL, group: 'g', heartbeatMs: 500, claimIdleMs: 500 })).toThrow(
+      /claimIdleMs must be more than heartbeatMs/,
+    );
+    void t.close();
+    void fast.close();
+  });
+
   it('refuses a bad url or group name with a clear error', () => {
     expect(() => new RedisTransport({ url: 'http://x', group: 'g' })).toThrow(/redis:\/\/ or rediss:\/\//);
     expect(() => new RedisTransport({ url: URL, group: 'a{b}' })).toThrow(/bus.group must be/);

@@ -55,6 +55,7 @@ describe('loadConfig on valid files', () => {
       max_concurrent: 16,
       drain_timeout_ms: 10000,
       max_deliveries: 5,
+      heartbeat_ms: 1000,
     });
     expect(config.tools).toEqual({
       revocations_file: resolve(FIXTURES, '.organism/revocations.json'),

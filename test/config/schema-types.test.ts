@@ -64,6 +64,7 @@ const bus: Presence<BusSection> = {
   max_concurrent: 'always',
   drain_timeout_ms: 'always',
   max_deliveries: 'always',
+  heartbeat_ms: 'always',
 };
 const listener: Presence<ListenerConfig> = {
   name: 'always',

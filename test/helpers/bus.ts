@@ -26,6 +26,7 @@ export const TEST_BUS: BusSection = {
   max_concurrent: 16,
   drain_timeout_ms: 5_000,
   max_deliveries: 5,
+  heartbeat_ms: 1_000,
 };
 
 export interface TestListener {

@@ -24,13 +24,6 @@ export interface BusBackend {
   close(): Promise<void>;
 }
 
-/** How long an unacknowledged entry may sit before another daemon takes it: the slowest handler's timeout, plus slack. */
-export function claimIdleMs(config: Pick<OrganismConfig, 'limits' | 'listeners'>): number {
-  let slowest = config.limits.handler_timeout_ms;
-  for (const listener of config.listeners) slowest = Math.max(slowest, listener.timeout_ms ?? 0);
-  return slowest + 1_000;
-}
-
 export interface BusBackendOptions {
   /** Prometheus registry for the redis bus gauges (dead letters, claims, acks). */
   metrics?: Registry;
@@ -50,7 +43,9 @@ export function createBusBackend(
     url: bus.url,
     group: bus.group,
     maxDeliveries: bus.max_deliveries,
-    claimIdleMs: claimIdleMs(config),
+    // Entries are claimable a few missed heartbeats after their daemon stopped marking them, not
+    // after the slowest handler's timeout: a live daemon marks what it holds however long it runs.
+    heartbeatMs: bus.heartbeat_ms,
     logger: log,
   });
   const threadStore = new RedisThreadStore({

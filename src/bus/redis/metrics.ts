@@ -2,7 +2,7 @@
  * Prometheus gauges for the Redis bus, registered once per registry and summed over the live
  * transports of this process (one in a daemon; tests may run several):
  * - organism_bus_dead_letters: messages ever dead-lettered in the organism (all daemons, from Redis);
- * - organism_bus_dead_lettered_here / _claimed_here / _acked_here: what this daemon did.
+ * - organism_bus_dead_lettered_here / _claimed_here / _acked_here / _lost_here: what this daemon did.
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { RedisTransport } from './transport.ts';
@@ -44,6 +44,11 @@ export function registerRedisBusMetrics(registry: Registry, transport: RedisTran
       (t) => t.stats.claimed,
     );
     local('organism_bus_acked_here', 'Stream entries this daemon acknowledged.', (t) => t.stats.acked);
+    local(
+      'organism_bus_lost_here',
+      'Stream entries another daemon took over from this one while it missed its heartbeats (frozen).',
+      (t) => t.stats.lost,
+    );
   }
   return () => live.delete(transport);
 }

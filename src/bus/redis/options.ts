@@ -24,15 +24,19 @@ export interface RedisBusOptions {
   /** An entry delivered this many times without an ack goes to the dead-letter stream. */
   maxDeliveries?: number;
   /**
-   * An entry unacknowledged and untouched this long (ms) belongs to a consumer presumed dead and is
-   * claimed. Live daemons refresh their in-flight entries (heartbeat), so this only needs to exceed
-   * a stall, and the daemon sets it to the slowest handler's timeout.
+   * How often a daemon marks the entries it holds as alive, ms (organism.yaml `bus.heartbeat_ms`).
+   * Default 1000. It sets the failover time: see claimIdleMs.
+   */
+  heartbeatMs?: number;
+  /**
+   * An entry unacknowledged and unmarked this long (ms) belongs to a consumer presumed dead and is
+   * claimed. A live daemon marks its entries every heartbeatMs, however long their handlers run,
+   * so this only has to outlast a few missed heartbeats (a stall), never a handler. Default
+   * heartbeatMs x (MISSED_HEARTBEATS + 1): 4 s with the default heartbeat.
    */
   claimIdleMs?: number;
-  /** How often the reaper looks for idle entries and trims acknowledged ones, ms. */
+  /** How often the reaper looks for idle entries and trims acknowledged ones, ms. Default heartbeatMs. */
   reaperIntervalMs?: number;
-  /** How often in-flight entries are marked alive, ms. Default claimIdleMs / 3. */
-  heartbeatMs?: number;
   /** Messages read ahead per listener when subscribe() does not say. */
   defaultMaxInFlight?: number;
   /** Dead-letter entries kept (oldest dropped first). */
@@ -54,15 +58,24 @@ export function defaultConsumerName(): string {
   return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
 }
 
+/** How often a daemon marks its in-flight entries alive by default, ms (`bus.heartbeat_ms`). */
+export const DEFAULT_HEARTBEAT_MS = 1_000;
+/**
+ * Heartbeats an entry's owner may miss before the entry is claimed: the claim comes one heartbeat
+ * after the third missed one. After a `kill -9` another daemon starts the dead one's entries within
+ * (MISSED_HEARTBEATS + 2) heartbeats (claimable, then the next reaper pass): 5 s by default.
+ */
+export const MISSED_HEARTBEATS = 3;
+
 export function defaultRedisBusOptions(options: RedisBusOptions): ResolvedRedisBusOptions {
-  const claimIdleMs = options.claimIdleMs ?? 60_000;
+  const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const resolved: ResolvedRedisBusOptions = {
     consumer: defaultConsumerName(),
     blockMs: 1_000,
     maxDeliveries: 5,
-    claimIdleMs,
-    reaperIntervalMs: Math.min(Math.max(Math.floor(claimIdleMs / 2), 100), 10_000),
-    heartbeatMs: Math.max(Math.floor(claimIdleMs / 3), 50),
+    heartbeatMs,
+    claimIdleMs: heartbeatMs * (MISSED_HEARTBEATS + 1),
+    reaperIntervalMs: heartbeatMs,
     defaultMaxInFlight: 32,
     deadLetterMaxLength: 10_000,
     connectTimeoutMs: 2_000,
@@ -93,6 +106,13 @@ export function defaultRedisBusOptions(options: RedisBusOptions): ResolvedRedisB
         [key]: value,
       });
     }
+  }
+  if (resolved.claimIdleMs <= resolved.heartbeatMs) {
+    // Entries would look idle between two heartbeats: live work taken over all the time.
+    throw new TransportError('transport.invalid_option', 'claimIdleMs must be more than heartbeatMs', {
+      claimIdleMs: resolved.claimIdleMs,
+      heartbeatMs: resolved.heartbeatMs,
+    });
   }
   if (!Number.isInteger(resolved.closeTimeoutMs) || resolved.closeTimeoutMs < 0) {
     throw new TransportError(

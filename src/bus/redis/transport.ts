@@ -9,12 +9,13 @@
  * - XADDs, non-blocking reads, XACKs and the shared thread store's reads and writes made in one
  *   event-loop turn go to Redis as one script call (batch.ts), which keeps a hop's Redis cost to
  *   about two batched round trips (read, publish) instead of five commands of its own.
- * - heartbeat: entries being delivered here are re-claimed by us with JUSTID every heartbeatMs, so
- *   their idle time stays low and no other daemon takes live work, however long the handler runs.
- * - reaper: every reaperIntervalMs, entries idle longer than claimIdleMs (their consumer died, or a
- *   delivery failed) are dead-lettered when they have been delivered maxDeliveries times, and
- *   otherwise claimed with XAUTOCLAIM (cursor followed until 0-0) and delivered here; and each
- *   stream is trimmed below its oldest unacknowledged entry, never above it.
+ * - heartbeat (heartbeat.ts): every heartbeatMs the entries held here are marked alive (re-claimed
+ *   by us with JUSTID, while still ours), so no other daemon takes live work, however long the
+ *   handler runs.
+ * - reaper: every reaperIntervalMs, entries idle longer than claimIdleMs (a few missed heartbeats:
+ *   their consumer died, or a delivery failed) are dead-lettered when they have been delivered
+ *   maxDeliveries times, and otherwise claimed with XAUTOCLAIM (cursor followed until 0-0) and
+ *   delivered here; and each stream is trimmed below its oldest unacknowledged entry, never above it.
  */
 import type { Redis } from 'ioredis';
 import { TransportError } from '../../errors.ts';
@@ -24,6 +25,7 @@ import { CommandBatch, type LoadReply, type ReadEntry } from './batch.ts';
 import { decodeRecord, encodeRecord, FORMAT_VERSION } from './codec.ts';
 import { type BusConnection, busClientOptions, openBusClient, scrubUrl } from './connection.ts';
 import { type DeadLetter, deadLetterCount, readDeadLetters } from './dead-letter.ts';
+import { Heartbeat } from './heartbeat.ts';
 import {
   BusKeys,
   defaultRedisBusOptions,
@@ -45,17 +47,20 @@ export interface RedisTransportStats {
   claimed: number;
   /** Entries this daemon moved to the dead-letter stream. */
   deadLettered: number;
+  /** Entries held here that another daemon took over while this one missed its heartbeats. */
+  lost: number;
 }
 
 export class RedisTransport implements Transport, ReaderHost {
   readonly name = 'redis';
   readonly options: ResolvedRedisBusOptions;
   readonly keys: BusKeys;
-  readonly stats: RedisTransportStats = { published: 0, acked: 0, claimed: 0, deadLettered: 0 };
+  readonly stats: RedisTransportStats = { published: 0, acked: 0, claimed: 0, deadLettered: 0, lost: 0 };
   private readonly connection: BusConnection;
   private readonly readers = new Map<string, StreamReader>();
   private readonly inboxes = new Map<string, string>();
   private readonly reaper: Reaper;
+  private readonly heartbeat: Heartbeat;
   private readonly timers: NodeJS.Timeout[] = [];
   private reaping = false;
   private lastTrim = 0;
@@ -84,6 +89,7 @@ export class RedisTransport implements Transport, ReaderHost {
       (message) => this.options.logger.warn(`redis bus connection lost: ${message}`),
     );
     this.reaper = new Reaper(this);
+    this.heartbeat = new Heartbeat(this.connection.client, this.options, this.stats);
     this.batch = new CommandBatch(this.connection.client, {
       channel: this.keys.events,
       origin: this.options.consumer,
@@ -217,26 +223,14 @@ export class RedisTransport implements Transport, ReaderHost {
   // ---- heartbeat and reaper --------------------------------------------------------------------
 
   private startTimers(): void {
-    const heartbeat = setInterval(() => void this.heartbeat(), this.options.heartbeatMs);
+    const heartbeat = setInterval(
+      () => void this.heartbeat.beat(this.readers.values()),
+      this.options.heartbeatMs,
+    );
     const reaper = setInterval(() => void this.reap(), this.options.reaperIntervalMs);
     heartbeat.unref();
     reaper.unref();
     this.timers.push(heartbeat, reaper);
-  }
-
-  /** Resets the idle time of every entry being delivered here, without counting a delivery. */
-  private async heartbeat(): Promise<void> {
-    if (this.client.status !== 'ready') return;
-    const { group, consumer } = this.options;
-    await Promise.all(
-      [...this.readers.values()].map(async (reader) => {
-        const ids = reader.inFlightIds();
-        if (ids.length === 0) return;
-        await this.client
-          .call('XCLAIM', reader.stream, group, consumer, '0', ...ids, 'JUSTID')
-          .catch(() => {});
-      }),
-    );
   }
 
   /** One reaper pass over every subscribed stream. Public so tests can run one at a chosen moment. */

@@ -1,4 +1,5 @@
 import { defineListener } from '../../../src/index.ts';
+import { jobPayload } from './job.ts';
 
 /**
  * A poison message's handler: it takes its whole daemon down (an uncaught exception), every time,
@@ -6,15 +7,7 @@ import { defineListener } from '../../../src/index.ts';
  */
 export default defineListener<{ n: number }>({
   description: 'Crashes the daemon that handles it.',
-  payload: {
-    tag: 'crash',
-    schema: {
-      type: 'object',
-      properties: { n: { type: 'integer' } },
-      required: ['n'],
-      additionalProperties: false,
-    },
-  },
+  payload: jobPayload('crash'),
   handler() {
     setImmediate(() => {
       throw new Error('poison message: this handler crashes its daemon');

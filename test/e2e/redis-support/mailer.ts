@@ -1,17 +1,10 @@
 import { defineListener } from '../../../src/index.ts';
+import { jobPayload } from './job.ts';
 
 /** Sends one e-mail for job n through send_email, then works on for a while before answering. */
 export default defineListener<{ n: number }>({
   description: 'Mails ops about job n.',
-  payload: {
-    tag: 'mail',
-    schema: {
-      type: 'object',
-      properties: { n: { type: 'integer' } },
-      required: ['n'],
-      additionalProperties: false,
-    },
-  },
+  payload: jobPayload('mail'),
   async handler(job, ctx) {
     const result = await ctx.tools.call('send_email', {
       to: 'ops@example.com',
