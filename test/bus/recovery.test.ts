@@ -105,7 +105,7 @@ describe('journaled memory transport: recovery', () => {
       }),
     });
     const first = await journaledBus(dir, [asker([]), answerer(never)]);
-    const { thread } = await first.inject({ to: 'asker', payload: '<ask><text>why</text></ask>' });
+    await first.inject({ to: 'asker', payload: '<ask><text>why</text></ask>' });
     await until(() => first.stats().queues.answerer?.active === 1);
 
     const replies: string[] = [];
