@@ -62,6 +62,16 @@ export function deny(rule_id: string, reason: string, suggestion: string | null,
   return v;
 }
 
+/**
+ * A verdict's reason and suggestion as one message: `reason; suggestion`, or, when the reason is
+ * already a sentence (`...filesystem root.`), `reason Suggestion` — never `root.; Delete`.
+ */
+export function withSuggestion(reason: string, suggestion: string | null | undefined): string {
+  if (!suggestion) return reason;
+  const trimmed = reason.trimEnd();
+  return /[.!?]$/.test(trimmed) ? `${trimmed} ${suggestion}` : `${reason}; ${suggestion}`;
+}
+
 const RANK: Record<VerdictKind, number> = { allow: 0, warn: 1, deny: 2 };
 
 /** The stricter of two verdicts; the first wins a tie so catalog order decides between equals. */

@@ -10,7 +10,7 @@ import type { CallRecord } from '../audit/record.ts';
 import { redact, redactString } from '../audit/redact.ts';
 import type { TrustLevel } from '../config/types.ts';
 import { OrganismError } from '../errors.ts';
-import type { GuardInput, Verdict } from '../guard/types.ts';
+import { type GuardInput, type Verdict, withSuggestion } from '../guard/types.ts';
 import { canonicalJson } from './canonical.ts';
 import { LoopDetector, RateLimiter } from './limits.ts';
 import { effectLogFor } from './once.ts';
@@ -370,11 +370,7 @@ export class Dispatcher {
         const extra: Partial<ToolFailure> = { rule_id: rule };
         if (verdict.suggestion) extra.suggestion = verdict.suggestion;
         return fail(
-          refuse(
-            'GuardDenied',
-            `denied by ${rule}: ${why}${verdict.suggestion ? `; ${verdict.suggestion}` : ''}`,
-            extra,
-          ),
+          refuse('GuardDenied', `denied by ${rule}: ${withSuggestion(why, verdict.suggestion)}`, extra),
         );
       }
       if (verdict.verdict === 'warn') {

@@ -241,11 +241,16 @@ function pretty(node: XmlNode, pad: string): string {
   return `${s}${pad}</${node.name}>\n`;
 }
 
-/** An example payload, indented, valid against the schema once decoded (uses examples/defaults/enums). */
-export function schemaToExample(spec: PayloadSpec): string {
+/**
+ * An example payload, valid against the schema once decoded (uses examples/defaults/enums):
+ * indented, or with `oneLine` as one line of XML.
+ */
+export function schemaToExample(spec: PayloadSpec, options: { oneLine?: boolean } = {}): string {
   const value = exampleValue(spec.schema, 0);
   const object = typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {};
   const xml = encodePayload(spec.tag, object as Record<string, unknown>, spec.schema);
+  // One line is what `organism send` takes as its argument; indented is for reading.
+  if (options.oneLine) return xml;
   return pretty(parsePayload(xml, DEFAULT_XML_LIMITS).node, '').trimEnd();
 }
 

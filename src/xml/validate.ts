@@ -8,6 +8,7 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { didYouMean } from '../config/suggest.ts';
 import { PayloadValidationError, SchemaError } from '../errors.ts';
 import type { JsonSchema } from '../listener/types.ts';
 
@@ -51,8 +52,9 @@ export function compileValidator(tag: string, schema: JsonSchema): PayloadValida
     const err = fn.errors?.[0];
     if (err === undefined) return new PayloadValidationError(`<${tag}> payload is invalid`, { tag });
     const path = fieldPath(err);
+    const extra = err.keyword === 'required' ? unknownFields(schema, err, value) : '';
     return new PayloadValidationError(
-      `<${tag}> ${describeError(err, path, value)}`,
+      `<${tag}> ${describeError(err, path, value)}${extra}`,
       path === '' ? { tag } : { tag, path },
     );
   };
@@ -76,6 +78,33 @@ function fieldPath(err: ErrorObject): string {
           : undefined;
   if (typeof key === 'string') path = path === '' ? key : `${path}.${key}`;
   return path;
+}
+
+/**
+ * For a missing required field: the fields the sender gave at that place that the schema does not
+ * name (`<nam>` for `<name>`), usually the reason the field is missing. Only names the sender
+ * itself wrote and the schema's own fields appear; '' when there are none.
+ */
+function unknownFields(schema: JsonSchema, err: ErrorObject, root: unknown): string {
+  const given = valueAt(root, err.instancePath);
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) return '';
+  let sub: unknown = schema;
+  for (const raw of err.schemaPath.replace(/^#/, '').split('/').slice(1, -1)) {
+    if (typeof sub !== 'object' || sub === null) return '';
+    sub = (sub as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  const properties = (sub as { properties?: unknown } | null)?.properties;
+  if (typeof properties !== 'object' || properties === null) return '';
+  const known = Object.keys(properties);
+  const unknown = Object.keys(given).filter((key) => !known.includes(key));
+  if (unknown.length === 0) return '';
+  const missing = (err.params as { missingProperty?: unknown }).missingProperty;
+  const likely = typeof missing === 'string' ? unknown.find((key) => didYouMean(key, [missing])) : undefined;
+  const names = `unknown field${unknown.length === 1 ? '' : 's'} ${unknown.map((key) => `"${key}"`).join(', ')}`;
+  if (likely === undefined) return `; ${names}`;
+  return unknown.length === 1
+    ? `; ${names}: did you mean "${missing}"?`
+    : `; ${names} ("${likely}": did you mean "${missing}"?)`;
 }
 
 function jsonType(v: unknown): string {

@@ -66,7 +66,8 @@ describe('compileValidator', () => {
       [
         '<shout><text>hi</text><items><n>1</n></items><items><m>2</m></items></shout>',
         'items[1].n',
-        '<shout> missing required field "items[1].n"',
+        // The field the sender gave instead, which the schema does not name.
+        '<shout> missing required field "items[1].n"; unknown field "m"',
       ],
       [
         '<shout><text>hi</text><items><n>x</n></items></shout>',

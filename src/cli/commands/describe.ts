@@ -10,7 +10,7 @@ export const summary = "print a listener's payload XSD, an example payload and i
 const HELP = `usage: organism describe <listener> [--example] [--config FILE]
 
 Prints the payload schema as XSD, an example payload, and the prompt fragment agents see.
---example prints only the example XML (handy for 'organism send').`;
+--example prints only the example XML, on one line (handy for 'organism send').`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, { ...CONFIG_OPTION, example: { type: 'boolean' } });
@@ -36,11 +36,11 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     return 1;
   }
   const spec = { tag: listener.tag, schema };
-  const example = schemaToExample(spec);
   if (values.example) {
-    io.out(example);
+    io.out(schemaToExample(spec, { oneLine: true }));
     return 0;
   }
+  const example = schemaToExample(spec);
   const description = listener.config.description || listener.definition?.description || '';
   io.out(
     `# ${name}: <${spec.tag}>\n\n## XSD\n${schemaToXsd(spec)}\n\n## Example\n${example}\n\n## Prompt\n${schemaToPrompt(spec, name, description)}`,
