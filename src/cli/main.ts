@@ -70,6 +70,8 @@ async function usage(): Promise<string> {
   lines.push(
     '',
     "Every command takes --config FILE (default ./organism.yaml). 'organism <command> --help' for more.",
+    'Commands that talk to a running daemon find it by --url, else $ORGANISM_URL, else the address it',
+    "wrote into its data_dir, else organism.yaml's server section; the API token is $ORGANISM_TOKEN.",
   );
   return lines.join('\n');
 }

@@ -8,8 +8,8 @@ export const summary = 'send a payload to a running daemon; --wait prints the th
 const HELP = `usage: organism send [--to LISTENER] '<payload/>' [--wait] [--thread ID] [--url URL] [--config FILE]
                      [--token-env NAME] [--scope CAP,CAP...]
 
-Posts the payload to the daemon (its address from organism.yaml's server section, or --url) and
-prints {"thread", "message"}. With --wait it prints each message of the thread as it arrives and
+Posts the payload to the daemon (--url, else $ORGANISM_URL, else the address the running daemon
+wrote into its data_dir, else organism.yaml's server section) and prints {"thread", "message"}. With --wait it prints each message of the thread as it arrives and
 returns when the thread has nothing left in flight. --scope limits the tools any listener may use in
 the new thread to those capabilities (read, write, fetch_web, exec_shell, db_read, db_write,
 send_email, post_webhook). A daemon with auth needs an operator token in
