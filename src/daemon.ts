@@ -119,7 +119,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   });
   const tools = new SwappableTools(runtime, resources, warn);
 
-  let state: DaemonState | undefined;
   const releaseEarly = async () => {
     await tools.close();
     await auditLog.close();
@@ -128,9 +127,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const agents = await attachAgents(loaded, {
     logger: logger.child({ component: 'agents' }),
     env,
-    history: (thread) => state?.bus.thread(thread)?.messages,
+    // Called from deliveries only, so after `bus` and `history` exist, and before `state` may:
+    // the journal's recovered messages are delivered as soon as the bus starts.
+    history: (thread) => bus.thread(thread)?.messages,
     // Each model turn into the thread, so an agent's task resumes after a restart.
-    record: (thread, entry) => state?.history.append(thread, entry),
+    record: (thread, entry) => history.append(thread, entry),
     tools: (name) => tools.runtime.registry.get(name)?.definition,
   }).catch(async (error: unknown) => {
     await releaseEarly();
@@ -211,7 +212,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     logger.info({ component: 'journal', ...recovered }, 'journal: unfinished messages queued again');
 
   let server: RunningServer | undefined;
-  state = {
+  const state: DaemonState = {
     configPath: options.configPath,
     // Without the .env: a reload reads that file again (loaded.env has it merged in).
     env: options.env ?? process.env,
