@@ -16,8 +16,10 @@ import { ThreadHistory } from '../../src/bus/history/index.ts';
 import type { MessageView } from '../../src/bus/message.ts';
 import type { ListenerConfig } from '../../src/config/types.ts';
 import type { HandlerContext, Outgoing } from '../../src/listener/types.ts';
+import { defineListener } from '../../src/listener/types.ts';
 import type { ToolDefinition, ToolResult } from '../../src/tools/types.ts';
-import { type AgentBus, recording, startAgentBus } from './helpers.ts';
+import { listenerSpec, settled, textPayload } from '../helpers/bus.ts';
+import { type AgentBus, answerOf, recording, startAgentBus } from './helpers.ts';
 
 let running: AgentBus | undefined;
 afterEach(async () => {
@@ -351,5 +353,97 @@ describe('an agent resuming its task from the thread history', () => {
     expect(new Set(turns.map((t) => t.task)).size).toBe(2);
     // One budget across the thread's tasks.
     expect(turns.at(-1)!.threadTokens).toBe(1000);
+  });
+
+  it("goes on when a peer's reply arrives for a loop the process no longer holds (a reload in between)", async () => {
+    let arrived!: () => void;
+    const peerGotIt = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slow = defineListener<{ text: string }>({
+      description: 'Answers when the test lets it.',
+      payload: textPayload('ping'),
+      response: { tag: 'pong', schema: { type: 'object', properties: { text: { type: 'string' } } } },
+      handler: async (p, ctx) => {
+        arrived();
+        await released;
+        return ctx.respond({ text: `pong ${p.text}` });
+      },
+    });
+    const script: Script = {
+      name: 'peer',
+      scripts: [
+        {
+          turns: [
+            { text: 'Asking.', tool_calls: [{ name: 'ask_slow', args: { text: 'hi' } }], usage: per },
+            { tool_calls: [{ name: 'calculate', args: { expression: '2 + 3' } }], usage: per },
+            { text: 'Got {{all_results.0.text}} and {{result.result}}.', usage: per },
+          ],
+        },
+      ],
+    };
+    const history = new ThreadHistory({ maxPerThread: 1000, maxThreads: 100 });
+    running = startAgentBus({
+      history,
+      listeners: [{ name: 'slow', definition: slow }],
+      agents: [{ name: 'helper', tools: ['calculate'], peers: ['slow'], script }],
+    });
+    const { thread } = await running.bus.inject({
+      to: 'helper',
+      payload: '<helper><task>Ask slow.</task></helper>',
+    });
+    await peerGotIt;
+    // The agent is swapped for a fresh one (as a reload does): the waiting loop is gone with the old.
+    const config = {
+      name: 'helper',
+      description: 'helper, a test agent.',
+      agent: true,
+      tools: ['calculate'],
+      peers: ['slow'],
+      max_turns: 10,
+      tool_config: {},
+      broadcast: false,
+      trust: 'medium',
+    } as ListenerConfig;
+    const provider = recording(createScriptedProvider({ script }));
+    const bus = running.bus;
+    const fresh = createAgentDefinition(config, {
+      llm: new LlmClient([{ provider }], { strategy: 'failover', retries: 0 }),
+      tools: (name) =>
+        name === 'calculate' ? { description: 'Evaluate.', args: { type: 'object' } } : undefined,
+      peers: () => ({ description: 'slow', schema: textPayload('ping').schema, replies: true }),
+      usage: new UsageTracker(),
+      history: (t) => bus.thread(t)?.messages,
+      record: (t, entry) => history.append(t, entry),
+    });
+    bus.reconfigure([
+      listenerSpec({ name: 'helper', definition: fresh, peers: ['slow'], config }),
+      listenerSpec({ name: 'slow', definition: slow }),
+    ]);
+    release();
+    await until(() =>
+      bus.thread(thread)?.messages.some((m) => m.from === 'helper' && m.kind === 'response')
+        ? true
+        : undefined,
+    );
+    const messages = await settled(bus, thread);
+    expect(answerOf(messages, 'helper')).toBe(
+      '<answer><text>Got pong hi and 5.</text><status>done</status><turns>3</turns><backend>scripted/peer</backend></answer>',
+    );
+    // The fresh agent was asked for turns 2 and 3 only, with the peer's reply in the conversation.
+    expect(provider.requests).toHaveLength(2);
+    const seen = provider.requests[0]!.messages;
+    expect(seen.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(seen[2]!.role === 'tool' && seen[2]!.results[0]!.content).toContain('kind="response"');
+    expect(messages.filter((m) => m.to === 'slow' && m.kind === 'message')).toHaveLength(1);
+    expect(turnsOf(messages).map((t) => [t.turn, t.threadTokens])).toEqual([
+      [1, 100],
+      [2, 200],
+      [3, 300],
+    ]);
   });
 });
