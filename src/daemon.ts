@@ -26,9 +26,9 @@ import { type DaemonState, listenerSpecs, sanitizedConfig } from './daemon/state
 import { auditTee, SwappableTools } from './daemon/tools.ts';
 import { createLogger } from './observability/logger.ts';
 import { metrics, metricsRegistry, recordDelivery } from './observability/metrics.ts';
+import { removeAddressFile, writeAddressFile } from './server/address-file.ts';
 import { Authenticator, assertSafeBind } from './server/auth.ts';
 import { EventHub } from './server/events.ts';
-import { removeAddressFile, writeAddressFile } from './server/address-file.ts';
 import { type RunningServer, startHttpServer } from './server/http.ts';
 import { RateLimiter } from './server/rate-limit.ts';
 import type { OrganismService, ReloadReport } from './server/service.ts';
@@ -70,10 +70,10 @@ const VERSION = (
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const loaded = await loadConfig(options.configPath, { env: options.env ?? process.env });
   const { config } = loaded;
-  // Every secret the config names, known to every redaction point before anything can log it.
-  knownSecrets.set(`config:${options.configPath}`, await configSecrets(options.configPath, config, env));
   // The process environment over the `.env` beside organism.yaml: what every `*_env` key reads.
   const { env } = loaded;
+  // Every secret the config names, known to every redaction point before anything can log it.
+  knownSecrets.set(`config:${options.configPath}`, await configSecrets(options.configPath, config, env));
   const logger =
     options.logger ?? createLogger({ level: config.organism.log_level, organism: config.organism.name });
   const listenHost = options.host ?? config.server.host;
@@ -263,6 +263,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     throw error;
   }
   const running = server;
+  // Where the CLI finds this daemon (`organism status` after `run --port 0`); removed at close.
+  await writeAddressFile(config.organism.data_dir, running.url).catch((error: unknown) =>
+    logger.warn({ err: error }, 'could not write the daemon address file; the CLI needs --url'),
+  );
 
   const onSighup = () => {
     service.reload('sighup').then(
@@ -291,10 +295,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     },
     service,
     url: running.url,
-  // Where the CLI finds this daemon (`organism status` after `run --port 0`); removed at close.
-  await writeAddressFile(config.organism.data_dir, running.url).catch((error: unknown) =>
-    logger.warn({ err: error }, 'could not write the daemon address file; the CLI needs --url'),
-  );
     logger,
     reload: (by = 'api') => service.reload(by),
     close(drainMs) {
@@ -303,6 +303,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         current.stopping = true;
         hub.lifecycle('organism.stopping');
         await running.close();
+        await removeAddressFile(config.organism.data_dir, running.url).catch(() => {});
         const result = await bus.stop(drainMs);
         await backend.close();
         await current.tools.close();
@@ -331,7 +332,6 @@ function observeAudit(hub: EventHub, entry: AuditEntry): void {
     type: 'tool',
     kind: 'tool',
     thread: entry.thread,
-        await removeAddressFile(config.organism.data_dir, running.url).catch(() => {});
     listener: entry.listener,
     tool: entry.tool,
     call_id: entry.call_id,
