@@ -108,4 +108,20 @@ describe('the scripted provider', () => {
     expect(other.toolCalls).toEqual([]);
     expect(other.text).toContain('no API key is set');
   });
+
+  it('takes delay_ms to give a turn, and stops waiting when the request is aborted', async () => {
+    const slow = createScriptedProvider({
+      script: { scripts: [{ turns: [{ text: 'slow', delay_ms: 150 }] }] },
+    });
+    const started = Date.now();
+    expect((await slow.complete(request([task('x')]), signal)).text).toBe('slow');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    const controller = new AbortController();
+    const pending = slow.complete(request([task('x')]), controller.signal);
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ code: 'llm.aborted' });
+    expect(() =>
+      createScriptedProvider({ script: { scripts: [{ turns: [{ text: 'x', delay_ms: -1 }] }] } }),
+    ).toThrow('scripts[0].turns[0].delay_ms: expected a number of milliseconds, 0 or more');
+  });
 });
