@@ -342,8 +342,8 @@ export class AgentLoop {
     });
   }
 
-  #rebuild(all: readonly MessageView[], at: number, self: string, end?: number): Rebuilt | undefined {
-    return rebuildTask(all, at, self, this.#byName, this.#d.options.resultBytes, end);
+  #rebuild(all: readonly MessageView[], at: number, self: string, replyAt?: number): Rebuilt | undefined {
+    return rebuildTask(all, at, self, this.#byName, this.#d.options.resultBytes, replyAt);
   }
 
   /** A reply for a loop this process does not hold: the task goes on from the thread's record. */
@@ -351,7 +351,7 @@ export class AgentLoop {
     const all = this.#d.history?.(ctx.thread) ?? [];
     const upTo = replyIndex(all, ctx.self, ctx.from, reply);
     const at = lastTaskIndex(all, ctx.self, upTo < 0 ? all.length : upTo);
-    const rebuilt = at >= 0 ? this.#rebuild(all, at, ctx.self, upTo < 0 ? all.length : upTo + 1) : undefined;
+    const rebuilt = at >= 0 ? this.#rebuild(all, at, ctx.self, upTo < 0 ? undefined : upTo) : undefined;
     if (!rebuilt || rebuilt.answered || (rebuilt.final === undefined && rebuilt.calls.length === 0)) {
       this.#d.logger.debug(
         { agent: this.#d.name, thread: ctx.thread, from: ctx.from },

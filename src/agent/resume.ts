@@ -91,8 +91,9 @@ export function replyIndex(
 }
 
 /**
- * Rebuilds the task given at `all[taskIndex]` from the records after it, up to `end` (exclusive).
- * Undefined when the agent recorded no turn for it: the task has not started.
+ * Rebuilds the task given at `all[taskIndex]` from the records after it. `replyAt`: the index of the
+ * reply being delivered, when that is what resumes it. Undefined when the agent recorded no turn
+ * for the task: it has not started.
  */
 export function rebuildTask(
   all: readonly MessageView[],
@@ -100,7 +101,7 @@ export function rebuildTask(
   agent: string,
   functions: ReadonlyMap<string, AgentFunction>,
   resultBytes: number,
-  end = all.length,
+  replyAt = Number.POSITIVE_INFINITY,
 ): Rebuilt | undefined {
   const task = all[taskIndex]!;
   const out: Rebuilt = {
@@ -135,7 +136,15 @@ export function rebuildTask(
     open = false;
   };
   let found = false;
-  for (let i = taskIndex + 1; i < end; i++) {
+  // Replies recorded after the one being delivered (`replyAt`) and after the task's last turn were
+  // not yet delivered when the process stopped: they come on their own, and are not taken here.
+  const turnPrefix = `${task.id}.turn-`;
+  let lastTurn = -1;
+  for (let i = all.length - 1; i > taskIndex && lastTurn < 0; i--) {
+    if (all[i]!.id.startsWith(turnPrefix) && isTurnOf(all[i]!, agent)) lastTurn = i;
+  }
+  const replyLimit = Math.max(replyAt, lastTurn);
+  for (let i = taskIndex + 1; i < all.length; i++) {
     const m = all[i]!;
     if (isTurnOf(m, agent)) {
       const turn = decodeTurn(m.payload);
@@ -186,7 +195,7 @@ export function rebuildTask(
       if (!w.open) continue;
       if (w.kind === 'tell') out.results.set(w.call.id, frameSent(w.call.id, w.call.name, w.target));
       else out.pending.push({ callId: w.call.id, peer: w.target });
-    } else if (REPLY_KINDS.has(m.kind) && m.to === agent && out.pending.length > 0) {
+    } else if (REPLY_KINDS.has(m.kind) && m.to === agent && out.pending.length > 0 && i <= replyLimit) {
       // As AgentLoop.reply: a response is the peer's own; <huh> and <SystemError> concern the oldest.
       const index = m.kind === 'response' ? out.pending.findIndex((p) => p.peer === m.from) : 0;
       if (index < 0) continue;

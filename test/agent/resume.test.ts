@@ -446,4 +446,71 @@ describe('an agent resuming its task from the thread history', () => {
       [3, 300],
     ]);
   });
+
+  it('goes on from the last turn recorded after the reply, when the reply is delivered again', async () => {
+    const slow = defineListener<{ text: string }>({
+      description: 'Answers at once.',
+      payload: textPayload('ping'),
+      response: { tag: 'pong', schema: { type: 'object', properties: { text: { type: 'string' } } } },
+      handler: (p, ctx) => ctx.respond({ text: `pong ${p.text}` }),
+    });
+    const script: Script = {
+      name: 'peer',
+      scripts: [
+        {
+          turns: [
+            { tool_calls: [{ name: 'ask_slow', args: { text: 'hi' } }], usage: per },
+            { tool_calls: [{ name: 'calculate', args: { expression: '2 + 3' } }], usage: per },
+            { text: 'Got {{all_results.0.text}} and {{result.result}}.', usage: per },
+          ],
+        },
+      ],
+    };
+    const history = new ThreadHistory({ maxPerThread: 1000, maxThreads: 100 });
+    running = startAgentBus({
+      history,
+      provider: hangingAt(2),
+      listeners: [{ name: 'slow', definition: slow }],
+      agents: [{ name: 'helper', tools: ['calculate'], peers: ['slow'], script }],
+    });
+    const bus = running.bus;
+    const { thread } = await bus.inject({ to: 'helper', payload: '<helper><task>Ask slow.</task></helper>' });
+    // The reply's run took turn 2 and is cut off in its third model call.
+    const messages = await until(() => {
+      const all = bus.thread(thread)?.messages ?? [];
+      return all.some((m) => m.from === 'calculate' && m.kind === 'tool-result') ? all : undefined;
+    });
+    const reply = messages.find((m) => m.from === 'slow' && m.kind === 'response')!;
+    const provider = recording(createScriptedProvider({ script }));
+    const definition = createAgentDefinition(
+      {
+        name: 'helper',
+        description: 'helper, a test agent.',
+        agent: true,
+        tools: ['calculate'],
+        peers: ['slow'],
+        max_turns: 10,
+        tool_config: {},
+        broadcast: false,
+        trust: 'medium',
+      } as ListenerConfig,
+      {
+        llm: new LlmClient([{ provider }], { strategy: 'failover', retries: 0 }),
+        tools: (name) =>
+          name === 'calculate' ? { description: 'Evaluate.', args: { type: 'object' } } : undefined,
+        peers: () => ({ description: 'slow', schema: textPayload('ping').schema, replies: true }),
+        usage: new UsageTracker(),
+        history: (t) => bus.thread(t)?.messages,
+        record: (t, entry) => history.append(t, entry),
+      },
+    );
+    const { ctx, calls } = context(thread, calculate);
+    const out = await definition.onReply!(
+      { tag: 'pong', kind: 'response', payload: { text: 'pong hi' }, xml: reply.payload },
+      { ...ctx, from: 'slow', self: 'helper', tag: 'pong' },
+    );
+    expect(provider.requests).toHaveLength(1);
+    expect(calls).toHaveLength(0);
+    expect(answer(out)!.payload).toMatchObject({ text: 'Got pong hi and 5.', status: 'done', turns: 3 });
+  });
 });
