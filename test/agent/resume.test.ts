@@ -127,36 +127,93 @@ async function firstRun(history: ThreadHistory, runs: string[], budget?: number)
 }
 
 /** Run 2: a fresh agent, as after a restart, reading `history`; the task is delivered again. */
-function secondRun(history: () => readonly MessageView[], record: ThreadHistory, budget?: number) {
+/** A fresh agent, as after a restart or a reload: its own loop, usage counter and provider. */
+function freshAgent(setup: {
+  name: string;
+  tools: string[];
+  peers?: string[];
+  script: Script;
+  history: (thread: string) => readonly MessageView[] | undefined;
+  record: ThreadHistory;
+  budget?: number;
+}) {
   const config = {
-    name: 'worker',
-    description: 'worker, a test agent.',
+    name: setup.name,
+    description: `${setup.name}, a test agent.`,
     agent: true,
-    tools: ['calculate', 'effect'],
-    peers: [],
+    tools: setup.tools,
+    peers: setup.peers ?? [],
     max_turns: 10,
     tool_config: {},
     broadcast: false,
     trust: 'medium',
-    ...(budget !== undefined ? { budget: { tokens: budget } } : {}),
+    ...(setup.budget !== undefined ? { budget: { tokens: setup.budget } } : {}),
   } as ListenerConfig;
-  const provider = recording(createScriptedProvider({ script: SCRIPT }));
+  const provider = recording(createScriptedProvider({ script: setup.script }));
   const usage = new UsageTracker();
   const definition = createAgentDefinition(config, {
     llm: new LlmClient([{ provider }], { strategy: 'failover', retries: 0 }),
     tools: (name) =>
-      name === 'calculate'
-        ? { description: 'Evaluate an expression.', args: { type: 'object' } }
-        : name === 'effect'
-          ? { description: 'An effect.', args: { type: 'object' } }
-          : undefined,
-    peers: () => undefined,
+      setup.tools.includes(name) ? { description: `${name}, a tool.`, args: { type: 'object' } } : undefined,
+    peers: () => ({ description: 'a peer', schema: textPayload('ping').schema, replies: true }),
     usage,
-    history: () => history(),
-    record: (thread, entry) => record.append(thread, entry),
+    history: setup.history,
+    record: (thread, entry) => setup.record.append(thread, entry),
   });
-  return { definition, requests: provider.requests as CompletionRequest[], usage };
+  return { config, definition, requests: provider.requests as CompletionRequest[], usage };
 }
+
+/** Run 2: a fresh worker reading `history`; the task is delivered again. */
+function secondRun(history: () => readonly MessageView[], record: ThreadHistory, budget?: number) {
+  return freshAgent({
+    name: 'worker',
+    tools: ['calculate', 'effect'],
+    script: SCRIPT,
+    history,
+    record,
+    ...(budget !== undefined ? { budget } : {}),
+  });
+}
+
+/** A peer that answers `<ping>` with `<pong>`, once `gate` (if any) lets it. */
+function pingPeer(gate?: { arrived(): void; released: Promise<void> }) {
+  return defineListener<{ text: string }>({
+    description: 'Answers a ping.',
+    payload: textPayload('ping'),
+    response: { tag: 'pong', schema: { type: 'object', properties: { text: { type: 'string' } } } },
+    handler: async (p, ctx) => {
+      gate?.arrived();
+      await gate?.released;
+      return ctx.respond({ text: `pong ${p.text}` });
+    },
+  });
+}
+
+/** A fresh `helper` on PEER_SCRIPT, reading the bus's history. */
+function freshHelper(bus: AgentBus['bus'], history: ThreadHistory) {
+  return freshAgent({
+    name: 'helper',
+    tools: ['calculate'],
+    peers: ['slow'],
+    script: PEER_SCRIPT,
+    history: (t) => bus.thread(t)?.messages,
+    record: history,
+  });
+}
+
+/** Asks the peer, calculates, answers with both. */
+const PEER_SCRIPT: Script = {
+  name: 'peer',
+  scripts: [
+    {
+      turns: [
+        { text: 'Asking.', tool_calls: [{ name: 'ask_slow', args: { text: 'hi' } }], usage: per },
+        { tool_calls: [{ name: 'calculate', args: { expression: '2 + 3' } }], usage: per },
+        { text: 'Got {{all_results.0.text}} and {{result.result}}.', usage: per },
+      ],
+    },
+  ],
+};
 
 /** The handler's context for the task delivered again; its tool calls are answered by `answer`. */
 function context(thread: string, answer: (name: string, args: any) => ToolResult) {
@@ -364,28 +421,8 @@ describe('an agent resuming its task from the thread history', () => {
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const slow = defineListener<{ text: string }>({
-      description: 'Answers when the test lets it.',
-      payload: textPayload('ping'),
-      response: { tag: 'pong', schema: { type: 'object', properties: { text: { type: 'string' } } } },
-      handler: async (p, ctx) => {
-        arrived();
-        await released;
-        return ctx.respond({ text: `pong ${p.text}` });
-      },
-    });
-    const script: Script = {
-      name: 'peer',
-      scripts: [
-        {
-          turns: [
-            { text: 'Asking.', tool_calls: [{ name: 'ask_slow', args: { text: 'hi' } }], usage: per },
-            { tool_calls: [{ name: 'calculate', args: { expression: '2 + 3' } }], usage: per },
-            { text: 'Got {{all_results.0.text}} and {{result.result}}.', usage: per },
-          ],
-        },
-      ],
-    };
+    const slow = pingPeer({ arrived: () => arrived(), released });
+    const script = PEER_SCRIPT;
     const history = new ThreadHistory({ maxPerThread: 1000, maxThreads: 100 });
     running = startAgentBus({
       history,
@@ -398,28 +435,8 @@ describe('an agent resuming its task from the thread history', () => {
     });
     await peerGotIt;
     // The agent is swapped for a fresh one (as a reload does): the waiting loop is gone with the old.
-    const config = {
-      name: 'helper',
-      description: 'helper, a test agent.',
-      agent: true,
-      tools: ['calculate'],
-      peers: ['slow'],
-      max_turns: 10,
-      tool_config: {},
-      broadcast: false,
-      trust: 'medium',
-    } as ListenerConfig;
-    const provider = recording(createScriptedProvider({ script }));
     const bus = running.bus;
-    const fresh = createAgentDefinition(config, {
-      llm: new LlmClient([{ provider }], { strategy: 'failover', retries: 0 }),
-      tools: (name) =>
-        name === 'calculate' ? { description: 'Evaluate.', args: { type: 'object' } } : undefined,
-      peers: () => ({ description: 'slow', schema: textPayload('ping').schema, replies: true }),
-      usage: new UsageTracker(),
-      history: (t) => bus.thread(t)?.messages,
-      record: (t, entry) => history.append(t, entry),
-    });
+    const { config, definition: fresh, requests } = freshHelper(bus, history);
     bus.reconfigure([
       listenerSpec({ name: 'helper', definition: fresh, peers: ['slow'], config }),
       listenerSpec({ name: 'slow', definition: slow }),
@@ -435,8 +452,8 @@ describe('an agent resuming its task from the thread history', () => {
       '<answer><text>Got pong hi and 5.</text><status>done</status><turns>3</turns><backend>scripted/peer</backend></answer>',
     );
     // The fresh agent was asked for turns 2 and 3 only, with the peer's reply in the conversation.
-    expect(provider.requests).toHaveLength(2);
-    const seen = provider.requests[0]!.messages;
+    expect(requests).toHaveLength(2);
+    const seen = requests[0]!.messages;
     expect(seen.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
     expect(seen[2]!.role === 'tool' && seen[2]!.results[0]!.content).toContain('kind="response"');
     expect(messages.filter((m) => m.to === 'slow' && m.kind === 'message')).toHaveLength(1);
@@ -448,24 +465,8 @@ describe('an agent resuming its task from the thread history', () => {
   });
 
   it('goes on from the last turn recorded after the reply, when the reply is delivered again', async () => {
-    const slow = defineListener<{ text: string }>({
-      description: 'Answers at once.',
-      payload: textPayload('ping'),
-      response: { tag: 'pong', schema: { type: 'object', properties: { text: { type: 'string' } } } },
-      handler: (p, ctx) => ctx.respond({ text: `pong ${p.text}` }),
-    });
-    const script: Script = {
-      name: 'peer',
-      scripts: [
-        {
-          turns: [
-            { tool_calls: [{ name: 'ask_slow', args: { text: 'hi' } }], usage: per },
-            { tool_calls: [{ name: 'calculate', args: { expression: '2 + 3' } }], usage: per },
-            { text: 'Got {{all_results.0.text}} and {{result.result}}.', usage: per },
-          ],
-        },
-      ],
-    };
+    const slow = pingPeer();
+    const script = PEER_SCRIPT;
     const history = new ThreadHistory({ maxPerThread: 1000, maxThreads: 100 });
     running = startAgentBus({
       history,
@@ -481,35 +482,13 @@ describe('an agent resuming its task from the thread history', () => {
       return all.some((m) => m.from === 'calculate' && m.kind === 'tool-result') ? all : undefined;
     });
     const reply = messages.find((m) => m.from === 'slow' && m.kind === 'response')!;
-    const provider = recording(createScriptedProvider({ script }));
-    const definition = createAgentDefinition(
-      {
-        name: 'helper',
-        description: 'helper, a test agent.',
-        agent: true,
-        tools: ['calculate'],
-        peers: ['slow'],
-        max_turns: 10,
-        tool_config: {},
-        broadcast: false,
-        trust: 'medium',
-      } as ListenerConfig,
-      {
-        llm: new LlmClient([{ provider }], { strategy: 'failover', retries: 0 }),
-        tools: (name) =>
-          name === 'calculate' ? { description: 'Evaluate.', args: { type: 'object' } } : undefined,
-        peers: () => ({ description: 'slow', schema: textPayload('ping').schema, replies: true }),
-        usage: new UsageTracker(),
-        history: (t) => bus.thread(t)?.messages,
-        record: (t, entry) => history.append(t, entry),
-      },
-    );
+    const { definition, requests } = freshHelper(bus, history);
     const { ctx, calls } = context(thread, calculate);
     const out = await definition.onReply!(
       { tag: 'pong', kind: 'response', payload: { text: 'pong hi' }, xml: reply.payload },
       { ...ctx, from: 'slow', self: 'helper', tag: 'pong' },
     );
-    expect(provider.requests).toHaveLength(1);
+    expect(requests).toHaveLength(1);
     expect(calls).toHaveLength(0);
     expect(answer(out)!.payload).toMatchObject({ text: 'Got pong hi and 5.', status: 'done', turns: 3 });
   });
