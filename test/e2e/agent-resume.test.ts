@@ -72,7 +72,7 @@ llm:
 `);
     const script = join(dir, 'five.script.yaml');
     await writeFile(file, (await readFile(file, 'utf8')).replace('SCRIPT', script));
-    // Turn 3 takes 2 s to come back from the "model": the kill lands while it is in flight.
+    // Turn 3 takes 4 s to come back from the "model": the kill lands while it is in flight.
     await writeFile(
       script,
       `name: five
@@ -85,7 +85,7 @@ scripts:
         tool_calls: [{ name: webhook, args: { url: '${hook}', payload: { turn: 2, value: '{{result.result}}' } } }]
         ${usage}
       - text: Turn 3.
-        delay_ms: 2000
+        delay_ms: 4000
         tool_calls: [{ name: calculate, args: { expression: '{{all_results.0.result}} + 1' } }]
         ${usage}
       - text: Turn 4.
