@@ -9,6 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DaemonProcess } from '../helpers/daemon.ts';
 import { call, organismDir, startOn, until } from '../server/helpers.ts';
@@ -20,8 +21,10 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
 });
 
-async function start(file: string): Promise<DaemonProcess> {
-  const daemon = await startOn(file);
+const SUPPORT = fileURLToPath(new URL('./agent-resume-support/', import.meta.url));
+
+async function start(file: string, env: NodeJS.ProcessEnv = {}): Promise<DaemonProcess> {
+  const daemon = await startOn(file, env);
   running.push(daemon);
   return daemon;
 }
@@ -159,5 +162,78 @@ scripts:
     expect(answer.payload).toBe(
       '<answer><text>Answer: 43.</text><status>done</status><turns>5</turns><backend>scripted/five</backend></answer>',
     );
+  }, 90_000);
+
+  it('waiting for a peer: the peer runs again after the restart and its reply resumes the task', async () => {
+    const { dir, file } = await organismDir(`organism:
+  name: agent-resume-peer
+listeners:
+  - name: oracle
+    handler: ${SUPPORT}oracle.ts
+  - name: asker
+    agent: true
+    description: Consults the oracle, then calculates.
+    tools: [calculate]
+    peers: [oracle]
+llm:
+  backends:
+    - provider: scripted
+      script: SCRIPT
+`);
+    const script = join(dir, 'peer.script.yaml');
+    await writeFile(file, (await readFile(file, 'utf8')).replace('SCRIPT', script));
+    await writeFile(
+      script,
+      `name: peer
+scripts:
+  - turns:
+      - text: Asking.
+        tool_calls: [{ name: ask_oracle, args: { question: 'five?' } }]
+      - tool_calls: [{ name: calculate, args: { expression: '2 + 3' } }]
+      - text: 'The oracle said {{all_results.0.text}}; 2 + 3 = {{result.result}}.'
+`,
+    );
+    // The oracle takes a minute in the first daemon: the kill finds the asker waiting for it.
+    const first = await start(file, { ORACLE_MS: '60000' });
+    const injected = await call(first.url, '/api/v1/inject', {
+      body: { to: 'asker', payload: '<asker><task>Consult the oracle.</task></asker>' },
+    });
+    expect(injected.status).toBe(202);
+    const thread = injected.json.thread as string;
+    await until(async () => {
+      const messages = (await call(first.url, `/api/v1/threads/${thread}`)).json.messages as View[];
+      return messages.some((m) => m.to === 'oracle' && m.kind === 'message') ? true : undefined;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await first.stop('SIGKILL');
+    running.splice(running.indexOf(first), 1);
+
+    const second = await start(file, { ORACLE_MS: '0' });
+    const after = await until(async () => {
+      const messages = (await call(second.url, `/api/v1/threads/${thread}`)).json.messages as
+        | View[]
+        | undefined;
+      return messages?.some((m) => m.from === 'asker' && m.kind === 'response') ? messages : undefined;
+    }, 30_000);
+    expect(after.map((m) => `${m.from}->${m.to} ${m.kind}`)).toEqual([
+      'api->asker message',
+      'asker->asker model-turn',
+      'asker->oracle message',
+      'oracle->asker response',
+      'asker->asker model-turn',
+      'asker->calculate tool-call',
+      'calculate->asker tool-result',
+      'asker->asker model-turn',
+      'asker->api response',
+    ]);
+    expect(after.filter((m) => m.kind === 'model-turn').map((m) => field(m.payload, 'turn'))).toEqual([
+      '1',
+      '2',
+      '3',
+    ]);
+    expect(after.at(-1)!.payload).toBe(
+      '<answer><text>The oracle said yes to five?; 2 + 3 = 5.</text><status>done</status><turns>3</turns><backend>scripted/peer</backend></answer>',
+    );
+    expect(second.stdout()).toContain('agent asker resumes its task after turn 1, from the thread history');
   }, 90_000);
 });
