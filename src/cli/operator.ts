@@ -59,9 +59,17 @@ export async function runOperator(command: OperatorCommand, argv: string[], io: 
     return 0;
   } catch (error) {
     if (!(error instanceof ApiCallError)) throw error;
+    if (error.issues.length > 0) {
+      // A refused reload: every problem once, with its place in the file.
+      const count = `${error.issues.length} problem${error.issues.length === 1 ? '' : 's'}`;
+      io.err(
+        `organism ${command.name}: ${error.status} ${error.code}: refused, ${count}; nothing was changed`,
+      );
+      printIssues(error.issues, io);
+      return 1;
+    }
     const extra = command.explain ? await command.explain(client, argument, error).catch(() => '') : '';
     io.err(`organism ${command.name}: ${error.message}${extra}`);
-    printIssues(error.issues, io);
     return 1;
   }
 }

@@ -313,7 +313,9 @@ describe('organism pause | resume | kill | reload', () => {
     await writeFile(file, original.replace('peers: [shouter]', 'peer: [shouter]'));
     const refused = await runCli(['reload', '--config', file], admin);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('422');
+    expect(refused.stderr).toContain(
+      'organism reload: 422 config.invalid: refused, 1 problem; nothing was changed',
+    );
     expect(refused.stderr).toMatch(/organism\.yaml:\d+:\d+: .*did you mean 'peers'/);
     const after = await call(daemon.url, '/api/v1/organism', { token: ADMIN_TOKEN });
     expect(after.json.reloads).toMatchObject({ applied: 1, refused: 1 });
