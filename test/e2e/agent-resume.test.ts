@@ -39,6 +39,20 @@ interface View {
 
 const field = (payload: string, name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(payload)?.[1];
 
+/** An organism.yaml whose scripted backend plays `script` (written beside it); its path. */
+async function organismWith(yaml: string, script: string): Promise<string> {
+  const { dir, file } = await organismDir(yaml);
+  const path = join(dir, 'agent.script.yaml');
+  await writeFile(path, script);
+  await writeFile(file, (await readFile(file, 'utf8')).replace('SCRIPT', path));
+  return file;
+}
+
+/** The thread's messages as the daemon at `url` shows them (undefined while it does not know it). */
+async function messagesOf(url: string, thread: string): Promise<View[] | undefined> {
+  return (await call(url, `/api/v1/threads/${thread}`)).json.messages as View[] | undefined;
+}
+
 describe('an agent in the middle of a task, killed with kill -9', () => {
   it('plays turns 3 to 5 only after a restart, and answers', async () => {
     const hooks: Array<{ turn: number; value: number }> = [];
@@ -56,7 +70,9 @@ describe('an agent in the middle of a task, killed with kill -9', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     const usage = 'usage: { input: 90, output: 10 }';
-    const { dir, file } = await organismDir(`organism:
+    // Turn 3 takes 4 s to come back from the "model": the kill lands while it is in flight.
+    const file = await organismWith(
+      `organism:
   name: agent-resume
 listeners:
   - name: worker
@@ -72,12 +88,7 @@ llm:
   backends:
     - provider: scripted
       script: SCRIPT
-`);
-    const script = join(dir, 'five.script.yaml');
-    await writeFile(file, (await readFile(file, 'utf8')).replace('SCRIPT', script));
-    // Turn 3 takes 4 s to come back from the "model": the kill lands while it is in flight.
-    await writeFile(
-      script,
+`,
       `name: five
 scripts:
   - turns:
@@ -104,7 +115,7 @@ scripts:
     });
     expect(injected.status).toBe(202);
     const thread = injected.json.thread as string;
-    const thread1 = async () => (await call(first.url, `/api/v1/threads/${thread}`)).json.messages as View[];
+    const thread1 = async () => (await messagesOf(first.url, thread)) ?? [];
     // Turn 2 is recorded and its webhook answered: the third model call is under way.
     await until(async () => {
       const messages = await thread1();
@@ -122,9 +133,7 @@ scripts:
 
     const second = await start(file);
     const after = await until(async () => {
-      const messages = (await call(second.url, `/api/v1/threads/${thread}`)).json.messages as
-        | View[]
-        | undefined;
+      const messages = await messagesOf(second.url, thread);
       return messages?.some((m) => m.kind === 'response') ? messages : undefined;
     }, 30_000);
     expect(second.stdout()).toContain('journal: unfinished messages queued again');
@@ -165,7 +174,8 @@ scripts:
   }, 90_000);
 
   it('waiting for a peer: the peer runs again after the restart and its reply resumes the task', async () => {
-    const { dir, file } = await organismDir(`organism:
+    const file = await organismWith(
+      `organism:
   name: agent-resume-peer
 listeners:
   - name: oracle
@@ -179,11 +189,7 @@ llm:
   backends:
     - provider: scripted
       script: SCRIPT
-`);
-    const script = join(dir, 'peer.script.yaml');
-    await writeFile(file, (await readFile(file, 'utf8')).replace('SCRIPT', script));
-    await writeFile(
-      script,
+`,
       `name: peer
 scripts:
   - turns:
@@ -201,7 +207,7 @@ scripts:
     expect(injected.status).toBe(202);
     const thread = injected.json.thread as string;
     await until(async () => {
-      const messages = (await call(first.url, `/api/v1/threads/${thread}`)).json.messages as View[];
+      const messages = (await messagesOf(first.url, thread)) ?? [];
       return messages.some((m) => m.to === 'oracle' && m.kind === 'message') ? true : undefined;
     });
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -210,9 +216,7 @@ scripts:
 
     const second = await start(file, { ORACLE_MS: '0' });
     const after = await until(async () => {
-      const messages = (await call(second.url, `/api/v1/threads/${thread}`)).json.messages as
-        | View[]
-        | undefined;
+      const messages = await messagesOf(second.url, thread);
       return messages?.some((m) => m.from === 'asker' && m.kind === 'response') ? messages : undefined;
     }, 30_000);
     expect(after.map((m) => `${m.from}->${m.to} ${m.kind}`)).toEqual([
