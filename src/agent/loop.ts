@@ -73,7 +73,7 @@ export class AgentLoop {
       (state, why) =>
         deps.logger.warn(
           { agent: deps.name, thread: state.thread, why },
-          `agent ${deps.name} dropped a loop waiting for a peer reply (${why === 'ttl' ? 'waited too long' : 'too many waiting loops'}); its caller gets no answer`,
+          `agent ${deps.name} dropped a loop waiting for a peer reply (${why === 'ttl' ? 'waited too long' : 'too many waiting loops'}); ${deps.record ? 'if the reply still comes, the task resumes from the thread history' : 'its caller gets no answer'}`,
         ),
     );
   }
