@@ -86,10 +86,9 @@ export function callKey(turn: number, index: number, call: ToolCallRequest): str
 export function encodeTurn(record: TurnRecord): string {
   const calls = record.calls.map((c) => {
     const call: Record<string, unknown> = { id: c.id, name: c.name, key: c.key };
-    if (c.argsError !== undefined) {
-      call.argsError = c.argsError;
-      if (c.rawArgs !== undefined) call.rawArgs = knownSecrets.redact(c.rawArgs);
-    } else {
+    // The raw text of unreadable arguments is not kept: nothing could redact it by key.
+    if (c.argsError !== undefined) call.argsError = knownSecrets.redact(c.argsError);
+    else {
       const args = c.args ?? {};
       const shown = redact(args, HISTORY_REDACT);
       call.args = shown;

@@ -8,8 +8,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LlmClient } from '../../src/agent/client.ts';
 import { createAgentDefinition } from '../../src/agent/definition.ts';
+import type { AgentFunction } from '../../src/agent/prompt.ts';
 import { createScriptedProvider, type Script } from '../../src/agent/providers/scripted.ts';
-import { decodeTurn } from '../../src/agent/record.ts';
+import { decodeTurn, encodeTurn } from '../../src/agent/record.ts';
+import { rebuildTask } from '../../src/agent/resume.ts';
 import type { CompletionRequest, Provider } from '../../src/agent/types.ts';
 import { UsageTracker } from '../../src/agent/usage.ts';
 import { ThreadHistory } from '../../src/bus/history/index.ts';
@@ -491,5 +493,50 @@ describe('an agent resuming its task from the thread history', () => {
     expect(requests).toHaveLength(1);
     expect(calls).toHaveLength(0);
     expect(answer(out)!.payload).toMatchObject({ text: 'Got pong hi and 5.', status: 'done', turns: 3 });
+  });
+
+  it('records arguments redacted, and does not make again a cut-off call whose arguments lost a secret', () => {
+    const view = (id: string, from: string, to: string, kind: MessageView['kind'], payload: string) =>
+      ({ id, from, to, kind, payload, time: '' }) as MessageView;
+    const payload = encodeTurn({
+      task: 'T',
+      turn: 1,
+      text: 'Calling.',
+      calls: [
+        {
+          id: 'c1',
+          name: 'calculate',
+          args: { expression: '1 + 1', api_key: 'abc-Secret-123' },
+          key: 'turn-1.call-0.aaaaaaaaaaaa',
+        },
+        { id: 'c2', name: 'calculate', args: { expression: '2 + 2' }, key: 'turn-1.call-1.bbbbbbbbbbbb' },
+      ],
+      usage: { input: 90, output: 10 },
+      threadTokens: 100,
+      backend: 'scripted/x',
+    });
+    expect(payload).not.toContain('abc-Secret-123');
+    expect(decodeTurn(payload)!.calls).toMatchObject([
+      { args: { expression: '1 + 1', api_key: '[REDACTED]' }, redacted: true },
+      { args: { expression: '2 + 2' } },
+    ]);
+    const tool = { kind: 'tool', name: 'calculate', target: 'calculate', source: 'native' } as AgentFunction;
+    const rebuilt = rebuildTask(
+      [
+        view('T', 'api', 'worker', 'message', '<worker><task>x</task></worker>'),
+        view('T.turn-1', 'worker', 'worker', 'model-turn', payload),
+      ],
+      0,
+      'worker',
+      new Map([['calculate', tool]]),
+      4096,
+    )!;
+    expect(rebuilt.turns).toBe(1);
+    // The redacted call is answered with a refusal; the other is left to be made again.
+    expect(rebuilt.results.get('c1')).toMatchObject({
+      isError: true,
+      data: { error: { code: 'NotRepeated' } },
+    });
+    expect(rebuilt.results.has('c2')).toBe(false);
   });
 });
