@@ -350,8 +350,14 @@ export class AgentLoop {
   async #replyToRecorded(reply: IncomingReply, ctx: HandlerContext): Promise<HandlerResult> {
     const all = this.#d.history?.(ctx.thread) ?? [];
     const upTo = replyIndex(all, ctx.self, ctx.from, reply);
-    const at = lastTaskIndex(all, ctx.self, upTo < 0 ? all.length : upTo);
-    const rebuilt = at >= 0 ? this.#rebuild(all, at, ctx.self, upTo < 0 ? undefined : upTo) : undefined;
+    // The latest task before the reply that the agent began (a task refused as busy has no turns).
+    let at = upTo < 0 ? all.length : upTo;
+    let rebuilt: Rebuilt | undefined;
+    for (let tries = 0; tries < 8 && !rebuilt; tries++) {
+      at = lastTaskIndex(all, ctx.self, at);
+      if (at < 0) break;
+      rebuilt = this.#rebuild(all, at, ctx.self, upTo < 0 ? undefined : upTo);
+    }
     if (!rebuilt || rebuilt.answered || (rebuilt.final === undefined && rebuilt.calls.length === 0)) {
       this.#d.logger.debug(
         { agent: this.#d.name, thread: ctx.thread, from: ctx.from },

@@ -172,8 +172,9 @@ export function rebuildTask(
       }
       continue;
     }
+    // Its answer (a `busy` one refused another task that came meanwhile, and is not this task's).
     if (m.kind === 'response' && m.from === agent) {
-      out.answered = true;
+      if (!m.payload.includes('<status>busy</status>')) out.answered = true;
       continue;
     }
     if (!open) {

@@ -436,8 +436,15 @@ describe('an agent resuming its task from the thread history', () => {
       payload: '<helper><task>Ask slow.</task></helper>',
     });
     await peerGotIt;
-    // The agent is swapped for a fresh one (as a reload does): the waiting loop is gone with the old.
+    // Another task meanwhile is refused as busy; it is not the one the reply belongs to.
     const bus = running.bus;
+    await bus.inject({ to: 'helper', payload: '<helper><task>Me too.</task></helper>', thread });
+    await until(() =>
+      bus.thread(thread)?.messages.some((m) => m.payload.includes('<status>busy</status>'))
+        ? true
+        : undefined,
+    );
+    // The agent is swapped for a fresh one (as a reload does): the waiting loop is gone with the old.
     const { config, definition: fresh, requests } = freshHelper(bus, history);
     bus.reconfigure([
       listenerSpec({ name: 'helper', definition: fresh, peers: ['slow'], config }),
