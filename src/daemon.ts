@@ -16,12 +16,14 @@ import { configSecrets, knownSecrets } from './audit/redact.ts';
 import { Bus, type BusHooks } from './bus/bus.ts';
 import { HistoryLog, ThreadHistory, toView } from './bus/history/index.ts';
 import { Journal } from './bus/journal/journal.ts';
+import { within } from './bus/lifecycle.ts';
 import { MemoryTransport } from './bus/memory-transport.ts';
 import { createBusBackend } from './bus/redis/backend.ts';
 import { loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
 import { ensureOrganismFolders } from './daemon/folders.ts';
 import { createOrganismService } from './daemon/service.ts';
+import { RELEASE_TIMEOUT_MS } from './daemon/shutdown.ts';
 import { type DaemonState, listenerSpecs, sanitizedConfig } from './daemon/state.ts';
 import { auditTee, SwappableTools } from './daemon/tools.ts';
 import { createLogger } from './observability/logger.ts';
@@ -175,7 +177,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     },
   };
   // bus.transport: memory (one daemon) or redis (several daemons sharing this organism).
-  const backend = createBusBackend(config, logger, { metrics: metricsRegistry });
+  const backend = createBusBackend(config, logger, {
+    metrics: metricsRegistry,
+    closeTimeoutMs: RELEASE_TIMEOUT_MS,
+  });
   // One daemon: a journaled memory transport, so accepted work survives a crash (invariant 9).
   if (backend.transport instanceof MemoryTransport) {
     try {
@@ -302,11 +307,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         process.off('SIGHUP', onSighup);
         current.stopping = true;
         hub.lifecycle('organism.stopping');
-        await running.close();
+        // Every step has a deadline, so a Redis that is away or frozen cannot hold the shutdown
+        // past drain_timeout_ms + 2 s (daemon/shutdown.ts); what is not acknowledged by then
+        // stays in Redis for another daemon.
+        await within(running.close(), RELEASE_TIMEOUT_MS);
         await removeAddressFile(config.organism.data_dir, running.url).catch(() => {});
         const result = await bus.stop(drainMs);
-        await backend.close();
-        await current.tools.close();
+        await within(backend.close(), RELEASE_TIMEOUT_MS);
+        await within(current.tools.close(), RELEASE_TIMEOUT_MS);
         await historyLog
           ?.close()
           .catch((error: unknown) => logger.error({ err: error }, 'history did not flush'));

@@ -73,16 +73,7 @@ export class Lifecycle {
     if (this.sweeper) clearInterval(this.sweeper);
     // A paused listener would hold the drain to its deadline: what is queued gets its chance now.
     for (const queue of bus.queues.values()) queue.resume();
-    let timer: NodeJS.Timeout | undefined;
-    const drained =
-      this.inFlight.total === 0 ||
-      (await Promise.race([
-        this.inFlight.drained().then(() => true),
-        new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(false), drainMs);
-        }),
-      ]));
-    clearTimeout(timer);
+    const drained = this.inFlight.total === 0 || (await within(this.inFlight.drained(), drainMs));
     let abandoned = 0;
     if (!drained) {
       for (const ctx of bus.running) ctx.abort(new ShuttingDownError());
@@ -105,4 +96,24 @@ export class Lifecycle {
     await bus.transport.close();
     return { drained, abandoned };
   }
+}
+
+/**
+ * Waits for `promise` to settle, but no longer than `ms`: true if it settled in time. What it
+ * waits for is left running. Every wait of a shutdown goes through here, so none outlasts its share.
+ */
+export async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  if (ms <= 0) return false;
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return settled;
 }

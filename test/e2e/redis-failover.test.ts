@@ -5,7 +5,7 @@
  * and none of the messages the survivors are working on (each runs far longer than the claim
  * time) is taken from them.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,12 +16,14 @@ import {
   cluster,
   dropGroup,
   inject,
+  type JobStart,
+  jobStarts,
   SHARED_REDIS,
+  sleeperYaml,
   uniqueGroup,
   until,
 } from './redis-support/harness.ts';
 
-const HERE = fileURLToPath(new URL('./redis-support/', import.meta.url));
 const SCRIPT = fileURLToPath(new URL('../../listeners/assistant.script.yaml', import.meta.url));
 
 let running: Cluster | undefined;
@@ -33,27 +35,10 @@ afterEach(async () => {
   group = '';
 });
 
-function yaml(group: string): string {
-  return `organism:
-  name: failover-test
-  data_dir: \${ORGANISM_TEST_DATA}
-  log_level: info
-server:
-  host: 127.0.0.1
-  port: 0
-bus:
-  transport: redis
-  url: ${SHARED_REDIS}
-  group: ${group}
-history:
-  max_bytes: 0
-listeners:
-  - name: sleeper
-    handler: ${HERE}sleeper.ts
-    timeout_ms: 120000
-  - name: assistant
+/** Beside the sleeper, the 300 s agent whose timeout used to set how long a dead daemon's work waited. */
+const AGENT = `  - name: assistant
     agent: true
-    description: A slow agent; its 300 s timeout used to set how long a dead daemon's messages waited.
+    description: A slow agent.
     prompt: You answer questions.
     timeout_ms: 300000
 llm:
@@ -61,21 +46,6 @@ llm:
     - provider: scripted
       script: ${SCRIPT}
 `;
-}
-
-interface Start {
-  n: number;
-  pid: number;
-  at: number;
-}
-
-async function starts(file: string): Promise<Start[]> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as Start);
-}
 
 describe('failover', { timeout: 90_000 }, () => {
   it("starts a killed daemon's messages on the others within 10 s, with a 300 s agent in the organism", async () => {
@@ -84,12 +54,15 @@ describe('failover', { timeout: 90_000 }, () => {
     const dir = await mkdtemp(join(tmpdir(), 'organism-failover-'));
     const log = join(dir, 'starts.jsonl');
     try {
-      running = await cluster(yaml(group), 3, { SLEEPER_LOG: log, SLEEPER_MS: '60000' });
+      running = await cluster(sleeperYaml({ redisUrl: SHARED_REDIS, group, more: AGENT }), 3, {
+        SLEEPER_LOG: log,
+        SLEEPER_MS: '60000',
+      });
       const [a, b, c] = running.daemons as [DaemonProcess, DaemonProcess, DaemonProcess];
       // Everything goes in through the daemon that will die, as in the issue's measurement.
       for (let i = 0; i < jobs; i++) await inject(a.url, `<nap><n>${i}</n></nap>`, 'sleeper');
       const before = await until(async () => {
-        const s = await starts(log);
+        const s = await jobStarts(log);
         return s.length === jobs ? s : undefined;
       }, 'every job to start');
       const held = before.filter((s) => s.pid === a.child.pid).map((s) => s.n);
@@ -101,8 +74,8 @@ describe('failover', { timeout: 90_000 }, () => {
       const survivors = new Set([b.child.pid, c.child.pid]);
       const takenOver = await until(
         async () => {
-          const again = (await starts(log)).slice(jobs).filter((s) => survivors.has(s.pid));
-          const first = new Map<number, Start>();
+          const again = (await jobStarts(log)).slice(jobs).filter((s) => survivors.has(s.pid));
+          const first = new Map<number, JobStart>();
           for (const s of again) if (held.includes(s.n) && !first.has(s.n)) first.set(s.n, s);
           return first.size === held.length ? first : undefined;
         },
@@ -116,7 +89,7 @@ describe('failover', { timeout: 90_000 }, () => {
       // Long after their claim time (4 s), the survivors still hold what they were working on:
       // nothing started twice but the dead daemon's jobs, once each.
       await new Promise((r) => setTimeout(r, 6_000));
-      const all = await starts(log);
+      const all = await jobStarts(log);
       const count = new Map<number, number>();
       for (const s of all) count.set(s.n, (count.get(s.n) ?? 0) + 1);
       for (let n = 0; n < jobs; n++) expect(count.get(n), `job ${n}`).toBe(held.includes(n) ? 2 : 1);

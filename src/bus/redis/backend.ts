@@ -27,6 +27,11 @@ export interface BusBackend {
 export interface BusBackendOptions {
   /** Prometheus registry for the redis bus gauges (dead letters, claims, acks). */
   metrics?: Registry;
+  /**
+   * How long closing the redis transport may take after the drain, ms (RedisBusOptions'
+   * closeTimeoutMs): the daemon keeps its whole shutdown within drain_timeout_ms + 2 s.
+   */
+  closeTimeoutMs?: number;
 }
 
 export function createBusBackend(
@@ -46,6 +51,7 @@ export function createBusBackend(
     // Entries are claimable a few missed heartbeats after their daemon stopped marking them, not
     // after the slowest handler's timeout: a live daemon marks what it holds however long it runs.
     heartbeatMs: bus.heartbeat_ms,
+    closeTimeoutMs: options.closeTimeoutMs,
     logger: log,
   });
   const threadStore = new RedisThreadStore({

@@ -11,6 +11,8 @@ export interface BusConnection {
   client: Redis;
   /** host:port of the server, safe to log. */
   address: string;
+  /** The connection failed and has not been ready since (Redis away): nothing sent now is answered soon. */
+  readonly down: boolean;
 }
 
 export function busClientOptions(connectTimeoutMs: number, name: string): RedisOptions {
@@ -48,7 +50,13 @@ export function openBusClient(
   client.on('ready', () => {
     down = false;
   });
-  return { client, address: redisAddress(url) };
+  return {
+    client,
+    address: redisAddress(url),
+    get down() {
+      return down;
+    },
+  };
 }
 
 /** Removes a password that a Redis URL may carry from a text. */

@@ -13,6 +13,7 @@
  * this daemon had taken but not finished before Redis restarted is not stranded.
  */
 import type { Redis } from 'ioredis';
+import { within } from '../lifecycle.ts';
 import type { Message } from '../message.ts';
 import type { Deliver } from '../transport.ts';
 import { type LoadReply, type ReadEntry, type StreamEntry, unpackState } from './batch.ts';
@@ -69,6 +70,8 @@ export class StreamReader {
   private recover = true;
   private connectedOnce = false;
   private stopped = false;
+  /** When stop() gives up waiting for in-flight deliveries (epoch ms), set by its first call. */
+  private stopDeadline = 0;
   private slotWaiter: (() => void) | undefined;
   private readonly loopDone: Promise<void>;
   private lastError = '';
@@ -286,27 +289,27 @@ export class StreamReader {
   }
 
   /**
-   * Stops reading; in-flight deliveries finish (bounded by closeTimeoutMs) and are acknowledged.
-   * Entries read but not yet handed over stay pending for this consumer and are claimed by others.
+   * Stops reading; in-flight deliveries finish and are acknowledged, until `deadline` (epoch ms;
+   * default closeTimeoutMs after the first call), whatever Redis does. Entries read but not yet
+   * handed over, and deliveries cut off by the deadline, stay pending for this consumer and are
+   * claimed by others once its heartbeat has stopped.
    */
-  async stop(): Promise<void> {
-    if (this.stopped) return this.loopDone;
-    this.stopped = true;
-    const wake = this.slotWaiter;
-    this.slotWaiter = undefined;
-    wake?.();
-    // Disconnecting rejects a blocked XREADGROUP at once instead of waiting out its BLOCK.
-    this.client.disconnect();
-    await this.loopDone;
+  async stop(deadline?: number): Promise<void> {
+    if (!this.stopped) {
+      this.stopped = true;
+      this.stopDeadline = Date.now() + this.host.options.closeTimeoutMs;
+      const wake = this.slotWaiter;
+      this.slotWaiter = undefined;
+      wake?.();
+      // Disconnecting rejects a blocked XREADGROUP at once instead of waiting out its BLOCK.
+      this.client.disconnect();
+    }
+    const until = Math.min(deadline ?? this.stopDeadline, this.stopDeadline);
+    // The loop ends at once, unless it waits for a read in the transport's batch (Redis away or
+    // slow): that one ends when the transport drops its connection.
+    await within(this.loopDone, until - Date.now());
     if (this.inFlight.size > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.allSettled([...this.inFlight.values()]),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, this.host.options.closeTimeoutMs);
-        }),
-      ]);
-      clearTimeout(timer);
+      await within(Promise.allSettled([...this.inFlight.values()]), until - Date.now());
     }
   }
 }

@@ -19,6 +19,7 @@
  */
 import type { Redis } from 'ioredis';
 import { TransportError } from '../../errors.ts';
+import { within } from '../lifecycle.ts';
 import type { Message } from '../message.ts';
 import type { Deliver, SubscribeOptions, Subscription, Transport } from '../transport.ts';
 import { CommandBatch, type LoadReply, type ReadEntry } from './batch.ts';
@@ -161,19 +162,28 @@ export class RedisTransport implements Transport, ReaderHost {
     };
   }
 
+  /**
+   * Flushes what is queued, lets deliveries in flight finish and closes the connections, all
+   * within closeTimeoutMs, whatever Redis does: with Redis away nothing is waited for, and a slow
+   * or frozen Redis is given up on at the deadline. What is not acknowledged by then stays
+   * pending and goes to another daemon once this one's heartbeat has stopped.
+   */
   async close(): Promise<void> {
     this.closing ??= (async () => {
+      const deadline = Date.now() + this.options.closeTimeoutMs;
+      const left = () => deadline - Date.now();
       for (const timer of this.timers) clearInterval(timer);
-      // Publishes already accepted go out and are answered (unless Redis stays away that long).
-      await Promise.race([this.batch.drain(), sleep(this.options.closeTimeoutMs)]);
-      await Promise.all([...this.readers.values()].map((r) => r.stop()));
-      this.readers.clear();
       const { client } = this.connection;
+      // Publishes already accepted go out and are answered (unless Redis is away or too slow).
+      if (!this.connection.down) await within(this.batch.drain(), left());
+      await Promise.all([...this.readers.values()].map((r) => r.stop(deadline)));
+      this.readers.clear();
       if (client.status === 'ready') {
         // The last thread-state writes and acks, then the connection.
-        await Promise.race([this.batch.drain(), sleep(this.options.closeTimeoutMs)]);
-        await Promise.race([client.quit().catch(() => {}), sleep(this.options.closeTimeoutMs)]);
+        await within(this.batch.drain(), left());
+        await within(client.quit(), left());
       }
+      // Rejects what still waits for Redis, and stops reconnecting.
       client.disconnect();
     })();
     return this.closing;
@@ -279,8 +289,4 @@ export class RedisTransport implements Transport, ReaderHost {
       { cause: error },
     );
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

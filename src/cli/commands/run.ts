@@ -7,7 +7,8 @@ export const summary = 'run the organism: the bus and its HTTP API on 127.0.0.1'
 const HELP = `usage: organism run [--config FILE] [--port N] [--host ADDR]
 
 Starts the daemon. Logs are JSON lines on stdout. SIGINT or SIGTERM drains in-flight messages
-(bus.drain_timeout_ms at most) and exits 0.`;
+(bus.drain_timeout_ms at most) and exits 0, within bus.drain_timeout_ms + 2 s whatever Redis does.
+Started by npm (npm start, npx organism run), it also stops when npm does.`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const { values } = parseCommandArgs(
@@ -28,19 +29,27 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   const { startDaemon } = await import('../../daemon.ts');
   const daemon = await startDaemon({ configPath: values.config, port, host: values.host });
   io.err(`organism '${daemon.config.organism.name}' listening on ${daemon.url}`);
+  const { armExitDeadline, onStopRequest } = await import('../../daemon/shutdown.ts');
   await new Promise<void>((resolve) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      daemon.logger.info({ signal }, 'shutting down');
-      daemon.close().then(
+    onStopRequest((signal) => {
+      const drainMs = daemon.config.bus.drain_timeout_ms;
+      daemon.logger.info({ signal, drain_timeout_ms: drainMs }, 'shutting down');
+      // The last line: out within drain_timeout_ms + 2 s, whatever still holds the process.
+      armExitDeadline(drainMs, () => {
+        daemon.logger.error(
+          { drain_timeout_ms: drainMs },
+          'shutdown did not finish in time: exiting; unacknowledged work is left for redelivery',
+        );
+        process.exit(1);
+      });
+      daemon.close(drainMs).then(
         () => resolve(),
         () => resolve(),
       );
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    });
   });
+  // Stopped. A handler that ignores its abort signal (a timer, a call that takes no signal) must
+  // not keep the process alive: once nothing but such leftovers holds it, it ends.
+  setTimeout(() => process.exit(), 100).unref();
   return 0;
 }

@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +61,53 @@ ${smtp}listeners:
   - name: crasher
     handler: ${HERE}crasher.ts
 `;
+}
+
+/**
+ * An organism of one long-running listener, `sleeper` (sleeper.ts: it notes each job's start in
+ * SLEEPER_LOG), on the Redis transport; `more` is appended (further listeners, an llm section).
+ */
+export function sleeperYaml(o: {
+  redisUrl: string;
+  group: string;
+  drainTimeoutMs?: number;
+  more?: string;
+}): string {
+  const drain = o.drainTimeoutMs === undefined ? '' : `  drain_timeout_ms: ${o.drainTimeoutMs}\n`;
+  return `organism:
+  name: sleeper-test
+  data_dir: \${ORGANISM_TEST_DATA}
+  log_level: info
+server:
+  host: 127.0.0.1
+  port: 0
+bus:
+  transport: redis
+  url: ${o.redisUrl}
+  group: ${o.group}
+${drain}history:
+  max_bytes: 0
+listeners:
+  - name: sleeper
+    handler: ${HERE}sleeper.ts
+    timeout_ms: 120000
+${o.more ?? ''}`;
+}
+
+/** One line of SLEEPER_LOG: job n started in process pid at epoch ms `at`. */
+export interface JobStart {
+  n: number;
+  pid: number;
+  at: number;
+}
+
+/** Every job start noted in `file` so far, in order. */
+export async function jobStarts(file: string): Promise<JobStart[]> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as JobStart);
 }
 
 export interface Cluster {
@@ -225,6 +272,9 @@ export interface OwnRedis {
   start(): Promise<void>;
   /** SHUTDOWN: the append-only file is flushed, then the server exits. */
   stop(): Promise<void>;
+  /** SIGSTOP / SIGCONT: the server keeps its connections but answers nothing until thawed. */
+  freeze(): void;
+  thaw(): void;
   dispose(): Promise<void>;
 }
 
@@ -276,6 +326,7 @@ export async function ownRedis(): Promise<OwnRedis> {
   const stop = async () => {
     const running = child;
     if (!running || running.exitCode !== null) return;
+    running.kill('SIGCONT'); // a frozen server cannot shut down
     const exited = new Promise((r) => running.once('exit', r));
     running.kill('SIGTERM'); // redis shuts down cleanly on SIGTERM (AOF flushed)
     await exited;
@@ -286,6 +337,8 @@ export async function ownRedis(): Promise<OwnRedis> {
     url: `redis://127.0.0.1:${port}`,
     start,
     stop,
+    freeze: () => child?.kill('SIGSTOP'),
+    thaw: () => child?.kill('SIGCONT'),
     async dispose() {
       await stop();
       await rm(dir, { recursive: true, force: true });
