@@ -91,16 +91,27 @@ export class AgentLoop {
       );
     }
     const all = this.#d.history?.(ctx.thread) ?? [];
-    const at = lastTaskIndex(all, ctx.self);
     this.#seedUsage(ctx.thread, all);
+    // The task's message is the latest one to the agent, unless it is delivered again after a
+    // restart and another task was refused as busy meanwhile: then an earlier one it had begun.
+    let at = lastTaskIndex(all, ctx.self);
+    let rebuilt = at >= 0 ? this.#rebuild(all, at, ctx.self) : undefined;
+    if (!rebuilt && at >= 0 && taskOf(all[at]!.payload) !== task) {
+      for (let i = lastTaskIndex(all, ctx.self, at), tries = 0; i >= 0 && tries < 8; tries++) {
+        if (taskOf(all[i]!.payload) === task) {
+          const begun = this.#rebuild(all, i, ctx.self);
+          if (begun && !begun.answered) [at, rebuilt] = [i, begun];
+          break;
+        }
+        i = lastTaskIndex(all, ctx.self, i);
+      }
+    }
     const state = newLoopState(
       ctx.thread,
       ctx.from,
       at >= 0 ? all[at]!.id : '',
       this.#firstMessage(all, at, ctx.self, ctx.from, task),
     );
-    // The task's message delivered again (after a restart) to a task the thread shows begun.
-    const rebuilt = at >= 0 ? this.#rebuild(all, at, ctx.self) : undefined;
     if (rebuilt) return this.#resume(state, rebuilt, ctx);
     this.loops.set(state);
     return this.#run(state, ctx, []);

@@ -546,4 +546,22 @@ describe('an agent resuming its task from the thread history', () => {
     });
     expect(rebuilt.results.has('c2')).toBe(false);
   });
+
+  it('resumes the task delivered again though another task came meanwhile and was refused as busy', async () => {
+    const history = new ThreadHistory({ maxPerThread: 1000, maxThreads: 100 });
+    const { thread } = await firstRun(history, []);
+    await running!.bus.inject({ to: 'worker', payload: '<worker><task>Another.</task></worker>', thread });
+    await until(() =>
+      history.messages(thread)!.messages.some((m) => m.payload.includes('<status>busy</status>'))
+        ? true
+        : undefined,
+    );
+    const second = secondRun(() => history.messages(thread)!.messages, history);
+    const out = await second.definition.handler(
+      { task: 'Do the five steps.' },
+      context(thread, calculate).ctx,
+    );
+    expect(second.requests).toHaveLength(3);
+    expect(answer(out)!.payload).toMatchObject({ text: 'Done: 21 and 4.', status: 'done', turns: 5 });
+  });
 });
