@@ -157,6 +157,23 @@ export function frameTask(from: string, task: string): string {
   return `<task from="${escapeAttr(from)}">\n${neutralize(task)}\n</task>`;
 }
 
+/**
+ * What `self` itself sent or received in the thread before `end` (other branches of the thread are
+ * not its business; its model-turn records are its own notes, not messages), the latest `count`,
+ * framed.
+ */
+export function frameOwnHistory(
+  all: readonly MessageView[],
+  end: number,
+  self: string,
+  count: number,
+  maxBytes: number,
+): string {
+  if (end === 0) return '';
+  const own = all.slice(0, end).filter((m) => (m.from === self || m.to === self) && m.kind !== 'model-turn');
+  return frameHistory(own.slice(Math.max(0, own.length - count)), maxBytes);
+}
+
 /** Earlier messages of the thread, oldest first, as data. Empty when there are none. */
 export function frameHistory(messages: readonly MessageView[], maxBytes: number): string {
   if (messages.length === 0) return '';

@@ -16,9 +16,9 @@ import type { MessageView } from '../bus/message.ts';
 import type { HandlerContext, HandlerResult, IncomingReply, Outgoing } from '../listener/types.ts';
 import type { LlmClient } from './client.ts';
 import {
-  frameHistory,
   frameInvalidArguments,
   frameLocalRefusal,
+  frameOwnHistory,
   framePeerReply,
   frameSent,
   frameTask,
@@ -26,8 +26,15 @@ import {
 } from './frame.ts';
 import type { AgentLoopOptions } from './options.ts';
 import type { AgentFunction } from './prompt.ts';
-import { callKey, decodeLoose, encodeTurn, type RecordedCall, type RecordFn, TURN_KIND } from './record.ts';
-import { lastTaskIndex, type Rebuilt, rebuildTask, recordedThreadTokens, replyIndex } from './resume.ts';
+import { callKey, type RecordedCall, type RecordFn, turnEntry } from './record.ts';
+import {
+  findDelivered,
+  findReplied,
+  type RebuildOptions,
+  type Rebuilt,
+  recordedThreadTokens,
+  taskOf,
+} from './resume.ts';
 import { type LoopState, LoopStore, newLoopState } from './state.ts';
 import type { AgentLogger, CompletionTurn, ToolCallRequest, ToolCallResult } from './types.ts';
 import type { UsageTracker } from './usage.ts';
@@ -61,11 +68,13 @@ export interface AgentLoopDeps {
 export class AgentLoop {
   readonly #d: AgentLoopDeps;
   readonly #byName: Map<string, AgentFunction>;
+  readonly #rebuildOptions: RebuildOptions;
   readonly loops: LoopStore;
 
   constructor(deps: AgentLoopDeps) {
     this.#d = deps;
     this.#byName = new Map(deps.functions.map((f) => [f.name, f]));
+    this.#rebuildOptions = { functions: this.#byName, resultBytes: deps.options.resultBytes };
     this.loops = new LoopStore(
       deps.options.maxPendingLoops,
       deps.options.pendingTtlMs,
@@ -92,20 +101,7 @@ export class AgentLoop {
     }
     const all = this.#d.history?.(ctx.thread) ?? [];
     this.#seedUsage(ctx.thread, all);
-    // The task's message is the latest one to the agent, unless it is delivered again after a
-    // restart and another task was refused as busy meanwhile: then an earlier one it had begun.
-    let at = lastTaskIndex(all, ctx.self);
-    let rebuilt = at >= 0 ? this.#rebuild(all, at, ctx.self) : undefined;
-    if (!rebuilt && at >= 0 && taskOf(all[at]!.payload) !== task) {
-      for (let i = lastTaskIndex(all, ctx.self, at), tries = 0; i >= 0 && tries < 8; tries++) {
-        if (taskOf(all[i]!.payload) === task) {
-          const begun = this.#rebuild(all, i, ctx.self);
-          if (begun && !begun.answered) [at, rebuilt] = [i, begun];
-          break;
-        }
-        i = lastTaskIndex(all, ctx.self, i);
-      }
-    }
+    const { at, rebuilt } = findDelivered(all, ctx.self, task, this.#rebuildOptions);
     const state = newLoopState(
       ctx.thread,
       ctx.from,
@@ -313,18 +309,9 @@ export class AgentLoop {
 
   /** The first user message: the agent's earlier messages in the thread, then the task. */
   #firstMessage(all: readonly MessageView[], at: number, self: string, from: string, task: string): string {
-    const history = this.#history(all, at < 0 ? all.length : at, self);
+    const { historyMessages, historyBytes } = this.#d.options;
+    const history = frameOwnHistory(all, at < 0 ? all.length : at, self, historyMessages, historyBytes);
     return history === '' ? frameTask(from, task) : `${history}\n\n${frameTask(from, task)}`;
-  }
-
-  /** The agent's earlier messages in the thread, up to the message that brought this task. */
-  #history(all: readonly MessageView[], end: number, self: string): string {
-    if (end === 0) return '';
-    // Only what this agent itself sent or received: other branches of the thread are not its
-    // business. Its model-turn records are its own notes, not messages.
-    const own = all.slice(0, end).filter((m) => (m.from === self || m.to === self) && m.kind !== TURN_KIND);
-    const earlier = own.slice(Math.max(0, own.length - this.#d.options.historyMessages));
-    return frameHistory(earlier, this.#d.options.historyBytes);
   }
 
   /** Tokens used in the thread before this process counted them, from the agent's last turn record. */
@@ -335,12 +322,9 @@ export class AgentLoop {
 
   #recordTurn(state: LoopState, turn: CompletionTurn, calls: RecordedCall[]): void {
     if (!this.#d.record || state.task === '') return;
-    this.#d.record(state.thread, {
-      id: `${state.task}.turn-${state.turns}`,
-      from: this.#d.name,
-      to: this.#d.name,
-      kind: TURN_KIND,
-      payload: encodeTurn({
+    this.#d.record(
+      state.thread,
+      turnEntry(this.#d.name, {
         task: state.task,
         turn: state.turns,
         text: turn.text,
@@ -349,26 +333,13 @@ export class AgentLoop {
         threadTokens: this.#d.usage.threadTokens(this.#d.name, state.thread),
         backend: state.backend,
       }),
-      time: Date.now(),
-    });
-  }
-
-  #rebuild(all: readonly MessageView[], at: number, self: string, replyAt?: number): Rebuilt | undefined {
-    return rebuildTask(all, at, self, this.#byName, this.#d.options.resultBytes, replyAt);
+    );
   }
 
   /** A reply for a loop this process does not hold: the task goes on from the thread's record. */
   async #replyToRecorded(reply: IncomingReply, ctx: HandlerContext): Promise<HandlerResult> {
     const all = this.#d.history?.(ctx.thread) ?? [];
-    const upTo = replyIndex(all, ctx.self, ctx.from, reply);
-    // The latest task before the reply that the agent began (a task refused as busy has no turns).
-    let at = upTo < 0 ? all.length : upTo;
-    let rebuilt: Rebuilt | undefined;
-    for (let tries = 0; tries < 8 && !rebuilt; tries++) {
-      at = lastTaskIndex(all, ctx.self, at);
-      if (at < 0) break;
-      rebuilt = this.#rebuild(all, at, ctx.self, upTo < 0 ? undefined : upTo);
-    }
+    const { at, rebuilt } = findReplied(all, ctx.self, ctx.from, reply, this.#rebuildOptions);
     if (!rebuilt || rebuilt.answered || (rebuilt.final === undefined && rebuilt.calls.length === 0)) {
       this.#d.logger.debug(
         { agent: this.#d.name, thread: ctx.thread, from: ctx.from },
@@ -426,12 +397,6 @@ export function answerPayload(answer: Answer): Record<string, unknown> {
     turns: answer.turns,
     ...(answer.backend ? { backend: answer.backend } : {}),
   };
-}
-
-/** The task text of a task message's payload (`<NAME><task>...</task></NAME>`). */
-function taskOf(payload: string): string {
-  const task = decodeLoose(payload).task;
-  return typeof task === 'string' ? task : '';
 }
 
 /** Providers should give unique ids; a model that repeats one still gets one answer per call. */

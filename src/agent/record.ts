@@ -108,6 +108,18 @@ export function encodeTurn(record: TurnRecord): string {
   });
 }
 
+/** The history entry of `agent`'s turn: from and to the agent, id from the task and the turn. */
+export function turnEntry(agent: string, record: TurnRecord): Parameters<RecordFn>[1] {
+  return {
+    id: `${record.task}.turn-${record.turn}`,
+    from: agent,
+    to: agent,
+    kind: TURN_KIND,
+    payload: encodeTurn(record),
+    time: Date.now(),
+  };
+}
+
 /** A `model-turn` record's payload, or undefined when it is not one this version can read. */
 export function decodeTurn(payload: string): TurnRecord | undefined {
   try {

@@ -53,6 +53,66 @@ export interface Rebuilt {
   unsent: Array<{ target: string; args: Record<string, unknown> }>;
 }
 
+/** What a rebuild needs of the agent: its functions by name, and the bytes of a result shown. */
+export interface RebuildOptions {
+  functions: ReadonlyMap<string, AgentFunction>;
+  resultBytes: number;
+}
+
+/** The task text of a task message's payload (`<NAME><task>...</task></NAME>`). */
+export function taskOf(payload: string): string {
+  const task = decodeLoose(payload).task;
+  return typeof task === 'string' ? task : '';
+}
+
+/**
+ * The message that brought the task `task` being delivered, and what the thread says of it. It is
+ * the latest one to the agent, unless it is delivered again after a restart and another task was
+ * refused as busy meanwhile: then the earlier one with that text that the agent had begun.
+ * `rebuilt` is undefined for a task not begun (the usual case: it starts now).
+ */
+export function findDelivered(
+  all: readonly MessageView[],
+  agent: string,
+  task: string,
+  options: RebuildOptions,
+): { at: number; rebuilt: Rebuilt | undefined } {
+  const latest = lastTaskIndex(all, agent);
+  if (latest < 0) return { at: latest, rebuilt: undefined };
+  const rebuilt = rebuildTask(all, latest, agent, options);
+  if (rebuilt || taskOf(all[latest]!.payload) === task) return { at: latest, rebuilt };
+  for (let i = lastTaskIndex(all, agent, latest), tries = 0; i >= 0 && tries < 8; tries++) {
+    if (taskOf(all[i]!.payload) === task) {
+      const begun = rebuildTask(all, i, agent, options);
+      return begun && !begun.answered ? { at: i, rebuilt: begun } : { at: latest, rebuilt: undefined };
+    }
+    i = lastTaskIndex(all, agent, i);
+  }
+  return { at: latest, rebuilt: undefined };
+}
+
+/**
+ * The task a reply belongs to: the latest one before the reply that the agent began (a task
+ * refused as busy has no turns), rebuilt without the replies still to be delivered after it.
+ */
+export function findReplied(
+  all: readonly MessageView[],
+  agent: string,
+  from: string,
+  reply: IncomingReply,
+  options: RebuildOptions,
+): { at: number; rebuilt: Rebuilt | undefined } {
+  const upTo = replyIndex(all, agent, from, reply);
+  let at = upTo < 0 ? all.length : upTo;
+  for (let tries = 0; tries < 8; tries++) {
+    at = lastTaskIndex(all, agent, at);
+    if (at < 0) break;
+    const rebuilt = rebuildTask(all, at, agent, options, upTo < 0 ? undefined : upTo);
+    if (rebuilt) return { at, rebuilt };
+  }
+  return { at: -1, rebuilt: undefined };
+}
+
 /** Index of the message that gave `agent` its latest task (`to` it, kind message), or -1. */
 export function lastTaskIndex(all: readonly MessageView[], agent: string, end = all.length): number {
   for (let i = end - 1; i >= 0; i--) {
@@ -99,8 +159,7 @@ export function rebuildTask(
   all: readonly MessageView[],
   taskIndex: number,
   agent: string,
-  functions: ReadonlyMap<string, AgentFunction>,
-  resultBytes: number,
+  { functions, resultBytes }: RebuildOptions,
   replyAt = Number.POSITIVE_INFINITY,
 ): Rebuilt | undefined {
   const task = all[taskIndex]!;

@@ -535,8 +535,7 @@ describe('an agent resuming its task from the thread history', () => {
       ],
       0,
       'worker',
-      new Map([['calculate', tool]]),
-      4096,
+      { functions: new Map([['calculate', tool]]), resultBytes: 4096 },
     )!;
     expect(rebuilt.turns).toBe(1);
     // The redacted call is answered with a refusal; the other is left to be made again.
