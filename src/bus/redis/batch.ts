@@ -25,7 +25,7 @@ import type { Redis } from 'ioredis';
  * ARGV[1..11] is a header (see CommandBatch.header), then operations, each an opcode and its
  * arguments; keys are 1-based KEYS indexes (every key carries the organism's hash tag, so one
  * script may touch them all on a cluster too). Returns {results, errors}: one result per xadd /
- * settle / load / read / xack in queue order (a failure as '!<message>'), and the errors of the
+ * settle / load / read / xack / beat in queue order (a failure as '!<message>'), and the errors of the
  * operations that return nothing. History entries, idle and stop notices are announced with one
  * PUBLISH at the end: the origin line, then one line each.
  */
@@ -218,6 +218,31 @@ local function xack(i)
   end
   return acked
 end
+-- stream key, n, n ids: the entries this daemon holds there (the heartbeat, heartbeat.ts). Each
+-- one still pending for this consumer is marked alive (XCLAIM to itself with JUSTID: idle time
+-- reset, no delivery counted); returns the ids another consumer owns now, each followed by its
+-- owner. One no longer pending (acknowledged, its ack on its way back) is skipped.
+local function beat(i)
+  local k = key(i + 1)
+  local mine = {k, GROUP, CONSUMER, '0'}
+  local taken = {}
+  for j = i + 3, i + 2 + tonumber(ARGV[i + 2]) do
+    local row = redis.call('XPENDING', k, GROUP, ARGV[j], ARGV[j], 1)[1]
+    if row then
+      if row[2] == CONSUMER then
+        mine[#mine + 1] = ARGV[j]
+      else
+        taken[#taken + 1] = ARGV[j]
+        taken[#taken + 1] = row[2]
+      end
+    end
+  end
+  if #mine > 4 then
+    mine[#mine + 1] = 'JUSTID'
+    redis.call('XCLAIM', unpack(mine))
+  end
+  return taken
+end
 
 local i = 12
 local n = #ARGV
@@ -233,6 +258,7 @@ while i <= n do
   elseif op == 'hdel' then f, size = hdel, 3
   elseif op == 'load' then f, size, result = load, 4, true
   elseif op == 'xack' then f, size, result = xack, 3 + tonumber(ARGV[i + 2]), true
+  elseif op == 'beat' then f, size, result = beat, 3 + tonumber(ARGV[i + 2]), true
   elseif op == 'pexpire' then f, size = pexpire, 3
   elseif op == 'follow' then f, size = follow, 4
   elseif op == 'event' then events[#events + 1] = ARGV[i + 1]; size = 2
@@ -283,7 +309,7 @@ export function unpackState(state: string | null | undefined): LoadReply | undef
   return [f[0]!, f[1]!, f[2]!, f[3]!, f[4]!, f[5] || null, f[6] || null, f[7]!];
 }
 
-type Reply = number | LoadReply | ReadEntry[];
+type Reply = number | LoadReply | ReadEntry[] | string[];
 
 interface Waiter {
   resolve(value: Reply): void;
@@ -497,6 +523,21 @@ export class CommandBatch {
       acks.waiters.push(w);
       this.queued();
     }) as Promise<unknown> as Promise<void>;
+  }
+
+  /**
+   * The heartbeat of the entries `ids` of a stream (see the script's beat): resolves with the ids
+   * another consumer owns now, each followed by its owner. It rides in the next batch, so marking
+   * costs no command of its own.
+   */
+  beat(stream: string, ids: readonly string[]): Promise<string[]> {
+    return this.withResult((w) => {
+      this.waiters.push(w);
+      this.close();
+      this.args.push('beat', this.key(stream), String(ids.length));
+      for (const id of ids) this.args.push(id);
+      this.queued();
+    }) as Promise<string[]>;
   }
 
   /**

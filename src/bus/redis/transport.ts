@@ -10,8 +10,8 @@
  *   event-loop turn go to Redis as one script call (batch.ts), which keeps a hop's Redis cost to
  *   about two batched round trips (read, publish) instead of five commands of its own.
  * - heartbeat (heartbeat.ts): every heartbeatMs the entries held here are marked alive (re-claimed
- *   by us with JUSTID, while still ours), so no other daemon takes live work, however long the
- *   handler runs.
+ *   by us with JUSTID, while still ours, as an operation of the command batch), so no other daemon
+ *   takes live work, however long the handler runs.
  * - reaper: every reaperIntervalMs, entries idle longer than claimIdleMs (a few missed heartbeats:
  *   their consumer died, or a delivery failed) are dead-lettered when they have been delivered
  *   maxDeliveries times, and otherwise claimed with XAUTOCLAIM (cursor followed until 0-0) and
@@ -90,7 +90,6 @@ export class RedisTransport implements Transport, ReaderHost {
       (message) => this.options.logger.warn(`redis bus connection lost: ${message}`),
     );
     this.reaper = new Reaper(this);
-    this.heartbeat = new Heartbeat(this.connection.client, this.options, this.stats);
     this.batch = new CommandBatch(this.connection.client, {
       channel: this.keys.events,
       origin: this.options.consumer,
@@ -104,6 +103,7 @@ export class RedisTransport implements Transport, ReaderHost {
         this.options.logger.error(`redis bus batch failed: ${text}`);
       },
     });
+    this.heartbeat = new Heartbeat(this.connection.client, this.batch, this.options, this.stats);
   }
 
   /** The shared command connection (thread store, effect log and tests reuse it). */
