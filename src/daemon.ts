@@ -187,7 +187,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       const journal = await Journal.open({
         dir: join(config.organism.data_dir, 'journal'),
         fsync: config.durability.fsync,
-        batchMs: config.durability.batch_ms,
         onError: (message) => logger.error({ component: 'journal' }, message),
       });
       const read = journal.report;

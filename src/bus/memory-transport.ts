@@ -44,8 +44,12 @@ export class MemoryTransport implements Transport {
       deliver(message).catch(() => {});
       return;
     }
-    journal.accept(message, this.framesOf(message), this.registry?.thread(message.thread)?.scope);
-    this.handOver(journal, deliver, message);
+    const segment = journal.accept(
+      message,
+      this.framesOf(message),
+      this.registry?.thread(message.thread)?.scope,
+    );
+    this.handOver(journal, deliver, message, segment);
   }
 
   /**
@@ -53,12 +57,15 @@ export class MemoryTransport implements Transport {
    * False when its listener is gone; the message is then marked handled, as a drop.
    */
   redeliver(message: Message): boolean {
+    const journal = this.journal;
+    const segment = journal?.recoveredSegment(message.id);
+    if (!journal || segment === undefined) return false;
     const deliver = this.subscribers.get(message.to);
-    if (!deliver || !this.journal) {
-      this.journal?.handled(message.id);
+    if (!deliver) {
+      journal.handled(message.id, segment);
       return false;
     }
-    this.handOver(this.journal, deliver, message);
+    this.handOver(journal, deliver, message, segment);
     return true;
   }
 
@@ -84,11 +91,10 @@ export class MemoryTransport implements Transport {
     await this.journal?.close();
   }
 
-  private handOver(journal: Journal, deliver: Deliver, message: Message): void {
-    const id = message.id;
+  private handOver(journal: Journal, deliver: Deliver, message: Message, segment: number): void {
     // Settled: handled, refused or dropped. Rejected (abandoned at shutdown): left to run again.
     deliver(message).then(
-      () => journal.handled(id),
+      () => journal.handled(message.id, segment),
       () => {},
     );
   }

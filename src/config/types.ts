@@ -167,9 +167,8 @@ export interface HistorySection {
 
 /** `durability:` section: the bus journal of the memory transport (src/bus/journal). */
 export interface DurabilitySection {
-  /** always: fsync before each 202; batch: group commit within batch_ms (default); off: no fsync. */
+  /** always: an fsync per 202; batch: group commit, one fsync per group (default); off: no fsync. */
   fsync: 'always' | 'batch' | 'off';
-  batch_ms: number;
 }
 
 export interface OrganismConfig {

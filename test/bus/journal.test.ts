@@ -30,6 +30,15 @@ const frame = (id: string) => [
   [`f-${id}`, 'worker', 'api', null, 0] as [string, string, string, null, number],
 ];
 
+const segments = new Map<string, number>();
+/** accept() and handled() as the transport calls them: handled() with the segment accept() gave. */
+function accept(journal: Journal, message: Message, scope: string[] | undefined): void {
+  segments.set(message.id, journal.accept(message, frame(message.id), scope));
+}
+function handled(journal: Journal, id: string): void {
+  journal.handled(id, journal.recoveredSegment(id) ?? segments.get(id)!);
+}
+
 async function segmentText(dir: string): Promise<string> {
   const names = (await readdir(dir)).filter((n) => n.endsWith('.jsonl')).sort();
   let text = '';
@@ -42,9 +51,9 @@ describe('bus journal', () => {
     const dir = await dirOf();
     const first = await Journal.open({ dir });
     for (let i = 0; i < 6; i++)
-      first.accept(msg(`m${i}`, i % 2 ? 'odd' : 'even'), frame(`m${i}`), i === 0 ? ['read'] : undefined);
-    first.handled('m1');
-    first.handled('m4');
+      accept(first, msg(`m${i}`, i % 2 ? 'odd' : 'even'), i === 0 ? ['read'] : undefined);
+    handled(first, 'm1');
+    handled(first, 'm4');
     await first.durable();
     await first.close();
 
@@ -66,8 +75,8 @@ describe('bus journal', () => {
   it('tolerates and reports a last line torn by a crash, and keeps appending after it', async () => {
     const dir = await dirOf();
     const first = await Journal.open({ dir });
-    first.accept(msg('a'), frame('a'), undefined);
-    first.accept(msg('b'), frame('b'), undefined);
+    accept(first, msg('a'), undefined);
+    accept(first, msg('b'), undefined);
     await first.durable();
     await first.close();
     const [name] = (await readdir(dir)).filter((n) => n.endsWith('.jsonl'));
@@ -77,8 +86,8 @@ describe('bus journal', () => {
     const second = await Journal.open({ dir });
     expect(second.report).toMatchObject({ accepted: 2, pending: 2, torn: 1, corrupt: 0 });
     expect(second.takePending().map((p) => p.message.id)).toEqual(['a', 'b']);
-    second.handled('a');
-    second.accept(msg('d'), frame('d'), undefined);
+    handled(second, 'a');
+    accept(second, msg('d'), undefined);
     await second.durable();
     await second.close();
 
@@ -92,7 +101,7 @@ describe('bus journal', () => {
   it('skips a line that does not parse in the middle, counts it, and reads on', async () => {
     const dir = await dirOf();
     const good = (id: string) => `{"a":${JSON.stringify(msg(id))},"f":[]}\n`;
-    await writeFile(join(dir, 'journal-00000001.jsonl'), `${good('x')}not json\n${good('y')}{"h":"x"}\n`);
+    await writeFile(join(dir, 'journal-00000001.jsonl'), `${good('x')}not json\n${good('y')}{"h":["x"]}\n`);
     const journal = await Journal.open({ dir });
     expect(journal.report).toMatchObject({ accepted: 2, handled: 1, pending: 1, corrupt: 1, torn: 0 });
     expect(journal.takePending().map((p) => p.message.id)).toEqual(['y']);
@@ -100,55 +109,88 @@ describe('bus journal', () => {
   });
 
   for (const fsync of ['always', 'batch'] as const) {
-    it(`fsync ${fsync}: durable() waits until the record is written`, async () => {
+    it(`fsync ${fsync}: durable() resolves only after an fsync that covers the record`, async () => {
       const dir = await dirOf();
-      const journal = await Journal.open({ dir, fsync, batchMs: 20 });
-      journal.accept(msg('w'), frame('w'), undefined);
-      expect(await segmentText(dir)).toBe('');
-      await journal.durable();
+      const journal = await Journal.open({ dir, fsync });
+      accept(journal, msg('w'), undefined);
+      let resolved = false;
+      const wait = journal.durable().then(() => {
+        resolved = true;
+      });
+      expect(journal.syncs).toBe(0);
+      expect(resolved).toBe(false);
+      await wait;
+      expect(journal.syncs).toBe(1);
+      expect(journal.queued).toBe(0);
       expect(await segmentText(dir)).toContain('"id":"w"');
       await journal.close();
     });
   }
 
-  it('fsync off: durable() does not wait for the disk; the record is written within a tick', async () => {
+  it('fsync off: durable() does not wait for the disk; the record is written when the loop turns', async () => {
     const dir = await dirOf();
     const journal = await Journal.open({ dir, fsync: 'off' });
-    journal.accept(msg('o'), frame('o'), undefined);
+    accept(journal, msg('o'), undefined);
     await journal.durable();
-    expect(await segmentText(dir)).toBe('');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(journal.queued).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(journal.queued).toBe(0);
     expect(await segmentText(dir)).toContain('"id":"o"');
+    expect(journal.syncs).toBe(0);
     await journal.close();
   });
 
-  it('batch: records appended within the window share one write', async () => {
+  it('fsync batch: records appended together share one write and one fsync (group commit)', async () => {
     const dir = await dirOf();
-    const journal = await Journal.open({ dir, fsync: 'batch', batchMs: 30 });
+    const journal = await Journal.open({ dir, fsync: 'batch' });
     const waits: Promise<void>[] = [];
     for (let i = 0; i < 50; i++) {
-      journal.accept(msg(`g${i}`), frame(`g${i}`), undefined);
+      accept(journal, msg(`g${i}`), undefined);
       waits.push(journal.durable());
     }
-    let settled = 0;
-    for (const w of waits) void w.then(() => settled++);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(settled).toBe(0);
     await Promise.all(waits);
     expect((await segmentText(dir)).split('\n').filter(Boolean)).toHaveLength(50);
+    expect(journal.syncs).toBe(1);
+    await journal.close();
+  });
+
+  it('fsync always: each waiting caller gets an fsync of its own; records nobody waits for ride along', async () => {
+    const dir = await dirOf();
+    const journal = await Journal.open({ dir, fsync: 'always' });
+    const waits: Promise<void>[] = [];
+    for (let i = 0; i < 20; i++) {
+      accept(journal, msg(`a${i}`), undefined);
+      handled(journal, `a${i}`);
+      waits.push(journal.durable());
+    }
+    await Promise.all(waits);
+    expect(journal.syncs).toBe(20);
+    // 20 accepted records, and their handled marks in one line after them.
+    expect((await segmentText(dir)).split('\n').filter(Boolean)).toHaveLength(21);
+    await journal.close();
+  });
+
+  it('fsync off: never syncs', async () => {
+    const dir = await dirOf();
+    const journal = await Journal.open({ dir, fsync: 'off' });
+    for (let i = 0; i < 20; i++) accept(journal, msg(`o${i}`), undefined);
+    await journal.durable();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await segmentText(dir)).split('\n').filter(Boolean)).toHaveLength(20);
+    expect(journal.syncs).toBe(0);
     await journal.close();
   });
 
   it('deletes the oldest segments once all they accepted is handled, and keeps the rest', async () => {
     const dir = await dirOf();
     const journal = await Journal.open({ dir, segmentBytes: 400 });
-    for (let i = 0; i < 12; i++) journal.accept(msg(`s${i}`), frame(`s${i}`), undefined);
+    for (let i = 0; i < 12; i++) accept(journal, msg(`s${i}`), undefined);
     await journal.durable();
     const before = (await readdir(dir)).filter((n) => n.endsWith('.jsonl'));
     expect(before.length).toBeGreaterThan(3);
-    for (let i = 0; i < 11; i++) journal.handled(`s${i}`);
+    for (let i = 0; i < 11; i++) handled(journal, `s${i}`);
     await journal.durable();
-    journal.accept(msg('last'), frame('last'), undefined);
+    accept(journal, msg('last'), undefined);
     await journal.durable();
     await journal.close();
     const after = (await readdir(dir)).filter((n) => n.endsWith('.jsonl'));
@@ -165,13 +207,13 @@ describe('bus journal', () => {
     // A folder where the segment file should be: open() fails as a full or broken disk would.
     const { mkdir, rm } = await import('node:fs/promises');
     await mkdir(join(dir, 'journal-00000001.jsonl'));
-    journal.accept(msg('e1'), frame('e1'), undefined);
+    accept(journal, msg('e1'), undefined);
     await expect(journal.durable()).rejects.toMatchObject({ code: 'journal.io' });
     expect(errors.join('\n')).toContain('CANNOT WRITE THE BUS JOURNAL');
     await expect(journal.durable()).rejects.toMatchObject({ code: 'journal.io' });
     await rm(join(dir, 'journal-00000001.jsonl'), { recursive: true });
     await new Promise((resolve) => setTimeout(resolve, 150));
-    journal.accept(msg('e2'), frame('e2'), undefined);
+    accept(journal, msg('e2'), undefined);
     await journal.durable();
     await journal.close();
     const again = await Journal.open({ dir });

@@ -23,7 +23,7 @@ afterEach(async () => {
 });
 
 async function journaledBus(dir: string, listeners: TestListener[]): Promise<Bus> {
-  const journal = await Journal.open({ dir, fsync: 'batch', batchMs: 1 });
+  const journal = await Journal.open({ dir, fsync: 'batch' });
   const bus = new Bus(listeners.map(listenerSpec), new MemoryTransport({ journal }), {
     limits: TEST_LIMITS,
     bus: { ...TEST_BUS, queue_length: 10 },
@@ -138,12 +138,12 @@ describe('journaled memory transport: recovery', () => {
     };
     const outputId = hash('sha256', 'input-1\u00001', 'base64url').slice(0, 22);
     journal.accept(input, [['fr-1', 'relay', 'api', null, 0]], undefined);
-    journal.accept(
+    const segment = journal.accept(
       { ...input, id: outputId, frame: 'fr-2', from: 'relay', to: 'sink' },
       [['fr-2', 'sink', 'relay', null, 1]],
       undefined,
     );
-    journal.handled(outputId);
+    journal.handled(outputId, segment);
     await journal.durable();
     await journal.close();
 

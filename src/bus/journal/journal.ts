@@ -20,20 +20,35 @@
  *
  * Writes are buffered and drained by one writer: the hot path only stringifies and pushes a line.
  * `fsync` says when a caller waiting in durable() is let go:
- *   - always: the writer syncs (fdatasync) after every write and starts the next write at once;
- *             records appended while a sync runs share the next one (as Redis' appendfsync always).
- *   - batch:  the writer waits `batchMs` to gather records, then one write and one sync for all of
- *             them (group commit); the default.
+ *   - always: every record a caller waits for (an injection's) gets an fsync of its own: the writer
+ *             writes up to that record, syncs (fdatasync), lets that caller go, and goes on. Records
+ *             nobody waits for (a handler's outputs, handled marks) ride along.
+ *   - batch:  group commit, the default: one write and one sync for every record appended since the
+ *             last group began; the next group begins as soon as that sync is done (at once when the
+ *             writer is idle), so the window is one fsync long: a few ms on a disk.
  *   - off:    durable() does not wait; lines are written within a tick, never synced (kill -9 loses
  *             at most the lines of that tick; power loss what the page cache held).
- * If the disk refuses, the lines stay queued, waiters are rejected with JournalError, the failure is
- * reported, and the write is retried (after a fresh line, so a half-written line cannot swallow the
- * next).
+ * Lines are written with a plain write(2) to the page cache, on the event loop, as soon as the loop
+ * turns (or at once when 256 KiB are queued, so a chain of handlers that never yields cannot pile
+ * up memory), which keeps the order of the file the order of the calls; only the fsync runs on the
+ * thread pool, one at a time (Redis' AOF works the same way). If the disk refuses, the lines stay
+ * queued, waiters are rejected with JournalError, the failure is reported, and the write is retried
+ * (after a fresh line, so a half-written line cannot swallow the next).
  */
-import { type FileHandle, mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
+import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { mkdir, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { JournalError } from '../../errors.ts';
 import type { Message } from '../message.ts';
+import {
+  type JournaledFrame,
+  type JournalReport,
+  type PendingMessage,
+  readJournal,
+  segmentName,
+} from './read.ts';
+
+export type { JournaledFrame, JournalReport, PendingMessage } from './read.ts';
 
 export type FsyncMode = 'always' | 'batch' | 'off';
 
@@ -42,8 +57,6 @@ export interface JournalOptions {
   dir: string;
   /** When durable() resolves; see the file header. Default `batch`. */
   fsync?: FsyncMode;
-  /** Group-commit window of `batch` (ms). Default 2. */
-  batchMs?: number;
   /** A segment that reaches this size is closed and the next begun. Default 64 MiB. */
   segmentBytes?: number;
   /** Where loud failures go; stderr by default. */
@@ -55,45 +68,14 @@ export interface JournalOptions {
 export function defaultJournalOptions(): Required<Omit<JournalOptions, 'dir'>> {
   return {
     fsync: 'batch',
-    batchMs: 2,
     segmentBytes: 64 * 1024 * 1024,
     onError: (message) => process.stderr.write(`[organism journal] ${message}\n`),
     retryMs: 1000,
   };
 }
 
-/** A frame as the journal keeps it: id, listener, caller, parent frame id, depth. */
-export type JournaledFrame = [
-  id: string,
-  listener: string,
-  caller: string,
-  parent: string | null,
-  depth: number,
-];
-
-/** A message accepted and not handled before the daemon stopped. */
-export interface PendingMessage {
-  message: Message;
-  /** The message's frame first, then the frames above it. */
-  frames: JournaledFrame[];
-  scope: string[] | undefined;
-}
-
-export interface JournalReport {
-  segments: number;
-  accepted: number;
-  handled: number;
-  /** Accepted and never handled: given back by takePending(). */
-  pending: number;
-  /** 1 when the last line of the newest segment was cut short (a crash mid-write); it is skipped. */
-  torn: number;
-  /** Other lines that did not parse; skipped and reported. */
-  corrupt: number;
-  ms: number;
-}
-
-const SEGMENT = /^journal-(\d{8})\.jsonl$/;
-const segmentName = (n: number) => `journal-${String(n).padStart(8, '0')}.jsonl`;
+/** Queued bytes that make the next append write at once instead of at the next turn of the loop. */
+const WRITE_NOW_BYTES = 256 * 1024;
 
 /** A marker in the write buffer: the lines after it go to the next segment. */
 const ROTATE = null;
@@ -108,39 +90,50 @@ export class Journal {
   readonly dir: string;
   readonly fsync: FsyncMode;
   readonly #options: Required<JournalOptions>;
-  /** Live (not yet fully handled) accepted records per segment; a segment at 0 may be deleted. */
+  /** Live (not yet fully handled) accepted records per closed segment; at 0 it may be deleted. */
   readonly #live = new Map<number, number>();
-  /** Segment of each accepted, not yet handled message. */
-  readonly #segmentOf = new Map<string, number>();
-  /** Segments whose last live message was handled, with the line count that must be written first. */
+  /** Live records of the current segment (kept apart: it changes on every hop). */
+  #currentLive = 0;
+  /** Segment of each message given back at start and not yet handled (others: the caller keeps it). */
+  readonly #recoveredIn = new Map<string, number>();
+  /** Handled marks not yet written: one line `{"h":[ids]}` per write, after everything before it. */
+  #handledIds: string[] = [];
+  /** Segments whose last live message was handled, with the line count that must be durable first. */
   readonly #emptiedAt = new Map<number, number>();
   /** Ids of messages the journal held at start (handled or not): a re-run's outputs are not sent twice. */
   #earlier: Set<string> | undefined;
   #pending: PendingMessage[] = [];
-  #report: JournalReport = { segments: 0, accepted: 0, handled: 0, pending: 0, torn: 0, corrupt: 0, ms: 0 };
+  #report!: JournalReport;
 
+  /** Segment new records go to, and its bytes so far (counted in UTF-16 units: close enough). */
   #current = 0;
   #currentBytes = 0;
-  /** Segment the writer is writing to, and its handle. */
+  /** Segment the file descriptor is open on. */
   #writing = 0;
-  #handle: FileHandle | undefined;
+  #fd: number | undefined;
+  /** Bumped when the descriptor changes, so a sync that finishes late knows it was on an old one. */
+  #fdGeneration = 0;
   #buffer: Array<string | typeof ROTATE> = [];
-  /** Lines appended (the buffer's end), and lines written and (per mode) synced. */
+  #bufferBytes = 0;
+  /** Lines appended, written to the file, and made durable (synced; in `off`, written). */
   #appended = 0;
-  #done = 0;
+  #written = 0;
+  #durable = 0;
   #waiters: Waiter[] = [];
-  #timer: NodeJS.Timeout | undefined;
   #immediate: NodeJS.Immediate | undefined;
-  #running: Promise<void> | undefined;
+  #syncing = false;
+  #syncDone: Array<() => void> = [];
   #failing = false;
+  #retry: NodeJS.Timeout | undefined;
   #closed = false;
+  #syncs = 0;
 
   private constructor(options: JournalOptions) {
     this.#options = { ...defaultJournalOptions(), ...stripUndefined(options) } as Required<JournalOptions>;
     this.dir = options.dir;
     this.fsync = this.#options.fsync;
     if (!['always', 'batch', 'off'].includes(this.fsync))
-      throw new RangeError(`fsync must be always, batch or off`);
+      throw new RangeError('fsync must be always, batch or off');
   }
 
   /** Opens (creating) the folder and reads every segment; the pending messages wait in takePending(). */
@@ -148,15 +141,23 @@ export class Journal {
     const journal = new Journal(options);
     try {
       await mkdir(journal.dir, { recursive: true, mode: 0o700 });
-      await journal.#read();
+      const contents = await readJournal(journal.dir);
+      journal.#report = contents.report;
+      journal.#pending = contents.pending;
+      for (const [id, segment] of contents.segmentOf) journal.#recoveredIn.set(id, segment);
+      for (const n of contents.segments) journal.#live.set(n, 0);
+      for (const segment of contents.segmentOf.values())
+        journal.#live.set(segment, (journal.#live.get(segment) ?? 0) + 1);
+      for (const n of contents.segments) if (journal.#live.get(n) === 0) journal.#emptiedAt.set(n, 0);
+      journal.#earlier = contents.ids.size > 0 ? contents.ids : undefined;
+      // A run always begins a segment of its own: a torn last line is never appended to.
+      journal.#current = (contents.segments.at(-1) ?? 0) + 1;
+      journal.#writing = journal.#current;
     } catch (error) {
-      if (error instanceof JournalError) throw error;
       throw new JournalError(
         'journal.io',
         `cannot read the journal in ${journal.dir}: ${(error as Error).message}`,
-        {
-          dir: journal.dir,
-        },
+        { dir: journal.dir },
       );
     }
     return journal;
@@ -179,31 +180,57 @@ export class Journal {
     return this.#earlier?.has(id) === true;
   }
 
-  /** Lines waiting to be written. */
+  /** fsyncs made so far (batch: about one per group; always: one per waiting caller; off: none). */
+  get syncs(): number {
+    return this.#syncs;
+  }
+
+  /** Lines not yet durable. */
   get queued(): number {
-    return this.#appended - this.#done;
+    return this.#appended - this.#durable;
   }
 
-  /** Appends an accepted message. Cheap: the line is written (and synced) by the writer later. */
-  accept(message: Message, frames: readonly JournaledFrame[], scope: readonly string[] | undefined): void {
-    const line =
-      scope === undefined
-        ? `{"a":${JSON.stringify(message)},"f":${JSON.stringify(frames)}}\n`
-        : `{"a":${JSON.stringify(message)},"f":${JSON.stringify(frames)},"s":${JSON.stringify(scope)}}\n`;
+  /**
+   * Appends an accepted message. Cheap: one string built and queued; written when the loop turns.
+   * Returns the segment it went to, for handled().
+   */
+  accept(message: Message, frames: readonly JournaledFrame[], scope: readonly string[] | undefined): number {
+    let line = `{"a":{"id":${str(message.id)},"thread":${str(message.thread)},"frame":${str(message.frame)},"from":${str(message.from)},"to":${str(message.to)},"tag":${str(message.tag)},"envelope":${JSON.stringify(message.envelope)},"kind":${str(message.kind)},"hop":${message.hop},"time":${message.time}`;
+    if (message.frameDepth !== undefined) line += `,"frameDepth":${message.frameDepth}`;
+    line += '},"f":[';
+    for (let i = 0; i < frames.length; i++) {
+      const [id, listener, caller, parent, depth] = frames[i]!;
+      line += `${i > 0 ? ',' : ''}[${str(id)},${str(listener)},${str(caller)},${parent === null ? 'null' : str(parent)},${depth}]`;
+    }
+    line += scope === undefined ? ']}\n' : `],"s":${JSON.stringify(scope)}}\n`;
     this.#push(line);
-    this.#segmentOf.set(message.id, this.#current);
-    this.#live.set(this.#current, (this.#live.get(this.#current) ?? 0) + 1);
+    this.#currentLive++;
+    return this.#current;
   }
 
-  /** Marks a message handled (its outputs were accepted before this). */
-  handled(id: string): void {
-    const segment = this.#segmentOf.get(id);
-    if (segment === undefined) return;
-    this.#segmentOf.delete(id);
-    this.#push(`{"h":${JSON.stringify(id)}}\n`);
+  /** The segment of a message given back by takePending(), for handled(); undefined if unknown. */
+  recoveredSegment(id: string): number | undefined {
+    return this.#recoveredIn.get(id);
+  }
+
+  /**
+   * Marks a message handled (its outputs were accepted before this), once: `segment` is what
+   * accept() returned (or recoveredSegment()). Only the id is queued; the marks of a write go out
+   * as one line at its end.
+   */
+  handled(id: string, segment: number): void {
+    if (this.#closed) return;
+    this.#recoveredIn.delete(id);
+    this.#handledIds.push(id);
+    this.#appended++;
+    if (!this.#failing) this.#immediate ??= setImmediate(this.#turn);
+    if (segment === this.#current) {
+      this.#currentLive--;
+      return;
+    }
     const live = (this.#live.get(segment) ?? 1) - 1;
     this.#live.set(segment, live);
-    if (live === 0 && segment !== this.#current) this.#emptiedAt.set(segment, this.#appended);
+    if (live === 0) this.#emptiedAt.set(segment, this.#appended);
   }
 
   /**
@@ -211,269 +238,239 @@ export class Journal {
    * once). Rejects with JournalError while the disk refuses.
    */
   durable(): Promise<void> {
-    if (this.fsync === 'off' || this.#done >= this.#appended) return Promise.resolve();
-    if (this.#failing) {
-      return Promise.reject(
-        new JournalError('journal.io', `cannot write the bus journal in ${this.dir}`, {
-          pending: this.queued,
-        }),
-      );
-    }
+    if (this.fsync === 'off' || this.#durable >= this.#appended) return Promise.resolve();
+    if (this.#failing) return Promise.reject(this.#failure());
     return new Promise((resolve, reject) => this.#waiters.push({ upTo: this.#appended, resolve, reject }));
   }
 
-  /** Writes and syncs what is queued, deletes handled segments, closes the file. */
+  /** Writes and syncs what is queued, closes the file. Later records are not written. */
   async close(): Promise<void> {
+    if (this.#closed) return;
     this.#closed = true;
-    this.#cancelSchedule();
-    while (this.#running) await this.#running;
-    if (this.#buffer.length > 0) {
-      this.#running = this.#drain(true);
-      await this.#running;
-      this.#running = undefined;
+    if (this.#immediate) clearImmediate(this.#immediate);
+    this.#immediate = undefined;
+    if (this.#retry) clearTimeout(this.#retry);
+    this.#failing = false;
+    while (this.#syncing) await new Promise<void>((resolve) => this.#syncDone.push(resolve));
+    this.#write();
+    const fd = this.#fd;
+    this.#fd = undefined;
+    if (fd !== undefined) {
+      try {
+        fdatasyncSync(fd);
+        this.#syncs++;
+        this.#durable = this.#written;
+      } catch {}
+      closeSync(fd);
     }
-    const handle = this.#handle;
-    this.#handle = undefined;
-    await handle?.close().catch(() => {});
+    this.#release();
+    const failure = this.#failure();
+    for (const waiter of this.#waiters.splice(0)) waiter.reject(failure);
+    await this.#deleteHandled();
   }
 
   #push(line: string): void {
-    // After close, a late settle is not written: its message runs again after the restart.
     if (this.#closed) return;
     if (this.#currentBytes >= this.#options.segmentBytes) {
       // Rotation is decided here, so each accepted record knows its segment at once.
-      if (this.#live.get(this.#current) === 0) this.#emptiedAt.set(this.#current, this.#appended);
+      this.#live.set(this.#current, this.#currentLive);
+      if (this.#currentLive === 0) this.#emptiedAt.set(this.#current, this.#appended);
+      this.#currentLive = 0;
       this.#buffer.push(ROTATE);
       this.#current++;
       this.#currentBytes = 0;
     }
     this.#buffer.push(line);
+    this.#bufferBytes += line.length;
     this.#currentBytes += line.length;
     this.#appended++;
-    this.#schedule();
+    if (this.#failing) return;
+    if (this.#bufferBytes >= WRITE_NOW_BYTES) this.#write();
+    else this.#immediate ??= setImmediate(this.#turn);
   }
 
-  #schedule(): void {
-    if (this.#running || this.#timer || this.#immediate || this.#failing) return;
-    if (this.fsync === 'batch') {
-      this.#timer = setTimeout(this.#start, this.#options.batchMs);
-    } else {
-      this.#immediate = setImmediate(this.#start);
-    }
-  }
-
-  #cancelSchedule(): void {
-    if (this.#timer) clearTimeout(this.#timer);
-    if (this.#immediate) clearImmediate(this.#immediate);
-    this.#timer = undefined;
+  /** The loop turned: write what is queued and start a sync if the mode wants one. */
+  readonly #turn = (): void => {
     this.#immediate = undefined;
-  }
-
-  readonly #start = (): void => {
-    this.#timer = undefined;
-    this.#immediate = undefined;
-    if (this.#running || this.#buffer.length === 0) return;
-    this.#running = this.#drain(this.fsync !== 'off').finally(() => {
-      this.#running = undefined;
-      // Lines appended while this drain ran: their turn now (the sync just taken was their window).
-      if (this.#buffer.length > 0 && !this.#failing && !this.#closed) this.#start();
-    });
+    this.#write();
+    this.#sync();
   };
 
-  /** Writes the whole buffer (rotating where marked), syncs it if `sync`, and lets waiters go. */
-  async #drain(sync: boolean): Promise<void> {
+  /** Writes the whole buffer to the file now (rotating where marked). */
+  #write(): void {
+    if (this.#failing) return;
+    // The handled marks queued so far, as one line after everything appended before them; it
+    // stands for as many records as it holds ids.
+    const ids = this.#handledIds;
+    const marks = ids.length > 0 ? `{"h":${JSON.stringify(ids)}}\n` : undefined;
+    if (marks !== undefined) {
+      this.#handledIds = [];
+      this.#buffer.push(marks);
+    }
+    if (this.#buffer.length === 0) return;
     const batch = this.#buffer;
     this.#buffer = [];
-    let written = 0;
+    this.#bufferBytes = 0;
+    let done = 0;
+    let lines = 0;
     try {
       let run: string[] = [];
-      for (const item of batch) {
-        if (item === ROTATE) {
-          await this.#writeRun(run, sync);
-          written += run.length;
-          run = [];
-          await this.#nextSegment(sync);
-          written++;
+      for (; done < batch.length; done++) {
+        const item = batch[done]!;
+        if (item !== ROTATE) {
+          run.push(item);
           continue;
         }
-        run.push(item);
+        this.#writeRun(run);
+        lines += run.length;
+        run = [];
+        this.#nextSegment();
       }
-      await this.#writeRun(run, sync);
-      written += run.length;
-      if (sync) await this.#handle?.datasync();
-      if (this.#failing)
-        this.#options.onError(`journal folder ${this.dir} is writable again; queued records written`);
-      this.#failing = false;
+      this.#writeRun(run);
+      lines += run.length;
     } catch (error) {
-      this.#buffer = batch.slice(written).concat(this.#buffer);
-      const rotations = batch.slice(0, written).filter((item) => item === ROTATE).length;
-      this.#done += written - rotations;
+      // Lines before the failed run are written; the rest (the failed run included) stay queued,
+      // the marks as ids again (they go last next time too).
+      const rest = batch.slice(batch.lastIndexOf(ROTATE, done - 1) + 1);
+      if (marks !== undefined && rest.at(-1) === marks) {
+        rest.pop();
+        this.#handledIds = ids.concat(this.#handledIds);
+      } else if (marks !== undefined) lines += ids.length - 1;
+      this.#buffer = rest.concat(this.#buffer);
+      for (const item of this.#buffer) if (item !== ROTATE) this.#bufferBytes += item.length;
+      this.#written += lines;
       this.#fail(error as Error);
       return;
     }
-    const rotations = batch.filter((item) => item === ROTATE).length;
-    this.#done += batch.length - rotations;
-    this.#release();
-    await this.#deleteHandled();
+    this.#written += marks === undefined ? lines : lines + ids.length - 1;
+    if (this.fsync === 'off') {
+      this.#durable = this.#written;
+      this.#release();
+    }
   }
 
-  async #writeRun(lines: string[], sync: boolean): Promise<void> {
+  #writeRun(lines: string[]): void {
     if (lines.length === 0) return;
-    if (!this.#handle) await this.#openSegment(this.#writing, sync);
+    if (this.#fd === undefined) this.#openSegment(this.#writing);
     // After a failure a line may have been written in part: begin on a fresh line.
-    const text = this.#failing ? `\n${lines.join('')}` : lines.join('');
-    await this.#handle!.write(text);
+    const text = this.#failed ? `\n${lines.join('')}` : lines.join('');
+    const buffer = Buffer.from(text, 'utf8');
+    let offset = 0;
+    while (offset < buffer.length) offset += writeSync(this.#fd!, buffer, offset);
+    this.#failed = false;
   }
 
-  async #nextSegment(sync: boolean): Promise<void> {
-    const handle = this.#handle;
-    this.#handle = undefined;
-    if (handle) {
-      if (sync) await handle.datasync();
-      await handle.close();
+  #failed = false;
+
+  #nextSegment(): void {
+    const fd = this.#fd;
+    this.#fd = undefined;
+    this.#fdGeneration++;
+    if (fd !== undefined) {
+      if (this.fsync !== 'off') fdatasyncSync(fd);
+      closeSync(fd);
     }
     this.#writing++;
-    await this.#openSegment(this.#writing, sync);
+    this.#openSegment(this.#writing);
   }
 
-  async #openSegment(n: number, sync: boolean): Promise<void> {
+  #openSegment(n: number): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    this.#fd = openSync(join(this.dir, segmentName(n)), 'a', 0o600);
+    this.#fdGeneration++;
     this.#writing = n;
-    this.#handle = await open(join(this.dir, segmentName(n)), 'a', 0o600);
     // The new name must survive a power loss too.
-    if (sync) await syncDir(this.dir);
+    if (this.fsync !== 'off') void syncDir(this.dir);
+  }
+
+  /** One fsync at a time on the thread pool; `always`: one per waiting caller. */
+  #sync(): void {
+    if (this.fsync === 'off' || this.#syncing || this.#failing) return;
+    if (this.#durable >= this.#written || this.#fd === undefined) return;
+    const first = this.#waiters[0];
+    const upTo = this.fsync === 'always' && first ? Math.min(first.upTo, this.#written) : this.#written;
+    const generation = this.#fdGeneration;
+    this.#syncing = true;
+    fdatasync(this.#fd, (error) => {
+      this.#syncing = false;
+      for (const done of this.#syncDone.splice(0)) done();
+      // A rotation meanwhile synced and closed that file itself: what was written is durable.
+      if (error && generation === this.#fdGeneration) {
+        this.#fail(error);
+        return;
+      }
+      this.#syncs++;
+      this.#durable = Math.max(this.#durable, upTo);
+      this.#release();
+      void this.#deleteHandled();
+      if (!this.#closed) this.#sync();
+    });
+  }
+
+  #failure(): JournalError {
+    return new JournalError('journal.io', `cannot write the bus journal in ${this.dir}`, {
+      pending: this.queued,
+    });
   }
 
   #fail(error: Error): void {
     this.#failing = true;
-    const pending = this.#appended - this.#done;
+    this.#failed = true;
     this.#options.onError(
-      `CANNOT WRITE THE BUS JOURNAL in ${this.dir}: ${error.message}. ${pending} record(s) kept in memory; new injections are refused until it is writable; retrying in ${this.#options.retryMs} ms`,
+      `CANNOT WRITE THE BUS JOURNAL in ${this.dir}: ${error.message}. ${this.queued} record(s) not yet on disk; new injections are refused until it is writable; retrying in ${this.#options.retryMs} ms`,
     );
-    const failure = new JournalError('journal.io', `cannot write the bus journal in ${this.dir}`, {
-      pending,
-    });
-    const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const waiter of waiters) waiter.reject(failure);
-    void this.#handle?.close().catch(() => {});
-    this.#handle = undefined;
+    const failure = this.#failure();
+    for (const waiter of this.#waiters.splice(0)) waiter.reject(failure);
+    if (this.#fd !== undefined) {
+      try {
+        closeSync(this.#fd);
+      } catch {}
+    }
+    this.#fd = undefined;
+    this.#fdGeneration++;
     if (this.#closed) return;
-    const timer = setTimeout(() => {
-      if (!this.#running) {
-        this.#running = this.#drain(this.fsync !== 'off').finally(() => {
-          this.#running = undefined;
-          if (this.#buffer.length > 0 && !this.#closed) this.#start();
-        });
-      }
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.#failing = false;
+      this.#write();
+      if (this.#failing) return;
+      this.#options.onError(`journal folder ${this.dir} is writable again; queued records written`);
+      this.#sync();
     }, this.#options.retryMs);
-    timer.unref();
+    this.#retry.unref();
   }
 
   #release(): void {
+    const waiters = this.#waiters;
     let i = 0;
-    while (i < this.#waiters.length && this.#waiters[i]!.upTo <= this.#done) i++;
+    while (i < waiters.length && waiters[i]!.upTo <= this.#durable) i++;
     if (i === 0) return;
-    const ready = this.#waiters.splice(0, i);
-    for (const waiter of ready) waiter.resolve();
+    for (const waiter of waiters.splice(0, i)) waiter.resolve();
   }
 
-  /** Deletes the oldest segments once all they accepted is handled and those marks are written. */
+  /** Deletes the oldest segments once all they accepted is handled and those marks are durable. */
   async #deleteHandled(): Promise<void> {
     const oldest = [...this.#live.keys()].sort((a, b) => a - b);
     for (const n of oldest) {
-      if (n >= this.#writing) break;
+      if (n >= this.#writing && !this.#closed) break;
+      if (n === this.#current) break;
       const emptied = this.#emptiedAt.get(n);
-      if (this.#live.get(n) !== 0 || emptied === undefined || emptied > this.#done) break;
+      if (this.#live.get(n) !== 0 || emptied === undefined || emptied > this.#durable) break;
+      this.#live.delete(n);
+      this.#emptiedAt.delete(n);
       await unlink(join(this.dir, segmentName(n))).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOENT')
           this.#options.onError(`cannot delete ${segmentName(n)}: ${error.message}`);
       });
-      this.#live.delete(n);
-      this.#emptiedAt.delete(n);
     }
-  }
-
-  async #read(): Promise<void> {
-    const started = performance.now();
-    const names = (await readdir(this.dir)).filter((name) => SEGMENT.test(name)).sort();
-    const numbers = names.map((name) => Number(SEGMENT.exec(name)![1]));
-    const report = this.#report;
-    report.segments = numbers.length;
-    /** Accepted records by id, in journal order (a Map keeps insertion order). */
-    const accepted = new Map<string, { record: PendingMessage; segment: number }>();
-    const earlier = new Set<string>();
-    for (let s = 0; s < numbers.length; s++) {
-      const n = numbers[s]!;
-      const text = await readFile(join(this.dir, segmentName(n)), 'utf8');
-      let start = 0;
-      while (start < text.length) {
-        let end = text.indexOf('\n', start);
-        const last = end === -1;
-        if (last) end = text.length;
-        const line = text.slice(start, end);
-        start = end + 1;
-        if (line === '') continue;
-        const record = parseRecord(line);
-        if (record === undefined) {
-          // Cut short by a crash mid-write: only ever the very end of the newest segment.
-          if (last && s === numbers.length - 1) report.torn++;
-          else report.corrupt++;
-          continue;
-        }
-        if ('h' in record) {
-          if (accepted.delete(record.h)) report.handled++;
-          continue;
-        }
-        const id = record.message.id;
-        if (earlier.has(id)) continue;
-        earlier.add(id);
-        report.accepted++;
-        accepted.set(id, { record, segment: n });
-      }
-    }
-    for (const n of numbers) this.#live.set(n, 0);
-    for (const [id, { record, segment }] of accepted) {
-      this.#pending.push(record);
-      this.#segmentOf.set(id, segment);
-      this.#live.set(segment, (this.#live.get(segment) ?? 0) + 1);
-    }
-    for (const n of numbers) if (this.#live.get(n) === 0) this.#emptiedAt.set(n, 0);
-    report.pending = this.#pending.length;
-    this.#earlier = earlier.size > 0 ? earlier : undefined;
-    this.#current = (numbers.at(-1) ?? 0) + 1;
-    this.#writing = this.#current;
-    report.ms = Math.round(performance.now() - started);
   }
 }
 
-type ParsedRecord = PendingMessage | { h: string };
-
-function parseRecord(line: string): ParsedRecord | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const record = value as { a?: Message; f?: JournaledFrame[]; s?: string[]; h?: string };
-  if (typeof record.h === 'string') return { h: record.h };
-  const m = record.a;
-  if (
-    typeof m !== 'object' ||
-    m === null ||
-    typeof m.id !== 'string' ||
-    typeof m.thread !== 'string' ||
-    typeof m.frame !== 'string' ||
-    typeof m.to !== 'string' ||
-    typeof m.from !== 'string' ||
-    typeof m.envelope !== 'string' ||
-    !Array.isArray(record.f)
-  ) {
-    return undefined;
-  }
-  return { message: m, frames: record.f, scope: Array.isArray(record.s) ? record.s : undefined };
+/** A JSON string: ids, names and tags almost never need escaping, so that case costs one test. */
+function str(value: string): string {
+  return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
 }
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\u2028\u2029]/;
 
 async function syncDir(dir: string): Promise<void> {
   try {
