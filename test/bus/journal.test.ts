@@ -220,4 +220,17 @@ describe('bus journal', () => {
     expect(again.takePending().map((p) => p.message.id)).toEqual(['e1', 'e2']);
     await again.close();
   });
+
+  it('fsync off: once a write has failed, durable() refuses too', async () => {
+    const dir = await dirOf();
+    const journal = await Journal.open({ dir, fsync: 'off', retryMs: 60_000, onError: () => {} });
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir, 'journal-00000001.jsonl'));
+    accept(journal, msg('f1'), undefined);
+    await journal.durable();
+    await new Promise((resolve) => setImmediate(resolve));
+    accept(journal, msg('f2'), undefined);
+    await expect(journal.durable()).rejects.toMatchObject({ code: 'journal.io' });
+    await journal.close();
+  });
 });

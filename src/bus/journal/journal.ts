@@ -238,8 +238,9 @@ export class Journal {
    * once). Rejects with JournalError while the disk refuses.
    */
   durable(): Promise<void> {
-    if (this.fsync === 'off' || this.#durable >= this.#appended) return Promise.resolve();
+    // While the disk refuses, nothing new is promised, whatever the mode.
     if (this.#failing) return Promise.reject(this.#failure());
+    if (this.fsync === 'off' || this.#durable >= this.#appended) return Promise.resolve();
     return new Promise((resolve, reject) => this.#waiters.push({ upTo: this.#appended, resolve, reject }));
   }
 
