@@ -264,12 +264,16 @@ export class Dispatcher {
   }
 
   /**
-   * A side-effecting tool acts once per call id when the organism keeps an effect log (redis
-   * transport: a redelivered message repeats its calls with the same ids); see ./once.ts.
+   * A side-effecting tool acts once per call id when the organism keeps an effect log (a message
+   * delivered again after a crash, by Redis or by the bus journal, repeats its calls with the same
+   * ids); see ./once.ts.
    */
   async #once(request: CallRequest, record: CallRecord): Promise<ToolResult> {
     const tool = this.#registry.get(request.tool);
     if (!tool?.definition.sideEffect || request.callId === undefined) return this.#dispatch(request, record);
+    // A call that is not granted is refused without acting: nothing to record, no store to reach.
+    if (!this.#listeners.get(request.listener)?.tools.has(request.tool))
+      return this.#dispatch(request, record);
     const log = await effectLogFor(this.#options.services);
     if (!log) return this.#dispatch(request, record);
     const timeoutMs =

@@ -10,6 +10,7 @@ import type {
   AuthSection,
   AuthTokenConfig,
   BusSection,
+  DurabilitySection,
   HistorySection,
   KvSection,
   LibrarianSection,
@@ -135,6 +136,7 @@ const token: Presence<AuthTokenConfig> = {
   sha256: 'optional',
 };
 const history: Presence<HistorySection> = { max_threads: 'always', max_bytes: 'always' };
+const durability: Presence<DurabilitySection> = { fsync: 'always' };
 const root: Presence<Omit<OrganismConfig, 'file'>> = {
   organism: 'always',
   server: 'always',
@@ -150,6 +152,7 @@ const root: Presence<Omit<OrganismConfig, 'file'>> = {
   llm: 'always',
   auth: 'always',
   history: 'always',
+  durability: 'always',
 };
 
 /** Keys the loader fills although the schema has no literal default for them. */
@@ -184,6 +187,7 @@ const TABLES: [string, Record<string, 'always' | 'optional'>][] = [
   ['auth', auth],
   ['auth.tokens[]', token],
   ['history', history],
+  ['durability', durability],
 ];
 
 describe('src/config/types.ts mirrors organism.schema.json', () => {
