@@ -7,6 +7,11 @@
  * message without a handled mark is given back, in journal order, to be queued again before new
  * work.
  *
+ * Why not the thread history (src/bus/history/disk.ts): the history is a bounded view for people
+ * (its oldest segments go whatever is still unhandled, `history.max_bytes: 0` turns it off, and it
+ * keeps payloads, not envelopes and frames), and it is written without fsync. The journal keeps
+ * exactly what is unfinished, and only that long.
+ *
  * Layout in `<data_dir>/journal/`: `journal-<n>.jsonl` segments, one JSON record per line:
  *
  *   {"a":<Message>,"f":[[frame, listener, caller, parent, depth], ...],"s":[scope]}   accepted
