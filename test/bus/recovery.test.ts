@@ -143,6 +143,7 @@ describe('journaled memory transport: recovery', () => {
       [['fr-2', 'sink', 'relay', null, 1]],
       undefined,
     );
+    await journal.durable();
     journal.handled(outputId, segment);
     await journal.durable();
     await journal.close();

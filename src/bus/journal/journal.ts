@@ -23,11 +23,12 @@
  * handled (oldest first, so a handled mark is never deleted while the message it marks is kept,
  * and the outputs of a message still pending are never deleted either: they come after it).
  *
- * Writes are buffered and drained by one writer: the hot path only stringifies and pushes a line.
- * `fsync` says when a caller waiting in durable() is let go:
- *   - always: every record a caller waits for (an injection's) gets an fsync of its own: the writer
- *             writes up to that record, syncs (fdatasync), lets that caller go, and goes on. Records
- *             nobody waits for (a handler's outputs, handled marks) ride along.
+ * Writes are buffered and drained by one writer: the hot path only queues the record. A record
+ * accepted and handled before the writer gets to it (a quick hop) is written not at all, nor its
+ * mark: if the daemon dies first, the message that sent it is not marked handled either and sends
+ * it again. `fsync` says when a caller waiting in durable() is let go:
+ *   - always: each caller (an injection's 202) gets an fsync of its own, begun after its records
+ *             were written; records nobody waits for (a handler's outputs, handled marks) ride along.
  *   - batch:  group commit, the default: one write and one sync for every record appended since the
  *             last group began; the next group begins as soon as that sync is done (at once when the
  *             writer is idle), so the window is one fsync long: a few ms on a disk.
@@ -118,7 +119,7 @@ export class Journal {
   #fd: number | undefined;
   /** Bumped when the descriptor changes, so a sync that finishes late knows it was on an old one. */
   #fdGeneration = 0;
-  #buffer: Array<string | typeof ROTATE> = [];
+  #buffer: Array<Accepted | typeof ROTATE> = [];
   #bufferBytes = 0;
   /** Lines appended, written to the file, and made durable (synced; in `off`, written). */
   #appended = 0;
@@ -196,19 +197,13 @@ export class Journal {
   }
 
   /**
-   * Appends an accepted message. Cheap: one string built and queued; written when the loop turns.
-   * Returns the segment it went to, for handled().
+   * Appends an accepted message. Cheap: the record is queued as it is and turned into its line only
+   * when written (a message handled before its record is written costs no line at all, see
+   * #write). `frames`: the message's frame and those above it, as they are now. Returns the segment
+   * it went to, for handled().
    */
   accept(message: Message, frames: readonly JournaledFrame[], scope: readonly string[] | undefined): number {
-    let line = `{"a":{"id":${str(message.id)},"thread":${str(message.thread)},"frame":${str(message.frame)},"from":${str(message.from)},"to":${str(message.to)},"tag":${str(message.tag)},"envelope":${JSON.stringify(message.envelope)},"kind":${str(message.kind)},"hop":${message.hop},"time":${message.time}`;
-    if (message.frameDepth !== undefined) line += `,"frameDepth":${message.frameDepth}`;
-    line += '},"f":[';
-    for (let i = 0; i < frames.length; i++) {
-      const [id, listener, caller, parent, depth] = frames[i]!;
-      line += `${i > 0 ? ',' : ''}[${str(id)},${str(listener)},${str(caller)},${parent === null ? 'null' : str(parent)},${depth}]`;
-    }
-    line += scope === undefined ? ']}\n' : `],"s":${JSON.stringify(scope)}}\n`;
-    this.#push(line);
+    this.#push({ message, frames, scope });
     this.#currentLive++;
     return this.#current;
   }
@@ -275,7 +270,7 @@ export class Journal {
     await this.#deleteHandled();
   }
 
-  #push(line: string): void {
+  #push(record: Accepted): void {
     if (this.#closed) return;
     if (this.#currentBytes >= this.#options.segmentBytes) {
       // Rotation is decided here, so each accepted record knows its segment at once.
@@ -286,9 +281,11 @@ export class Journal {
       this.#current++;
       this.#currentBytes = 0;
     }
-    this.#buffer.push(line);
-    this.#bufferBytes += line.length;
-    this.#currentBytes += line.length;
+    this.#buffer.push(record);
+    // About the line's length: the envelope and ~200 bytes of fields.
+    const bytes = record.message.envelope.length + 200;
+    this.#bufferBytes += bytes;
+    this.#currentBytes += bytes;
     this.#appended++;
     if (this.#failing) return;
     if (this.#bufferBytes >= WRITE_NOW_BYTES) this.#write();
@@ -305,50 +302,59 @@ export class Journal {
   /** Writes the whole buffer to the file now (rotating where marked). */
   #write(): void {
     if (this.#failing) return;
-    // The handled marks queued so far, as one line after everything appended before them; it
-    // stands for as many records as it holds ids.
     const ids = this.#handledIds;
-    const marks = ids.length > 0 ? `{"h":${JSON.stringify(ids)}}\n` : undefined;
-    if (marks !== undefined) {
-      this.#handledIds = [];
-      this.#buffer.push(marks);
-    }
-    if (this.#buffer.length === 0) return;
+    this.#handledIds = [];
+    if (this.#buffer.length === 0 && ids.length === 0) return;
     const batch = this.#buffer;
     this.#buffer = [];
     this.#bufferBytes = 0;
+    // A message accepted and handled within this batch needs neither line: if the daemon dies now,
+    // the message that sent it is not marked handled either (its mark comes later), runs again and
+    // sends it again, with the same id.
+    const handledNow = ids.length > 0 ? new Set(ids) : undefined;
+    let skipped: Set<string> | undefined;
     let done = 0;
-    let lines = 0;
+    let records = 0;
+    let marksWritten = false;
     try {
       let run: string[] = [];
       for (; done < batch.length; done++) {
         const item = batch[done]!;
-        if (item !== ROTATE) {
-          run.push(item);
+        if (item === ROTATE) {
+          this.#writeRun(run);
+          run = [];
+          this.#nextSegment();
           continue;
         }
-        this.#writeRun(run);
-        lines += run.length;
-        run = [];
-        this.#nextSegment();
+        records++;
+        if (handledNow?.has(item.message.id)) {
+          skipped ??= new Set();
+          skipped.add(item.message.id);
+          continue;
+        }
+        run.push(line(item));
       }
+      // The marks go last: after every record accepted before them (outputs before their source's mark).
+      const cancelled = skipped;
+      const marks = cancelled ? ids.filter((id) => !cancelled.has(id)) : ids;
+      if (marks.length > 0) run.push(`{"h":${JSON.stringify(marks)}}\n`);
       this.#writeRun(run);
-      lines += run.length;
+      marksWritten = true;
     } catch (error) {
-      // Lines before the failed run are written; the rest (the failed run included) stay queued,
-      // the marks as ids again (they go last next time too).
-      const rest = batch.slice(batch.lastIndexOf(ROTATE, done - 1) + 1);
-      if (marks !== undefined && rest.at(-1) === marks) {
-        rest.pop();
-        this.#handledIds = ids.concat(this.#handledIds);
-      } else if (marks !== undefined) lines += ids.length - 1;
+      // Runs before the failed one are written; the failed run's records go back to the queue, and
+      // the marks are kept as ids (a mark whose record was skipped is harmless on its own).
+      const from = batch.lastIndexOf(ROTATE, done - 1) + 1;
+      const rest = batch.slice(from);
+      for (let i = from; i < done; i++) if (batch[i] !== ROTATE) records--;
       this.#buffer = rest.concat(this.#buffer);
-      for (const item of this.#buffer) if (item !== ROTATE) this.#bufferBytes += item.length;
-      this.#written += lines;
+      for (const item of this.#buffer)
+        if (item !== ROTATE) this.#bufferBytes += item.message.envelope.length + 200;
+      if (!marksWritten) this.#handledIds = ids.concat(this.#handledIds);
+      this.#written += records;
       this.#fail(error as Error);
       return;
     }
-    this.#written += marks === undefined ? lines : lines + ids.length - 1;
+    this.#written += records + ids.length;
     if (this.fsync === 'off') {
       this.#durable = this.#written;
       this.#release();
@@ -360,9 +366,13 @@ export class Journal {
     if (this.#fd === undefined) this.#openSegment(this.#writing);
     // After a failure a line may have been written in part: begin on a fresh line.
     const text = this.#failed ? `\n${lines.join('')}` : lines.join('');
-    const buffer = Buffer.from(text, 'utf8');
-    let offset = 0;
-    while (offset < buffer.length) offset += writeSync(this.#fd!, buffer, offset);
+    // The string as it is (no Buffer made here); a short write (rare) goes on from where it stopped.
+    const written = writeSync(this.#fd!, text);
+    if (written < Buffer.byteLength(text)) {
+      const buffer = Buffer.from(text, 'utf8');
+      let offset = written;
+      while (offset < buffer.length) offset += writeSync(this.#fd!, buffer, offset);
+    }
     this.#failed = false;
   }
 
@@ -392,7 +402,14 @@ export class Journal {
   /** One fsync at a time on the thread pool; `always`: one per waiting caller. */
   #sync(): void {
     if (this.fsync === 'off' || this.#syncing || this.#failing) return;
-    if (this.#durable >= this.#written || this.#fd === undefined) return;
+    // Nothing new to sync, unless (always) a caller still waits for an fsync of its own.
+    if (this.#durable >= this.#written && !(this.fsync === 'always' && this.#waiters.length > 0)) return;
+    if (this.#fd === undefined) {
+      // Nothing was written in this run (every record cancelled out): nothing to sync.
+      this.#durable = this.#written;
+      this.#release();
+      return;
+    }
     const first = this.#waiters[0];
     const upTo = this.fsync === 'always' && first ? Math.min(first.upTo, this.#written) : this.#written;
     const generation = this.#fdGeneration;
@@ -407,7 +424,11 @@ export class Journal {
       }
       this.#syncs++;
       this.#durable = Math.max(this.#durable, upTo);
-      this.#release();
+      // always: this fsync answers one caller; the next one gets an fsync of its own.
+      if (this.fsync === 'always') {
+        const first = this.#waiters[0];
+        if (first && first.upTo <= this.#durable) this.#waiters.shift()!.resolve();
+      } else this.#release();
       void this.#deleteHandled();
       if (!this.#closed) this.#sync();
     });
@@ -470,6 +491,25 @@ export class Journal {
       });
     }
   }
+}
+
+interface Accepted {
+  message: Message;
+  frames: readonly JournaledFrame[];
+  scope: readonly string[] | undefined;
+}
+
+/** The journal line of an accepted message (read back by read.ts). */
+function line({ message, frames, scope }: Accepted): string {
+  // Ids (the runtime's own: UUIDs, base36 and base64url) and kinds need no escaping; names might.
+  let text = `{"a":{"id":"${message.id}","thread":"${message.thread}","frame":"${message.frame}","from":${str(message.from)},"to":${str(message.to)},"tag":${str(message.tag)},"envelope":${JSON.stringify(message.envelope)},"kind":"${message.kind}","hop":${message.hop},"time":${message.time}`;
+  if (message.frameDepth !== undefined) text += `,"frameDepth":${message.frameDepth}`;
+  text += '},"f":[';
+  for (let i = 0; i < frames.length; i++) {
+    const [id, listener, caller, parent, depth] = frames[i]!;
+    text += `${i > 0 ? ',' : ''}["${id}",${str(listener)},${str(caller)},${parent === null ? 'null' : `"${parent}"`},${depth}]`;
+  }
+  return scope === undefined ? `${text}]}\n` : `${text}],"s":${JSON.stringify(scope)}}\n`;
 }
 
 /** A JSON string: ids, names and tags almost never need escaping, so that case costs one test. */
