@@ -122,7 +122,10 @@ describe('bus journal', () => {
   it('skips a line that does not parse in the middle, counts it, and reads on', async () => {
     const dir = await dirOf();
     const good = (id: string) => `{"a":${JSON.stringify(msg(id))},"f":[]}\n`;
-    await writeFile(join(dir, 'journal-00000001.jsonl'), `${good('x')}not json\n${good('y')}{"h":["x"]}\n`);
+    await writeFile(
+      join(dir, `journal-${process.pid}-00000001.jsonl`),
+      `${good('x')}not json\n${good('y')}{"h":["x"]}\n`,
+    );
     const journal = await Journal.open({ dir });
     expect(journal.report).toMatchObject({ accepted: 2, handled: 1, pending: 1, corrupt: 1, torn: 0 });
     expect(journal.takePending().map((p) => p.message.id)).toEqual(['y']);
@@ -226,12 +229,12 @@ describe('bus journal', () => {
     const journal = await Journal.open({ dir, retryMs: 50, onError: (m) => errors.push(m) });
     // A folder where the segment file should be: open() fails as a full or broken disk would.
     const { mkdir, rm } = await import('node:fs/promises');
-    await mkdir(join(dir, 'journal-00000001.jsonl'));
+    await mkdir(join(dir, `journal-${process.pid}-00000001.jsonl`));
     accept(journal, msg('e1'), undefined);
     await expect(journal.durable()).rejects.toMatchObject({ code: 'journal.io' });
     expect(errors.join('\n')).toContain('CANNOT WRITE THE BUS JOURNAL');
     await expect(journal.durable()).rejects.toMatchObject({ code: 'journal.io' });
-    await rm(join(dir, 'journal-00000001.jsonl'), { recursive: true });
+    await rm(join(dir, `journal-${process.pid}-00000001.jsonl`), { recursive: true });
     await new Promise((resolve) => setTimeout(resolve, 150));
     accept(journal, msg('e2'), undefined);
     await journal.durable();
@@ -241,11 +244,29 @@ describe('bus journal', () => {
     await again.close();
   });
 
+  it("leaves a live daemon's segments alone and takes over a dead one's", async () => {
+    const dir = await dirOf();
+    const line = (id: string) => `{"a":${JSON.stringify(msg(id))},"f":[]}\n`;
+    // The parent of this process is alive; pid 2^22 + 1 is above any pid_max, so never alive.
+    await writeFile(join(dir, `journal-${process.ppid}-00000001.jsonl`), line('theirs'));
+    await writeFile(join(dir, `journal-${2 ** 22 + 1}-00000002.jsonl`), line('orphan'));
+    const journal = await Journal.open({ dir });
+    expect(journal.takePending().map((p) => p.message.id)).toEqual(['orphan']);
+    handled(journal, 'orphan');
+    accept(journal, msg('mine'), undefined);
+    await journal.durable();
+    await journal.close();
+    const names = (await readdir(dir)).sort();
+    expect(names).toContain(`journal-${process.ppid}-00000001.jsonl`);
+    expect(names).not.toContain(`journal-${2 ** 22 + 1}-00000002.jsonl`);
+    expect(names).toContain(`journal-${process.pid}-00000003.jsonl`);
+  });
+
   it('fsync off: once a write has failed, durable() refuses too', async () => {
     const dir = await dirOf();
     const journal = await Journal.open({ dir, fsync: 'off', retryMs: 60_000, onError: () => {} });
     const { mkdir } = await import('node:fs/promises');
-    await mkdir(join(dir, 'journal-00000001.jsonl'));
+    await mkdir(join(dir, `journal-${process.pid}-00000001.jsonl`));
     accept(journal, msg('f1'), undefined);
     await journal.durable();
     await new Promise((resolve) => setImmediate(resolve));

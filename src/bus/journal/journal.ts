@@ -114,6 +114,10 @@ export class Journal {
   /** Segment new records go to, and its bytes so far (counted in UTF-16 units: close enough). */
   #current = 0;
   #currentBytes = 0;
+  /** File name of each segment (taken over at start, or this run's). */
+  readonly #files = new Map<number, string>();
+  /** This run's segments are named from this sequence number on (after every file in the folder). */
+  #sequenceBase = 0;
   /** Segment the file descriptor is open on. */
   #writing = 0;
   #fd: number | undefined;
@@ -157,7 +161,9 @@ export class Journal {
       for (const n of contents.segments) if (journal.#live.get(n) === 0) journal.#emptiedAt.set(n, 0);
       journal.#earlier = contents.ids.size > 0 ? contents.ids : undefined;
       // A run always begins a segment of its own: a torn last line is never appended to.
-      journal.#current = (contents.segments.at(-1) ?? 0) + 1;
+      contents.files.forEach((name, i) => journal.#files.set(i + 1, name));
+      journal.#current = contents.segments.length + 1;
+      journal.#sequenceBase = contents.maxSequence - contents.segments.length;
       journal.#writing = journal.#current;
     } catch (error) {
       throw new JournalError(
@@ -390,9 +396,19 @@ export class Journal {
     this.#openSegment(this.#writing);
   }
 
+  /** A segment's file: taken over at start, or this run's, named after this process. */
+  #fileOf(n: number): string {
+    let name = this.#files.get(n);
+    if (name === undefined) {
+      name = segmentName(process.pid, this.#sequenceBase + n);
+      this.#files.set(n, name);
+    }
+    return name;
+  }
+
   #openSegment(n: number): void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    this.#fd = openSync(join(this.dir, segmentName(n)), 'a', 0o600);
+    this.#fd = openSync(join(this.dir, this.#fileOf(n)), 'a', 0o600);
     this.#fdGeneration++;
     this.#writing = n;
     // The new name must survive a power loss too.
@@ -485,9 +501,10 @@ export class Journal {
       if (this.#live.get(n) !== 0 || emptied === undefined || emptied > this.#durable) break;
       this.#live.delete(n);
       this.#emptiedAt.delete(n);
-      await unlink(join(this.dir, segmentName(n))).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOENT')
-          this.#options.onError(`cannot delete ${segmentName(n)}: ${error.message}`);
+      const file = this.#fileOf(n);
+      this.#files.delete(n);
+      await unlink(join(this.dir, file)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') this.#options.onError(`cannot delete ${file}: ${error.message}`);
       });
     }
   }

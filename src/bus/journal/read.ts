@@ -43,21 +43,40 @@ export interface JournalReport {
 export interface JournalContents {
   report: JournalReport;
   pending: PendingMessage[];
-  /** Segment numbers found, oldest first. */
+  /** The segments taken over, oldest first, numbered 1, 2, ... in that order. */
   segments: number[];
+  /** File name of each segment taken over (index = segment number - 1). */
+  files: string[];
+  /** Highest sequence number in any file name here (this run's segments go after it). */
+  maxSequence: number;
   /** Segment of each pending message. */
   segmentOf: Map<string, number>;
   /** Every message id the journal holds, handled or not. */
   ids: Set<string>;
 }
 
-const SEGMENT = /^journal-(\d{8})\.jsonl$/;
-export const segmentName = (n: number) => `journal-${String(n).padStart(8, '0')}.jsonl`;
+/**
+ * `journal-<pid>-<sequence>.jsonl`: the pid of the daemon that writes it. Segments of a daemon that
+ * is still running (another daemon on the same data_dir, which the README advises against, or a
+ * test) are left to it; those of a dead one (or of an earlier process with this pid: a container's
+ * restart) are taken over.
+ */
+const SEGMENT = /^journal-(\d+)-(\d{8})\.jsonl$/;
+export const segmentName = (pid: number, sequence: number) =>
+  `journal-${pid}-${String(sequence).padStart(8, '0')}.jsonl`;
 
 export async function readJournal(dir: string): Promise<JournalContents> {
   const started = performance.now();
-  const names = (await readdir(dir)).filter((name) => SEGMENT.test(name)).sort();
-  const segments = names.map((name) => Number(SEGMENT.exec(name)![1]));
+  const found = (await readdir(dir))
+    .map((name) => ({ name, match: SEGMENT.exec(name) }))
+    .filter(({ match }) => match !== null)
+    .map(({ name, match }) => ({ name, pid: Number(match![1]), sequence: Number(match![2]) }));
+  const maxSequence = Math.max(0, ...found.map((f) => f.sequence));
+  const taken = found
+    .filter((f) => f.pid === process.pid || !alive(f.pid))
+    .sort((a, b) => a.sequence - b.sequence || a.pid - b.pid);
+  const names = taken.map((f) => f.name);
+  const segments = names.map((_, i) => i + 1);
   const report: JournalReport = {
     segments: segments.length,
     accepted: 0,
@@ -72,7 +91,7 @@ export async function readJournal(dir: string): Promise<JournalContents> {
   const ids = new Set<string>();
   for (let s = 0; s < segments.length; s++) {
     const n = segments[s]!;
-    const text = await readFile(join(dir, segmentName(n)), 'utf8');
+    const text = await readFile(join(dir, names[s]!), 'utf8');
     let start = 0;
     while (start < text.length) {
       let end = text.indexOf('\n', start);
@@ -106,7 +125,16 @@ export async function readJournal(dir: string): Promise<JournalContents> {
   }
   report.pending = pending.length;
   report.ms = Math.round(performance.now() - started);
-  return { report, pending, segments, segmentOf, ids };
+  return { report, pending, segments, files: names, maxSequence, segmentOf, ids };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 type ParsedRecord = PendingMessage | { h: string[] };
