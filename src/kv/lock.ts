@@ -69,7 +69,8 @@ export function releaseLock(dir: string): void {
   }
 }
 
-function alive(pid: number): boolean {
+/** True while a process with this pid exists (EPERM: it does, as another user's). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

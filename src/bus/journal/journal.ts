@@ -161,7 +161,7 @@ export class Journal {
       for (const n of contents.segments) if (journal.#live.get(n) === 0) journal.#emptiedAt.set(n, 0);
       journal.#earlier = contents.ids.size > 0 ? contents.ids : undefined;
       // A run always begins a segment of its own: a torn last line is never appended to.
-      contents.files.forEach((name, i) => journal.#files.set(i + 1, name));
+      for (const [i, name] of contents.files.entries()) journal.#files.set(i + 1, name);
       journal.#current = contents.segments.length + 1;
       journal.#sequenceBase = contents.maxSequence - contents.segments.length;
       journal.#writing = journal.#current;

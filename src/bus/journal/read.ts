@@ -8,6 +8,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { alive } from '../../kv/lock.ts';
 import type { Message } from '../message.ts';
 
 /** A frame as the journal keeps it: id, listener, caller, parent frame id, depth. */
@@ -126,15 +127,6 @@ export async function readJournal(dir: string): Promise<JournalContents> {
   report.pending = pending.length;
   report.ms = Math.round(performance.now() - started);
   return { report, pending, segments, files: names, maxSequence, segmentOf, ids };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 type ParsedRecord = PendingMessage | { h: string[] };
