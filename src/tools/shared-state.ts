@@ -8,9 +8,10 @@
  * Redis trouble fails closed: a limiter that cannot reach Redis throws, and the dispatcher answers
  * the call with an error rather than letting it through unlimited.
  */
+import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
-import { BusKeys } from '../bus/redis/options.ts';
 import type { OrganismConfig } from '../config/types.ts';
+import { SharedToolKeys } from '../redis-keys.ts';
 import type { RateLimit } from './limits.ts';
 import type { Revocation, Revocations } from './revocations.ts';
 import type { ToolServices } from './types.ts';
@@ -19,35 +20,8 @@ const RESOURCE_KEY = 'shared-tool-state';
 /** How often a daemon re-reads the shared revocations (the file watcher's promise: seconds). */
 export const REVOCATION_POLL_MS = 2_000;
 
-/**
- * Token bucket, on Redis's own clock (daemons' clocks may differ). KEYS: bucket. ARGV: capacity,
- * tokens per ms, ttl ms. Returns 0 when a token was taken, else ms until one is available (-1: never).
- */
-const TAKE_SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local cap = tonumber(ARGV[1])
-local rate = tonumber(ARGV[2])
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'last', 'cap', 'rate')
-local tokens = tonumber(b[1])
-local last = tonumber(b[2])
-if tokens == nil or b[3] ~= ARGV[1] or b[4] ~= ARGV[2] then
-  tokens = cap
-  last = now
-end
-tokens = math.min(cap, tokens + math.max(0, now - last) * rate)
-local wait = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-elseif rate > 0 then
-  wait = math.ceil((1 - tokens) / rate)
-else
-  wait = -1
-end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'last', tostring(now), 'cap', ARGV[1], 'rate', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return wait
-`;
+/** The token bucket script (lua/take-token.lua: what it takes and returns), read once. */
+const TAKE_SCRIPT = readFileSync(new URL('./lua/take-token.lua', import.meta.url), 'utf8');
 
 type Client = Redis & {
   organismTakeToken(key: string, cap: string, rate: string, ttl: string): Promise<number>;
@@ -105,7 +79,7 @@ function openClient(config: Pick<OrganismConfig, 'bus'>): Client {
 }
 
 async function openSharedState(config: Pick<OrganismConfig, 'bus'>): Promise<SharedState> {
-  const keys = new BusKeys(config.bus.group);
+  const keys = new SharedToolKeys(config.bus.group);
   const client = openClient(config);
   let cache: Revocations = {};
   const refresh = async () => {
@@ -159,7 +133,7 @@ export async function revokeShared(
 ): Promise<void> {
   const client = openClient(config);
   try {
-    await client.hset(new BusKeys(config.bus.group).revocations, tool, JSON.stringify(revocation));
+    await client.hset(new SharedToolKeys(config.bus.group).revocations, tool, JSON.stringify(revocation));
   } finally {
     client.disconnect();
   }
@@ -169,7 +143,7 @@ export async function revokeShared(
 export async function unrevokeShared(config: Pick<OrganismConfig, 'bus'>, tool: string): Promise<boolean> {
   const client = openClient(config);
   try {
-    return (await client.hdel(new BusKeys(config.bus.group).revocations, tool)) > 0;
+    return (await client.hdel(new SharedToolKeys(config.bus.group).revocations, tool)) > 0;
   } finally {
     client.disconnect();
   }

@@ -62,6 +62,7 @@ export function createBusBackend(
     origin: transport.consumer,
     idleMs: limits.thread_idle_ms,
     maxHistoryPerThread: limits.max_history_per_thread,
+    connectTimeoutMs: transport.options.connectTimeoutMs,
     logger: log,
   });
   transport.onPreload = (thread, frame, load) => threadStore.preload(thread, frame, load);

@@ -20,283 +20,13 @@
  * promise or is reported through `onError`, and the rest of the batch still runs.
  */
 import type { Redis } from 'ioredis';
-
-/**
- * ARGV[1..11] is a header (see CommandBatch.header), then operations, each an opcode and its
- * arguments; keys are 1-based KEYS indexes (every key carries the organism's hash tag, so one
- * script may touch them all on a cluster too). Returns {results, errors}: one result per xadd /
- * settle / load / read / xack / beat in queue order (a failure as '!<message>'), and the errors of the
- * operations that return nothing. History entries, idle and stop notices are announced with one
- * PUBLISH at the end: the origin line, then one line each.
- */
-const BATCH_SCRIPT = `
-local CHANNEL, ORIGIN, GROUP, CONSUMER, PREFIX = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local HIST_MAX, HIST_TTL, THREAD_TTL, VERSION = tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[9]
-local FOLLOWING, HPREFIX = ARGV[10], ARGV[11]
--- A history list is trimmed when it is this much over its length (reset() keeps the newest anyway).
-local HIST_SLACK = math.max(8, math.floor(HIST_MAX / 4))
-local out, errs, events = {}, {}, {}
-local function key(i) return KEYS[tonumber(ARGV[i])] end
--- Now in ms, asked of Redis once per call, when first needed.
-local NOW
-local function now()
-  if not NOW then
-    local t = redis.call('TIME')
-    NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  end
-  return NOW
-end
--- Whether some daemon follows the thread live (hash field w: until when, epoch ms). Asked of a
--- thread only while any thread is followed at all (the FOLLOWING key exists; asked once per call).
-local anyFollowed
-local function followed(thread)
-  if anyFollowed == nil then anyFollowed = FOLLOWING ~= '' and redis.call('EXISTS', FOLLOWING) == 1 end
-  if not anyFollowed then return false end
-  local w = redis.call('HGET', thread, 'w')
-  return w ~= false and tonumber(w) > now()
-end
--- thread key, until (epoch ms), ms: the thread is followed until then, and FOLLOWING lives that long.
-local function follow(i)
-  redis.call('HSET', key(i + 1), 'w', ARGV[i + 2])
-  redis.call('SET', FOLLOWING, '1', 'PX', ARGV[i + 3])
-end
--- A thread key's id as JSON (made once per key per call): events name their thread.
-local ids = {}
-local function idJson(k)
-  local j = ids[k]
-  if not j then
-    j = cjson.encode(string.sub(k, #PREFIX + 1))
-    ids[k] = j
-  end
-  return j
-end
-local function msg(e)
-  if type(e) == 'table' and e.err then return e.err end
-  return tostring(e)
-end
-local function hset(i) redis.call('HSET', key(i + 1), ARGV[i + 2], ARGV[i + 3]) end
-local function hdel(i) redis.call('HDEL', key(i + 1), ARGV[i + 2]) end
-local function pexpire(i) redis.call('PEXPIRE', key(i + 1), ARGV[i + 2]) end
--- One more hop in the thread. The expiry is set when asked and when the hash is new (this
--- increment may have just made it, and it must not live forever).
-local function countHop(k, refresh)
-  if redis.call('HINCRBY', k, 'hops', 1) == 1 or refresh == '1' then redis.call('PEXPIRE', k, THREAD_TTL) end
-end
--- thread key, n: n more messages in flight (the sum of a batch's publishes and settles of the
--- thread that it could net out, see CommandBatch.settle).
-local function inc(i)
-  local k = key(i + 1)
-  local n = tonumber(ARGV[i + 2])
-  if redis.call('HINCRBY', k, 'inflight', n) == n then redis.call('PEXPIRE', k, THREAD_TTL) end
-end
--- The entry is appended to the thread's history list and numbered in its thread (hash field hist;
--- 0 when the thread is gone) and, while some daemon follows the thread live (hash field w: until
--- when, epoch ms), announced as '<n>|{"t":<thread>,"k":"m","e":<entry>}', so a daemon can tell it
--- missed one. Nobody else needs it as it happens: a daemon reads a thread's history when it
--- needs all of it.
-local function appendHistory(thread, entry, refresh)
-  local k = HPREFIX .. string.sub(thread, #PREFIX + 1)
-  local len = redis.call('RPUSH', k, entry)
-  local n = redis.call('HINCRBY', thread, 'hist', 1)
-  if n == 1 and redis.call('HLEN', thread) == 1 then
-    redis.call('DEL', thread)
-    n = 0
-  end
-  if len > HIST_MAX + HIST_SLACK then redis.call('LTRIM', k, -HIST_MAX, -1) end
-  if len == 1 or refresh == '1' then redis.call('PEXPIRE', k, HIST_TTL) end
-  if n > 0 and followed(thread) then
-    events[#events + 1] = n .. '|{"t":' .. idJson(thread) .. ',"k":"m","e":' .. entry .. '}'
-  end
-end
--- stream key, message record (JSON)
-local function xadd(i)
-  redis.call('XADD', key(i + 1), '*', 'v', VERSION, 'm', ARGV[i + 2])
-  return 1
-end
--- thread key, frame field, frame record, hop, history entry, history refresh, stream key, message
--- record: what the bus writes for one message it publishes, in its order: the frame opened for it,
--- the hop, the history entry, then the XADD. A part it did not write is '' (hop: '0', or '1' to
--- push out the thread's expiry too). A failed write is reported and the XADD still goes.
-local function pubWrites(i)
-  local k = key(i + 1)
-  if ARGV[i + 2] ~= '' then redis.call('HSET', k, ARGV[i + 2], ARGV[i + 3]) end
-  if ARGV[i + 4] ~= '' then countHop(k, ARGV[i + 4]) end
-  if ARGV[i + 5] ~= '' then appendHistory(k, ARGV[i + 5], ARGV[i + 6]) end
-end
-local function pub(i)
-  local ok, e = pcall(pubWrites, i)
-  if not ok then errs[#errs + 1] = 'pub: ' .. msg(e) end
-  if ARGV[i + 7] ~= '' then return xadd(i + 6) end
-end
--- thread key: in-flight count minus one; at zero an idle notice goes out, with how many history
--- entries the thread has (n), so a daemon following it can make its copy whole first.
-local function settle(i)
-  local k = key(i + 1)
-  local left = redis.call('HINCRBY', k, 'inflight', -1)
-  if left > 0 then return left end
-  if left < 0 then
-    if redis.call('HLEN', k) == 1 then
-      redis.call('DEL', k) -- the thread was gone: this decrement made the hash
-      return 0
-    end
-    redis.call('HSET', k, 'inflight', 0)
-  end
-  events[#events + 1] = '{"t":' .. idJson(k) .. ',"k":"i","n":' .. (redis.call('HGET', k, 'hist') or '0') .. '}'
-  return 0
-end
--- A thread's record: {created, scope, hops, stopped, inflight, frame, parent frame, hist}, or false.
-local function record(k, refresh, frame)
-  local v
-  if frame ~= '' then
-    v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'hist', 'f:' .. frame)
-  else
-    v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'hist')
-  end
-  if not v[1] then return false end
-  local f = v[7] or false
-  local p = false
-  if f then
-    -- The record is JSON.stringify([listener, caller, parent, depth]) of names and ids that need
-    -- no escapes; a record that does not look so plain is decoded properly.
-    local parent = string.match(f, '^%["[^"\\]*","[^"\\]*","([^"\\]*)",')
-    if not parent then parent = cjson.decode(f)[3] end
-    if parent ~= '' then p = redis.call('HGET', k, 'f:' .. parent) end
-  end
-  if refresh == '1' then redis.call('PEXPIRE', k, THREAD_TTL) end
-  return {v[1], v[2], v[3], v[4], v[5] or '0', f, p, v[6] or '0'}
-end
--- thread key, refresh, frame id (or ''): the thread's record, with the frame and its parent.
-local function load(i) return record(key(i + 1), ARGV[i + 2], ARGV[i + 3]) end
--- stream key, count: XREADGROUP without BLOCK. An entry in this format comes back as {id, m, state}:
--- its record, and with a thread key prefix its thread state: the thread and frame taken from the
--- start of the record (codec.ts writes id, thread, frame first; the daemon checks that they are the
--- decoded message's own), the state packed in one string (fields of the record joined by NUL,
--- '' for a missing frame; '0' when the thread does not exist), so that a hop's reply is three
--- strings instead of fifteen. A message that carries its frame (a frameDepth key, which codec.ts
--- writes last) comes back with no state: a daemon that knows its thread needs none, and one that
--- does not loads it (RedisThreadStore.loadFor); the read costs Redis about a sixth less per hop.
--- Any other entry comes back as {id, fields}, for the daemon to refuse.
--- Thread keys are made here, not declared: they carry the stream key's hash tag, so its slot.
-local function read(i)
-  local reply = redis.call('XREADGROUP', 'GROUP', GROUP, CONSUMER, 'COUNT', ARGV[i + 2],
-    'STREAMS', key(i + 1), '>')
-  if not reply then return {} end
-  local entries = reply[1][2]
-  local list = {}
-  for j = 1, #entries do
-    local id, fields = entries[j][1], entries[j][2]
-    local m
-    if fields and #fields == 4 and fields[1] == 'v' and fields[2] == VERSION and fields[3] == 'm' then
-      m = fields[4]
-    end
-    if m then
-      local state = false
-      if PREFIX ~= '' then
-        local t, f = string.match(m, '^{"id":"[^"\\]*","thread":"([^"\\]*)","frame":"([^"\\]*)"')
-        if t and not string.find(m, ',"frameDepth":', 1, true) then
-          local r = record(PREFIX .. t, '0', f)
-          if r then
-            state = table.concat({r[1], r[2] or '', r[3] or '', r[4] or '', r[5], r[6] or '', r[7] or '', r[8]}, '\\0')
-          else
-            state = '0'
-          end
-        end
-      end
-      list[j] = {id, m, state}
-    else
-      list[j] = {id, fields or false}
-    end
-  end
-  return list
-end
--- stream key, n, n ids
-local function xack(i)
-  local n = tonumber(ARGV[i + 2])
-  local acked = 0
-  for j = i + 3, i + 2 + n, 500 do
-    acked = acked + redis.call('XACK', key(i + 1), GROUP, unpack(ARGV, j, math.min(j + 499, i + 2 + n)))
-  end
-  return acked
-end
--- stream key, n, n ids: the entries this daemon holds there (the heartbeat, heartbeat.ts). Each
--- one still pending for this consumer is marked alive (XCLAIM to itself with JUSTID: idle time
--- reset, no delivery counted); returns the ids another consumer owns now, each followed by its
--- owner. One no longer pending (acknowledged, its ack on its way back) is skipped.
-local function beat(i)
-  local k = key(i + 1)
-  local mine = {k, GROUP, CONSUMER, '0'}
-  local taken = {}
-  for j = i + 3, i + 2 + tonumber(ARGV[i + 2]) do
-    local row = redis.call('XPENDING', k, GROUP, ARGV[j], ARGV[j], 1)[1]
-    if row then
-      if row[2] == CONSUMER then
-        mine[#mine + 1] = ARGV[j]
-      else
-        taken[#taken + 1] = ARGV[j]
-        taken[#taken + 1] = row[2]
-      end
-    end
-  end
-  if #mine > 4 then
-    mine[#mine + 1] = 'JUSTID'
-    redis.call('XCLAIM', unpack(mine))
-  end
-  return taken
-end
-
-local i = 12
-local n = #ARGV
-while i <= n do
-  local op = ARGV[i]
-  local f, size, result
-  if op == 'pub' then f, size, result = pub, 9, ARGV[i + 7] ~= ''
-  elseif op == 'inc' then f, size = inc, 3
-  elseif op == 'xadd' then f, size, result = xadd, 3, true
-  elseif op == 'settle' then f, size, result = settle, 2, true
-  elseif op == 'read' then f, size, result = read, 3, true
-  elseif op == 'hset' then f, size = hset, 4
-  elseif op == 'hdel' then f, size = hdel, 3
-  elseif op == 'load' then f, size, result = load, 4, true
-  elseif op == 'xack' then f, size, result = xack, 3 + tonumber(ARGV[i + 2]), true
-  elseif op == 'beat' then f, size, result = beat, 3 + tonumber(ARGV[i + 2]), true
-  elseif op == 'pexpire' then f, size = pexpire, 3
-  elseif op == 'follow' then f, size = follow, 4
-  elseif op == 'event' then events[#events + 1] = ARGV[i + 1]; size = 2
-  else return redis.error_reply('unknown batch op ' .. tostring(op)) end
-  if f then
-    local ok, value = pcall(f, i)
-    if result then
-      if ok then out[#out + 1] = value else out[#out + 1] = '!' .. msg(value) end
-    elseif not ok then
-      errs[#errs + 1] = op .. ': ' .. msg(value)
-    end
-  end
-  i = i + size
-end
-if #events > 0 then
-  redis.call('PUBLISH', CHANNEL, ORIGIN .. '\\n' .. table.concat(events, '\\n'))
-end
-return {out, errs}
-`;
+import { BATCH_SCRIPT } from './scripts.ts';
+import type { LoadReply, ReadEntry } from './types.ts';
 
 const ONE = Promise.resolve(1);
 
 /** A batch is sent early once it holds this many arguments (bounds the call's stack and script time). */
 const MAX_ARGS = 1_000;
-
-/** A thread's record as the load operation returns it (see RedisThreadStore.load). */
-export type LoadReply = (string | null)[] | null;
-
-export type StreamEntry = [id: string, fields: string[] | null];
-
-/**
- * One entry a read returns: `[id, record JSON, thread state]` for an entry in this format (thread
- * state null when none was loaded, see unpackState), or `[id, fields]` for any other, as XREADGROUP
- * gives it, for the reader to refuse with the reason.
- */
-export type ReadEntry =
-  | [id: string, body: string, state: string | null]
-  | [id: string, fields: string[] | null];
 
 /**
  * The thread state the read script packed for an entry, as a load returns it; undefined when it
@@ -617,6 +347,11 @@ export class CommandBatch {
     );
   }
 
+  /**
+   * The script's ARGV[1..11]. Without thread settings no thread state or history is written or
+   * read (the thread prefix is ''), so their limits are sent as '0', never read: every default
+   * comes from whoever sets them (the config schema's, through RedisThreadStore).
+   */
   private makeHeader(threads: ThreadSettings | undefined): string[] {
     const o = this.options;
     return [
@@ -625,9 +360,9 @@ export class CommandBatch {
       o.group,
       o.consumer,
       threads?.threadPrefix ?? '',
-      String(threads?.historyMax ?? 100),
-      String(threads?.historyTtlMs ?? 1),
-      String(threads?.threadTtlMs ?? 1),
+      threads ? String(threads.historyMax) : '0',
+      threads ? String(threads.historyTtlMs) : '0',
+      threads ? String(threads.threadTtlMs) : '0',
       o.formatVersion,
       threads?.followingKey ?? '',
       threads?.historyPrefix ?? '',

@@ -3,4 +3,5 @@ export type { DeadLetter } from './dead-letter.ts';
 export { deadLetterCount, readDeadLetters } from './dead-letter.ts';
 export type { RedisBusOptions } from './options.ts';
 export { BusKeys, defaultConsumerName, defaultRedisBusOptions } from './options.ts';
-export { RedisTransport, type RedisTransportStats } from './transport.ts';
+export { RedisTransport } from './transport.ts';
+export type { RedisTransportStats } from './types.ts';

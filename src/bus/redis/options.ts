@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { TransportError } from '../../errors.ts';
+import { checkKeyName, organismKeyPrefix } from '../../redis-keys.ts';
 
 export interface RedisBusOptions {
   /** redis:// or rediss:// URL; may carry user, password and database number. */
@@ -67,6 +68,9 @@ export const DEFAULT_HEARTBEAT_MS = 1_000;
  */
 export const MISSED_HEARTBEATS = 3;
 
+/** How long one connection attempt may take by default, ms (every bus connection). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
+
 export function defaultRedisBusOptions(options: RedisBusOptions): ResolvedRedisBusOptions {
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const resolved: ResolvedRedisBusOptions = {
@@ -78,7 +82,7 @@ export function defaultRedisBusOptions(options: RedisBusOptions): ResolvedRedisB
     reaperIntervalMs: heartbeatMs,
     defaultMaxInFlight: 32,
     deadLetterMaxLength: 10_000,
-    connectTimeoutMs: 2_000,
+    connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
     closeTimeoutMs: 5_000,
     ...stripUndefined(options),
     url: options.url,
@@ -88,8 +92,8 @@ export function defaultRedisBusOptions(options: RedisBusOptions): ResolvedRedisB
   if (!/^rediss?:\/\//.test(resolved.url)) {
     throw new TransportError('transport.invalid_option', 'bus.url must start with redis:// or rediss://');
   }
-  checkName('bus.group', resolved.group);
-  checkName('consumer', resolved.consumer);
+  checkKeyName('bus.group', resolved.group);
+  checkKeyName('consumer', resolved.consumer);
   for (const key of [
     'blockMs',
     'maxDeliveries',
@@ -123,26 +127,12 @@ export function defaultRedisBusOptions(options: RedisBusOptions): ResolvedRedisB
   return resolved;
 }
 
-// Braces would break the cluster hash tag; control characters would break logs and redis-cli.
-const BAD_NAME = /[{}\u0000-\u001f\u007f]/;
-
-function checkName(what: string, value: unknown): void {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 200 || BAD_NAME.test(value)) {
-    throw new TransportError(
-      'transport.invalid_option',
-      `${what} must be 1 to 200 characters with no braces or control characters`,
-      { [what]: typeof value === 'string' ? JSON.stringify(value) : typeof value },
-    );
-  }
-}
-
 /** Every Redis key of one organism (one consumer group). */
 export class BusKeys {
   readonly prefix: string;
 
   constructor(readonly group: string) {
-    checkName('bus.group', group);
-    this.prefix = `organism:{${group}}:`;
+    this.prefix = organismKeyPrefix(group);
   }
 
   /** A listener's input stream. */
@@ -194,14 +184,6 @@ export class BusKeys {
   /** Once-only effects: the first result of a side-effecting tool call. */
   effect(callId: string): string {
     return `${this.prefix}effect:${callId}`;
-  }
-
-  rateBucket(key: string): string {
-    return `${this.prefix}rate:${key}`;
-  }
-
-  get revocations(): string {
-    return `${this.prefix}revocations`;
   }
 }
 

@@ -16,12 +16,13 @@ import type { Redis } from 'ioredis';
 import { within } from '../lifecycle.ts';
 import type { Message } from '../message.ts';
 import type { Deliver } from '../transport.ts';
-import { type LoadReply, type ReadEntry, type StreamEntry, unpackState } from './batch.ts';
+import { unpackState } from './batch.ts';
 import { DecodeFailure, decodeMessage, decodeRecord, recordStartsWith } from './codec.ts';
 import { busClientOptions, openBusClient } from './connection.ts';
 import type { ResolvedRedisBusOptions } from './options.ts';
+import type { LoadReply, ReadEntry, StreamEntry } from './types.ts';
 
-export type { StreamEntry } from './batch.ts';
+export type { StreamEntry } from './types.ts';
 
 /** What a reader needs from its transport (commands on the shared connection). */
 export interface ReaderHost {

@@ -4,10 +4,10 @@
  * what the group has acknowledged. Its own file so the transport stays about publish and deliver.
  */
 import type { Redis } from 'ioredis';
-import { DEAD_LETTER_SCRIPT } from './dead-letter.ts';
 import type { BusKeys, ResolvedRedisBusOptions } from './options.ts';
-import type { StreamEntry, StreamReader } from './reader.ts';
-import type { RedisTransportStats } from './transport.ts';
+import type { StreamReader } from './reader.ts';
+import { DEAD_LETTER_SCRIPT } from './scripts.ts';
+import type { RedisTransportStats, StreamEntry } from './types.ts';
 
 export interface ReaperHost {
   readonly client: Redis;

@@ -37,9 +37,10 @@ import type { HistoryEntry, ThreadHistory } from '../history/index.ts';
 import type { Message } from '../message.ts';
 import type { ThreadStore, ThreadStoreEvents } from '../thread-store.ts';
 import { type Frame, frameCarriedBy, type ThreadRegistry, type ThreadState } from '../threads.ts';
-import type { CommandBatch, LoadReply } from './batch.ts';
+import type { CommandBatch } from './batch.ts';
 import { busClientOptions, openBusClient } from './connection.ts';
-import type { BusKeys } from './options.ts';
+import { type BusKeys, DEFAULT_CONNECT_TIMEOUT_MS } from './options.ts';
+import type { LoadReply } from './types.ts';
 
 const ZERO = (): number => 0;
 const HISTORY_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -66,6 +67,7 @@ export interface RedisThreadStoreOptions {
   idleMs: number;
   /** limits.max_history_per_thread. */
   maxHistoryPerThread: number;
+  /** Default: the transport's (DEFAULT_CONNECT_TIMEOUT_MS). */
   connectTimeoutMs?: number;
   logger?: Pick<Logger, 'warn' | 'error'>;
 }
@@ -150,7 +152,10 @@ export class RedisThreadStore implements ThreadStore {
     });
     const { client } = openBusClient(
       this.options.url,
-      busClientOptions(this.options.connectTimeoutMs ?? 2_000, `organism-${this.options.origin}-events`),
+      busClientOptions(
+        this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+        `organism-${this.options.origin}-events`,
+      ),
       (message) => this.options.logger?.warn(`redis thread events connection lost: ${message}`),
     );
     this.subscriber = client;

@@ -22,7 +22,7 @@ import { TransportError } from '../../errors.ts';
 import { within } from '../lifecycle.ts';
 import type { Message } from '../message.ts';
 import type { Deliver, SubscribeOptions, Subscription, Transport } from '../transport.ts';
-import { CommandBatch, type LoadReply, type ReadEntry } from './batch.ts';
+import { CommandBatch } from './batch.ts';
 import { decodeRecord, encodeRecord, FORMAT_VERSION } from './codec.ts';
 import { type BusConnection, busClientOptions, openBusClient, scrubUrl } from './connection.ts';
 import { type DeadLetter, deadLetterCount, readDeadLetters } from './dead-letter.ts';
@@ -35,22 +35,12 @@ import {
 } from './options.ts';
 import { type ReaderHost, StreamReader } from './reader.ts';
 import { Reaper } from './reaper.ts';
+import type { LoadReply, ReadEntry, RedisTransportStats } from './types.ts';
 
 /** Failure reasons are kept this long (seconds) for the dead-letter record. */
 const FAILURE_TTL_S = 24 * 3600;
 /** Streams are trimmed at most this often (ms). */
 const TRIM_EVERY_MS = 5_000;
-
-export interface RedisTransportStats {
-  published: number;
-  acked: number;
-  /** Entries taken over from idle consumers by this daemon. */
-  claimed: number;
-  /** Entries this daemon moved to the dead-letter stream. */
-  deadLettered: number;
-  /** Entries held here that another daemon took over while this one missed its heartbeats. */
-  lost: number;
-}
 
 export class RedisTransport implements Transport, ReaderHost {
   readonly name = 'redis';
