@@ -22,7 +22,7 @@ export class Control {
   /**
    * Stops a thread now: it accepts no more messages, its queued messages are dropped, running
    * handlers in it see their signal abort (their output is discarded), and the history records a
-   * `<SystemError><code>killed</code>`. Undefined when the thread is unknown; idempotent otherwise.
+   * `<SystemError><code>thread.killed</code>`. Undefined when the thread is unknown; idempotent otherwise.
    */
   kill(
     id: string,
@@ -53,7 +53,7 @@ export class Control {
       aborted++;
       ctx.abort(new OrganismError('thread.killed', `thread ${id} was stopped by an operator`));
     }
-    bus.record(id, nextId(), SYSTEM_SENDER, by, 'system-error', systemErrorXml('killed'));
+    bus.record(id, nextId(), SYSTEM_SENDER, by, 'system-error', systemErrorXml('thread.killed'));
     bus.history.markStopped(id);
     bus.hooks.thread?.(id, 'stopped');
     bus.logger.info({ thread: id, by, dropped, aborted }, 'thread killed');

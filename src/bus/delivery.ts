@@ -123,7 +123,7 @@ export class Deliverer {
       };
       if (!queue.offer(thread.id, delivery)) {
         bus.hooks.delivered?.(target.name, 'busy', Date.now() - message.time, thread.id);
-        this.failures.failFrame(thread, frame, 'busy', { id: message.id, seq: 0 });
+        this.failures.failFrame(thread, frame, 'bus.busy', { id: message.id, seq: 0 });
         this.inFlight.settle(thread);
         resolve();
       }

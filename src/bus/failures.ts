@@ -52,7 +52,7 @@ export class Failures {
   }
 
   routingError(thread: ThreadState, frame: Frame, source: RuntimeListener, origin?: Origin): void {
-    void this.sendSystem(thread, frame, source.name, 'system-error', systemErrorXml('routing'), origin);
+    void this.sendSystem(thread, frame, source.name, 'system-error', systemErrorXml('bus.routing'), origin);
   }
 
   /**

@@ -79,7 +79,10 @@ export class Handler {
         timedOut ? `handler timed out after ${target.timeoutMs} ms` : 'handler threw',
       );
       if (!thread.stopped)
-        this.failures.failFrame(thread, frame, timedOut ? 'timeout' : 'handler', { id: message.id, seq: 0 });
+        this.failures.failFrame(thread, frame, timedOut ? 'handler.timeout' : 'handler.failed', {
+          id: message.id,
+          seq: 0,
+        });
     } finally {
       clearTimeout(timer);
       bus.running.delete(ctx);

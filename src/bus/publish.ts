@@ -102,7 +102,7 @@ export class Publisher {
   /** A budget ran out: the sender is told in the history; a hop budget also stops the thread. */
   private overBudget(thread: ThreadState, from: string, what: 'hops' | 'depth', limit: number): void {
     const bus = this.bus;
-    const xml = systemErrorXml('budget', `(${what} limit ${limit})`);
+    const xml = systemErrorXml('bus.budget', `(${what} limit ${limit})`);
     bus.record(thread.id, nextId(), SYSTEM_SENDER, from, 'system-error', xml);
     if (what === 'hops' && !thread.stopped) {
       thread.stopped = true;

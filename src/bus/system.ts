@@ -11,26 +11,34 @@ export const SYSTEM_SENDER = 'system';
 /** How much of a failed attempt a `<huh>` carries back, before base64. */
 const HUH_ATTEMPT_BYTES = 2048;
 
-export type SystemErrorCode = 'routing' | 'timeout' | 'handler' | 'busy' | 'budget' | 'shutdown' | 'killed';
+/** Dotted like every OrganismError code; `bus.routing` and `bus.busy` are RoutingError's and BusyError's. */
+export type SystemErrorCode =
+  | 'bus.routing'
+  | 'handler.timeout'
+  | 'handler.failed'
+  | 'bus.busy'
+  | 'bus.budget'
+  | 'bus.shutting_down'
+  | 'thread.killed';
 
 const SYSTEM_ERROR_TEXT: Record<SystemErrorCode, string> = {
-  routing: 'Message could not be delivered. Please verify your target and try again.',
-  timeout: 'Handler timed out. Please try again.',
-  handler: 'The handler failed while processing the message.',
-  busy: 'The target is busy. Please try again later.',
-  budget: 'The thread has used up its budget; no further messages are accepted in it.',
-  shutdown: 'The organism is shutting down.',
-  killed: 'The thread was stopped by an operator; no further messages are accepted in it.',
+  'bus.routing': 'Message could not be delivered. Please verify your target and try again.',
+  'handler.timeout': 'Handler timed out. Please try again.',
+  'handler.failed': 'The handler failed while processing the message.',
+  'bus.busy': 'The target is busy. Please try again later.',
+  'bus.budget': 'The thread has used up its budget; no further messages are accepted in it.',
+  'bus.shutting_down': 'The organism is shutting down.',
+  'thread.killed': 'The thread was stopped by an operator; no further messages are accepted in it.',
 };
 
 const RETRY_ALLOWED: Record<SystemErrorCode, boolean> = {
-  routing: true,
-  timeout: true,
-  handler: true,
-  busy: true,
-  budget: false,
-  shutdown: false,
-  killed: false,
+  'bus.routing': true,
+  'handler.timeout': true,
+  'handler.failed': true,
+  'bus.busy': true,
+  'bus.budget': false,
+  'bus.shutting_down': false,
+  'thread.killed': false,
 };
 
 export function systemErrorXml(code: SystemErrorCode, detail?: string): string {

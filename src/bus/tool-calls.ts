@@ -33,7 +33,7 @@ export class ToolCalls {
       error: { code, message },
     });
     const budget = bus.threads.chargeHop(thread, frame.depth);
-    if (!budget.ok) return refuse('budget', `thread ${budget.what} budget of ${budget.limit} exhausted`);
+    if (!budget.ok) return refuse('bus.budget', `thread ${budget.what} budget of ${budget.limit} exhausted`);
     bus.record(thread.id, callId, caller.name, tool, 'tool-call', toolCallXml(tool, args));
     const result = bus.options.tools
       ? await bus.options.tools.call({

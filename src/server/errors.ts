@@ -29,7 +29,7 @@ export function toHttpError(error: unknown): HttpError {
     if (error instanceof ConfigError) body.error.issues = error.issues;
     return { status: statusFor(error), body, headers: headersFor(error) };
   }
-  return { status: 500, body: { error: { code: 'internal', message: 'internal error' } } };
+  return { status: 500, body: { error: { code: 'server.internal', message: 'internal error' } } };
 }
 
 function statusFor(error: OrganismError): number {

@@ -73,7 +73,9 @@ export function createApp(
   injectRoutes(app, deps);
   auditAndToolRoutes(app, deps);
 
-  app.notFound((c) => fail(c, httpError(404, 'not_found', `no route for ${c.req.method} ${c.req.path}`)));
+  app.notFound((c) =>
+    fail(c, httpError(404, 'request.not_found', `no route for ${c.req.method} ${c.req.path}`)),
+  );
   app.onError((error, c) => {
     const mapped = failWith(c, error);
     if (mapped.status >= 500) options.logger.error({ err: error, path: c.req.path }, 'request failed');

@@ -90,7 +90,7 @@ export class StreamServer {
   #admit(request: IncomingMessage): Refusal | { filter: StreamFilter; by: string } {
     const url = new URL(request.url ?? '/', 'http://localhost');
     if (url.pathname !== STREAM_PATH)
-      return { status: 404, code: 'not_found', message: `no WebSocket at ${url.pathname}` };
+      return { status: 404, code: 'request.not_found', message: `no WebSocket at ${url.pathname}` };
     const crossSite = crossSiteRefusal(
       {
         origin: header(request, 'origin'),

@@ -71,13 +71,13 @@ describe('frames', () => {
       {
         tag: 'SystemError',
         kind: 'system-error',
-        payload: { code: 'timeout' },
-        xml: '<SystemError><code>timeout</code></SystemError>',
+        payload: { code: 'handler.timeout' },
+        xml: '<SystemError><code>handler.timeout</code></SystemError>',
       },
       1000,
     );
     expect(framed.isError).toBe(true);
-    expect(framed.data).toEqual({ status: 'system-error', error: { code: 'timeout' } });
+    expect(framed.data).toEqual({ status: 'system-error', error: { code: 'handler.timeout' } });
     expect(framed.content).toMatch(/^<peer-reply source="peer" from="x" kind="system-error">\n<SystemError>/);
   });
 

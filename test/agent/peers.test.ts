@@ -178,7 +178,7 @@ describe('agents and peers', () => {
       ],
     });
     const { messages } = await ask(running, 'helper', 'Try the broken one.');
-    expect(answerOf(messages, 'helper')).toContain('<text>The peer failed: handler</text>');
+    expect(answerOf(messages, 'helper')).toContain('<text>The peer failed: handler.failed</text>');
     const [seen] = resultsSeen(running, 'helper', 1);
     expect(seen!.isError).toBe(true);
     expect(seen!.content).toContain('<peer-reply source="peer" from="broken" kind="system-error">');

@@ -98,7 +98,7 @@ describe('routing', () => {
     await settled(bus, b.thread);
     expect(replies).toHaveLength(2);
     expect(replies[0]!.kind).toBe('system-error');
-    expect(replies[0]!.payload.code).toBe('routing');
+    expect(replies[0]!.payload.code).toBe('bus.routing');
     // Same text whether the target exists (vault) or not (nowhere): no topology leak.
     expect(replies[0]!.xml).toBe(replies[1]!.xml);
     expect(bus.thread(a.thread)?.status).toBe('idle');
@@ -302,7 +302,7 @@ describe('failures', () => {
     ]);
     const { thread } = await bus.inject({ to: 'caller', payload: '<job><text>x</text></job>' });
     await settled(bus, thread);
-    expect(errors.map((e) => [e.kind, e.payload.code])).toEqual([['system-error', 'handler']]);
+    expect(errors.map((e) => [e.kind, e.payload.code])).toEqual([['system-error', 'handler.failed']]);
     expect(errors[0]!.xml).not.toContain('boom');
   });
 
@@ -329,7 +329,7 @@ describe('failures', () => {
     );
     const { thread } = await bus.inject({ to: 'caller', payload: '<job><text>x</text></job>' });
     await settled(bus, thread);
-    expect(errors.map((e) => e.payload.code)).toEqual(['timeout']);
+    expect(errors.map((e) => e.payload.code)).toEqual(['handler.timeout']);
     expect(aborted).toBe(true);
   });
 
@@ -399,7 +399,7 @@ describe('failures', () => {
     expect(bus.thread(thread)?.status).toBe('stopped');
     const last = messages.at(-1)!;
     expect(last).toMatchObject({ from: 'system', to: 'looper', kind: 'system-error' });
-    expect(last.payload).toContain('<code>budget</code>');
+    expect(last.payload).toContain('<code>bus.budget</code>');
     expect(last.payload).toContain('hops limit 50');
   });
 });
@@ -455,7 +455,7 @@ describe('backpressure and shutdown', () => {
     for (let i = 0; i < 20; i++) await bus.inject({ to: 'worker', payload: `<job><text>${i}</text></job>` });
     const stopping = bus.stop(5_000);
     await expect(bus.inject({ to: 'worker', payload: '<job><text>x</text></job>' })).rejects.toMatchObject({
-      code: 'shutting_down',
+      code: 'bus.shutting_down',
     });
     expect(await stopping).toEqual({ drained: true, abandoned: 0 });
     expect(done).toHaveLength(20);

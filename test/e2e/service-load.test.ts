@@ -113,7 +113,7 @@ describe('10,000 concurrent threads over HTTP', () => {
     }
     expect(accepted).toBe(QUEUE);
     expect(refused?.status).toBe(503);
-    expect(refused?.json.error.code).toBe('busy');
+    expect(refused?.json.error.code).toBe('bus.busy');
     expect(refused?.headers.get('retry-after')).toBe('1');
     const state = (await call(daemon.url, '/api/v1/listeners/greeter')).json.state;
     expect(state).toMatchObject({ paused: true, depth: QUEUE, capacity: QUEUE });

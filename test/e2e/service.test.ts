@@ -335,7 +335,7 @@ describe('operator actions', () => {
       return v.status === 'stopped' ? v : undefined;
     });
     expect(view.messages.at(-1)).toMatchObject({ from: 'system', to: 'root', kind: 'system-error' });
-    expect(view.messages.at(-1).payload).toContain('<code>killed</code>');
+    expect(view.messages.at(-1).payload).toContain('<code>thread.killed</code>');
     await until(() => (daemon.stdout().includes('nap cut short') ? true : undefined));
     const more = await api('/api/v1/inject', {
       body: { to: 'napper', payload: '<nap><ms>1</ms></nap>', thread },
