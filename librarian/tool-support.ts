@@ -3,8 +3,8 @@
  * a path or collection argument is resolved (relative to the default collection) and checked
  * against allowed_collections, and the backend. Lives outside librarian/tools/ because every file there is loaded as a tool.
  */
-import type { JsonSchema } from '../src/listener/types.ts';
 import type { ToolDefinition, ToolRunContext, ToolServices } from '../src/tools/types.ts';
+import type { JsonSchema } from '../src/xml/json-schema.ts';
 import { type AccessPolicy, accessPolicy } from './access.ts';
 import type { LibrarianBackend } from './backend.ts';
 import { checkDocumentName, joinPath, resolvePath } from './paths.ts';

@@ -4,7 +4,7 @@
  * the task follow as the first user message (see loop.ts). An agent's configuration can change
  * the role text, never the preamble or the framing.
  */
-import type { JsonSchema } from '../listener/types.ts';
+import type { JsonSchema } from '../xml/json-schema.ts';
 import type { FunctionSpec } from './types.ts';
 
 /** A callable the model is offered: a granted tool, or a peer it may consult or tell. */

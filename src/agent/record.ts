@@ -14,9 +14,9 @@
 import { createHash } from 'node:crypto';
 import { knownSecrets, redact } from '../audit/redact.ts';
 import type { MessageView } from '../bus/message.ts';
-import type { JsonSchema } from '../listener/types.ts';
 import type { ToolResult } from '../tools/types.ts';
 import { decodePayload, encodePayload } from '../xml/codec.ts';
+import type { JsonSchema } from '../xml/json-schema.ts';
 import { DEFAULT_XML_LIMITS, type XmlLimits } from '../xml/limits.ts';
 import { parsePayload } from '../xml/parse.ts';
 import type { TokenUsage, ToolCallRequest } from './types.ts';

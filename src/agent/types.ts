@@ -3,7 +3,7 @@
  * implements. Providers translate this into their own wire format (Anthropic tool_use blocks,
  * OpenAI tool_calls, Ollama tool_calls) and back; nothing above providers/ knows any wire format.
  */
-import type { JsonSchema } from '../listener/types.ts';
+import type { JsonSchema } from '../xml/json-schema.ts';
 
 /** A function the model may call: a granted tool or a peer. */
 export interface FunctionSpec {

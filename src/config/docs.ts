@@ -2,7 +2,7 @@
  * The organism.yaml reference in the README, generated from organism.schema.json so the two cannot
  * drift (test/config/docs.test.ts fails when the README section differs from this output).
  */
-import type { JsonSchema } from '../listener/types.ts';
+import type { JsonSchema } from '../xml/json-schema.ts';
 import { WHEN_UNSET } from './schema.ts';
 
 export const REFERENCE_START = '<!-- config-reference:start -->';

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { JsonSchema } from '../listener/types.ts';
+import type { JsonSchema } from '../xml/json-schema.ts';
 
 /** Absolute path of the shipped schema (repo root, next to organism.yaml). */
 export const SCHEMA_PATH: string = fileURLToPath(new URL('../../organism.schema.json', import.meta.url));

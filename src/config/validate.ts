@@ -4,7 +4,7 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { ConfigIssue } from '../errors.ts';
-import type { JsonSchema } from '../listener/types.ts';
+import type { JsonSchema } from '../xml/json-schema.ts';
 import { organismSchema, WHEN_UNSET } from './schema.ts';
 import { type ConfigSource, type KeyPath, pointerToPath } from './source.ts';
 import { suggestion } from './suggest.ts';

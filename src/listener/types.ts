@@ -3,17 +3,9 @@
  * never from internals: everything here is stable API.
  */
 import type { ToolCaller } from '../tools/types.ts';
+import type { PayloadSpec } from '../xml/json-schema.ts';
 
-/** A JSON Schema (draft 2020-12 subset understood by ajv). */
-export type JsonSchema = { [keyword: string]: unknown };
-
-/** The XML element a listener accepts: its root tag and the JSON Schema of its fields. */
-export interface PayloadSpec {
-  /** Root element local name, e.g. `greeting`. Routing is by this tag. */
-  tag: string;
-  /** Shape of the payload; child elements map to properties. */
-  schema: JsonSchema;
-}
+export type { JsonSchema, PayloadSpec } from '../xml/json-schema.ts';
 
 /**
  * A payload a handler emits: either an object (serialized by the target's schema under the target's

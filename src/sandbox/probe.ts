@@ -7,9 +7,17 @@
 import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import type { BubblewrapSandbox } from './bubblewrap.ts';
-import { SANDBOX_CONFIG_DEFAULTS } from './options.ts';
+import { type BubblewrapOptions, SANDBOX_CONFIG_DEFAULTS } from './options.ts';
+import type { SandboxRequest, SpawnPlan } from './types.ts';
 import { findProgram } from './which.ts';
+
+/** What the probe uses of a BubblewrapSandbox (by shape, so this file does not import bubblewrap.ts). */
+export interface ProbedSandbox {
+  readonly options: Pick<BubblewrapOptions, 'binary' | 'path'>;
+  readonly pidMaxBound: boolean;
+  plan(request: SandboxRequest): SpawnPlan;
+  disablePidMax(): void;
+}
 
 const cache = new Map<string, string | null>();
 
@@ -18,7 +26,7 @@ const OR_NONE =
   'or set tool_config.run_command.sandbox: none for this listener to run programs unconfined (not recommended)';
 
 /** Why `sandbox` cannot run programs here, with how to fix it; null when it can. Cached. */
-export function probeBubblewrap(sandbox: BubblewrapSandbox): string | null {
+export function probeBubblewrap(sandbox: ProbedSandbox): string | null {
   const { binary, path } = sandbox.options;
   const key = `${binary}\0${path}\0${sandbox.pidMaxBound}`;
   if (cache.has(key)) return cache.get(key) ?? null;
@@ -27,7 +35,7 @@ export function probeBubblewrap(sandbox: BubblewrapSandbox): string | null {
   return reason;
 }
 
-function probe(sandbox: BubblewrapSandbox): string | null {
+function probe(sandbox: ProbedSandbox): string | null {
   const { binary, path } = sandbox.options;
   if (!findProgram(binary, path, '/').found) {
     return `bubblewrap is not installed (no ${binary} on ${binary.includes('/') ? 'disk' : 'PATH'}): ${INSTALL}, ${OR_NONE}`;

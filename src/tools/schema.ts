@@ -4,7 +4,7 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type { JsonSchema } from '../listener/types.ts';
+import type { JsonSchema } from '../xml/json-schema.ts';
 
 let shared: Ajv2020 | undefined;
 

@@ -6,7 +6,7 @@
 import { distance } from 'fastest-levenshtein';
 import type { TrustLevel } from '../config/types.ts';
 import { ConfigError, type ConfigIssue } from '../errors.ts';
-import type { JsonSchema } from '../listener/types.ts';
+import type { JsonSchema } from '../xml/json-schema.ts';
 import type { RateLimit } from './limits.ts';
 import type { ToolRegistry } from './registry.ts';
 import { compileSchema, describeError } from './schema.ts';

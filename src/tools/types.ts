@@ -4,7 +4,7 @@
  * so a tool's `run` only does the work.
  */
 import type { OrganismConfig, ToolConfig, TrustLevel } from '../config/types.ts';
-import type { JsonSchema } from '../listener/types.ts';
+import type { JsonSchema } from '../xml/json-schema.ts';
 
 /** The one capability a tool needs. A thread's capability scope is a subset of these. */
 export const CAPABILITIES = [

@@ -18,8 +18,8 @@
  * walk over the tree with no schema interpretation.
  */
 import { XmlError } from '../errors.ts';
-import type { JsonSchema } from '../listener/types.ts';
 import { isXmlName } from './chars.ts';
+import type { JsonSchema } from './json-schema.ts';
 import type { XmlNode } from './parse.ts';
 import { NO_ATTRS } from './parser.ts';
 

@@ -4,8 +4,8 @@
  * prompt fragment telling an LLM how to address the listener. All three follow the codec's
  * mapping (codec.ts): properties are child elements, arrays repeat the element.
  */
-import type { JsonSchema, PayloadSpec } from '../listener/types.ts';
 import { encodePayload, escapeAttr, escapeText } from './codec.ts';
+import type { JsonSchema, PayloadSpec } from './json-schema.ts';
 import { DEFAULT_XML_LIMITS } from './limits.ts';
 import { parsePayload, type XmlNode } from './parse.ts';
 

@@ -10,7 +10,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import addFormats from 'ajv-formats';
 import { didYouMean } from '../config/suggest.ts';
 import { PayloadValidationError, SchemaError } from '../errors.ts';
-import type { JsonSchema } from '../listener/types.ts';
+import type { JsonSchema } from './json-schema.ts';
 
 export type PayloadValidator = (value: unknown) => PayloadValidationError | null;
 

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { extractReferenceSection, renderConfigReference } from '../../src/config/docs.ts';
 import { organismSchema, WHEN_UNSET } from '../../src/config/schema.ts';
-import type { JsonSchema } from '../../src/listener/types.ts';
+import type { JsonSchema } from '../../src/xml/json-schema.ts';
 
 const README = fileURLToPath(new URL('../../README.md', import.meta.url));
 

@@ -26,7 +26,7 @@ import type {
   ToolsSection,
   WebSearchSection,
 } from '../../src/config/types.ts';
-import type { JsonSchema } from '../../src/listener/types.ts';
+import type { JsonSchema } from '../../src/xml/json-schema.ts';
 
 /** Keys of T without its index signature. */
 type KnownKeys<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K] };

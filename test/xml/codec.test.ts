@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { XmlError } from '../../src/errors.ts';
-import type { JsonSchema } from '../../src/listener/types.ts';
 import { decodePayload, encodePayload, escapeAttr, escapeText } from '../../src/xml/codec.ts';
+import type { JsonSchema } from '../../src/xml/json-schema.ts';
 import { DEFAULT_XML_LIMITS as L } from '../../src/xml/limits.ts';
 import { parsePayload } from '../../src/xml/parse.ts';
 

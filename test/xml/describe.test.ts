@@ -1,8 +1,8 @@
 import { parseXmlDocument } from 'slimdom';
 import { describe, expect, it } from 'vitest';
-import type { JsonSchema, PayloadSpec } from '../../src/listener/types.ts';
 import { decodePayload } from '../../src/xml/codec.ts';
 import { schemaToExample, schemaToPrompt, schemaToXsd } from '../../src/xml/describe.ts';
+import type { JsonSchema, PayloadSpec } from '../../src/xml/json-schema.ts';
 import { DEFAULT_XML_LIMITS as L } from '../../src/xml/limits.ts';
 import { parsePayload } from '../../src/xml/parse.ts';
 import { compileValidator } from '../../src/xml/validate.ts';

@@ -1,7 +1,7 @@
 /** tool_config keys shared by read_file, write_file and list_dir, read and checked in one place. */
 import { FileToolError } from '../../src/errors.ts';
-import type { JsonSchema } from '../../src/listener/types.ts';
 import type { ToolConfig } from '../../src/tools/types.ts';
+import type { JsonSchema } from '../../src/xml/json-schema.ts';
 
 export const FILE_TOOL_DEFAULTS = {
   /** read_file: most bytes returned; write_file: largest file after the write. */

@@ -6,8 +6,8 @@
  */
 import { KvError } from '../../src/errors.ts';
 import { KEY_MAX_CHARS, type KvStore, NAMESPACE_MAX_CHARS, sharedKvStore } from '../../src/kv/index.ts';
-import type { JsonSchema } from '../../src/listener/types.ts';
 import type { ToolRunContext } from '../../src/tools/types.ts';
+import type { JsonSchema } from '../../src/xml/json-schema.ts';
 
 export const KEY_ARG: JsonSchema = {
   type: 'string',

@@ -4,8 +4,8 @@
  */
 import type { ToolConfig } from '../../src/config/types.ts';
 import { NetworkError } from '../../src/errors.ts';
-import type { JsonSchema } from '../../src/listener/types.ts';
 import type { ToolRunContext } from '../../src/tools/types.ts';
+import type { JsonSchema } from '../../src/xml/json-schema.ts';
 import { lookupFrom } from './net-pin.ts';
 import type { GuardedRequestOptions } from './net-request.ts';
 
