@@ -8,14 +8,10 @@
  *   twice thread_idle_ms without activity, as the in-memory registry forgets idle threads.
  * - `history:<id>` list of entries (JSON), trimmed to about max_history_per_thread, kept 7 days.
  * - `events` channel: idle and stop notices, and the history entries of threads some daemon follows
- *   live (`organism send --wait`, `GET /threads/:id/follow`; hash field `w` says until when), so
- *   those watchers see work done on any daemon. One message per batch: the sender's name on the
- *   first line (a daemon skips its own unparsed), then one event a line.
+ *   live (thread-events.ts: the channel's side of a daemon; what an event does is here, see apply).
  *
  * A daemon's copy of a thread's history holds what was recorded here, and is made whole from the
- * list (LRANGE) when something needs all of it: the API reading the thread, an agent about to
- * handle a message of it (it reads the history), a watcher on this daemon. Announcing every entry
- * to every daemon instead would cost each daemon the work of all the others.
+ * list when something needs all of it (thread-history.ts).
  *
  * Writes and loads are operations in the transport's command batch (batch.ts), queued in the
  * order the bus makes them: a message's thread state is written in the same script as, and before,
@@ -33,25 +29,17 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Capability } from '../../tools/types.ts';
-import type { HistoryEntry, ThreadHistory } from '../history/index.ts';
+import type { ThreadHistory } from '../history/index.ts';
 import type { Message } from '../message.ts';
 import type { ThreadStore, ThreadStoreEvents } from '../thread-store.ts';
 import { type Frame, frameCarriedBy, type ThreadRegistry, type ThreadState } from '../threads.ts';
 import type { CommandBatch } from './batch.ts';
-import { busClientOptions, openBusClient } from './connection.ts';
-import { type BusKeys, DEFAULT_CONNECT_TIMEOUT_MS } from './options.ts';
+import type { BusKeys } from './options.ts';
+import { type ThreadEvent, ThreadEvents } from './thread-events.ts';
+import { due, HISTORY_TTL_MS, HistoryMirror } from './thread-history.ts';
 import type { LoadReply } from './types.ts';
 
 const ZERO = (): number => 0;
-const HISTORY_TTL_MS = 7 * 24 * 3600 * 1000;
-/** A delivery whose thread's history is at most this many entries behind waits for events first... */
-const CATCH_UP_ENTRIES = 8;
-/** ...this long (ms), then re-reads the list. */
-const CATCH_UP_MS = 20;
-/** A history list's expiry is pushed out at most this often by one daemon. */
-const HISTORY_REFRESH_MS = 3600 * 1000;
-/** A thread followed here is marked followed this far ahead (ms), and re-marked every third of it. */
-const WATCH_MS = 60_000;
 
 export interface RedisThreadStoreOptions {
   /** The transport's command connection (history re-reads). */
@@ -67,19 +55,9 @@ export interface RedisThreadStoreOptions {
   idleMs: number;
   /** limits.max_history_per_thread. */
   maxHistoryPerThread: number;
-  /** Default: the transport's (DEFAULT_CONNECT_TIMEOUT_MS). */
+  /** Default: the transport's default (DEFAULT_CONNECT_TIMEOUT_MS). */
   connectTimeoutMs?: number;
   logger?: Pick<Logger, 'warn' | 'error'>;
-}
-
-interface Event {
-  /** thread */
-  t: string;
-  /** m: history entry, i: idle, s: stopped */
-  k: 'm' | 'i' | 's';
-  e?: HistoryEntry;
-  /** idle: how many history entries the thread has */
-  n?: number;
 }
 
 export class RedisThreadStore implements ThreadStore {
@@ -93,33 +71,26 @@ export class RedisThreadStore implements ThreadStore {
    * enough (a new key always gets one), instead of a PEXPIRE on every hop and every load.
    */
   private readonly refreshed = new Map<string, number>();
-  private readonly historyRefreshed = new Map<string, number>();
   private readonly named = new Map<string, string>();
-  /** Deliveries waiting for history events to catch this daemon's copy up (see syncHistory). */
-  private readonly catchingUp = new Map<string, Array<{ target: number; done(): void }>>();
   /**
    * Threads this daemon made, or read from Redis, while it was receiving events: every stop made
    * elsewhere since has reached it, so a message that carries its frame needs no load (loadFor).
    * Emptied when the events connection drops; bounded (emptying only costs loads).
    */
   private readonly current = new Set<string>();
-  private listening = false;
   /** Frames this daemon pruned lately (two generations, so the memory stays bounded). */
   private pruned = new Set<string>();
   private prunedBefore = new Set<string>();
   private registry: ThreadRegistry | undefined;
   private history: ThreadHistory | undefined;
   private events: ThreadStoreEvents | undefined;
-  private subscriber: Redis | undefined;
   /** State read with the message being delivered now (see preload). */
   private next: { thread: string; frame: string; reply: LoadReply } | undefined;
-  /** Set while applying another daemon's change, so the history listeners do not write it back. */
-  private applying = false;
-  /** Entry ids of histories just re-read from Redis, whose events may still arrive. */
-  private readonly fresh = new Map<string, Set<string>>();
-  /** Threads somebody on this daemon follows live (see watch). */
-  private readonly watched = new Set<string>();
-  private watchTimer: NodeJS.Timeout | undefined;
+  /** The events channel, and which threads somebody on this daemon follows live (see watch). */
+  private readonly channel: ThreadEvents;
+  private readonly watched: ReadonlySet<string>;
+  /** This daemon's copy of the thread histories, kept in step with Redis. */
+  private readonly histories: HistoryMirror;
   private closed = false;
 
   constructor(private readonly options: RedisThreadStoreOptions) {
@@ -136,49 +107,45 @@ export class RedisThreadStore implements ThreadStore {
       historyTtlMs: HISTORY_TTL_MS,
       historyPrefix: this.keys.history(''),
     });
+    this.channel = new ThreadEvents({
+      batch: this.batch,
+      url: options.url,
+      channel: this.keys.events,
+      origin: options.origin,
+      threadKey: (thread) => this.threadKey(thread),
+      connectTimeoutMs: options.connectTimeoutMs,
+      logger: options.logger,
+    });
+    this.watched = this.channel.watched;
+    this.histories = new HistoryMirror({
+      client: this.client,
+      batch: this.batch,
+      keys: this.keys,
+      maxHistoryPerThread: options.maxHistoryPerThread,
+      channel: this.channel,
+      threadKey: (thread) => this.threadKey(thread),
+    });
   }
 
   attach(registry: ThreadRegistry, history: ThreadHistory, events: ThreadStoreEvents): void {
     this.registry = registry;
     this.history = history;
     this.events = events;
+    this.histories.attach(history);
     history.subscribe((thread, entry) => {
-      if (!this.applying) this.writeHistory(thread, entry);
+      if (!this.histories.applying) this.histories.write(thread, entry);
     });
     history.subscribeStopped((thread) => {
-      if (this.applying) return;
+      if (this.histories.applying) return;
       this.batch.hset(this.threadKey(thread), 'stopped', '1');
       this.batch.event(JSON.stringify({ t: thread, k: 's' }));
     });
-    const { client } = openBusClient(
-      this.options.url,
-      busClientOptions(
-        this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-        `organism-${this.options.origin}-events`,
-      ),
-      (message) => this.options.logger?.warn(`redis thread events connection lost: ${message}`),
+    // Events missed (the connection dropped): from then on, every thread is read from Redis again
+    // before a delivery may do without (see current).
+    this.channel.open(
+      (event) => this.apply(event),
+      () => this.current.clear(),
     );
-    this.subscriber = client;
-    client.on('message', (_channel: string, text: string) => this.applyAll(text));
-    // Events sent while the connection was down are lost: from then on, every thread is read from
-    // Redis again before a delivery may do without (see current).
-    client.on('close', () => {
-      this.listening = false;
-      this.current.clear();
-    });
-    const listen = (): void => {
-      client.subscribe(this.keys.events).then(
-        () => {
-          // A record read before the connection dropped may have been applied since.
-          if (!this.listening) this.current.clear();
-          this.listening = true;
-        },
-        (error: unknown) => {
-          this.options.logger?.error(`cannot subscribe to thread events: ${(error as Error).message}`);
-        },
-      );
-    };
-    client.on('ready', listen); // after a reconnect too (subscribing again is harmless)
   }
 
   // ---- ThreadRegistryObserver: write-through ----------------------------------------------------
@@ -237,7 +204,7 @@ export class RedisThreadStore implements ThreadStore {
   settled(thread: string): Promise<number> {
     const left = this.batch.settle(this.threadKey(thread));
     if (!this.watched.has(thread)) return left;
-    return left.then((n) => (n > 0 ? n : this.rereadHistory(thread, 0).then(ZERO, ZERO)));
+    return left.then((n) => (n > 0 ? n : this.histories.reread(thread, 0).then(ZERO, ZERO)));
   }
 
   /**
@@ -296,39 +263,26 @@ export class RedisThreadStore implements ThreadStore {
       .then((reply) => this.applyRecord(thread, frame, reply, wholeHistory, carried));
   }
 
+  /** The events connection (tests drop its subscription to lose events). */
+  get subscriber(): Redis | undefined {
+    return this.channel.subscriber;
+  }
+
   /** Whether events from the other daemons reach this one now (subscribed). */
   get receivingEvents(): boolean {
-    return this.listening;
+    return this.channel.receiving;
   }
 
   watch(thread: string, on: boolean): void {
-    if (!on) {
-      this.watched.delete(thread);
-      if (this.watched.size === 0 && this.watchTimer) {
-        clearInterval(this.watchTimer);
-        this.watchTimer = undefined;
-      }
-      return; // the mark runs out by itself (another daemon may still follow the thread)
-    }
-    if (this.watched.has(thread)) return;
-    this.watched.add(thread);
-    this.markWatched(thread);
+    if (!this.channel.follow(thread, on)) return;
     // Entries other daemons record before the mark is in Redis are not announced: once it is,
     // read what this daemon's copy lacks, rather than leave them for when the thread goes idle.
     this.batch
       .drain()
-      .then(() => (this.watched.has(thread) ? this.rereadHistory(thread, 0) : undefined))
+      .then(() => (this.watched.has(thread) ? this.histories.reread(thread, 0) : undefined))
       .catch((error: unknown) => {
         this.options.logger?.warn(`cannot catch up thread ${thread}: ${(error as Error).message}`);
       });
-    this.watchTimer ??= setInterval(() => {
-      for (const t of this.watched) this.markWatched(t);
-    }, WATCH_MS / 3);
-    this.watchTimer.unref();
-  }
-
-  private markWatched(thread: string): void {
-    this.batch.follow(this.threadKey(thread), Date.now() + WATCH_MS, WATCH_MS);
   }
 
   /**
@@ -346,7 +300,7 @@ export class RedisThreadStore implements ThreadStore {
     if (!reply) {
       // Unknown to the registry (never made, or idle long enough to expire): a delivery is dropped,
       // but its history (kept longer) can still be read.
-      return this.history!.has(thread) ? undefined : this.syncHistory(thread, 1, wholeHistory);
+      return this.history!.has(thread) ? undefined : this.histories.sync(thread, 1, wholeHistory);
     }
     const [created, scope, hops, stopped, inflight, frameJson, parentJson, hist] = reply;
     let state = registry.thread(thread);
@@ -374,14 +328,13 @@ export class RedisThreadStore implements ThreadStore {
       const parent = registry.frame(frame)?.parent;
       if (parent) this.syncFrame(thread, parent, parentJson ?? null);
     }
-    return this.syncHistory(thread, Number(hist ?? 0), wholeHistory);
+    return this.histories.sync(thread, Number(hist ?? 0), wholeHistory);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.watchTimer) clearInterval(this.watchTimer);
-    this.subscriber?.disconnect();
+    this.channel.close();
   }
 
   // ---- internals ----------------------------------------------------------------------------------
@@ -409,77 +362,6 @@ export class RedisThreadStore implements ThreadStore {
     registry.adoptFrame({ id, thread, listener, caller, parent: parent || null, depth, stored: true });
   }
 
-  /**
-   * Makes this daemon's copy of a thread's history whole when something needs all of it (`whole`,
-   * or a watcher here): when Redis has numbered more entries than this daemon holds (other daemons
-   * recorded them, or it missed events while reconnecting), it reads the list.
-   */
-  private syncHistory(thread: string, remote: number, whole: boolean): Promise<void> | undefined {
-    const watched = this.watched.has(thread);
-    if (!whole && !watched) return undefined;
-    const have = this.historyCount(thread);
-    if (have >= remote) return undefined;
-    // Followed here and just behind: usually the other daemon's events for these entries are on
-    // their way (pub/sub and this read come on different connections); wait for them briefly.
-    if (watched && have >= 0 && remote - have <= CATCH_UP_ENTRIES) {
-      return this.eventsFor(thread, remote).then(() =>
-        this.historyCount(thread) >= remote ? undefined : this.rereadHistory(thread, remote),
-      );
-    }
-    return this.rereadHistory(thread, remote);
-  }
-
-  /** Entries this daemon's copy of a thread's history has numbered (-1: none kept). */
-  private historyCount(thread: string): number {
-    const local = this.history!.summary(thread);
-    return local ? local.messages + local.dropped : -1;
-  }
-
-  /** Resolves when events brought the thread's history to `target` entries, or after CATCH_UP_MS. */
-  private eventsFor(thread: string, target: number): Promise<void> {
-    return new Promise((resolve) => {
-      let list = this.catchingUp.get(thread);
-      if (!list) {
-        list = [];
-        this.catchingUp.set(thread, list);
-      }
-      const waiter = {
-        target,
-        done: () => {
-          clearTimeout(timer);
-          const left = this.catchingUp.get(thread)?.filter((w) => w !== waiter) ?? [];
-          if (left.length > 0) this.catchingUp.set(thread, left);
-          else this.catchingUp.delete(thread);
-          resolve();
-        },
-      };
-      const timer = setTimeout(waiter.done, CATCH_UP_MS);
-      list.push(waiter);
-    });
-  }
-
-  private async rereadHistory(thread: string, remote: number): Promise<void> {
-    const items = await this.client.lrange(this.keys.history(thread), -this.options.maxHistoryPerThread, -1);
-    if (items.length === 0) return;
-    const entries = items.map((item) => JSON.parse(item) as HistoryEntry);
-    const local = this.watched.has(thread) ? this.history!.messages(thread) : undefined;
-    if (local) {
-      // Watchers here follow the entries as they are appended: give them the ones they missed.
-      const have = new Set(local.messages.map((m) => m.id));
-      this.applying = true;
-      try {
-        for (const entry of entries) if (!have.has(entry.id)) this.history!.append(thread, entry);
-      } finally {
-        this.applying = false;
-      }
-    } else {
-      this.history!.reset(thread, entries, Math.max(remote, entries.length));
-    }
-    // Events for these entries may still be on their way: they must not be appended twice.
-    this.fresh.set(thread, new Set(entries.map((e) => e.id)));
-    setTimeout(() => this.fresh.delete(thread), 10_000).unref();
-  }
-
   private writeFrame(frame: Frame): void {
     frame.stored = true;
     this.batch.frame(
@@ -497,14 +379,6 @@ export class RedisThreadStore implements ThreadStore {
     if (frame && !frame.stored) this.writeFrame(frame);
   }
 
-  private writeHistory(thread: string, entry: HistoryEntry): void {
-    this.batch.history(
-      this.threadKey(thread),
-      JSON.stringify(entry),
-      due(this.historyRefreshed, thread, HISTORY_REFRESH_MS),
-    );
-  }
-
   /**
    * A thread's key, made once per thread: the same string object each time, so the batch's key
    * table finds it by a hash computed once (a hop names its thread several times).
@@ -520,7 +394,7 @@ export class RedisThreadStore implements ThreadStore {
   }
 
   private noteCurrent(thread: string): void {
-    if (!this.listening) return;
+    if (!this.channel.receiving) return;
     if (this.current.size >= 100_000) this.current.clear();
     this.current.add(thread);
   }
@@ -538,46 +412,10 @@ export class RedisThreadStore implements ThreadStore {
     return due(this.refreshed, thread, this.ttlMs / 4);
   }
 
-  /**
-   * A batch of events from some daemon: its name on the first line, then one event a line. This
-   * daemon's own are skipped unparsed.
-   */
-  private applyAll(text: string): void {
-    const first = text.indexOf('\n');
-    if (first < 0 || text.slice(0, first) === this.options.origin) return;
-    let start = first + 1;
-    while (start < text.length) {
-      let end = text.indexOf('\n', start);
-      if (end < 0) end = text.length;
-      this.apply(text.slice(start, end));
-      start = end + 1;
-    }
-  }
-
   /** Another daemon's event: mirror its history entry, idle or stop notice here. */
-  private apply(text: string): void {
-    let event: Event;
-    try {
-      // History entries come as '<n>|<json>' (n: the entry's number in its thread).
-      event = JSON.parse(text.startsWith('{') ? text : text.slice(text.indexOf('|') + 1)) as Event;
-    } catch {
-      return;
-    }
-    if (typeof event.t !== 'string') return;
+  private apply(event: ThreadEvent): void {
     if (event.k === 'm' && event.e) {
-      // Announced because some daemon follows the thread; this one need not keep up unless it does.
-      if (!this.watched.has(event.t) || this.fresh.get(event.t)?.has(event.e.id)) return;
-      this.applying = true;
-      try {
-        this.history!.append(event.t, event.e);
-      } finally {
-        this.applying = false;
-      }
-      const waiting = this.catchingUp.get(event.t);
-      if (waiting) {
-        const have = this.historyCount(event.t);
-        for (const w of [...waiting]) if (have >= w.target) w.done();
-      }
+      this.histories.announced(event.t, event.e);
     } else if (event.k === 'i') {
       const thread = event.t;
       const idle = (): void => {
@@ -587,7 +425,7 @@ export class RedisThreadStore implements ThreadStore {
       };
       // Watchers here read the whole thread when it goes idle: entries recorded elsewhere before
       // they started following it are read first.
-      const synced = typeof event.n === 'number' ? this.syncHistory(thread, event.n, false) : undefined;
+      const synced = typeof event.n === 'number' ? this.histories.sync(thread, event.n, false) : undefined;
       if (synced) synced.then(idle, idle);
       else idle();
     } else if (event.k === 's') {
@@ -598,24 +436,9 @@ export class RedisThreadStore implements ThreadStore {
   private applyStopped(thread: string): void {
     const state = this.registry!.thread(thread);
     if (state) state.stopped = true;
-    this.applying = true;
-    try {
-      this.history!.markStopped(thread);
-    } finally {
-      this.applying = false;
-    }
+    this.histories.quietly(() => this.history!.markStopped(thread));
     this.events!.stopped(thread);
   }
-}
-
-/** True (and noted) when `key` was last marked in `seen` at least `everyMs` ago or never; bounded. */
-function due(seen: Map<string, number>, key: string, everyMs: number): boolean {
-  const now = Date.now();
-  const last = seen.get(key);
-  if (last !== undefined && now - last < everyMs) return false;
-  if (seen.size >= 100_000) seen.clear();
-  seen.set(key, now);
-  return true;
 }
 
 type FrameRecord = [listener: string, caller: string, parent: string, depth: number];
