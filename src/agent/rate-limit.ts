@@ -4,21 +4,21 @@
  * real usage after, so concurrent agents sharing a backend cannot all pass on the same tokens.
  */
 export class TokenBucket {
-  private tokens: number;
-  private last: number;
+  #tokens: number;
+  #last: number;
 
   constructor(
     private readonly perMinute: number,
     private readonly now: () => number,
   ) {
-    this.tokens = perMinute;
-    this.last = now();
+    this.#tokens = perMinute;
+    this.#last = now();
   }
 
-  private refill(): void {
+  #refill(): void {
     const t = this.now();
-    this.tokens = Math.min(this.perMinute, this.tokens + ((t - this.last) * this.perMinute) / 60_000);
-    this.last = t;
+    this.#tokens = Math.min(this.perMinute, this.#tokens + ((t - this.#last) * this.perMinute) / 60_000);
+    this.#last = t;
   }
 
   /**
@@ -26,22 +26,22 @@ export class TokenBucket {
    * waits for a full bucket, or it would never go.
    */
   waitMs(tokens: number): number {
-    this.refill();
+    this.#refill();
     const need = Math.min(tokens, this.perMinute);
-    if (this.tokens >= need) return 0;
-    return Math.ceil(((need - this.tokens) * 60_000) / this.perMinute);
+    if (this.#tokens >= need) return 0;
+    return Math.ceil(((need - this.#tokens) * 60_000) / this.perMinute);
   }
 
   /** Takes `tokens` (may go negative: the next callers then wait for the debt to refill). */
   take(tokens: number): void {
-    this.refill();
-    this.tokens -= tokens;
+    this.#refill();
+    this.#tokens -= tokens;
   }
 
   /** After the call: charges the difference between what it really used and what was reserved. */
   settle(reserved: number, used: number): void {
-    this.refill();
-    this.tokens = Math.min(this.perMinute, this.tokens + reserved - used);
+    this.#refill();
+    this.#tokens = Math.min(this.perMinute, this.#tokens + reserved - used);
   }
 }
 

@@ -56,11 +56,11 @@ export type { BusHooks, BusOptions, DeliveryOutcome, ReconfigureResult, ToolPort
 
 export class Bus implements BusApi, BusQueries {
   readonly history: ThreadHistory;
-  private readonly ingress: Ingress;
-  private readonly queries: Queries;
-  private readonly control: Control;
-  private readonly lifecycle: Lifecycle;
-  private readonly recovery: () => RecoveryReport;
+  readonly #ingress: Ingress;
+  readonly #queries: Queries;
+  readonly #control: Control;
+  readonly #lifecycle: Lifecycle;
+  readonly #recovery: () => RecoveryReport;
   /**
    * The transport subscriptions per listener (the shared map, not a copy). Unused here, but kept
    * under this name because test/e2e/redis-shared.test.ts reaches it to make one daemon stop reading.
@@ -77,11 +77,11 @@ export class Bus implements BusApi, BusQueries {
     const failures = new Failures(bus, publisher, inFlight);
     const router = new Router(bus, publisher, failures);
     const handler = new Handler(bus, router, failures, new ToolCalls(bus), inFlight);
-    this.lifecycle = new Lifecycle(bus, new Deliverer(bus, failures, inFlight), handler, inFlight);
-    this.ingress = new Ingress(bus, publisher);
-    this.queries = new Queries(bus, inFlight);
-    this.control = new Control(bus, inFlight, this.lifecycle);
-    this.recovery = () => recoverJournaled(bus, inFlight);
+    this.#lifecycle = new Lifecycle(bus, new Deliverer(bus, failures, inFlight), handler, inFlight);
+    this.#ingress = new Ingress(bus, publisher);
+    this.#queries = new Queries(bus, inFlight);
+    this.#control = new Control(bus, inFlight, this.#lifecycle);
+    this.#recovery = () => recoverJournaled(bus, inFlight);
     // A journaled memory transport reads the registry for the frames each message needs after a restart.
     if (transport instanceof MemoryTransport) transport.bind(bus.threads);
     bus.store?.attach(bus.threads, bus.history, {
@@ -92,7 +92,7 @@ export class Bus implements BusApi, BusQueries {
 
   /** Subscribes every listener on the transport and starts collecting idle threads. */
   start(): void {
-    this.lifecycle.start();
+    this.#lifecycle.start();
   }
 
   /**
@@ -100,58 +100,58 @@ export class Bus implements BusApi, BusQueries {
    * last stop (see recovery.ts). Call right after start(), before any new work is accepted.
    */
   recover(): RecoveryReport {
-    return this.recovery();
+    return this.#recovery();
   }
 
   // ---- ingress ---------------------------------------------------------------------------------
 
   inject(request: InjectRequest): Promise<InjectResult> {
-    return this.ingress.inject(request);
+    return this.#ingress.inject(request);
   }
 
   // ---- queries (BusApi, BusQueries) ------------------------------------------------------------
 
   thread(id: string): ThreadView | undefined {
-    return this.queries.thread(id);
+    return this.#queries.thread(id);
   }
 
   loadThread(id: string): Promise<void> {
-    return this.queries.loadThread(id);
+    return this.#queries.loadThread(id);
   }
 
   watch(thread: string, watcher: ThreadWatcher): () => void {
-    return this.queries.watch(thread, watcher);
+    return this.#queries.watch(thread, watcher);
   }
 
   listThreads(query: ThreadQuery): ThreadPage {
-    return this.queries.listThreads(query);
+    return this.#queries.listThreads(query);
   }
 
   listMessages(query: MessageQuery): MessagePage {
-    return this.queries.listMessages(query);
+    return this.#queries.listMessages(query);
   }
 
   listeners(): ListenerInfo[] {
-    return this.queries.listeners();
+    return this.#queries.listeners();
   }
 
   describe(name: string): { xsd: string; example: string; prompt: string } | undefined {
-    return this.queries.describe(name);
+    return this.#queries.describe(name);
   }
 
   /** Queue depth and running handlers per listener, for health and metrics. */
   stats(): { inFlight: number; threads: number; queues: Record<string, { depth: number; active: number }> } {
-    return this.queries.stats();
+    return this.#queries.stats();
   }
 
   /** Queue state of one listener (API), or undefined when there is no such listener. */
   listenerState(name: string): ListenerState | undefined {
-    return this.queries.listenerState(name);
+    return this.#queries.listenerState(name);
   }
 
   /** True while any listener's queue refuses new work; ingress may turn callers away early. */
   get saturated(): boolean {
-    return this.queries.saturated;
+    return this.#queries.saturated;
   }
 
   // ---- operator actions (control.ts) -----------------------------------------------------------
@@ -164,21 +164,21 @@ export class Bus implements BusApi, BusQueries {
     id: string,
     by = 'api',
   ): { thread: string; status: ThreadStatus; dropped: number; aborted: number } | undefined {
-    return this.control.kill(id, by);
+    return this.#control.kill(id, by);
   }
 
   /** Holds a listener's queue: messages still queue (up to its length), none start. False if unknown. */
   pause(name: string): boolean {
-    return this.control.pause(name);
+    return this.#control.pause(name);
   }
 
   resume(name: string): boolean {
-    return this.control.resume(name);
+    return this.#control.resume(name);
   }
 
   /** Swaps the set of listeners without dropping in-flight messages; a throw leaves the bus as it was. */
   reconfigure(specs: readonly ListenerSpec[]): ReconfigureResult {
-    return this.control.reconfigure(specs);
+    return this.#control.reconfigure(specs);
   }
 
   // ---- shutdown (lifecycle.ts) -----------------------------------------------------------------
@@ -188,6 +188,6 @@ export class Bus implements BusApi, BusQueries {
    * bus.drain_timeout_ms), then aborts what is still running and closes the transport.
    */
   stop(drainMs?: number): Promise<{ drained: boolean; abandoned: number }> {
-    return this.lifecycle.stop(drainMs);
+    return this.#lifecycle.stop(drainMs);
   }
 }

@@ -10,12 +10,12 @@ import type { RuntimeListener } from './listeners.ts';
 export type ToolCallFn = (name: string, args: unknown, key?: string) => Promise<ToolResult>;
 
 export class DeliveryContext implements HandlerContext {
-  private cachedLog: ListenerLogger | undefined;
-  private cachedTools: ToolCaller | undefined;
+  #cachedLog: ListenerLogger | undefined;
+  #cachedTools: ToolCaller | undefined;
   // Created on first use of `signal`: most handlers never look, and one per hop is measurable.
-  private controller: AbortController | undefined;
-  private abortReason: unknown;
-  private aborted = false;
+  #controller: AbortController | undefined;
+  #abortReason: unknown;
+  #aborted = false;
 
   constructor(
     private readonly listener: RuntimeListener,
@@ -27,19 +27,19 @@ export class DeliveryContext implements HandlerContext {
   ) {}
 
   get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.aborted) this.controller.abort(this.abortReason);
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#abortReason);
     }
-    return this.controller.signal;
+    return this.#controller.signal;
   }
 
   /** Timeout or shutdown: the handler's signal fires (now, or as soon as it is first read). */
   abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.abortReason = reason;
-    this.controller?.abort(reason);
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#abortReason = reason;
+    this.#controller?.abort(reason);
   }
 
   get self(): string {
@@ -55,24 +55,29 @@ export class DeliveryContext implements HandlerContext {
   }
 
   get log(): ListenerLogger {
-    if (!this.cachedLog) {
+    if (!this.#cachedLog) {
       const child = this.baseLogger.child({ listener: this.listener.name, thread: this.thread });
       const wrap =
         (level: 'debug' | 'info' | 'warn' | 'error') =>
         (msg: string, fields?: Record<string, unknown>): void => {
           child[level](fields ?? {}, msg);
         };
-      this.cachedLog = { debug: wrap('debug'), info: wrap('info'), warn: wrap('warn'), error: wrap('error') };
+      this.#cachedLog = {
+        debug: wrap('debug'),
+        info: wrap('info'),
+        warn: wrap('warn'),
+        error: wrap('error'),
+      };
     }
-    return this.cachedLog;
+    return this.#cachedLog;
   }
 
   get tools(): ToolCaller {
-    if (!this.cachedTools) {
+    if (!this.#cachedTools) {
       const callTool = this.callTool;
-      this.cachedTools = { call: (name, args, key) => callTool(name, args, key) };
+      this.#cachedTools = { call: (name, args, key) => callTool(name, args, key) };
     }
-    return this.cachedTools;
+    return this.#cachedTools;
   }
 
   respond(payload: PayloadInput): Outgoing {

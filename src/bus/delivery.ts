@@ -23,7 +23,7 @@ export class Deliverer {
   /** The transport's callback: settles when the message is handled, refused or dropped. */
   deliver(message: Message, handled?: () => void): Promise<void> {
     const store = this.bus.store;
-    if (!store) return this.deliverNow(message, handled);
+    if (!store) return this.#deliverNow(message, handled);
     // Shared state: the thread and frame may be another daemon's; load them first (an agent reads
     // the thread's history, so it gets all of it). A failed load rejects, which leaves the message
     // to the transport to redeliver.
@@ -33,21 +33,21 @@ export class Deliverer {
     try {
       const loading = store.loadFor(message, target?.agent === true);
       delivered = loading
-        ? loading.then(() => this.deliverNow(message, handled))
-        : this.deliverNow(message, handled);
+        ? loading.then(() => this.#deliverNow(message, handled))
+        : this.#deliverNow(message, handled);
     } catch (error) {
       delivered = Promise.reject(error);
     }
-    return delivered.finally(this.loadedDone);
+    return delivered.finally(this.#loadedDone);
   }
 
   /** A delivery that needed its thread loaded is over. */
-  private readonly loadedDone = (): void => {
+  readonly #loadedDone = (): void => {
     this.inFlight.total--;
     this.inFlight.resolveDrain();
   };
 
-  private deliverNow(message: Message, handled: (() => void) | undefined): Promise<void> {
+  #deliverNow(message: Message, handled: (() => void) | undefined): Promise<void> {
     const bus = this.bus;
     const thread = bus.threads.thread(message.thread);
     // A listener removed by a reload still takes what was published to it before (retiring).
@@ -90,7 +90,7 @@ export class Deliverer {
           return Promise.resolve();
         }
       } else {
-        const known = bus.byTag.get(message.tag)?.[0] ?? this.responseSchemaOwner(message.tag);
+        const known = bus.byTag.get(message.tag)?.[0] ?? this.#responseSchemaOwner(message.tag);
         reply = {
           tag: message.tag,
           kind:
@@ -131,7 +131,7 @@ export class Deliverer {
   }
 
   /** The schema a reply tag was declared with, by the listener whose `response` it is. */
-  private responseSchemaOwner(tag: string): { schema: Record<string, unknown> } | undefined {
+  #responseSchemaOwner(tag: string): { schema: Record<string, unknown> } | undefined {
     for (const listener of this.bus.listeners.values()) {
       if (listener.response?.tag === tag) return { schema: listener.response.schema };
     }

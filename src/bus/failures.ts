@@ -35,7 +35,7 @@ export class Failures {
     const senderFrame =
       message.kind === 'message' ? (frame.parent ? threads.frame(frame.parent) : null) : frame;
     if (message.kind === 'message') threads.pruneFrame(frame);
-    void this.sendSystem(thread, senderFrame ?? null, message.from, 'huh', xml, origin);
+    void this.#sendSystem(thread, senderFrame ?? null, message.from, 'huh', xml, origin);
     this.inFlight.settle(thread);
   }
 
@@ -48,11 +48,11 @@ export class Failures {
     detail?: string,
     origin?: Origin,
   ): void {
-    void this.sendSystem(thread, frame, source.name, 'huh', huhXml(reason, attempt, detail), origin);
+    void this.#sendSystem(thread, frame, source.name, 'huh', huhXml(reason, attempt, detail), origin);
   }
 
   routingError(thread: ThreadState, frame: Frame, source: RuntimeListener, origin?: Origin): void {
-    void this.sendSystem(thread, frame, source.name, 'system-error', systemErrorXml('bus.routing'), origin);
+    void this.#sendSystem(thread, frame, source.name, 'system-error', systemErrorXml('bus.routing'), origin);
   }
 
   /**
@@ -64,11 +64,11 @@ export class Failures {
     const threads = this.bus.threads;
     const parent = frame.parent ? (threads.frame(frame.parent) ?? null) : null;
     threads.pruneFrame(frame);
-    void this.sendSystem(thread, parent, frame.caller, 'system-error', systemErrorXml(code), origin);
+    void this.#sendSystem(thread, parent, frame.caller, 'system-error', systemErrorXml(code), origin);
   }
 
   /** A runtime-originated message to `to` in `frame` (null: `to` is an ingress; record only). */
-  private async sendSystem(
+  async #sendSystem(
     thread: ThreadState,
     frame: Frame | null,
     to: string,

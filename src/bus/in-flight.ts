@@ -10,14 +10,14 @@ import type { ThreadState } from './threads.ts';
 export class InFlight {
   /** Messages this daemon is answerable for right now; shutdown drains it to zero. */
   total = 0;
-  private drainWaiters: Array<() => void> = [];
+  #drainWaiters: Array<() => void> = [];
 
   constructor(private readonly bus: BusContext) {}
 
   /** One delivered message is finished with (handled, refused or dropped). Exactly once per delivery. */
   settle(thread: ThreadState | undefined): void {
     if (this.bus.store) {
-      this.settleShared(thread);
+      this.#settleShared(thread);
       return;
     }
     this.total = Math.max(0, this.total - 1);
@@ -34,7 +34,7 @@ export class InFlight {
    * The local count waits for that reply: lowered at once, it could read 0 ("idle") for a moment
    * while another daemon is still working on the thread.
    */
-  private settleShared(thread: ThreadState | undefined): void {
+  #settleShared(thread: ThreadState | undefined): void {
     if (!thread) return;
     thread.lastActive = Date.now();
     this.bus.store!.settled(thread.id).then(
@@ -57,15 +57,15 @@ export class InFlight {
   }
 
   resolveDrain(): void {
-    if (this.total === 0 && this.drainWaiters.length > 0) {
-      const waiters = this.drainWaiters;
-      this.drainWaiters = [];
+    if (this.total === 0 && this.#drainWaiters.length > 0) {
+      const waiters = this.#drainWaiters;
+      this.#drainWaiters = [];
       for (const resolve of waiters) resolve();
     }
   }
 
   /** Resolves the next time nothing is in flight (callers check `total` first). */
   drained(): Promise<void> {
-    return new Promise<void>((resolve) => this.drainWaiters.push(resolve));
+    return new Promise<void>((resolve) => this.#drainWaiters.push(resolve));
   }
 }

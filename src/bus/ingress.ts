@@ -51,7 +51,7 @@ export class Ingress {
       parsed = parsePayload(unwrapped.payloadXml, bus.xmlLimits);
       to ??= unwrapped.to;
     }
-    const targets = this.targets(parsed.tag, to);
+    const targets = this.#targets(parsed.tag, to);
     for (const target of targets) {
       const error = target.validate(decodePayload(parsed.node, target.schema));
       if (error) throw error;
@@ -100,7 +100,7 @@ export class Ingress {
     return { thread: thread.id, message: firstId };
   }
 
-  private targets(tag: string, to: string | undefined): RuntimeListener[] {
+  #targets(tag: string, to: string | undefined): RuntimeListener[] {
     if (to !== undefined) {
       const target = this.bus.listeners.get(to);
       if (!target) throw new RoutingError(`no listener named '${to}'`);

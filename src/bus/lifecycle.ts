@@ -12,7 +12,7 @@ import type { RuntimeListener } from './listeners.ts';
 import { ListenerQueue } from './scheduler.ts';
 
 export class Lifecycle {
-  private sweeper: NodeJS.Timeout | undefined;
+  #sweeper: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly bus: BusContext,
@@ -27,8 +27,8 @@ export class Lifecycle {
     bus.started = true;
     for (const listener of bus.listeners.values()) this.open(listener);
     const every = Math.max(1_000, Math.min(bus.options.limits.thread_idle_ms, 60_000));
-    this.sweeper = setInterval(() => bus.threads.collectIdle(), every);
-    this.sweeper.unref();
+    this.#sweeper = setInterval(() => bus.threads.collectIdle(), every);
+    this.#sweeper.unref();
   }
 
   /** A queue and a transport subscription for one listener. */
@@ -70,7 +70,7 @@ export class Lifecycle {
     const bus = this.bus;
     if (bus.stopping) return { drained: true, abandoned: 0 };
     bus.stopping = true;
-    if (this.sweeper) clearInterval(this.sweeper);
+    if (this.#sweeper) clearInterval(this.#sweeper);
     // A paused listener would hold the drain to its deadline: what is queued gets its chance now.
     for (const queue of bus.queues.values()) queue.resume();
     const drained = this.inFlight.total === 0 || (await within(this.inFlight.drained(), drainMs));

@@ -21,9 +21,9 @@ export interface MemoryTransportOptions {
 export class MemoryTransport implements Transport {
   readonly name = 'memory';
   readonly journal: Journal | undefined;
-  private readonly subscribers = new Map<string, Deliver>();
-  private registry: ThreadRegistry | undefined;
-  private closed = false;
+  readonly #subscribers = new Map<string, Deliver>();
+  #registry: ThreadRegistry | undefined;
+  #closed = false;
 
   constructor(options: MemoryTransportOptions = {}) {
     this.journal = options.journal;
@@ -31,12 +31,12 @@ export class MemoryTransport implements Transport {
 
   /** The bus's registry, read for the frames and scope a journaled message needs after a restart. */
   bind(registry: ThreadRegistry): void {
-    this.registry = registry;
+    this.#registry = registry;
   }
 
   async publish(message: Message): Promise<void> {
-    if (this.closed) throw new Error('transport closed');
-    const deliver = this.subscribers.get(message.to);
+    if (this.#closed) throw new Error('transport closed');
+    const deliver = this.#subscribers.get(message.to);
     if (!deliver) throw new Error(`no subscriber for ${message.to}`);
     const journal = this.journal;
     if (!journal) {
@@ -46,10 +46,10 @@ export class MemoryTransport implements Transport {
     }
     const segment = journal.accept(
       message,
-      this.framesOf(message),
-      this.registry?.thread(message.thread)?.scope,
+      this.#framesOf(message),
+      this.#registry?.thread(message.thread)?.scope,
     );
-    this.handOver(journal, deliver, message, segment);
+    this.#handOver(journal, deliver, message, segment);
   }
 
   /**
@@ -60,12 +60,12 @@ export class MemoryTransport implements Transport {
     const journal = this.journal;
     const segment = journal?.recoveredSegment(message.id);
     if (!journal || segment === undefined) return false;
-    const deliver = this.subscribers.get(message.to);
+    const deliver = this.#subscribers.get(message.to);
     if (!deliver) {
       journal.handled(message.id, segment);
       return false;
     }
-    this.handOver(journal, deliver, message, segment);
+    this.#handOver(journal, deliver, message, segment);
     return true;
   }
 
@@ -75,23 +75,23 @@ export class MemoryTransport implements Transport {
   }
 
   subscribe(listener: string, deliver: Deliver): Subscription {
-    if (this.closed) throw new Error('transport closed');
-    if (this.subscribers.has(listener)) throw new Error(`${listener} already has a subscriber`);
-    this.subscribers.set(listener, deliver);
+    if (this.#closed) throw new Error('transport closed');
+    if (this.#subscribers.has(listener)) throw new Error(`${listener} already has a subscriber`);
+    this.#subscribers.set(listener, deliver);
     return {
       unsubscribe: async () => {
-        if (this.subscribers.get(listener) === deliver) this.subscribers.delete(listener);
+        if (this.#subscribers.get(listener) === deliver) this.#subscribers.delete(listener);
       },
     };
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    this.subscribers.clear();
+    this.#closed = true;
+    this.#subscribers.clear();
     await this.journal?.close();
   }
 
-  private handOver(journal: Journal, deliver: Deliver, message: Message, segment: number): void {
+  #handOver(journal: Journal, deliver: Deliver, message: Message, segment: number): void {
     // Settled: handled, refused or dropped. Rejected (abandoned at shutdown): left to run again.
     deliver(message).then(
       () => journal.handled(message.id, segment),
@@ -100,9 +100,9 @@ export class MemoryTransport implements Transport {
   }
 
   /** The message's frame and the frames above it (a reply's way back), as the registry has them. */
-  private framesOf(message: Message): JournaledFrame[] {
+  #framesOf(message: Message): JournaledFrame[] {
     const frames: JournaledFrame[] = [];
-    const registry = this.registry;
+    const registry = this.#registry;
     if (!registry) return frames;
     let frame = registry.frame(message.frame);
     while (frame) {

@@ -16,13 +16,13 @@ import { SYSTEM_SENDER, systemErrorXml } from './system.ts';
 import type { Frame, ThreadState } from './threads.ts';
 
 export class Publisher {
-  private readonly journal: Journal | undefined;
+  readonly #journal: Journal | undefined;
 
   constructor(
     private readonly bus: BusContext,
     private readonly inFlight: InFlight,
   ) {
-    this.journal = journalOf(bus.transport);
+    this.#journal = journalOf(bus.transport);
   }
 
   /**
@@ -43,14 +43,14 @@ export class Publisher {
     const bus = this.bus;
     const budget = bus.threads.chargeHop(thread, depth);
     if (!budget.ok) {
-      this.overBudget(thread, from, budget.what, budget.limit);
+      this.#overBudget(thread, from, budget.what, budget.limit);
       return undefined;
     }
     // Shared (redeliverable) or journaled transport: a handler run again after a crash gives its
     // outputs the same ids, so the effects they cause downstream stay once (tool call ids derive
     // from them). One the journal already holds is not sent again: it replays on its own.
-    const id = origin && (bus.store || this.journal) ? derivedId(origin) : nextId();
-    if (origin && this.journal?.journaledBefore(id)) return id;
+    const id = origin && (bus.store || this.#journal) ? derivedId(origin) : nextId();
+    if (origin && this.#journal?.journaledBefore(id)) return id;
     const message: Message = {
       id,
       thread: thread.id,
@@ -81,26 +81,26 @@ export class Publisher {
     } else this.inFlight.total++;
     if (origin?.confirmations) {
       origin.confirmations.push(
-        bus.transport.publish(message).catch((error: unknown) => this.refused(thread, to, error)),
+        bus.transport.publish(message).catch((error: unknown) => this.#refused(thread, to, error)),
       );
       return message.id;
     }
     try {
       await bus.transport.publish(message);
     } catch (error) {
-      this.refused(thread, to, error);
+      this.#refused(thread, to, error);
     }
     return message.id;
   }
 
   /** The transport would not take a message: it is not in flight after all. */
-  private refused(thread: ThreadState, to: string, error: unknown): void {
+  #refused(thread: ThreadState, to: string, error: unknown): void {
     this.bus.logger.error({ err: error, thread: thread.id, to }, 'transport refused a message');
     this.inFlight.settle(thread);
   }
 
   /** A budget ran out: the sender is told in the history; a hop budget also stops the thread. */
-  private overBudget(thread: ThreadState, from: string, what: 'hops' | 'depth', limit: number): void {
+  #overBudget(thread: ThreadState, from: string, what: 'hops' | 'depth', limit: number): void {
     const bus = this.bus;
     const xml = systemErrorXml('bus.budget', `(${what} limit ${limit})`);
     bus.record(thread.id, nextId(), SYSTEM_SENDER, from, 'system-error', xml);

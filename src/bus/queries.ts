@@ -39,7 +39,7 @@ export class Queries {
     if (!record) return undefined;
     return {
       thread: id,
-      status: this.threadStatus(id, record.stopped),
+      status: this.#threadStatus(id, record.stopped),
       created: new Date(record.created).toISOString(),
       messages: record.messages,
     };
@@ -66,7 +66,7 @@ export class Queries {
   }
 
   listThreads(query: ThreadQuery): ThreadPage {
-    return listThreads(this.bus.history, query, (id, stopped) => this.threadStatus(id, stopped));
+    return listThreads(this.bus.history, query, (id, stopped) => this.#threadStatus(id, stopped));
   }
 
   listMessages(query: MessageQuery): MessagePage {
@@ -123,7 +123,7 @@ export class Queries {
   }
 
   /** Registry status while the thread is live; after collection (or a restart) what history says. */
-  private threadStatus(id: string, stoppedInHistory: boolean): ThreadStatus {
+  #threadStatus(id: string, stoppedInHistory: boolean): ThreadStatus {
     const state = this.bus.threads.thread(id);
     if (state) return this.bus.threads.status(state);
     return stoppedInHistory ? 'stopped' : 'idle';

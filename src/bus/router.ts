@@ -48,10 +48,10 @@ export class Router {
     for (const out of ordered) {
       if (thread.stopped) return;
       try {
-        if (out.kind === 'send') await this.send(thread, frame, source, out.to, out.payload, quiet, origin);
-        else if (out.kind === 'emit') await this.emit(thread, frame, source, out.payload, quiet, origin);
+        if (out.kind === 'send') await this.#send(thread, frame, source, out.to, out.payload, quiet, origin);
+        else if (out.kind === 'emit') await this.#emit(thread, frame, source, out.payload, quiet, origin);
         else {
-          await this.respond(thread, frame, source, out.payload, origin);
+          await this.#respond(thread, frame, source, out.payload, origin);
           responded = true;
         }
       } catch (error) {
@@ -76,7 +76,7 @@ export class Router {
     if (responded) this.bus.threads.pruneFrame(frame);
   }
 
-  private async send(
+  async #send(
     thread: ThreadState,
     frame: Frame,
     source: RuntimeListener,
@@ -90,13 +90,13 @@ export class Router {
       if (!quiet) this.failures.routingError(thread, frame, source, origin);
       return;
     }
-    for (const xml of this.payloadXmls(payload, target.tag, target.schema)) {
-      await this.publishTo(thread, frame, source, target, rootTag(xml), xml, origin);
+    for (const xml of this.#payloadXmls(payload, target.tag, target.schema)) {
+      await this.#publishTo(thread, frame, source, target, rootTag(xml), xml, origin);
     }
   }
 
   /** Text output routed by its root tag (or by the `<to>` of an envelope it is wrapped in). */
-  private async emit(
+  async #emit(
     thread: ThreadState,
     frame: Frame,
     source: RuntimeListener,
@@ -108,7 +108,7 @@ export class Router {
     for (let xml of repairPayloads(text, bus.xmlLimits)) {
       const unwrapped = unwrapEnvelope(xml, rootTag(xml), undefined, bus.xmlLimits);
       if (unwrapped?.to) {
-        await this.send(thread, frame, source, unwrapped.to, unwrapped.payloadXml, quiet, origin);
+        await this.#send(thread, frame, source, unwrapped.to, unwrapped.payloadXml, quiet, origin);
         continue;
       }
       if (unwrapped) xml = unwrapped.payloadXml;
@@ -118,11 +118,11 @@ export class Router {
         if (!quiet) this.failures.huhToSelf(thread, frame, source, 'route', xml, undefined, origin);
         continue;
       }
-      for (const target of targets) await this.publishTo(thread, frame, source, target, tag, xml, origin);
+      for (const target of targets) await this.#publishTo(thread, frame, source, target, tag, xml, origin);
     }
   }
 
-  private async respond(
+  async #respond(
     thread: ThreadState,
     frame: Frame,
     source: RuntimeListener,
@@ -137,7 +137,7 @@ export class Router {
     }
     const parent = frame.parent ? this.bus.threads.frame(frame.parent) : null;
     if (parent === undefined) return; // the caller's frame is gone: nobody is waiting any more
-    for (const xml of this.payloadXmls(payload, source.response?.tag ?? '', source.response?.schema ?? {})) {
+    for (const xml of this.#payloadXmls(payload, source.response?.tag ?? '', source.response?.schema ?? {})) {
       // parent null: the caller is an ingress or cannot receive replies; the reply is recorded only.
       await this.publisher.publish(
         thread,
@@ -154,7 +154,7 @@ export class Router {
   }
 
   /** One message from `source` to `target`, in a frame of its own below the sender's. */
-  private publishTo(
+  #publishTo(
     thread: ThreadState,
     frame: Frame,
     source: RuntimeListener,
@@ -163,7 +163,7 @@ export class Router {
     xml: string,
     origin: Origin | undefined,
   ): Promise<string | undefined> {
-    const child = this.openChildFrame(thread, target, source, frame);
+    const child = this.#openChildFrame(thread, target, source, frame);
     return this.publisher.publish(
       thread,
       child,
@@ -182,7 +182,7 @@ export class Router {
    * to a listener that cannot receive one is recorded and goes no further, so nothing needs the
    * sender's frame once its handler is done (see handle.ts).
    */
-  private openChildFrame(
+  #openChildFrame(
     thread: ThreadState,
     target: RuntimeListener,
     source: RuntimeListener,
@@ -198,7 +198,7 @@ export class Router {
   }
 
   /** Handler payload (object or XML text) to clean payload XML strings. */
-  private payloadXmls(payload: Outgoing['payload'], tag: string, schema: Record<string, unknown>): string[] {
+  #payloadXmls(payload: Outgoing['payload'], tag: string, schema: Record<string, unknown>): string[] {
     if (typeof payload === 'string') return repairPayloads(payload, this.bus.xmlLimits);
     return [encodePayload(tag, payload, schema)];
   }

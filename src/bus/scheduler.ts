@@ -15,14 +15,14 @@ interface ThreadLane<T> {
 }
 
 export class ListenerQueue<T> {
-  private readonly lanes = new Map<string, ThreadLane<T>>();
+  readonly #lanes = new Map<string, ThreadLane<T>>();
   /** Threads with pending items, in the order they will be served. */
-  private readonly ring: string[] = [];
-  private ringHead = 0;
-  private pending = 0;
-  private running = 0;
-  private paused = false;
-  private idleWaiters: Array<() => void> = [];
+  readonly #ring: string[] = [];
+  #ringHead = 0;
+  #pending = 0;
+  #running = 0;
+  #paused = false;
+  #idleWaiters: Array<() => void> = [];
 
   constructor(
     // Not readonly: a hot reload may change capacity and concurrency of a live queue (configure()).
@@ -32,38 +32,38 @@ export class ListenerQueue<T> {
 
   /** Queues an item; false when the queue is full (the caller reports busy). */
   offer(thread: string, item: T): boolean {
-    if (this.pending >= this.options.capacity) return false;
-    let lane = this.lanes.get(thread);
+    if (this.#pending >= this.options.capacity) return false;
+    let lane = this.#lanes.get(thread);
     if (!lane) {
       lane = { items: [], head: 0 };
-      this.lanes.set(thread, lane);
-      this.ring.push(thread);
+      this.#lanes.set(thread, lane);
+      this.#ring.push(thread);
     }
     lane.items.push(item);
-    this.pending++;
-    this.pump();
+    this.#pending++;
+    this.#pump();
     return true;
   }
 
   /** True when an offer now would be refused. */
   get full(): boolean {
-    return this.pending >= this.options.capacity;
+    return this.#pending >= this.options.capacity;
   }
 
   get depth(): number {
-    return this.pending;
+    return this.#pending;
   }
 
   get active(): number {
-    return this.running;
+    return this.#running;
   }
 
   get isPaused(): boolean {
-    return this.paused;
+    return this.#paused;
   }
 
   pause(): void {
-    this.paused = true;
+    this.#paused = true;
   }
 
   /**
@@ -72,91 +72,91 @@ export class ListenerQueue<T> {
    */
   configure(options: QueueOptions): void {
     this.options = { ...options };
-    this.pump();
+    this.#pump();
   }
 
   /** Takes every queued (not yet running) item of one thread out of the queue (thread killed). */
   removeThread(thread: string): T[] {
-    const lane = this.lanes.get(thread);
+    const lane = this.#lanes.get(thread);
     if (!lane) return [];
     const removed = lane.items.slice(lane.head);
-    this.lanes.delete(thread);
+    this.#lanes.delete(thread);
     // The ring may still name the thread; next() skips names whose lane is gone.
-    this.pending -= removed.length;
-    this.settleIdle();
+    this.#pending -= removed.length;
+    this.#settleIdle();
     return removed;
   }
 
   resume(): void {
-    this.paused = false;
-    this.pump();
+    this.#paused = false;
+    this.#pump();
   }
 
   /** Resolves when nothing is queued or running. */
   idle(): Promise<void> {
-    if (this.pending === 0 && this.running === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    if (this.#pending === 0 && this.#running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   /** Drops everything still queued (shutdown after the drain deadline); returns the dropped items. */
   clear(): T[] {
     const dropped: T[] = [];
-    for (const lane of this.lanes.values()) dropped.push(...lane.items.slice(lane.head));
-    this.lanes.clear();
-    this.ring.length = 0;
-    this.ringHead = 0;
-    this.pending = 0;
-    this.settleIdle();
+    for (const lane of this.#lanes.values()) dropped.push(...lane.items.slice(lane.head));
+    this.#lanes.clear();
+    this.#ring.length = 0;
+    this.#ringHead = 0;
+    this.#pending = 0;
+    this.#settleIdle();
     return dropped;
   }
 
-  private pump(): void {
-    while (!this.paused && this.running < this.options.maxConcurrent && this.pending > 0) {
-      const item = this.next();
-      this.running++;
+  #pump(): void {
+    while (!this.#paused && this.#running < this.options.maxConcurrent && this.#pending > 0) {
+      const item = this.#next();
+      this.#running++;
       const done = (): void => {
-        this.running--;
-        this.pump();
-        this.settleIdle();
+        this.#running--;
+        this.#pump();
+        this.#settleIdle();
       };
       // `run` reports its own failures; a rejection here must still free the slot.
       this.run(item).then(done, done);
     }
   }
 
-  private next(): T {
+  #next(): T {
     // Compact the ring once its consumed head grows, so it never holds stale entries for long.
-    if (this.ringHead > 64 && this.ringHead * 2 > this.ring.length) {
-      this.ring.splice(0, this.ringHead);
-      this.ringHead = 0;
+    if (this.#ringHead > 64 && this.#ringHead * 2 > this.#ring.length) {
+      this.#ring.splice(0, this.#ringHead);
+      this.#ringHead = 0;
     }
-    let thread = this.ring[this.ringHead++]!;
-    let lane = this.lanes.get(thread);
+    let thread = this.#ring[this.#ringHead++]!;
+    let lane = this.#lanes.get(thread);
     // A killed thread's lane is gone but its name may still be in the ring: skip it.
     while (!lane) {
-      thread = this.ring[this.ringHead++]!;
-      lane = this.lanes.get(thread);
+      thread = this.#ring[this.#ringHead++]!;
+      lane = this.#lanes.get(thread);
     }
     const item = lane.items[lane.head]!;
     lane.items[lane.head++] = undefined as T;
-    this.pending--;
+    this.#pending--;
     if (lane.head === lane.items.length) {
-      this.lanes.delete(thread);
+      this.#lanes.delete(thread);
     } else {
       // More work for this thread: it goes to the back of the line.
       if (lane.head > 64 && lane.head * 2 > lane.items.length) {
         lane.items.splice(0, lane.head);
         lane.head = 0;
       }
-      this.ring.push(thread);
+      this.#ring.push(thread);
     }
     return item;
   }
 
-  private settleIdle(): void {
-    if (this.pending === 0 && this.running === 0 && this.idleWaiters.length > 0) {
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
+  #settleIdle(): void {
+    if (this.#pending === 0 && this.#running === 0 && this.#idleWaiters.length > 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
       for (const resolve of waiters) resolve();
     }
   }

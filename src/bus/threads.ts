@@ -67,15 +67,15 @@ export interface ThreadRegistryObserver {
 export type BudgetCheck = { ok: true } | { ok: false; what: 'hops' | 'depth'; limit: number };
 
 export class ThreadRegistry {
-  private readonly threads = new Map<string, ThreadState>();
-  private readonly frames = new Map<string, Frame>();
+  readonly #threads = new Map<string, ThreadState>();
+  readonly #frames = new Map<string, Frame>();
   /** Child frame ids by parent frame id, so pruning a subtree never scans the whole thread. */
-  private readonly children = new Map<string, Set<string>>();
+  readonly #children = new Map<string, Set<string>>();
 
-  private readonly observer: ThreadRegistryObserver | undefined;
+  readonly #observer: ThreadRegistryObserver | undefined;
 
   constructor(private readonly options: ThreadRegistryOptions) {
-    this.observer = options.observer;
+    this.#observer = options.observer;
   }
 
   createThread(scope?: readonly Capability[]): ThreadState {
@@ -90,40 +90,40 @@ export class ThreadRegistry {
       scope: scope ? Object.freeze([...new Set(scope)]) : undefined,
       frames: new Set(),
     };
-    this.threads.set(state.id, state);
-    this.observer?.threadCreated(state);
+    this.#threads.set(state.id, state);
+    this.#observer?.threadCreated(state);
     return state;
   }
 
   /** Takes in a thread another daemon created (loaded from a shared store); keeps a known one. */
   adopt(state: ThreadState): ThreadState {
-    const known = this.threads.get(state.id);
+    const known = this.#threads.get(state.id);
     if (known) return known;
-    this.threads.set(state.id, state);
+    this.#threads.set(state.id, state);
     return state;
   }
 
   /** Takes in a frame another daemon opened (loaded from a shared store). */
   adoptFrame(frame: Frame): void {
-    if (this.frames.has(frame.id)) return;
-    this.frames.set(frame.id, frame);
-    this.threads.get(frame.thread)?.frames.add(frame.id);
+    if (this.#frames.has(frame.id)) return;
+    this.#frames.set(frame.id, frame);
+    this.#threads.get(frame.thread)?.frames.add(frame.id);
     if (frame.parent) {
-      let kids = this.children.get(frame.parent);
+      let kids = this.#children.get(frame.parent);
       if (!kids) {
         kids = new Set();
-        this.children.set(frame.parent, kids);
+        this.#children.set(frame.parent, kids);
       }
       kids.add(frame.id);
     }
   }
 
   thread(id: string): ThreadState | undefined {
-    return this.threads.get(id);
+    return this.#threads.get(id);
   }
 
   frame(id: string): Frame | undefined {
-    return this.frames.get(id);
+    return this.#frames.get(id);
   }
 
   status(state: ThreadState): ThreadStatus {
@@ -146,17 +146,17 @@ export class ThreadRegistry {
       depth,
       stored: false,
     };
-    this.frames.set(frame.id, frame);
+    this.#frames.set(frame.id, frame);
     thread.frames.add(frame.id);
     if (parent) {
-      let kids = this.children.get(parent.id);
+      let kids = this.#children.get(parent.id);
       if (!kids) {
         kids = new Set();
-        this.children.set(parent.id, kids);
+        this.#children.set(parent.id, kids);
       }
       kids.add(frame.id);
     }
-    this.observer?.frameOpened(frame);
+    this.#observer?.frameOpened(frame);
     return frame;
   }
 
@@ -166,28 +166,28 @@ export class ThreadRegistry {
    * daemon that delivers into it loads it from there (see Publisher).
    */
   forgetFrame(frame: Frame): void {
-    if (frame.parent || this.children.has(frame.id)) return;
-    this.frames.delete(frame.id);
-    this.threads.get(frame.thread)?.frames.delete(frame.id);
+    if (frame.parent || this.#children.has(frame.id)) return;
+    this.#frames.delete(frame.id);
+    this.#threads.get(frame.thread)?.frames.delete(frame.id);
   }
 
   /** Removes a frame and every frame opened below it: a responder's sub-calls end with it. */
   pruneFrame(frame: Frame): void {
-    const thread = this.threads.get(frame.thread);
-    if (frame.parent) this.children.get(frame.parent)?.delete(frame.id);
+    const thread = this.#threads.get(frame.thread);
+    if (frame.parent) this.#children.get(frame.parent)?.delete(frame.id);
     const stack = [frame.id];
-    const pruned: Frame[] | undefined = this.observer ? [frame] : undefined;
+    const pruned: Frame[] | undefined = this.#observer ? [frame] : undefined;
     while (stack.length > 0) {
       const id = stack.pop()!;
-      const kids = this.children.get(id);
+      const kids = this.#children.get(id);
       if (kids) for (const kid of kids) stack.push(kid);
-      this.children.delete(id);
-      const known = this.frames.get(id);
+      this.#children.delete(id);
+      const known = this.#frames.get(id);
       if (known && pruned && known !== frame) pruned.push(known);
-      this.frames.delete(id);
+      this.#frames.delete(id);
       thread?.frames.delete(id);
     }
-    if (pruned) this.observer!.framesPruned(frame.thread, pruned);
+    if (pruned) this.#observer!.framesPruned(frame.thread, pruned);
   }
 
   /** Counts one hop against the thread's budgets; the frame's depth is checked too. */
@@ -196,20 +196,20 @@ export class ThreadRegistry {
     if (thread.hops >= this.options.maxHops) return { ok: false, what: 'hops', limit: this.options.maxHops };
     if (depth > this.options.maxDepth) return { ok: false, what: 'depth', limit: this.options.maxDepth };
     thread.hops++;
-    this.observer?.hopCharged(thread);
+    this.#observer?.hopCharged(thread);
     return { ok: true };
   }
 
   /** Forgets threads with nothing in flight that have been quiet longer than idleMs. Returns their ids. */
   collectIdle(now = Date.now()): string[] {
     const collected: string[] = [];
-    for (const [id, state] of this.threads) {
+    for (const [id, state] of this.#threads) {
       if (state.inFlight === 0 && now - state.lastActive >= this.options.idleMs) {
         for (const frameId of state.frames) {
-          this.frames.delete(frameId);
-          this.children.delete(frameId);
+          this.#frames.delete(frameId);
+          this.#children.delete(frameId);
         }
-        this.threads.delete(id);
+        this.#threads.delete(id);
         collected.push(id);
       }
     }
@@ -217,7 +217,7 @@ export class ThreadRegistry {
   }
 
   get size(): { threads: number; frames: number } {
-    return { threads: this.threads.size, frames: this.frames.size };
+    return { threads: this.#threads.size, frames: this.#frames.size };
   }
 }
 

@@ -94,50 +94,50 @@ export async function openEmbeddedKvStore(options: EmbeddedKvOptions): Promise<K
 
 class EmbeddedKvStore implements KvStore {
   readonly kind = 'embedded' as const;
-  private readonly opts: Required<EmbeddedKvOptions>;
-  private readonly path: string;
-  private readonly data = new Map<string, Map<string, Entry>>();
-  private fh: FileHandle | undefined;
-  private logBytes = 0;
-  private liveBytes = 0;
-  private pending: PendingWrite[] = [];
-  private flushing: Promise<void> | undefined;
-  private failed: KvError | undefined;
-  private closed: Promise<void> | undefined;
-  private nextCompactCheck = 0;
-  private writesSinceSweep = 0;
+  readonly #opts: Required<EmbeddedKvOptions>;
+  readonly #path: string;
+  readonly #data = new Map<string, Map<string, Entry>>();
+  #fh: FileHandle | undefined;
+  #logBytes = 0;
+  #liveBytes = 0;
+  #pending: PendingWrite[] = [];
+  #flushing: Promise<void> | undefined;
+  #failed: KvError | undefined;
+  #closed: Promise<void> | undefined;
+  #nextCompactCheck = 0;
+  #writesSinceSweep = 0;
 
   constructor(opts: Required<EmbeddedKvOptions>) {
-    this.opts = opts;
-    this.path = join(opts.dir, LOG);
+    this.#opts = opts;
+    this.#path = join(opts.dir, LOG);
   }
 
   async load(): Promise<void> {
-    await rm(`${this.path}.compact`, { force: true });
+    await rm(`${this.#path}.compact`, { force: true });
     let text: Buffer;
     let created = false;
     try {
-      text = await readFile(this.path);
+      text = await readFile(this.#path);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError(`cannot read ${this.path}`, err);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError(`cannot read ${this.#path}`, err);
       text = Buffer.alloc(0);
       created = true;
     }
-    const goodBytes = this.replay(text);
+    const goodBytes = this.#replay(text);
     if (goodBytes < text.length) {
       // A torn tail from a crash mid-append: never acknowledged, so dropping it loses nothing.
-      await truncate(this.path, goodBytes);
+      await truncate(this.#path, goodBytes);
     }
-    this.fh = await open(this.path, 'a', FILE_MODE);
-    if (goodBytes < text.length) await this.fh.datasync();
-    if (created) await syncDir(this.opts.dir);
-    this.logBytes = goodBytes;
-    this.nextCompactCheck = this.opts.compactMinBytes;
-    await this.maybeCompact();
+    this.#fh = await open(this.#path, 'a', FILE_MODE);
+    if (goodBytes < text.length) await this.#fh.datasync();
+    if (created) await syncDir(this.#opts.dir);
+    this.#logBytes = goodBytes;
+    this.#nextCompactCheck = this.#opts.compactMinBytes;
+    await this.#maybeCompact();
   }
 
   /** Applies the log to memory; returns how many leading bytes hold whole, valid records. */
-  private replay(text: Buffer): number {
+  #replay(text: Buffer): number {
     const now = Date.now();
     let offset = 0;
     let line = 0;
@@ -152,15 +152,15 @@ class EmbeddedKvStore implements KvStore {
       } else if (badAt) {
         throw new KvError(
           'kv.corrupt',
-          `${this.path}:${badAt.line}: unreadable record followed by valid ones; the log is damaged (move it aside to start empty)`,
-          { file: this.path, line: badAt.line },
+          `${this.#path}:${badAt.line}: unreadable record followed by valid ones; the log is damaged (move it aside to start empty)`,
+          { file: this.#path, line: badAt.line },
         );
       } else if (record.o === 's') {
         if (record.e === null || record.e > now) {
-          this.put(record.n, record.k, JSON.stringify(record.v), record.e ?? undefined, end - offset);
-        } else this.remove(record.n, record.k);
+          this.#put(record.n, record.k, JSON.stringify(record.v), record.e ?? undefined, end - offset);
+        } else this.#remove(record.n, record.k);
       } else {
-        this.remove(record.n, record.k);
+        this.#remove(record.n, record.k);
       }
       offset = end;
     }
@@ -168,162 +168,165 @@ class EmbeddedKvStore implements KvStore {
   }
 
   async get(namespace: string, key: string): Promise<unknown | undefined> {
-    this.usable();
-    const entry = this.live(checkNamespace(namespace), checkKey(key));
+    this.#usable();
+    const entry = this.#live(checkNamespace(namespace), checkKey(key));
     return entry === undefined ? undefined : JSON.parse(entry.json);
   }
 
   async set(namespace: string, key: string, value: unknown, ttlSeconds?: number): Promise<void> {
-    await this.write(namespace, key, value, ttlSeconds, false);
+    await this.#write(namespace, key, value, ttlSeconds, false);
   }
 
   async setIfAbsent(namespace: string, key: string, value: unknown, ttlSeconds?: number): Promise<boolean> {
-    return this.write(namespace, key, value, ttlSeconds, true);
+    return this.#write(namespace, key, value, ttlSeconds, true);
   }
 
   async delete(namespace: string, key: string): Promise<boolean> {
-    this.usable();
+    this.#usable();
     const ns = checkNamespace(namespace);
     const k = checkKey(key);
-    if (this.live(ns, k) === undefined) return false;
-    this.remove(ns, k);
-    await this.append(`{"o":"d","n":${JSON.stringify(ns)},"k":${JSON.stringify(k)}}\n`);
+    if (this.#live(ns, k) === undefined) return false;
+    this.#remove(ns, k);
+    await this.#append(`{"o":"d","n":${JSON.stringify(ns)},"k":${JSON.stringify(k)}}\n`);
     return true;
   }
 
   close(): Promise<void> {
-    this.closed ??= (async () => {
+    this.#closed ??= (async () => {
       // Let acknowledged-to-be writes finish: close() must not turn a pending set into a lost one.
-      while (this.flushing) await this.flushing;
-      await this.fh?.close().catch(() => {});
-      this.fh = undefined;
-      releaseLock(this.opts.dir);
+      while (this.#flushing) await this.#flushing;
+      await this.#fh?.close().catch(() => {});
+      this.#fh = undefined;
+      releaseLock(this.#opts.dir);
     })();
-    return this.closed;
+    return this.#closed;
   }
 
-  private async write(
+  async #write(
     namespace: string,
     key: string,
     value: unknown,
     ttlSeconds: number | undefined,
     onlyIfAbsent: boolean,
   ): Promise<boolean> {
-    this.usable();
+    this.#usable();
     const ns = checkNamespace(namespace);
     const k = checkKey(key);
     const ttl = checkTtl(ttlSeconds);
-    const json = encodeValue(value, this.opts.maxValueBytes);
+    const json = encodeValue(value, this.#opts.maxValueBytes);
     // Memory changes synchronously, before the append, so two concurrent setIfAbsent calls cannot
     // both see the key absent. If the append fails the store is poisoned (see drain), so memory
     // never serves a value the disk silently lacks for long.
-    if (onlyIfAbsent && this.live(ns, k) !== undefined) return false;
+    if (onlyIfAbsent && this.#live(ns, k) !== undefined) return false;
     const exp = ttl === undefined ? undefined : Date.now() + ttl * 1000;
     const line = `{"o":"s","n":${JSON.stringify(ns)},"k":${JSON.stringify(k)},"e":${exp ?? null},"v":${json}}\n`;
-    this.put(ns, k, json, exp, Buffer.byteLength(line));
-    this.sweepNow();
-    await this.append(line);
+    this.#put(ns, k, json, exp, Buffer.byteLength(line));
+    this.#sweepNow();
+    await this.#append(line);
     return true;
   }
 
-  private usable(): void {
-    if (this.closed) throw new KvError('kv.closed', 'the kv store is closed');
-    if (this.failed) throw this.failed;
+  #usable(): void {
+    if (this.#closed) throw new KvError('kv.closed', 'the kv store is closed');
+    if (this.#failed) throw this.#failed;
   }
 
-  private live(ns: string, key: string): Entry | undefined {
-    const entry = this.data.get(ns)?.get(key);
+  #live(ns: string, key: string): Entry | undefined {
+    const entry = this.#data.get(ns)?.get(key);
     if (entry?.exp !== undefined && entry.exp <= Date.now()) {
       // Expired: forget it. No log record needed; loading drops expired entries too.
-      this.remove(ns, key);
+      this.#remove(ns, key);
       return undefined;
     }
     return entry;
   }
 
-  private put(ns: string, key: string, json: string, exp: number | undefined, size: number): void {
-    let space = this.data.get(ns);
+  #put(ns: string, key: string, json: string, exp: number | undefined, size: number): void {
+    let space = this.#data.get(ns);
     if (!space) {
       space = new Map();
-      this.data.set(ns, space);
+      this.#data.set(ns, space);
     }
     const old = space.get(key);
-    if (old) this.liveBytes -= old.size;
+    if (old) this.#liveBytes -= old.size;
     space.set(key, { json, exp, size });
-    this.liveBytes += size;
+    this.#liveBytes += size;
   }
 
-  private remove(ns: string, key: string): void {
-    const space = this.data.get(ns);
+  #remove(ns: string, key: string): void {
+    const space = this.#data.get(ns);
     const old = space?.get(key);
     if (!space || !old) return;
     space.delete(key);
-    this.liveBytes -= old.size;
-    if (space.size === 0) this.data.delete(ns);
+    this.#liveBytes -= old.size;
+    if (space.size === 0) this.#data.delete(ns);
   }
 
   /** Drops expired entries nobody reads, now and then, so memory does not fill with them. */
-  private sweepNow(): void {
-    if (++this.writesSinceSweep < 1000) return;
-    this.writesSinceSweep = 0;
-    for (const [ns, space] of this.data) for (const key of [...space.keys()]) this.live(ns, key);
+  #sweepNow(): void {
+    if (++this.#writesSinceSweep < 1000) return;
+    this.#writesSinceSweep = 0;
+    for (const [ns, space] of this.#data) for (const key of [...space.keys()]) this.#live(ns, key);
   }
 
-  private append(line: string): Promise<void> {
+  #append(line: string): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.pending.push({ line, resolve, reject });
-      this.kick();
+      this.#pending.push({ line, resolve, reject });
+      this.#kick();
     });
   }
 
-  private kick(): void {
-    if (this.flushing) return;
-    this.flushing = this.drain().finally(() => {
-      this.flushing = undefined;
-      if (this.pending.length > 0) this.kick();
+  #kick(): void {
+    if (this.#flushing) return;
+    this.#flushing = this.#drain().finally(() => {
+      this.#flushing = undefined;
+      if (this.#pending.length > 0) this.#kick();
     });
   }
 
   /** Group commit: every write queued while one fsync runs goes out in the next single write + fsync. */
-  private async drain(): Promise<void> {
-    while (this.pending.length > 0 && !this.failed) {
-      const batch = this.pending.splice(0);
+  async #drain(): Promise<void> {
+    while (this.#pending.length > 0 && !this.#failed) {
+      const batch = this.#pending.splice(0);
       try {
         const buf = Buffer.from(batch.map((w) => w.line).join(''), 'utf8');
-        const fh = this.fh;
+        const fh = this.#fh;
         if (!fh) throw new Error('log file not open');
         let written = 0;
         while (written < buf.length) written += (await fh.write(buf, written)).bytesWritten;
         await fh.datasync();
-        this.logBytes += buf.length;
+        this.#logBytes += buf.length;
       } catch (err) {
-        this.failed = ioError(`cannot write ${this.path}; the kv store stops accepting calls`, err);
-        for (const w of [...batch, ...this.pending.splice(0)]) w.reject(this.failed);
+        this.#failed = ioError(`cannot write ${this.#path}; the kv store stops accepting calls`, err);
+        for (const w of [...batch, ...this.#pending.splice(0)]) w.reject(this.#failed);
         return;
       }
       for (const w of batch) w.resolve();
-      await this.maybeCompact();
+      await this.#maybeCompact();
     }
-    for (const w of this.pending.splice(0)) w.reject(this.failed ?? new KvError('kv.closed', 'closed'));
+    for (const w of this.#pending.splice(0)) w.reject(this.#failed ?? new KvError('kv.closed', 'closed'));
   }
 
-  private async maybeCompact(): Promise<void> {
-    if (this.logBytes < this.nextCompactCheck || this.logBytes <= this.opts.compactRatio * this.liveBytes)
+  async #maybeCompact(): Promise<void> {
+    if (
+      this.#logBytes < this.#nextCompactCheck ||
+      this.#logBytes <= this.#opts.compactRatio * this.#liveBytes
+    )
       return;
     try {
-      await this.compact();
+      await this.#compact();
     } catch {
       // The old log is intact (the rename is the commit point); try again after more growth.
-      this.nextCompactCheck = this.logBytes * 2;
+      this.#nextCompactCheck = this.#logBytes * 2;
     }
   }
 
   /** Rewrites the log with only live entries: temp file, fsync, rename, fsync the folder. */
-  private async compact(): Promise<void> {
-    const tmp = `${this.path}.compact`;
+  async #compact(): Promise<void> {
+    const tmp = `${this.#path}.compact`;
     const now = Date.now();
     const lines: string[] = [];
-    for (const [ns, space] of this.data) {
+    for (const [ns, space] of this.#data) {
       for (const [key, e] of space) {
         if (e.exp !== undefined && e.exp <= now) continue;
         lines.push(
@@ -339,13 +342,13 @@ class EmbeddedKvStore implements KvStore {
     } finally {
       await out.close();
     }
-    await rename(tmp, this.path);
-    await syncDir(this.opts.dir);
-    const old = this.fh;
-    this.fh = await open(this.path, 'a', FILE_MODE);
+    await rename(tmp, this.#path);
+    await syncDir(this.#opts.dir);
+    const old = this.#fh;
+    this.#fh = await open(this.#path, 'a', FILE_MODE);
     await old?.close().catch(() => {});
-    this.logBytes = buf.length;
-    this.nextCompactCheck = Math.max(this.opts.compactMinBytes, 0);
+    this.#logBytes = buf.length;
+    this.#nextCompactCheck = Math.max(this.#opts.compactMinBytes, 0);
   }
 }
 

@@ -67,21 +67,21 @@ export function openRedisKvStore(options: RedisKvOptions): KvStore {
 
 class RedisKvStore implements KvStore {
   readonly kind = 'redis' as const;
-  private readonly opts: Required<RedisKvOptions>;
-  private readonly client: Redis;
-  private readonly address: string;
-  private readonly secret: string | undefined;
-  private lastConnectionError: Error | undefined;
-  private closed: Promise<void> | undefined;
+  readonly #opts: Required<RedisKvOptions>;
+  readonly #client: Redis;
+  readonly #address: string;
+  readonly #secret: string | undefined;
+  #lastConnectionError: Error | undefined;
+  #closed: Promise<void> | undefined;
 
   constructor(opts: Required<RedisKvOptions>) {
-    this.opts = opts;
-    this.address = redisAddress(opts.url);
+    this.#opts = opts;
+    this.#address = redisAddress(opts.url);
     let secret: string | undefined;
     try {
       secret = decodeURIComponent(new URL(opts.url).password) || undefined;
     } catch {}
-    this.secret = secret;
+    this.#secret = secret;
     const clientOptions: RedisOptions = {
       lazyConnect: true,
       connectTimeout: opts.connectTimeoutMs,
@@ -89,26 +89,26 @@ class RedisKvStore implements KvStore {
       maxRetriesPerRequest: 1,
       retryStrategy: (times) => Math.min(times * 200, 2000),
     };
-    this.client = new Redis(opts.url, clientOptions);
+    this.#client = new Redis(opts.url, clientOptions);
     // Without a listener ioredis prints every failed reconnect; we report failures per call instead.
-    this.client.on('error', (err: Error) => {
-      this.lastConnectionError = err;
+    this.#client.on('error', (err: Error) => {
+      this.#lastConnectionError = err;
     });
-    this.client.on('ready', () => {
-      this.lastConnectionError = undefined;
+    this.#client.on('ready', () => {
+      this.#lastConnectionError = undefined;
     });
   }
 
   async get(namespace: string, key: string): Promise<unknown | undefined> {
-    const k = this.redisKey(namespace, key);
-    const text = await this.run(() => this.client.get(k));
+    const k = this.#redisKey(namespace, key);
+    const text = await this.#run(() => this.#client.get(k));
     if (text === null) return undefined;
     try {
       return JSON.parse(text);
     } catch {
       throw new KvError(
         'kv.corrupt',
-        `redis key ${JSON.stringify(k)} at ${this.address} does not hold JSON`,
+        `redis key ${JSON.stringify(k)} at ${this.#address} does not hold JSON`,
         {
           key: k,
         },
@@ -117,51 +117,51 @@ class RedisKvStore implements KvStore {
   }
 
   async set(namespace: string, key: string, value: unknown, ttlSeconds?: number): Promise<void> {
-    const k = this.redisKey(namespace, key);
+    const k = this.#redisKey(namespace, key);
     const ttl = checkTtl(ttlSeconds);
-    const json = encodeValue(value, this.opts.maxValueBytes);
-    await this.run(() =>
-      ttl === undefined ? this.client.set(k, json) : this.client.set(k, json, 'EX', ttl),
+    const json = encodeValue(value, this.#opts.maxValueBytes);
+    await this.#run(() =>
+      ttl === undefined ? this.#client.set(k, json) : this.#client.set(k, json, 'EX', ttl),
     );
   }
 
   async setIfAbsent(namespace: string, key: string, value: unknown, ttlSeconds?: number): Promise<boolean> {
-    const k = this.redisKey(namespace, key);
+    const k = this.#redisKey(namespace, key);
     const ttl = checkTtl(ttlSeconds);
-    const json = encodeValue(value, this.opts.maxValueBytes);
-    const reply = await this.run(() =>
-      ttl === undefined ? this.client.set(k, json, 'NX') : this.client.set(k, json, 'EX', ttl, 'NX'),
+    const json = encodeValue(value, this.#opts.maxValueBytes);
+    const reply = await this.#run(() =>
+      ttl === undefined ? this.#client.set(k, json, 'NX') : this.#client.set(k, json, 'EX', ttl, 'NX'),
     );
     return reply === 'OK';
   }
 
   async delete(namespace: string, key: string): Promise<boolean> {
-    const k = this.redisKey(namespace, key);
-    return (await this.run(() => this.client.del(k))) > 0;
+    const k = this.#redisKey(namespace, key);
+    return (await this.#run(() => this.#client.del(k))) > 0;
   }
 
   close(): Promise<void> {
-    this.closed ??= (async () => {
-      if (this.client.status === 'ready') {
-        await this.client.quit().catch(() => this.client.disconnect());
+    this.#closed ??= (async () => {
+      if (this.#client.status === 'ready') {
+        await this.#client.quit().catch(() => this.#client.disconnect());
       } else {
         // Not connected (never used, or the server is down): stop reconnecting right away.
-        this.client.disconnect();
+        this.#client.disconnect();
       }
     })();
-    return this.closed;
+    return this.#closed;
   }
 
-  private redisKey(namespace: string, key: string): string {
-    if (this.closed) throw new KvError('kv.closed', 'the kv store is closed');
-    return `${this.opts.keyPrefix}${checkNamespace(namespace)}:${checkKey(key)}`;
+  #redisKey(namespace: string, key: string): string {
+    if (this.#closed) throw new KvError('kv.closed', 'the kv store is closed');
+    return `${this.#opts.keyPrefix}${checkNamespace(namespace)}:${checkKey(key)}`;
   }
 
   /** Runs one command, turning ioredis failures into KvErrors that name host:port only. */
-  private async run<T>(command: () => Promise<T>): Promise<T> {
-    if (this.client.status === 'reconnecting' && this.lastConnectionError) {
+  async #run<T>(command: () => Promise<T>): Promise<T> {
+    if (this.#client.status === 'reconnecting' && this.#lastConnectionError) {
       // Known down: fail now rather than queue behind the reconnect backoff.
-      throw this.unavailable(this.lastConnectionError.message);
+      throw this.#unavailable(this.#lastConnectionError.message);
     }
     try {
       return await command();
@@ -172,27 +172,27 @@ class RedisKvStore implements KvStore {
       if (e.name === 'ReplyError' && !/^(NOAUTH|WRONGPASS)/.test(e.message)) {
         throw new KvError(
           'kv.backend',
-          `redis at ${this.address} refused the command: ${this.scrub(e.message)}`,
+          `redis at ${this.#address} refused the command: ${this.#scrub(e.message)}`,
           {
-            address: this.address,
+            address: this.#address,
           },
         );
       }
-      throw this.unavailable(this.lastConnectionError?.message ?? e.message);
+      throw this.#unavailable(this.#lastConnectionError?.message ?? e.message);
     }
   }
 
-  private unavailable(reason: string): KvError {
+  #unavailable(reason: string): KvError {
     return new KvError(
       'kv.unavailable',
-      `cannot reach the kv store at redis ${this.address}: ${this.scrub(reason)}`,
+      `cannot reach the kv store at redis ${this.#address}: ${this.#scrub(reason)}`,
       {
-        address: this.address,
+        address: this.#address,
       },
     );
   }
 
-  private scrub(text: string): string {
-    return this.secret ? text.split(this.secret).join('***') : text;
+  #scrub(text: string): string {
+    return this.#secret ? text.split(this.#secret).join('***') : text;
   }
 }

@@ -69,34 +69,34 @@ export type StopListener = (thread: string, time: number) => void;
 
 export class ThreadHistory {
   // Map iteration order is insertion order: re-inserting on append keeps it least-recently-active first.
-  private readonly records = new Map<string, ThreadRecord>();
-  private readonly listeners = new Set<HistoryListener>();
-  private readonly stopListeners = new Set<StopListener>();
+  readonly #records = new Map<string, ThreadRecord>();
+  readonly #listeners = new Set<HistoryListener>();
+  readonly #stopListeners = new Set<StopListener>();
   // The recent window as two parallel rings (no object per message): slot = seq % size.
-  private readonly recentThreads: string[] = [];
-  private readonly recentEntries: HistoryEntry[] = [];
-  private readonly maxRecent: number;
-  private appended = 0;
+  readonly #recentThreads: string[] = [];
+  readonly #recentEntries: HistoryEntry[] = [];
+  readonly #maxRecent: number;
+  #appended = 0;
 
   constructor(private readonly options: HistoryOptions) {
-    this.maxRecent = Math.max(1, options.maxRecent ?? 10_000);
+    this.#maxRecent = Math.max(1, options.maxRecent ?? 10_000);
   }
 
   begin(thread: string, created = Date.now()): void {
-    if (this.records.has(thread)) return;
-    this.records.set(thread, newRecord(created));
-    this.evict();
+    if (this.#records.has(thread)) return;
+    this.#records.set(thread, newRecord(created));
+    this.#evict();
   }
 
   append(thread: string, message: HistoryEntry): void {
-    let record = this.records.get(thread);
+    let record = this.#records.get(thread);
     if (record) {
-      this.records.delete(thread);
+      this.#records.delete(thread);
     } else {
       // A thread seen first through a message (a replay from disk): it began with that message.
       record = newRecord(message.time);
     }
-    this.records.set(thread, record);
+    this.#records.set(thread, record);
     if (record.items.length < this.options.maxPerThread) {
       record.items.push(message);
     } else {
@@ -107,20 +107,20 @@ export class ThreadHistory {
     record.updated = message.time;
     record.participants.add(message.from);
     record.participants.add(message.to);
-    const slot = this.appended % this.maxRecent;
-    this.recentThreads[slot] = thread;
-    this.recentEntries[slot] = message;
-    this.appended++;
-    this.evict();
-    for (const listener of this.listeners) listener(thread, message);
+    const slot = this.#appended % this.#maxRecent;
+    this.#recentThreads[slot] = thread;
+    this.#recentEntries[slot] = message;
+    this.#appended++;
+    this.#evict();
+    for (const listener of this.#listeners) listener(thread, message);
   }
 
   /** Marks a thread stopped (budget or kill), so listings say so even after a restart. */
   markStopped(thread: string, time = Date.now()): void {
-    const record = this.records.get(thread);
+    const record = this.#records.get(thread);
     if (!record || record.stopped) return;
     record.stopped = true;
-    for (const listener of this.stopListeners) listener(thread, time);
+    for (const listener of this.#stopListeners) listener(thread, time);
   }
 
   /**
@@ -129,7 +129,7 @@ export class ThreadHistory {
    * thread ever had, so `dropped` stays right. Listeners are not told; the stopped flag is kept.
    */
   reset(thread: string, entries: readonly HistoryEntry[], appended = entries.length): void {
-    const before = this.records.get(thread);
+    const before = this.#records.get(thread);
     const record = newRecord(before?.created ?? entries[0]?.time ?? Date.now());
     record.stopped = before?.stopped ?? false;
     const kept = entries.slice(-this.options.maxPerThread);
@@ -140,20 +140,20 @@ export class ThreadHistory {
       record.participants.add(entry.to);
       record.updated = entry.time;
     }
-    this.records.delete(thread);
-    this.records.set(thread, record);
-    this.evict();
+    this.#records.delete(thread);
+    this.#records.set(thread, record);
+    this.#evict();
   }
 
   has(thread: string): boolean {
-    return this.records.has(thread);
+    return this.#records.has(thread);
   }
 
   /** Messages in order, oldest first; undefined when the thread is unknown. */
   messages(
     thread: string,
   ): { created: number; dropped: number; stopped: boolean; messages: MessageView[] } | undefined {
-    const record = this.records.get(thread);
+    const record = this.#records.get(thread);
     if (!record) return undefined;
     const { items, start } = record;
     const ordered = start === 0 ? items : [...items.slice(start), ...items.slice(0, start)];
@@ -166,15 +166,15 @@ export class ThreadHistory {
   }
 
   summary(thread: string): ThreadSummary | undefined {
-    const record = this.records.get(thread);
+    const record = this.#records.get(thread);
     return record ? summarize(thread, record) : undefined;
   }
 
   /** Every thread kept, most recently active first. */
   *threads(): Generator<ThreadSummary> {
-    const ids = [...this.records.keys()];
+    const ids = [...this.#records.keys()];
     for (let i = ids.length - 1; i >= 0; i--) {
-      const record = this.records.get(ids[i]!);
+      const record = this.#records.get(ids[i]!);
       if (record) yield summarize(ids[i]!, record);
     }
   }
@@ -188,13 +188,13 @@ export class ThreadHistory {
     before: number | undefined,
     match: (thread: string, entry: HistoryEntry) => boolean = () => true,
   ): { messages: RecentMessage[]; next: number | null } {
-    const oldest = Math.max(0, this.appended - this.maxRecent);
-    let seq = Math.min(before ?? this.appended, this.appended) - 1;
+    const oldest = Math.max(0, this.#appended - this.#maxRecent);
+    let seq = Math.min(before ?? this.#appended, this.#appended) - 1;
     const out: RecentMessage[] = [];
     for (; seq >= oldest && out.length < limit; seq--) {
-      const slot = seq % this.maxRecent;
-      const thread = this.recentThreads[slot]!;
-      const entry = this.recentEntries[slot]!;
+      const slot = seq % this.#maxRecent;
+      const thread = this.#recentThreads[slot]!;
+      const entry = this.#recentEntries[slot]!;
       if (match(thread, entry)) out.push({ seq, thread, entry });
     }
     return { messages: out, next: seq >= oldest && out.length > 0 ? out[out.length - 1]!.seq : null };
@@ -202,29 +202,29 @@ export class ThreadHistory {
 
   /** Called for every appended message; returns an unsubscribe function. */
   subscribe(listener: HistoryListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** Called when a thread is marked stopped; returns an unsubscribe function. */
   subscribeStopped(listener: StopListener): () => void {
-    this.stopListeners.add(listener);
-    return () => this.stopListeners.delete(listener);
+    this.#stopListeners.add(listener);
+    return () => this.#stopListeners.delete(listener);
   }
 
   get threadCount(): number {
-    return this.records.size;
+    return this.#records.size;
   }
 
   /** Messages appended since this history was created (replayed ones included). */
   get totalAppended(): number {
-    return this.appended;
+    return this.#appended;
   }
 
-  private evict(): void {
-    while (this.records.size > this.options.maxThreads) {
-      const oldest = this.records.keys().next().value as string;
-      this.records.delete(oldest);
+  #evict(): void {
+    while (this.#records.size > this.options.maxThreads) {
+      const oldest = this.#records.keys().next().value as string;
+      this.#records.delete(oldest);
     }
   }
 }
