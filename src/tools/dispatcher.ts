@@ -9,22 +9,16 @@ import type { AuditSink } from '../audit/log.ts';
 import type { CallRecord } from '../audit/record.ts';
 import { redact, redactString } from '../audit/redact.ts';
 import type { TrustLevel } from '../config/types.ts';
-import { OrganismError } from '../errors.ts';
 import { type GuardInput, type Verdict, withSuggestion } from '../guard/types.ts';
 import { canonicalJson } from './canonical.ts';
 import { LoopDetector, RateLimiter } from './limits.ts';
 import { effectLogFor } from './once.ts';
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
 import { capResult } from './result-cap.ts';
+import { type Refusal, runTool } from './run-tool.ts';
 import { formatArgErrors } from './schema.ts';
 import { type SharedRevocations, sharedRateLimiter, sharedRevocations, sharesState } from './shared-state.ts';
-import {
-  didYouMean,
-  type ListenerGrants,
-  type ResolvedListener,
-  type ResolvedToolConfig,
-  resolveListeners,
-} from './tool-config.ts';
+import { didYouMean, type ListenerGrants, type ResolvedListener, resolveListeners } from './tool-config.ts';
 import type { Capability, GuardKind, ToolConfig, ToolFailure, ToolResult, ToolServices } from './types.ts';
 
 /** The guard entry point (src/guard's checkCall); tests may pass their own. */
@@ -101,13 +95,9 @@ export interface DispatcherOptions {
   now?: () => number;
 }
 
-type Refusal = ToolFailure & { status: 'refused' | 'error' };
-
 function refuse(code: string, message: string, extra: Partial<ToolFailure> = {}): Refusal {
   return { status: 'refused', code, message, ...extra };
 }
-
-class TimeoutSignal extends Error {}
 
 /** Tool plus canonical arguments; long ones hashed so remembered calls stay small (think write_file content). */
 function loopKey(tool: string, args: unknown): string {
@@ -408,7 +398,14 @@ export class Dispatcher {
       );
     }
     // 11. run with a timeout and an AbortSignal
-    const value = await this.#run(tool, args, settings, request, record.call_id, listener);
+    const value = await runTool(tool, args, settings, {
+      thread: request.thread,
+      callId: record.call_id,
+      listener,
+      workspace: this.#options.workspace,
+      dataDir: this.#options.dataDir,
+      services: this.#options.services,
+    });
     if ('failure' in value) return fail(value.failure);
     // 12. cap
     let capped: ReturnType<typeof capResult>;
@@ -425,70 +422,5 @@ export class Dispatcher {
     if (warnings.length > 0) result.warnings = warnings;
     if (capped.truncated) result.truncated = capped.truncated;
     return result;
-  }
-
-  async #run(
-    tool: RegisteredTool,
-    args: unknown,
-    settings: ResolvedToolConfig,
-    request: CallRequest,
-    callId: string,
-    { name: listener, trust }: ResolvedListener,
-  ): Promise<{ ok: unknown } | { failure: Refusal }> {
-    const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new TimeoutSignal()), settings.timeoutMs);
-    });
-    const running = (async () =>
-      tool.run(args, {
-        signal: controller.signal,
-        listener,
-        thread: request.thread,
-        callId,
-        config: settings.config,
-        workspace: this.#options.workspace,
-        dataDir: this.#options.dataDir,
-        services: this.#options.services,
-        trust,
-      }))();
-    try {
-      return { ok: await Promise.race([running, timeout]) };
-    } catch (error) {
-      if (error instanceof TimeoutSignal) {
-        controller.abort(new Error(`timed out after ${settings.timeoutMs} ms`));
-        running.catch(() => {}); // its late failure has nobody to tell
-        return {
-          failure: {
-            status: 'error',
-            code: 'Timeout',
-            message: `tool ${tool.definition.name} timed out after ${settings.timeoutMs} ms`,
-          },
-        };
-      }
-      const code = error instanceof OrganismError ? error.code : 'ToolError';
-      // The message goes back to an agent (and its LLM): scrub anything that looks like a credential.
-      const message = redactString(error instanceof Error ? error.message : String(error));
-      // A tool that refuses by one of its own rules (a path outside allowed_paths, a command not in
-      // allowed_commands) says so with a rule_id: that is a refusal the caller can act on, not a failure.
-      const ruleId = error instanceof OrganismError ? error.details?.rule_id : undefined;
-      if (typeof ruleId === 'string') {
-        const suggestion = (error as OrganismError).details?.suggestion;
-        return {
-          failure: {
-            status: 'refused',
-            code,
-            message: `tool ${tool.definition.name} refused: ${message}`,
-            rule_id: ruleId,
-            ...(typeof suggestion === 'string' ? { suggestion } : {}),
-          },
-        };
-      }
-      return {
-        failure: { status: 'error', code, message: `tool ${tool.definition.name} failed: ${message}` },
-      };
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }

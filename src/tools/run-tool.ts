@@ -1,0 +1,89 @@
+/**
+ * Step 11 of a tool call (dispatcher.ts): the tool runs with its timeout and an AbortSignal, and
+ * whatever it throws becomes a failure the caller can read: a timeout, a refusal by one of the
+ * tool's own rules (an OrganismError with a rule_id), or an error with the tool's code.
+ */
+import { redactString } from '../audit/redact.ts';
+import { OrganismError } from '../errors.ts';
+import type { RegisteredTool } from './registry.ts';
+import type { ResolvedListener, ResolvedToolConfig } from './tool-config.ts';
+import type { ToolFailure, ToolServices } from './types.ts';
+
+/** A failed call as the dispatcher answers it. */
+export type Refusal = ToolFailure & { status: 'refused' | 'error' };
+
+/** The call as the tool sees it, besides its arguments and tool_config. */
+export interface RunContext {
+  thread: string;
+  callId: string;
+  listener: ResolvedListener;
+  workspace: string;
+  dataDir: string;
+  services: ToolServices;
+}
+
+class TimeoutSignal extends Error {}
+
+export async function runTool(
+  tool: RegisteredTool,
+  args: unknown,
+  settings: ResolvedToolConfig,
+  context: RunContext,
+): Promise<{ ok: unknown } | { failure: Refusal }> {
+  const { name: listener, trust } = context.listener;
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutSignal()), settings.timeoutMs);
+  });
+  const running = (async () =>
+    tool.run(args, {
+      signal: controller.signal,
+      listener,
+      thread: context.thread,
+      callId: context.callId,
+      config: settings.config,
+      workspace: context.workspace,
+      dataDir: context.dataDir,
+      services: context.services,
+      trust,
+    }))();
+  try {
+    return { ok: await Promise.race([running, timeout]) };
+  } catch (error) {
+    if (error instanceof TimeoutSignal) {
+      controller.abort(new Error(`timed out after ${settings.timeoutMs} ms`));
+      running.catch(() => {}); // its late failure has nobody to tell
+      return {
+        failure: {
+          status: 'error',
+          code: 'Timeout',
+          message: `tool ${tool.definition.name} timed out after ${settings.timeoutMs} ms`,
+        },
+      };
+    }
+    const code = error instanceof OrganismError ? error.code : 'ToolError';
+    // The message goes back to an agent (and its LLM): scrub anything that looks like a credential.
+    const message = redactString(error instanceof Error ? error.message : String(error));
+    // A tool that refuses by one of its own rules (a path outside allowed_paths, a command not in
+    // allowed_commands) says so with a rule_id: that is a refusal the caller can act on, not a failure.
+    const ruleId = error instanceof OrganismError ? error.details?.rule_id : undefined;
+    if (typeof ruleId === 'string') {
+      const suggestion = (error as OrganismError).details?.suggestion;
+      return {
+        failure: {
+          status: 'refused',
+          code,
+          message: `tool ${tool.definition.name} refused: ${message}`,
+          rule_id: ruleId,
+          ...(typeof suggestion === 'string' ? { suggestion } : {}),
+        },
+      };
+    }
+    return {
+      failure: { status: 'error', code, message: `tool ${tool.definition.name} failed: ${message}` },
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
