@@ -38,12 +38,14 @@ export class OrganismError<C extends string = string> extends Error {
 
 /** What a fixed-code error's arguments become: its message, and optionally details and options. */
 type Parts = readonly [message: string, details?: ErrorDetails, options?: ErrorOptions];
+/** The constructor fixedCode() gives: its instances are OrganismError<C>. */
+type Coded<C extends string, A extends unknown[]> = new (...args: A) => OrganismError<C>;
 
 /**
  * A base for an error with one fixed code whose message is built from its arguments:
  * `class BusyError extends fixedCode('bus.busy', (listener: string) => [...]) {}`.
  */
-function fixedCode<C extends string, A extends unknown[]>(code: C, build: (...args: A) => Parts) {
+function fixedCode<C extends string, A extends unknown[]>(code: C, build: (...args: A) => Parts): Coded<C, A> {
   return class extends OrganismError<C> {
     constructor(...args: A) {
       super(code, ...build(...args));
