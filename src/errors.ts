@@ -45,7 +45,10 @@ type Coded<C extends string, A extends unknown[]> = new (...args: A) => Organism
  * A base for an error with one fixed code whose message is built from its arguments:
  * `class BusyError extends fixedCode('bus.busy', (listener: string) => [...]) {}`.
  */
-function fixedCode<C extends string, A extends unknown[]>(code: C, build: (...args: A) => Parts): Coded<C, A> {
+function fixedCode<C extends string, A extends unknown[]>(
+  code: C,
+  build: (...args: A) => Parts,
+): Coded<C, A> {
   return class extends OrganismError<C> {
     constructor(...args: A) {
       super(code, ...build(...args));
