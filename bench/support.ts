@@ -1,6 +1,7 @@
 /** Small helpers shared by benchmarks: percentiles, timing, a child-process runner for clean RSS. */
 import { spawn } from 'node:child_process';
-import { basename } from 'node:path';
+import { cpSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export function percentile(sorted: Float64Array | number[], p: number): number {
@@ -55,6 +56,11 @@ export async function runChild(relativeFile: string, args: string[] = []): Promi
     outfile,
     logLevel: 'error',
   });
+  // The Lua scripts are read relative to the module that loads them (src/bus/redis/scripts.ts,
+  // src/tools/shared-state.ts: ./lua/<name>.lua), which in the bundle is the bundle itself.
+  for (const dir of ['../src/bus/redis/lua', '../src/tools/lua']) {
+    cpSync(fileURLToPath(new URL(dir, import.meta.url)), join(dirname(outfile), 'lua'), { recursive: true });
+  }
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--expose-gc', ...DAEMON_NODE_FLAGS, outfile, ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
