@@ -26,12 +26,20 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError(`--port must be 0..65535, got '${values.port}'`);
   }
+  const { armExitDeadline, onStopRequest } = await import('../../daemon/shutdown.ts');
+  // Signals are taken before the daemon starts: one that arrives while it starts (or right after it
+  // says it listens) stops it once it is up, instead of killing it mid-way with nothing drained.
+  let requested: string | undefined;
+  let stop: ((signal: string) => void) | undefined;
+  onStopRequest((signal) => {
+    requested = signal;
+    stop?.(signal);
+  });
   const { startDaemon } = await import('../../daemon.ts');
   const daemon = await startDaemon({ configPath: values.config, port, host: values.host });
   io.err(`organism '${daemon.config.organism.name}' listening on ${daemon.url}`);
-  const { armExitDeadline, onStopRequest } = await import('../../daemon/shutdown.ts');
   await new Promise<void>((resolve) => {
-    onStopRequest((signal) => {
+    stop = (signal) => {
       const drainMs = daemon.config.bus.drain_timeout_ms;
       daemon.logger.info({ signal, drain_timeout_ms: drainMs }, 'shutting down');
       // The last line: out within drain_timeout_ms + 2 s, whatever still holds the process.
@@ -46,7 +54,8 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
         () => resolve(),
         () => resolve(),
       );
-    });
+    };
+    if (requested !== undefined) stop(requested);
   });
   // Stopped. A handler that ignores its abort signal (a timer, a call that takes no signal) must
   // not keep the process alive: once nothing but such leftovers holds it, it ends.
