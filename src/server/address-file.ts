@@ -6,6 +6,7 @@
  */
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { alive } from '../kv/lock.ts';
 
 export const ADDRESS_FILE = 'daemon.json';
 
@@ -39,7 +40,7 @@ export async function removeAddressFile(dataDir: string, url: string, pid = proc
 /** The address of a daemon alive now, or undefined (no file, unreadable, or its process is gone). */
 export async function liveDaemonAddress(dataDir: string): Promise<DaemonAddress | undefined> {
   const address = await readAddress(addressFilePath(dataDir));
-  return address && processAlive(address.pid) ? address : undefined;
+  return address && alive(address.pid) ? address : undefined;
 }
 
 async function readAddress(file: string): Promise<DaemonAddress | undefined> {
@@ -61,14 +62,4 @@ function reachable(url: string): string {
   if (parsed.hostname === '0.0.0.0') parsed.hostname = '127.0.0.1';
   else if (parsed.hostname === '[::]') parsed.hostname = '[::1]';
   return parsed.origin;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
