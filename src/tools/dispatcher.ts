@@ -1,8 +1,8 @@
 /**
  * Every tool call passes here, in one order (ARCHITECTURE.md invariant 4):
  *   exists -> granted -> not revoked -> integrity -> available -> arguments valid -> within the
- *   thread's capability scope -> guard verdict -> rate limit -> loop -> once -> run with timeout -> cap
- *   -> audit.
+ *   thread's capability scope -> guard verdict -> once (see #once) -> rate limit -> loop -> run with
+ *   timeout -> cap -> audit.
  * Each refusal is a ToolResult the caller can read and act on; nothing here throws at a caller.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -351,33 +351,7 @@ export class Dispatcher {
         warnings.push(`${rule}: ${why}${verdict.suggestion ? ` (${verdict.suggestion})` : ''}`);
       }
     }
-    // 9. rate limit
-    if (settings.rateLimit) {
-      // Several daemons (redis transport) share one bucket per listener and tool.
-      const key = `${listener.name}\u0000${name}`;
-      const shared = await sharedRateLimiter(this.#options.services);
-      const wait = shared
-        ? await shared.take(key, settings.rateLimit)
-        : this.#limiter.take(key, settings.rateLimit);
-      if (wait > 0) {
-        return fail(
-          refuse(
-            'RateLimited',
-            `rate limit for ${name} (${settings.rateLimit.per_minute} per minute) reached; retry in ${Math.ceil(wait / 1000)} s`,
-          ),
-        );
-      }
-    }
-    // 10. loop
-    if (this.#loops.record(request.thread, loopKey(name, args))) {
-      return fail(
-        refuse(
-          'LoopDetected',
-          `${name} was called with the same arguments ${this.#defaults.loopRepeats} times within the last ${this.#defaults.loopWindow} calls of this thread; change the arguments or try another approach`,
-        ),
-      );
-    }
-    // 11. once, 12. run with a timeout and an AbortSignal, 13. cap
+    // 9. once: a call repeated under its id gets the first call's answer, taking no rate or loop budget.
     const run = () => this.#run(tool, args, settings, listener, request, record, warnings);
     if (!tool.definition.sideEffect || request.callId === undefined) return run();
     return this.#once(request.callId, name, settings.timeoutMs, record, run);
@@ -386,7 +360,8 @@ export class Dispatcher {
   /**
    * A side-effecting call acts once per call id when the organism keeps an effect log (a message
    * delivered again after a crash, by Redis or by the bus journal, repeats its calls with the same
-   * ids); see ./once.ts. Only calls every check let through get here: a refusal acts on nothing.
+   * ids); see ./once.ts. Calls refused before here (grant, guard, ...) act on nothing and are not
+   * recorded; a rate or loop refusal after the claim is recorded as that call's answer.
    */
   async #once(
     callId: string,
@@ -394,7 +369,7 @@ export class Dispatcher {
     timeoutMs: number,
     record: CallRecord,
     run: () => Promise<ToolResult>,
-  ): Promise<ToolResult> {
+  ) {
     const log = await effectLogFor(this.#options.services);
     if (!log) return run();
     const first = await log.begin(callId, name, timeoutMs + 1_000);
@@ -422,6 +397,33 @@ export class Dispatcher {
       const { status, ...error } = r;
       return { status, tool: name, error };
     };
+    // 10. rate limit
+    if (settings.rateLimit) {
+      // Several daemons (redis transport) share one bucket per listener and tool.
+      const key = `${listener.name}\u0000${name}`;
+      const shared = await sharedRateLimiter(this.#options.services);
+      const wait = shared
+        ? await shared.take(key, settings.rateLimit)
+        : this.#limiter.take(key, settings.rateLimit);
+      if (wait > 0) {
+        return fail(
+          refuse(
+            'RateLimited',
+            `rate limit for ${name} (${settings.rateLimit.per_minute} per minute) reached; retry in ${Math.ceil(wait / 1000)} s`,
+          ),
+        );
+      }
+    }
+    // 11. loop
+    if (this.#loops.record(request.thread, loopKey(name, args))) {
+      return fail(
+        refuse(
+          'LoopDetected',
+          `${name} was called with the same arguments ${this.#defaults.loopRepeats} times within the last ${this.#defaults.loopWindow} calls of this thread; change the arguments or try another approach`,
+        ),
+      );
+    }
+    // 12. run with a timeout and an AbortSignal
     const value = await runTool(tool, args, settings, {
       thread: request.thread,
       callId: record.call_id,
@@ -431,7 +433,7 @@ export class Dispatcher {
       services: this.#options.services,
     });
     if ('failure' in value) return fail(value.failure);
-    // 12. cap
+    // 13. cap
     let capped: ReturnType<typeof capResult>;
     try {
       capped = capResult(value.ok, settings.maxResultBytes);
