@@ -1,7 +1,8 @@
 /**
  * Every tool call passes here, in one order (ARCHITECTURE.md invariant 4):
  *   exists -> granted -> not revoked -> integrity -> available -> arguments valid -> within the
- *   thread's capability scope -> guard verdict -> rate limit -> loop -> run with timeout -> cap -> audit.
+ *   thread's capability scope -> guard verdict -> once (see #once) -> rate limit -> loop -> run with
+ *   timeout -> cap -> audit.
  * Each refusal is a ToolResult the caller can read and act on; nothing here throws at a caller.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -18,7 +19,13 @@ import { capResult } from './result-cap.ts';
 import { type Refusal, runTool } from './run-tool.ts';
 import { formatArgErrors } from './schema.ts';
 import { type SharedRevocations, sharedRateLimiter, sharedRevocations, sharesState } from './shared-state.ts';
-import { didYouMean, type ListenerGrants, type ResolvedListener, resolveListeners } from './tool-config.ts';
+import {
+  didYouMean,
+  type ListenerGrants,
+  type ResolvedListener,
+  type ResolvedToolConfig,
+  resolveListeners,
+} from './tool-config.ts';
 import type { Capability, GuardKind, ToolConfig, ToolFailure, ToolResult, ToolServices } from './types.ts';
 
 /** The guard entry point (src/guard's checkCall); tests may pass their own. */
@@ -234,7 +241,7 @@ export class Dispatcher {
     };
     let result: ToolResult;
     try {
-      result = await this.#once(request, record);
+      result = await this.#dispatch(request, record);
     } catch (error) {
       // A bug in the runtime itself still answers the caller rather than crashing it.
       result = {
@@ -250,33 +257,6 @@ export class Dispatcher {
       record.message = redactString(result.error.message);
     }
     this.#options.audit?.append(record);
-    return result;
-  }
-
-  /**
-   * A side-effecting tool acts once per call id when the organism keeps an effect log (a message
-   * delivered again after a crash, by Redis or by the bus journal, repeats its calls with the same
-   * ids); see ./once.ts.
-   */
-  async #once(request: CallRequest, record: CallRecord): Promise<ToolResult> {
-    const tool = this.#registry.get(request.tool);
-    if (!tool?.definition.sideEffect || request.callId === undefined) return this.#dispatch(request, record);
-    // A call that is not granted is refused without acting: nothing to record, no store to reach.
-    if (!this.#listeners.get(request.listener)?.tools.has(request.tool))
-      return this.#dispatch(request, record);
-    const log = await effectLogFor(this.#options.services);
-    if (!log) return this.#dispatch(request, record);
-    const timeoutMs =
-      this.#listeners.get(request.listener)?.tools.get(request.tool)?.timeoutMs ?? this.#defaults.timeoutMs;
-    const first = await log.begin(request.callId, request.tool, timeoutMs + 1_000);
-    if (first) {
-      record.input = redact(request.args);
-      if (first.status === 'ok')
-        record.message = 'repeated call id: answered with the first result, not run again';
-      return first;
-    }
-    const result = await this.#dispatch(request, record);
-    await log.finish(request.callId, result);
     return result;
   }
 
@@ -371,7 +351,53 @@ export class Dispatcher {
         warnings.push(`${rule}: ${why}${verdict.suggestion ? ` (${verdict.suggestion})` : ''}`);
       }
     }
-    // 9. rate limit
+    // 9. once: a call repeated under its id gets the first call's answer, taking no rate or loop budget.
+    const run = () => this.#run(tool, args, settings, listener, request, record, warnings);
+    if (!tool.definition.sideEffect || request.callId === undefined) return run();
+    return this.#once(request.callId, name, settings.timeoutMs, record, run);
+  }
+
+  /**
+   * A side-effecting call acts once per call id when the organism keeps an effect log (a message
+   * delivered again after a crash, by Redis or by the bus journal, repeats its calls with the same
+   * ids); see ./once.ts. Calls refused before here (grant, guard, ...) act on nothing and are not
+   * recorded; a rate or loop refusal after the claim is recorded as that call's answer.
+   */
+  async #once(
+    callId: string,
+    name: string,
+    timeoutMs: number,
+    record: CallRecord,
+    run: () => Promise<ToolResult>,
+  ) {
+    const log = await effectLogFor(this.#options.services);
+    if (!log) return run();
+    const first = await log.begin(callId, name, timeoutMs + 1_000);
+    if (first) {
+      if (first.status === 'ok')
+        record.message = 'repeated call id: answered with the first result, not run again';
+      return first;
+    }
+    const result = await run();
+    await log.finish(callId, result);
+    return result;
+  }
+
+  async #run(
+    tool: RegisteredTool,
+    args: unknown,
+    settings: ResolvedToolConfig,
+    listener: ResolvedListener,
+    request: CallRequest,
+    record: CallRecord,
+    warnings: string[],
+  ): Promise<ToolResult> {
+    const name = tool.definition.name;
+    const fail = (r: Refusal): ToolResult => {
+      const { status, ...error } = r;
+      return { status, tool: name, error };
+    };
+    // 10. rate limit
     if (settings.rateLimit) {
       // Several daemons (redis transport) share one bucket per listener and tool.
       const key = `${listener.name}\u0000${name}`;
@@ -388,7 +414,7 @@ export class Dispatcher {
         );
       }
     }
-    // 10. loop
+    // 11. loop
     if (this.#loops.record(request.thread, loopKey(name, args))) {
       return fail(
         refuse(
@@ -397,7 +423,7 @@ export class Dispatcher {
         ),
       );
     }
-    // 11. run with a timeout and an AbortSignal
+    // 12. run with a timeout and an AbortSignal
     const value = await runTool(tool, args, settings, {
       thread: request.thread,
       callId: record.call_id,
@@ -407,7 +433,7 @@ export class Dispatcher {
       services: this.#options.services,
     });
     if ('failure' in value) return fail(value.failure);
-    // 12. cap
+    // 13. cap
     let capped: ReturnType<typeof capResult>;
     try {
       capped = capResult(value.ok, settings.maxResultBytes);
