@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { Bus } from '../src/bus/bus.ts';
 import { type FsyncMode, Journal } from '../src/bus/journal/journal.ts';
-import { MemoryTransport } from '../src/bus/memory-transport.ts';
+import { MemoryTransport } from '../src/bus/transport/memory.ts';
 import type { BusSection, LimitsSection } from '../src/config/types.ts';
 import { defineListener } from '../src/listener/types.ts';
 import { percentile, round } from './support.ts';

@@ -12,7 +12,7 @@
 import pino from 'pino';
 import { Bus } from '../src/bus/bus.ts';
 import type { ListenerSpec } from '../src/bus/listeners.ts';
-import { createBusBackend } from '../src/bus/redis/backend.ts';
+import { createBusBackend } from '../src/bus/transport/factory.ts';
 import { defineListener } from '../src/listener/types.ts';
 import { PING, pingerSpec } from './support-bus.ts';
 

@@ -20,7 +20,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { encodeMessage } from '../src/bus/redis/codec.ts';
+import { encodeMessage } from '../src/bus/transport/redis/codec.ts';
 import { buildEnvelope } from '../src/xml/envelope.ts';
 import { round, runChild } from './support.ts';
 

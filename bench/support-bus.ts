@@ -2,7 +2,7 @@
 import pino from 'pino';
 import { Bus } from '../src/bus/bus.ts';
 import type { ListenerSpec } from '../src/bus/listeners.ts';
-import { MemoryTransport } from '../src/bus/memory-transport.ts';
+import { MemoryTransport } from '../src/bus/transport/memory.ts';
 import { defineListener, type ListenerDefinition } from '../src/listener/types.ts';
 
 /** The payload every bus bench sends: `<ping><text/><n/></ping>`. */

@@ -56,9 +56,9 @@ export async function runChild(relativeFile: string, args: string[] = []): Promi
     outfile,
     logLevel: 'error',
   });
-  // The Lua scripts are read relative to the module that loads them (src/bus/redis/scripts.ts,
+  // The Lua scripts are read relative to the module that loads them (src/bus/transport/redis/scripts.ts,
   // src/tools/shared-state.ts: ./lua/<name>.lua), which in the bundle is the bundle itself.
-  for (const dir of ['../src/bus/redis/lua', '../src/tools/lua']) {
+  for (const dir of ['../src/bus/transport/redis/lua', '../src/tools/lua']) {
     cpSync(fileURLToPath(new URL(dir, import.meta.url)), join(dirname(outfile), 'lua'), { recursive: true });
   }
   return new Promise((resolve, reject) => {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { Bus } from '../src/bus/bus.ts';
-import { MemoryTransport } from '../src/bus/memory-transport.ts';
+import { MemoryTransport } from '../src/bus/transport/memory.ts';
 import { captureIo } from '../src/cli/io.ts';
 import { main } from '../src/cli/main.ts';
 import { loadConfig } from '../src/config/index.ts';

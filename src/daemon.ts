@@ -17,8 +17,8 @@ import { Bus, type BusHooks } from './bus/bus.ts';
 import { HistoryLog, ThreadHistory, toView } from './bus/history/index.ts';
 import { Journal } from './bus/journal/journal.ts';
 import { within } from './bus/lifecycle.ts';
-import { MemoryTransport } from './bus/memory-transport.ts';
-import { createBusBackend } from './bus/redis/backend.ts';
+import { createBusBackend } from './bus/transport/factory.ts';
+import { MemoryTransport } from './bus/transport/memory.ts';
 import { loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
 import { ensureOrganismFolders } from './daemon/folders.ts';
@@ -28,6 +28,7 @@ import { type DaemonState, listenerSpecs, sanitizedConfig } from './daemon/state
 import { auditTee, SwappableTools } from './daemon/tools.ts';
 import { createLogger } from './observability/logger.ts';
 import { metrics, metricsRegistry, recordDelivery } from './observability/metrics.ts';
+import { packageFile } from './package-root.ts';
 import { removeAddressFile, writeAddressFile } from './server/address-file.ts';
 import { Authenticator, assertSafeBind } from './server/auth.ts';
 import { EventHub } from './server/events.ts';
@@ -65,9 +66,8 @@ export interface Daemon {
   close(drainMs?: number): Promise<{ drained: boolean; abandoned: number }>;
 }
 
-const VERSION = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+const VERSION = (JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version: string })
+  .version;
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const loaded = await loadConfig(options.configPath, { env: options.env ?? process.env });

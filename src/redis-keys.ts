@@ -1,7 +1,7 @@
 /**
  * The Redis key space of one organism: every key its daemons share lives under
  * `organism:{<group>}:` (the braces are a Redis Cluster hash tag, so one Lua script may touch any
- * of them). A leaf module: the bus (`bus/redis/options.ts`, BusKeys) and the tools' shared state
+ * of them). A leaf module: the bus (`bus/transport/redis/options.ts`, BusKeys) and the tools' shared state
  * (`tools/shared-state.ts`) each build their keys on it without importing the other.
  */
 import { TransportError } from './errors.ts';

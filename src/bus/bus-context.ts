@@ -16,7 +16,7 @@ import type { Message, MessageKind } from './message.ts';
 import type { ListenerQueue } from './scheduler.ts';
 import type { ThreadStore } from './thread-store.ts';
 import { type Frame, ThreadRegistry, type ThreadState } from './threads.ts';
-import type { Subscription, Transport } from './transport.ts';
+import type { Subscription, Transport } from './transport/types.ts';
 
 /** A message accepted into a listener's queue, with everything its handler run needs. */
 export interface Delivery {

@@ -44,13 +44,13 @@ import { InFlight } from './in-flight.ts';
 import { Ingress } from './ingress.ts';
 import { Lifecycle } from './lifecycle.ts';
 import type { ListenerSpec } from './listeners.ts';
-import { MemoryTransport } from './memory-transport.ts';
 import { Publisher } from './publish.ts';
 import { Queries } from './queries.ts';
 import { type RecoveryReport, recoverJournaled } from './recovery.ts';
 import { Router } from './router.ts';
 import { ToolCalls } from './tool-calls.ts';
-import type { Transport } from './transport.ts';
+import { MemoryTransport } from './transport/memory.ts';
+import type { Transport } from './transport/types.ts';
 
 export type { BusHooks, BusOptions, DeliveryOutcome, ReconfigureResult, ToolPort } from './bus-types.ts';
 

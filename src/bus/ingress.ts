@@ -19,10 +19,10 @@ import { parsePayload } from '../xml/parse.ts';
 import type { InjectRequest, InjectResult } from './api.ts';
 import type { BusContext } from './bus-context.ts';
 import type { RuntimeListener } from './listeners.ts';
-import { MemoryTransport } from './memory-transport.ts';
 import type { Publisher } from './publish.ts';
 import { SYSTEM_SENDER } from './system.ts';
 import type { ThreadState } from './threads.ts';
+import { MemoryTransport } from './transport/memory.ts';
 import { unwrapEnvelope } from './unwrap.ts';
 
 /** Sender recorded for an injection that names none. */

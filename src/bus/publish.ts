@@ -10,10 +10,10 @@ import type { BusContext, Origin } from './bus-context.ts';
 import { nextId } from './ids.ts';
 import type { InFlight } from './in-flight.ts';
 import type { Journal } from './journal/journal.ts';
-import { journalOf } from './memory-transport.ts';
 import type { Message, MessageKind } from './message.ts';
 import { SYSTEM_SENDER, systemErrorXml } from './system.ts';
 import type { Frame, ThreadState } from './threads.ts';
+import { journalOf } from './transport/memory.ts';
 
 export class Publisher {
   readonly #journal: Journal | undefined;

@@ -14,8 +14,8 @@
 import type { BusContext } from './bus-context.ts';
 import type { InFlight } from './in-flight.ts';
 import type { PendingMessage } from './journal/journal.ts';
-import { MemoryTransport } from './memory-transport.ts';
 import type { ThreadState } from './threads.ts';
+import { MemoryTransport } from './transport/memory.ts';
 
 export interface RecoveryReport {
   /** Messages queued again. */

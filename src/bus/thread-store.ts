@@ -1,7 +1,7 @@
 /**
  * Thread state shared by several daemons. Without a ThreadStore the bus's registry and history in
  * memory are the whole truth, which is right for one daemon. With one (the Redis transport, see
- * src/bus/redis/thread-store.ts), every change to the registry and the history is written through
+ * src/bus/transport/redis/thread-store.ts), every change to the registry and the history is written through
  * to shared storage, a delivered message's thread and frame are loaded before the bus looks them
  * up, and "in flight" is counted across all daemons, so any daemon can continue any thread.
  */

@@ -54,7 +54,7 @@ export interface ThreadRegistryOptions {
 }
 
 /**
- * Sees each change to the registry as it happens, so a shared thread store (src/bus/redis) can
+ * Sees each change to the registry as it happens, so a shared thread store (src/bus/transport/redis) can
  * write it through for the other daemons of the organism. Synchronous; must not throw.
  */
 export interface ThreadRegistryObserver {

@@ -10,7 +10,7 @@ import type { ChangeRecord } from '../audit/record.ts';
 import type { Bus } from '../bus/bus.ts';
 import type { HistoryLog, ThreadHistory } from '../bus/history/index.ts';
 import type { ListenerSpec } from '../bus/listeners.ts';
-import type { RedisTransport } from '../bus/redis/index.ts';
+import type { RedisTransport } from '../bus/transport/redis/index.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import { parseConfigText, toPlain } from '../config/read.ts';
 import type { OrganismConfig } from '../config/types.ts';

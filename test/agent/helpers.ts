@@ -14,7 +14,7 @@ import type { AgentLogger, CompletionRequest, Provider, ToolCallResult } from '.
 import { UsageTracker } from '../../src/agent/usage.ts';
 import { Bus } from '../../src/bus/bus.ts';
 import type { ThreadHistory } from '../../src/bus/history/index.ts';
-import { MemoryTransport } from '../../src/bus/memory-transport.ts';
+import { MemoryTransport } from '../../src/bus/transport/memory.ts';
 import type { ListenerConfig, OrganismConfig } from '../../src/config/types.ts';
 import type { Verdict } from '../../src/guard/types.ts';
 import type { ListenerDefinition } from '../../src/listener/types.ts';

@@ -1,5 +1,5 @@
 /** The in-memory transport against the shared Transport contract. */
-import { MemoryTransport } from '../../src/bus/memory-transport.ts';
+import { MemoryTransport } from '../../src/bus/transport/memory.ts';
 import { transportContract } from './transport.contract.ts';
 
 transportContract('memory', {

@@ -12,8 +12,8 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Bus } from '../../src/bus/bus.ts';
 import { Journal } from '../../src/bus/journal/journal.ts';
-import { MemoryTransport } from '../../src/bus/memory-transport.ts';
 import type { Message } from '../../src/bus/message.ts';
+import { MemoryTransport } from '../../src/bus/transport/memory.ts';
 import { defineListener } from '../../src/listener/types.ts';
 import { listenerSpec, TEST_BUS, TEST_LIMITS, type TestListener, textPayload } from '../helpers/bus.ts';
 

@@ -1,5 +1,5 @@
 /**
- * The stream entry format (src/bus/redis/codec.ts): what one daemon writes, another reads, and
+ * The stream entry format (src/bus/transport/redis/codec.ts): what one daemon writes, another reads, and
  * what either refuses.
  */
 import { describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import {
   encodeMessage,
   encodeRecord,
   FORMAT_VERSION,
-} from '../../src/bus/redis/codec.ts';
+} from '../../src/bus/transport/redis/codec.ts';
 
 const message: Message = {
   id: 'm-1',

@@ -1,5 +1,5 @@
 /**
- * The shared thread store (src/bus/redis/thread-store.ts) against the real redis-server on
+ * The shared thread store (src/bus/transport/redis/thread-store.ts) against the real redis-server on
  * 127.0.0.1:6379, below the bus: what only timing between a daemon and Redis can show.
  */
 import { randomUUID } from 'node:crypto';
@@ -8,9 +8,9 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ThreadHistory } from '../../src/bus/history/memory.ts';
 import type { Message } from '../../src/bus/message.ts';
-import { RedisTransport } from '../../src/bus/redis/index.ts';
-import { RedisThreadStore } from '../../src/bus/redis/thread-store.ts';
 import { ThreadRegistry } from '../../src/bus/threads.ts';
+import { RedisTransport } from '../../src/bus/transport/redis/index.ts';
+import { RedisThreadStore } from '../../src/bus/transport/redis/thread-store.ts';
 import { dropGroup } from '../e2e/redis-support/harness.ts';
 import { until } from './transport.contract.ts';
 

@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CommandBatch, unpackState } from '../../src/bus/redis/batch.ts';
-import { decodeRecord, encodeRecord, FORMAT_VERSION } from '../../src/bus/redis/codec.ts';
-import { BusKeys, RedisTransport } from '../../src/bus/redis/index.ts';
-import type { Transport } from '../../src/bus/transport.ts';
+import { CommandBatch, unpackState } from '../../src/bus/transport/redis/batch.ts';
+import { decodeRecord, encodeRecord, FORMAT_VERSION } from '../../src/bus/transport/redis/codec.ts';
+import { BusKeys, RedisTransport } from '../../src/bus/transport/redis/index.ts';
+import type { Transport } from '../../src/bus/transport/types.ts';
 import { testMessage, transportContract, until } from './transport.contract.ts';
 
 const URL = 'redis://127.0.0.1:6379';

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Message } from '../../src/bus/message.ts';
-import type { Deliver, Transport } from '../../src/bus/transport.ts';
+import type { Deliver, Transport } from '../../src/bus/transport/types.ts';
 
 export interface TransportHarness {
   /** A transport over fresh, empty state. */

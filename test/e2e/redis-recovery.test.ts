@@ -6,8 +6,8 @@
  */
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readDeadLetters } from '../../src/bus/redis/dead-letter.ts';
-import { BusKeys } from '../../src/bus/redis/options.ts';
+import { readDeadLetters } from '../../src/bus/transport/redis/dead-letter.ts';
+import { BusKeys } from '../../src/bus/transport/redis/options.ts';
 import type { DeadLetterPage } from '../../src/server/service.ts';
 import type { DaemonProcess } from '../helpers/daemon.ts';
 import {

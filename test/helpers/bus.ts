@@ -2,8 +2,8 @@
 import pino from 'pino';
 import { Bus, type ToolPort } from '../../src/bus/bus.ts';
 import type { ListenerSpec } from '../../src/bus/listeners.ts';
-import { MemoryTransport } from '../../src/bus/memory-transport.ts';
 import type { MessageView } from '../../src/bus/message.ts';
+import { MemoryTransport } from '../../src/bus/transport/memory.ts';
 import type { BusSection, LimitsSection, ListenerConfig } from '../../src/config/types.ts';
 import type { ListenerDefinition } from '../../src/listener/types.ts';
 

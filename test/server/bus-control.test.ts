@@ -3,7 +3,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { Bus, type DeliveryOutcome } from '../../src/bus/bus.ts';
-import { MemoryTransport } from '../../src/bus/memory-transport.ts';
+import { MemoryTransport } from '../../src/bus/transport/memory.ts';
 import { defineListener } from '../../src/listener/types.ts';
 import {
   listenerSpec,

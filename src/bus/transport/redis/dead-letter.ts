@@ -6,8 +6,8 @@
  * `readDeadLetters` and `deadLetterCount` are what the HTTP API and metrics call.
  */
 import type { Redis } from 'ioredis';
-import { TransportError } from '../../errors.ts';
-import type { Message } from '../message.ts';
+import { TransportError } from '../../../errors.ts';
+import type { Message } from '../../message.ts';
 import { decodeRecord } from './codec.ts';
 import type { BusKeys } from './options.ts';
 

@@ -8,10 +8,10 @@
  * refused or dropped; not when it is abandoned at shutdown, so it runs again after the restart).
  * The append is a buffered line: the hop never waits on the disk. Ingress waits for durable().
  */
-import type { Journal, JournaledFrame } from './journal/journal.ts';
-import type { Message } from './message.ts';
-import type { ThreadRegistry } from './threads.ts';
-import type { Deliver, Subscription, Transport } from './transport.ts';
+import type { Journal, JournaledFrame } from '../journal/journal.ts';
+import type { Message } from '../message.ts';
+import type { ThreadRegistry } from '../threads.ts';
+import type { Deliver, Subscription, Transport } from './types.ts';
 
 export interface MemoryTransportOptions {
   /** Journal every message and its handled mark (crash recovery in the single-daemon mode). */

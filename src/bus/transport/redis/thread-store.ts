@@ -28,11 +28,11 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Capability } from '../../tools/types.ts';
-import type { ThreadHistory } from '../history/index.ts';
-import type { Message } from '../message.ts';
-import type { ThreadStore, ThreadStoreEvents } from '../thread-store.ts';
-import { type Frame, frameCarriedBy, type ThreadRegistry, type ThreadState } from '../threads.ts';
+import type { Capability } from '../../../tools/types.ts';
+import type { ThreadHistory } from '../../history/index.ts';
+import type { Message } from '../../message.ts';
+import type { ThreadStore, ThreadStoreEvents } from '../../thread-store.ts';
+import { type Frame, frameCarriedBy, type ThreadRegistry, type ThreadState } from '../../threads.ts';
 import type { CommandBatch } from './batch.ts';
 import type { BusKeys } from './options.ts';
 import { type ThreadEvent, ThreadEvents } from './thread-events.ts';

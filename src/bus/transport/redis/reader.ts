@@ -13,9 +13,9 @@
  * this daemon had taken but not finished before Redis restarted is not stranded.
  */
 import type { Redis } from 'ioredis';
-import { within } from '../lifecycle.ts';
-import type { Message } from '../message.ts';
-import type { Deliver } from '../transport.ts';
+import { within } from '../../lifecycle.ts';
+import type { Message } from '../../message.ts';
+import type { Deliver } from '../types.ts';
 import { unpackState } from './batch.ts';
 import { DecodeFailure, decodeMessage, decodeRecord, recordStartsWith } from './codec.ts';
 import { busClientOptions, openBusClient } from './connection.ts';

@@ -18,10 +18,10 @@
  *   delivered here; and each stream is trimmed below its oldest unacknowledged entry, never above it.
  */
 import type { Redis } from 'ioredis';
-import { TransportError } from '../../errors.ts';
-import { within } from '../lifecycle.ts';
-import type { Message } from '../message.ts';
-import type { Deliver, SubscribeOptions, Subscription, Transport } from '../transport.ts';
+import { TransportError } from '../../../errors.ts';
+import { within } from '../../lifecycle.ts';
+import type { Message } from '../../message.ts';
+import type { Deliver, SubscribeOptions, Subscription, Transport } from '../types.ts';
 import { CommandBatch } from './batch.ts';
 import { decodeRecord, encodeRecord, FORMAT_VERSION } from './codec.ts';
 import { type BusConnection, busClientOptions, openBusClient, scrubUrl } from './connection.ts';

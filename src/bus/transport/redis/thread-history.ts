@@ -8,7 +8,7 @@
  * (thread-events.ts).
  */
 import type { Redis } from 'ioredis';
-import type { HistoryEntry, ThreadHistory } from '../history/index.ts';
+import type { HistoryEntry, ThreadHistory } from '../../history/index.ts';
 import type { CommandBatch } from './batch.ts';
 import type { BusKeys } from './options.ts';
 import type { ThreadEvents } from './thread-events.ts';

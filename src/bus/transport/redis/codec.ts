@@ -10,7 +10,7 @@
  * format 1 would take such a message's frame for pruned and drop it; it refuses the entry
  * instead, and the entry goes to a daemon that reads it. Format 1 entries are still read.
  */
-import { MESSAGE_KINDS, type Message, type MessageKind } from '../message.ts';
+import { MESSAGE_KINDS, type Message, type MessageKind } from '../../message.ts';
 
 export const FORMAT_VERSION = '2';
 

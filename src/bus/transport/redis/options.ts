@@ -10,8 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { TransportError } from '../../errors.ts';
-import { checkKeyName, organismKeyPrefix } from '../../redis-keys.ts';
+import { TransportError } from '../../../errors.ts';
+import { checkKeyName, organismKeyPrefix } from '../../../redis-keys.ts';
 
 export interface RedisBusOptions {
   /** redis:// or rediss:// URL; may carry user, password and database number. */

@@ -13,7 +13,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { HistoryEntry } from '../history/index.ts';
+import type { HistoryEntry } from '../../history/index.ts';
 import type { CommandBatch } from './batch.ts';
 import { busClientOptions, openBusClient } from './connection.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './options.ts';

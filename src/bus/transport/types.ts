@@ -1,4 +1,4 @@
-import type { Message } from './message.ts';
+import type { Message } from '../message.ts';
 
 /**
  * Carries messages between the router and the listeners' schedulers. The in-memory transport hands

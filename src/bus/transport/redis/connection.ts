@@ -5,7 +5,7 @@
  * restart loses nothing that was accepted. Reconnects back off up to two seconds and never stop.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import { redisAddress } from '../../kv/redis.ts';
+import { redisAddress } from '../../../kv/redis.ts';
 
 export interface BusConnection {
   client: Redis;

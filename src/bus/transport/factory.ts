@@ -1,0 +1,26 @@
+/**
+ * Picks the bus transport from organism.yaml: the in-memory transport for one daemon (default), or,
+ * with `bus.transport: redis`, the Redis Streams transport plus the shared thread store, so several
+ * daemons started on the same organism.yaml and Redis share its work and its threads. The one place
+ * the choice is made; each implementation builds only itself.
+ */
+import type { Logger } from 'pino';
+import type { OrganismConfig } from '../../config/types.ts';
+import type { BusBackend, BusBackendOptions } from './backend.ts';
+import { MemoryTransport } from './memory.ts';
+import { createRedisBusBackend } from './redis/backend.ts';
+
+export type { BusBackend, BusBackendOptions } from './backend.ts';
+
+export function createBusBackend(
+  config: Pick<OrganismConfig, 'bus' | 'limits' | 'listeners'>,
+  logger: Logger,
+  options: BusBackendOptions = {},
+): BusBackend {
+  switch (config.bus.transport) {
+    case 'redis':
+      return createRedisBusBackend(config, logger, options);
+    default:
+      return { transport: new MemoryTransport(), close: async () => {} };
+  }
+}
