@@ -46,6 +46,9 @@ export function renderConfigReference(schema: JsonSchema): string {
     const rows: Row[] = [];
     const inner = isArray(sub) ? (sub.items as JsonSchema) : sub;
     collect(inner, isArray(sub) ? `${name}[]` : name, rows);
+    // A section that is one value or a list of values (tool_modules) is its own single row.
+    if (!isObject(inner))
+      rows.push({ key: name, type: typeOf(sub), default: defaultOf(sub, false), description: '' });
     out.push('| key | type | default | description |', '| --- | --- | --- | --- |');
     for (const row of rows)
       out.push(`| \`${row.key}\` | ${row.type} | ${row.default} | ${cell(row.description)} |`);

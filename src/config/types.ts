@@ -179,6 +179,8 @@ export interface OrganismConfig {
   limits: LimitsSection;
   bus: BusSection;
   listeners: ListenerConfig[];
+  /** The user's tool modules (folders or files), absolute; added to the built-in tools. */
+  tool_modules: string[];
   tools: ToolsSection;
   audit: AuditSection;
   kv: KvSection;

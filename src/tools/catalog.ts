@@ -1,10 +1,11 @@
 /**
- * Finds the native tools: every `tools/*.ts` and `librarian/tools/*.ts` under a root (the package
- * root by default), sorted by file name, each default-exporting a ToolDefinition or an array of
- * them. Discovery instead of a shared list means adding a tool is adding a file.
+ * Finds the tools: every `tools/*.ts` and `librarian/tools/*.ts` under a root (the package root by
+ * default), sorted by file name, then the user's own modules named by `tool_modules` in
+ * organism.yaml; each default-exports a ToolDefinition or an array of them. Discovery instead of a
+ * shared list means adding a tool is adding a file.
  */
-import { readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { readdir, stat } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolRegistrationError } from '../errors.ts';
 import { defaultExport, importUserModule } from '../listener/import-module.ts';
@@ -20,6 +21,8 @@ export interface CatalogEntry {
   definition: ToolDefinition;
   /** Absolute path of the module file. */
   module: string;
+  /** From the organism's `tool_modules` (the user's project), not from Organism's own folders. */
+  user?: boolean;
 }
 
 const MODULE_FILE = /^[^.].*\.(ts|mts|js|mjs)$/;
@@ -50,35 +53,95 @@ export async function toolModuleFiles(root: string = PACKAGE_ROOT): Promise<stri
 /** Imports every tool module under root. Throws ToolRegistrationError naming a module without a tool. */
 export async function loadToolCatalog(root: string = PACKAGE_ROOT): Promise<CatalogEntry[]> {
   const catalog: CatalogEntry[] = [];
-  for (const file of await toolModuleFiles(root)) {
-    let mod: Record<string, unknown>;
-    try {
-      mod = await importUserModule(file);
-    } catch (error) {
-      throw new ToolRegistrationError(`module ${file}`, `does not load: ${(error as Error).message}`);
-    }
-    const exported = defaultExport(
-      mod,
-      (v) => Array.isArray(v) || typeof (v as ToolDefinition | undefined)?.run === 'function',
+  for (const file of await toolModuleFiles(root)) catalog.push(...(await loadToolModule(file)));
+  return catalog;
+}
+
+/** The tools one module file declares. Throws ToolRegistrationError naming the file and what is wrong. */
+export async function loadToolModule(file: string): Promise<CatalogEntry[]> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = await importUserModule(file);
+  } catch (error) {
+    throw new ToolRegistrationError(`module ${file}`, `does not load: ${(error as Error).message}`);
+  }
+  const exported = defaultExport(
+    mod,
+    (v) => Array.isArray(v) || typeof (v as ToolDefinition | undefined)?.run === 'function',
+  );
+  const list = Array.isArray(exported) ? exported : [exported];
+  if (exported === undefined || list.length === 0) {
+    throw new ToolRegistrationError(
+      `module ${file}`,
+      'has no default export; export a ToolDefinition or an array of them',
     );
-    const list = Array.isArray(exported) ? exported : [exported];
-    if (exported === undefined || list.length === 0) {
+  }
+  const entries: CatalogEntry[] = [];
+  for (const definition of list) {
+    if (definition === null || typeof definition !== 'object' || typeof definition.run !== 'function') {
       throw new ToolRegistrationError(
         `module ${file}`,
-        'has no default export; export a ToolDefinition or an array of them',
+        'default export is not a ToolDefinition (an object with name, args, run...)',
       );
     }
-    for (const definition of list) {
-      if (definition === null || typeof definition !== 'object' || typeof definition.run !== 'function') {
-        throw new ToolRegistrationError(
-          `module ${file}`,
-          'default export is not a ToolDefinition (an object with name, args, run...)',
-        );
-      }
-      catalog.push({ definition: definition as ToolDefinition, module: file });
+    entries.push({ definition: definition as ToolDefinition, module: file });
+  }
+  return entries;
+}
+
+/**
+ * The module files of the user's `tool_modules` entries (absolute paths): a folder gives its module
+ * files sorted by name (not its subfolders, so helpers can live in tools/lib/), a file gives itself.
+ * Throws ToolRegistrationError naming an entry that does not exist or is not a module.
+ */
+export async function userToolModuleFiles(entries: readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const entry of entries) {
+    let info: Awaited<ReturnType<typeof stat>>;
+    try {
+      info = await stat(entry);
+    } catch (error) {
+      throw new ToolRegistrationError(
+        `module ${entry}`,
+        `is in tool_modules but cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
+    }
+    if (info.isDirectory()) {
+      const names = (await readdir(entry, { withFileTypes: true }))
+        .filter((e) => e.isFile() && isModuleFile(e.name))
+        .map((e) => e.name)
+        .sort();
+      for (const name of names) files.push(join(entry, name));
+    } else if (isModuleFile(basename(entry))) {
+      files.push(entry);
+    } else {
+      throw new ToolRegistrationError(
+        `module ${entry}`,
+        'is in tool_modules but is neither a folder nor a .ts, .mts, .js or .mjs file',
+      );
     }
   }
+  return files;
+}
+
+/** The user's tools from `tool_modules`, in the order of the entries. */
+export async function loadUserTools(entries: readonly string[]): Promise<CatalogEntry[]> {
+  const catalog: CatalogEntry[] = [];
+  for (const file of await userToolModuleFiles(entries)) {
+    for (const entry of await loadToolModule(file)) catalog.push({ ...entry, user: true });
+  }
   return catalog;
+}
+
+/**
+ * Every tool an organism has: the built-in ones under root, then the user's `tool_modules`. The
+ * daemon, `organism validate` and `organism tools` all read this one list, so they agree.
+ */
+export async function loadOrganismCatalog(
+  config: { tool_modules?: readonly string[] },
+  root: string = PACKAGE_ROOT,
+): Promise<CatalogEntry[]> {
+  return [...(await loadToolCatalog(root)), ...(await loadUserTools(config.tool_modules ?? []))];
 }
 
 /** The native tool definitions under root, in discovery order. */

@@ -115,9 +115,12 @@ function signedPart(manifest: Omit<Manifest, 'signature'> | Manifest): string {
   return canonicalJson(rest);
 }
 
-/** Builds and signs a manifest for the given tools (name and module file each). */
+/**
+ * Builds and signs a manifest for the given tools (name and module file each). A tool with its own
+ * `root` (a user's tool_modules: their project's folder) has its helpers followed under that root.
+ */
 export function buildManifest(
-  tools: ReadonlyArray<{ name: string; module: string }>,
+  tools: ReadonlyArray<{ name: string; module: string; root?: string }>,
   privateKey: KeyObject,
   manifestPath: string,
   root: string,
@@ -126,7 +129,11 @@ export function buildManifest(
   const entries: Record<string, ManifestEntry> = {};
   for (const tool of tools) {
     const imports: Record<string, string> = {};
-    for (const file of moduleClosure(tool.module, root)) imports[rel(file)] = sha256File(file);
+    const closure =
+      tool.root === undefined
+        ? moduleClosure(tool.module, root)
+        : moduleClosure(tool.module, tool.root, ['node_modules']);
+    for (const file of closure) imports[rel(file)] = sha256File(file);
     entries[tool.name] = { module: rel(tool.module), sha256: sha256File(tool.module), imports };
   }
   const unsigned = {

@@ -9,8 +9,16 @@ import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 
 const SPECIFIERS = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])(\.{1,2}\/[^'"]+)\1/g;
 
-/** Absolute paths of the local helper modules `module` depends on (not `module` itself), sorted. */
-export function moduleClosure(module: string, root: string): string[] {
+/**
+ * Absolute paths of the local helper modules `module` depends on (not `module` itself), sorted.
+ * `trusted` are the top folders under root left out: Organism's own src/ and node_modules/ for its
+ * tools; for a user's tools (root: their project) only node_modules/, since their src/ is theirs.
+ */
+export function moduleClosure(
+  module: string,
+  root: string,
+  trusted: readonly string[] = ['src', 'node_modules'],
+): string[] {
   const seen = new Set<string>([module]);
   const stack = [module];
   while (stack.length > 0) {
@@ -23,7 +31,7 @@ export function moduleClosure(module: string, root: string): string[] {
     }
     for (const match of text.matchAll(SPECIFIERS)) {
       const target = resolveLocal(dirname(file), match[2]!);
-      if (!target || seen.has(target) || !covered(target, root)) continue;
+      if (!target || seen.has(target) || !covered(target, root, trusted)) continue;
       seen.add(target);
       stack.push(target);
     }
@@ -40,9 +48,8 @@ function resolveLocal(from: string, specifier: string): string | undefined {
   return undefined;
 }
 
-function covered(file: string, root: string): boolean {
+function covered(file: string, root: string, trusted: readonly string[]): boolean {
   const rel = relative(root, file);
   if (rel.startsWith('..') || isAbsolute(rel)) return false;
-  const top = rel.split(sep)[0];
-  return top !== 'src' && top !== 'node_modules';
+  return !trusted.includes(rel.split(sep)[0] ?? '');
 }

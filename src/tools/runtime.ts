@@ -1,7 +1,8 @@
 /**
- * Builds the whole tool runtime from a loaded organism: discovers and registers the native tools,
- * sets up their shared services (config + resource cache), opens the audit log, loads the integrity manifest and the
- * revocations, and checks every grant and tool_config. Defaults live in defaultToolRuntimeOptions().
+ * Builds the whole tool runtime from a loaded organism: discovers and registers the native tools and
+ * the user's `tool_modules`, sets up their shared services (config + resource cache), opens the
+ * audit log, loads the integrity manifest and the revocations, and checks every grant and
+ * tool_config. Defaults live in defaultToolRuntimeOptions().
  */
 import type { KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -11,7 +12,8 @@ import { AuditLog, type AuditSink } from '../audit/log.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import type { OrganismConfig } from '../config/types.ts';
 import { checkCall } from '../guard/index.ts';
-import { loadToolCatalog, PACKAGE_ROOT } from './catalog.ts';
+import type { ApprovalGate } from './approval/gate.ts';
+import { loadOrganismCatalog, PACKAGE_ROOT } from './catalog.ts';
 import { Dispatcher, type DispatcherDefaults, type GuardCheck } from './dispatcher.ts';
 import { IntegrityChecker, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, parsePublicKey } from './integrity.ts';
 import { ToolRegistry } from './registry.ts';
@@ -22,7 +24,7 @@ import type { ToolDefinition, ToolServices } from './types.ts';
 export interface ToolRuntimeOptions {
   /** Folder holding tools/ and librarian/tools/ (default: Organism's own package root). */
   root?: string;
-  /** Discover the native tools under root (default true). */
+  /** Discover the native tools under root and the config's `tool_modules` (default true). */
   discover?: boolean;
   /** More tools, registered after the discovered ones (embedders, tests). */
   tools?: ToolDefinition[];
@@ -39,6 +41,8 @@ export interface ToolRuntimeOptions {
   /** Environment for `tools.public_key_env` and `audit.key_env` (default process.env). */
   env?: NodeJS.ProcessEnv;
   defaults?: Partial<DispatcherDefaults>;
+  /** Where calls that need a person's approval wait; the daemon's one gate, kept across reloads. */
+  approvals?: ApprovalGate;
 }
 
 export function defaultToolRuntimeOptions(): Required<
@@ -125,7 +129,7 @@ export async function createToolRuntime(
 
   const registry = new ToolRegistry();
   if (opts.discover) {
-    for (const entry of await loadToolCatalog(opts.root))
+    for (const entry of await loadOrganismCatalog(config, opts.root))
       registry.register(entry.definition, { module: entry.module });
   }
   for (const tool of opts.tools ?? []) registry.register(tool);
@@ -178,6 +182,7 @@ export async function createToolRuntime(
       services,
       configFile: config.file,
       ...(opts.defaults ? { defaults: opts.defaults } : {}),
+      ...(opts.approvals ? { approvals: opts.approvals } : {}),
     });
     // Say it at every start: a listener running a tool less contained than the default (sandbox: none).
     for (const { listener, tool, notice } of dispatcher.notices())

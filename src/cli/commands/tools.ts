@@ -5,13 +5,14 @@
  */
 import { createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { configSecrets, knownSecrets, redactKnown } from '../../audit/redact.ts';
 import { loadConfig } from '../../config/index.ts';
 import type { OrganismConfig } from '../../config/types.ts';
 import { ensureOrganismFolders } from '../../daemon/folders.ts';
 import { UsageError } from '../../errors.ts';
 import { redisAddress } from '../../kv/redis.ts';
-import { loadToolCatalog } from '../../tools/catalog.ts';
+import { loadOrganismCatalog } from '../../tools/catalog.ts';
 import {
   buildManifest,
   ensureSigningKey,
@@ -56,7 +57,8 @@ subcommands:
 
 options:
   -c, --config FILE   organism.yaml to use (default ./organism.yaml)
-      --root DIR      folder holding tools/ and librarian/tools/ (default: Organism's own)
+      --root DIR      folder holding the built-in tools/ and librarian/tools/ (default: Organism's
+                      own); your tool_modules from organism.yaml are added either way
       --scope CAPS    comma-separated capability scope for the call (${CAPABILITIES.join(', ')})
   -h, --help          show this help`;
 
@@ -237,11 +239,16 @@ async function sign(values: Values, rest: string[], io: CommandIo): Promise<numb
   const publicKey = createPublicKey(privateKey);
   // Check every module registers before signing it: a manifest of broken tools helps nobody.
   const root = values.root ?? defaultToolRuntimeOptions().root;
-  const catalog = await loadToolCatalog(root);
+  const catalog = await loadOrganismCatalog(cfg, root);
   const registry = new ToolRegistry();
   for (const entry of catalog) registry.register(entry.definition, { module: entry.module });
   const manifest = buildManifest(
-    catalog.map((e) => ({ name: e.definition.name, module: e.module })),
+    // A user's tool has its helpers followed within their project, the folder of organism.yaml.
+    catalog.map((e) => ({
+      name: e.definition.name,
+      module: e.module,
+      ...(e.user ? { root: dirname(cfg.file) } : {}),
+    })),
     privateKey,
     paths.manifest,
     root,
@@ -274,8 +281,8 @@ async function sign(values: Values, rest: string[], io: CommandIo): Promise<numb
   return 0;
 }
 
-async function knownTools(values: Values): Promise<string[]> {
-  return (await loadToolCatalog(values.root ?? defaultToolRuntimeOptions().root)).map(
+async function knownTools(values: Values, cfg: OrganismConfig): Promise<string[]> {
+  return (await loadOrganismCatalog(cfg, values.root ?? defaultToolRuntimeOptions().root)).map(
     (e) => e.definition.name,
   );
 }
@@ -287,7 +294,7 @@ async function revoke(values: Values, rest: string[], io: CommandIo): Promise<nu
   if (!reason)
     throw new UsageError('tools revoke needs --reason "why" (the reason is shown to every caller refused)');
   const cfg = await config(values);
-  const known = await knownTools(values);
+  const known = await knownTools(values, cfg);
   if (!known.includes(tool)) throw new UsageError(`no tool named '${tool}'${didYouMean(tool, known)}`);
   const path = toolPaths(cfg).revocations;
   await revokeTool(path, tool, reason);

@@ -2,14 +2,17 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/index.ts';
 import { ConfigError, formatConfigIssue, UsageError } from '../../errors.ts';
+import { checkOrganismTools } from '../../tools/check.ts';
 import type { CommandIo } from '../io.ts';
 
-export const summary = 'check organism.yaml (schema, names, peers, tags, handler modules); exit 0 or 1';
+export const summary =
+  'check organism.yaml (schema, names, peers, tags, handler and tool modules, grants); exit 0 or 1';
 
 const HELP = `usage: organism validate [file] [--config FILE]
 
 Checks an organism.yaml against organism.schema.json, checks listener names, peers, root tags and
-descriptions, and loads every handler module. Prints "ok: <file> (N listeners)" and exits 0, or
+descriptions, loads every handler module and every tool module (the built-in ones and your
+tool_modules), and checks each listener's tools and tool_config as 'organism run' will. Prints "ok: <file> (N listeners)" and exits 0, or
 prints every problem as file:line:column: key.path: message and exits 1.
 
 options:
@@ -36,6 +39,9 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   const file = positionals[0] ?? values.config ?? './organism.yaml';
   try {
     const loaded = await loadConfig(file);
+    // The tools the daemon would register, and the grants it would check: validate and run agree.
+    const toolIssues = await checkOrganismTools(loaded.config);
+    if (toolIssues.length > 0) throw new ConfigError(toolIssues);
     const n = loaded.listeners.length;
     io.out(`ok: ${file} (${n} listener${n === 1 ? '' : 's'})`);
     return 0;
