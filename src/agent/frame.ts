@@ -170,7 +170,10 @@ export function frameOwnHistory(
   maxBytes: number,
 ): string {
   if (end === 0) return '';
-  const own = all.slice(0, end).filter((m) => (m.from === self || m.to === self) && m.kind !== 'model-turn');
+  // Records are not messages: model turns are its own notes, failure records are for operators.
+  const own = all
+    .slice(0, end)
+    .filter((m) => (m.from === self || m.to === self) && m.kind !== 'model-turn' && m.kind !== 'failure');
   return frameHistory(own.slice(Math.max(0, own.length - count)), maxBytes);
 }
 

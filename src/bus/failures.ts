@@ -5,6 +5,8 @@
  * shows every failure where it happened.
  */
 import type { BusContext, Origin } from './bus-context.ts';
+import { FAILURE_KIND, type FailureCause, failureXml } from './failure.ts';
+import { nextId } from './ids.ts';
 import type { InFlight } from './in-flight.ts';
 import type { RuntimeListener } from './listeners.ts';
 import type { Message } from './message.ts';
@@ -65,6 +67,14 @@ export class Failures {
     const parent = frame.parent ? (threads.frame(frame.parent) ?? null) : null;
     threads.pruneFrame(frame);
     void this.#sendSystem(thread, parent, frame.caller, 'system-error', systemErrorXml(code), origin);
+  }
+
+  /**
+   * A handler of `listener` failed: why, recorded in the thread for viewers (a record, delivered to
+   * no one). Recorded before the caller's `<SystemError>`, so the thread reads in order.
+   */
+  recordFailure(thread: ThreadState, listener: string, cause: FailureCause): void {
+    this.bus.record(thread.id, nextId(), listener, SYSTEM_SENDER, FAILURE_KIND, failureXml(listener, cause));
   }
 
   /** A runtime-originated message to `to` in `frame` (null: `to` is an ingress; record only). */

@@ -8,6 +8,7 @@ import type { HandlerResult } from '../listener/types.ts';
 import type { BusContext, Delivery } from './bus-context.ts';
 import type { DeliveryOutcome } from './bus-types.ts';
 import { DeliveryContext } from './context.ts';
+import { describeFailure, describeTimeout } from './failure.ts';
 import type { Failures } from './failures.ts';
 import type { InFlight } from './in-flight.ts';
 import type { RuntimeListener } from './listeners.ts';
@@ -74,15 +75,18 @@ export class Handler {
       const timedOut = error === TIMED_OUT;
       outcome = timedOut ? 'timeout' : 'error';
       ctx.abort(timedOut ? new Error('handler timed out') : error);
+      const cause = timedOut
+        ? describeTimeout(target.name, target.timeoutMs)
+        : describeFailure(error, target.module);
       bus.logger.warn(
-        { err: timedOut ? undefined : error, thread: thread.id, listener: target.name },
+        { err: timedOut ? undefined : error, thread: thread.id, listener: target.name, at: cause.at },
         timedOut ? `handler timed out after ${target.timeoutMs} ms` : 'handler threw',
       );
-      if (!thread.stopped)
-        this.failures.failFrame(thread, frame, timedOut ? 'handler.timeout' : 'handler.failed', {
-          id: message.id,
-          seq: 0,
-        });
+      if (!thread.stopped) {
+        // Operators see why (a record in the thread); the caller sees only the generic code.
+        this.failures.recordFailure(thread, target.name, cause);
+        this.failures.failFrame(thread, frame, cause.code, { id: message.id, seq: 0 });
+      }
     } finally {
       clearTimeout(timer);
       bus.running.delete(ctx);

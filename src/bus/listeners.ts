@@ -24,6 +24,8 @@ export interface ListenerSpec {
 export interface RuntimeListener {
   name: string;
   description: string;
+  /** Absolute path of its module (organism.yaml `handler`); undefined for an agent. */
+  module: string | undefined;
   tag: string;
   schema: JsonSchema;
   validate: PayloadValidator;
@@ -54,6 +56,7 @@ export function buildRuntimeListeners(
     byName.set(config.name, {
       name: config.name,
       description: config.description || definition.description || '',
+      module: config.handler,
       tag,
       schema: definition.payload.schema,
       validate: compileValidator(tag, definition.payload.schema),

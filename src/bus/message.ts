@@ -22,6 +22,11 @@ export const MESSAGE_KINDS = [
    * the tokens it used), so an agent can resume from its thread after a restart.
    */
   'model-turn',
+  /**
+   * A record, not a delivery: why a handler failed or timed out (its error's class, message and
+   * top frame), for operators reading the thread; the sender only gets the generic `<SystemError>`.
+   */
+  'failure',
 ] as const;
 
 export type MessageKind = (typeof MESSAGE_KINDS)[number];

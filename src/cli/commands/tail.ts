@@ -17,7 +17,8 @@ Prints events as they happen until interrupted (Ctrl-C), or until --count events
 options:
       --listener A,B    only events that involve these listeners (or tools)
       --thread ID,...   only these threads
-      --kind K,...      message, response, huh, system-error, tool-call, tool-result, tool, lifecycle
+      --kind K,...      message, response, huh, system-error, tool-call, tool-result, model-turn,
+                        failure (why a handler failed or timed out), tool, lifecycle
       --count N         stop after N events
       --json            one JSON event per line, as the stream sends them
 ${CLIENT_HELP}
