@@ -394,3 +394,11 @@ export type TransportErrorCode =
  * listener name). Messages name host:port only, never a Redis URL, which may carry a password.
  */
 export class TransportError extends OrganismError<TransportErrorCode> {}
+
+/**
+ * A decision on a tool call's approval was refused: no such approval, decided already (by someone
+ * else or by its timeout), or the decider lacks the role the listener's tool_config asks for.
+ */
+export class ApprovalError extends OrganismError<
+  'approval.not_found' | 'approval.decided' | 'approval.forbidden'
+> {}

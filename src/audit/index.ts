@@ -15,5 +15,12 @@ export {
 } from './key.ts';
 export { AuditLog, type AuditLogOptions, type AuditSink, defaultAuditLogOptions } from './log.ts';
 export { readAuditLines, verifyAuditFile } from './read.ts';
-export type { AuditEntry, AuditLine, CallRecord, ChangeRecord, ThreatRecord } from './record.ts';
+export type {
+  ApprovalRecord,
+  AuditEntry,
+  AuditLine,
+  CallRecord,
+  ChangeRecord,
+  ThreatRecord,
+} from './record.ts';
 export { REDACTED, redact, redactString, SECRET_KEY } from './redact.ts';

@@ -61,7 +61,24 @@ export interface ChangeRecord {
   detail: string | null;
 }
 
-export type AuditEntry = CallRecord | ThreatRecord | ChangeRecord;
+/** A person's decision on a tool call that waited for approval, or its timeout (by `organism`). */
+export interface ApprovalRecord {
+  type: 'approval';
+  time: string;
+  decision: 'approved' | 'denied' | 'timed_out';
+  /** The approval's id (GET /api/v1/approvals/:id). */
+  approval: string;
+  call_id: string;
+  thread: string;
+  listener: string;
+  tool: string;
+  /** The API token's name, `anonymous` when the API has no tokens, `organism` for a timeout. */
+  by: string;
+  /** Why, as the decider gave it (redacted), or how long nobody answered. */
+  reason: string | null;
+}
+
+export type AuditEntry = CallRecord | ThreatRecord | ChangeRecord | ApprovalRecord;
 
 /** As written: the entry plus its place in the hash chain (no key_id on lines from before audit keys). */
 export type AuditLine = AuditEntry & { prev: string | null; key_id?: string; hash: string };

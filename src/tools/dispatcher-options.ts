@@ -3,6 +3,7 @@
 import type { AuditSink } from '../audit/log.ts';
 import type { TrustLevel } from '../config/types.ts';
 import type { GuardInput, Verdict } from '../guard/types.ts';
+import type { ApprovalGate } from './approval/gate.ts';
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
 import type { ListenerGrants } from './tool-config.ts';
 import type { Capability, GuardKind, ToolServices } from './types.ts';
@@ -79,4 +80,6 @@ export interface DispatcherOptions {
   defaults?: Partial<DispatcherDefaults>;
   /** Clock for rate limits (tests). */
   now?: () => number;
+  /** Where calls that need a person's approval wait (the daemon's, kept across reloads). Absent: such calls are denied. */
+  approvals?: ApprovalGate;
 }

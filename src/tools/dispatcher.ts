@@ -1,14 +1,15 @@
 /**
  * Every tool call passes here, in one order (ARCHITECTURE.md invariant 4):
  *   exists -> granted -> not revoked -> integrity -> available -> arguments valid -> within the
- *   thread's capability scope -> guard verdict -> once (see #once) -> rate limit -> loop -> run with
- *   timeout -> cap -> audit.
+ *   thread's capability scope -> guard verdict -> approval (when tool_config asks) -> once (see
+ *   #once) -> rate limit -> loop -> run with timeout -> cap -> audit.
  * Each refusal is a ToolResult the caller can read and act on; nothing here throws at a caller.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { CallRecord } from '../audit/record.ts';
 import { redact, redactString } from '../audit/redact.ts';
 import { type Verdict, withSuggestion } from '../guard/types.ts';
+import { approvalStep } from './approval/step.ts';
 import { canonicalJson } from './canonical.ts';
 import {
   type Availability,
@@ -247,7 +248,8 @@ export class Dispatcher {
       );
     }
     // 7. capability scope: grants intersected with the thread's scope, never widened.
-    const capability = tool.definition.capability;
+    // An MCP tool's capability depends on the listener's tool_config (trusted, capability): src/mcp.
+    const capability = tool.definition.capabilityFor?.(settings.config) ?? tool.definition.capability;
     if (request.scope !== undefined && !request.scope.includes(capability)) {
       return fail(
         refuse(
@@ -292,6 +294,19 @@ export class Dispatcher {
         warnings.push(`${rule}: ${why}${verdict.suggestion ? ` (${verdict.suggestion})` : ''}`);
       }
     }
+    // 8a. approval: a person decides, when tool_config asks for it (needs the verdict; see approval/step.ts).
+    const approval = await approvalStep(this.#options.approvals, {
+      thread: request.thread,
+      listener: listener.name,
+      tool: name,
+      callId: record.call_id,
+      args: request.args,
+      verdict: record.verdict,
+      ruleId: record.rule_id,
+      settings: settings.approval,
+      definition: tool.definition,
+    });
+    if (approval) return fail(approval);
     // 9. once: a call repeated under its id gets the first call's answer, taking no rate or loop budget.
     const run = () => this.#run(tool, args, settings, listener, request, record, warnings);
     if (!tool.definition.sideEffect || request.callId === undefined) return run();

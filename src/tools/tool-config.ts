@@ -7,6 +7,12 @@ import { distance } from 'fastest-levenshtein';
 import type { TrustLevel } from '../config/types.ts';
 import { ConfigError, type ConfigIssue } from '../errors.ts';
 import type { JsonSchema } from '../xml/json-schema.ts';
+import {
+  APPROVAL_MODES,
+  APPROVAL_ROLES,
+  type ApprovalSettings,
+  defaultApprovalSettings,
+} from './approval/types.ts';
 import type { RateLimit } from './limits.ts';
 import type { ToolRegistry } from './registry.ts';
 import { compileSchema, describeError } from './schema.ts';
@@ -26,6 +32,8 @@ export interface ResolvedToolConfig {
   timeoutMs: number;
   maxResultBytes: number;
   rateLimit: RateLimit | undefined;
+  /** Whether a person approves calls first (README "Approval"). */
+  approval: ApprovalSettings;
 }
 
 export interface ResolvedListener {
@@ -47,6 +55,9 @@ export const COMMON_TOOL_CONFIG: Record<string, JsonSchema> = {
   },
   timeout_ms: { type: 'integer', minimum: 1, maximum: 3_600_000 },
   max_result_bytes: { type: 'integer', minimum: 256 },
+  approval: { enum: [...APPROVAL_MODES] },
+  approval_timeout_ms: { type: 'integer', minimum: 1, maximum: 86_400_000 },
+  approval_role: { enum: [...APPROVAL_ROLES] },
 };
 
 export function didYouMean(word: string, candidates: readonly string[]): string {
@@ -79,6 +90,7 @@ function configSchema(own: JsonSchema | undefined): JsonSchema {
 
 export interface ResolveDefaults {
   timeoutMs: number;
+  approval?: ApprovalSettings;
   maxResultBytes: number;
   trust: TrustLevel;
 }
@@ -94,6 +106,7 @@ export function resolveListeners(
   const out = new Map<string, ResolvedListener>();
   const known = registry.names();
   const validators = new Map<string, ReturnType<typeof compileSchema>>();
+  const approvalDefaults = defaults.approval ?? defaultApprovalSettings();
   listeners.forEach((listener, i) => {
     const resolved: ResolvedListener = {
       name: listener.name,
@@ -152,6 +165,11 @@ export function resolveListeners(
         timeoutMs: config.timeout_ms ?? defaults.timeoutMs,
         maxResultBytes: config.max_result_bytes ?? defaults.maxResultBytes,
         rateLimit: config.rate_limit,
+        approval: {
+          mode: (config.approval as ApprovalSettings['mode'] | undefined) ?? approvalDefaults.mode,
+          timeoutMs: (config.approval_timeout_ms as number | undefined) ?? approvalDefaults.timeoutMs,
+          role: (config.approval_role as ApprovalSettings['role'] | undefined) ?? approvalDefaults.role,
+        },
       });
     }
     out.set(listener.name, resolved);

@@ -1,0 +1,227 @@
+/**
+ * The approval gate: a call that needs a person's approval waits here (dispatcher step 9) until
+ * someone approves or denies it, or its time runs out. One gate per daemon, kept across reloads.
+ *
+ * The approval's id is derived from the call id (which is the same when a handler runs again after
+ * a restart, see ../once.ts), so a call asked about before a crash finds its approval again: still
+ * waiting, or decided meanwhile. Decisions are written once (first wins) in the kv store; a call
+ * waiting in this process hears of one made here at once, of one made by another daemon (Redis)
+ * within `pollMs`.
+ */
+import { createHash } from 'node:crypto';
+import type { AuditSink } from '../../audit/log.ts';
+import { redact, redactString } from '../../audit/redact.ts';
+import { ApprovalError } from '../../errors.ts';
+import type { KvStore } from '../../kv/types.ts';
+import { ApprovalStore, type Decision, type Requested } from './store.ts';
+import type { Approval, ApprovalAsk } from './types.ts';
+
+export interface ApprovalGateOptions {
+  /** The organism's kv store (opened on first use). */
+  store: () => Promise<KvStore>;
+  /** Where decisions are recorded (who, why). */
+  audit?: AuditSink;
+  /** How often a waiting call looks for a decision made by another daemon (ms). Default 1000. */
+  pollMs?: number;
+}
+
+/** Told of each new approval and each decision (the thread history, the live stream). */
+export interface ApprovalObserver {
+  requested?(approval: Approval): void;
+  decided?(approval: Approval): void;
+}
+
+export const MAX_REASON_CHARS = 1000;
+
+/** Stable per call: the same call id (and thread, listener, tool) gives the same approval. */
+export function approvalId(ask: Pick<ApprovalAsk, 'callId' | 'thread' | 'listener' | 'tool'>): string {
+  const digest = createHash('sha256')
+    .update([ask.thread, ask.listener, ask.tool, ask.callId].join('\u0000'))
+    .digest('hex');
+  return `ap_${digest.slice(0, 24)}`;
+}
+
+export class ApprovalGate {
+  readonly #store: ApprovalStore;
+  readonly #audit: AuditSink | undefined;
+  readonly #pollMs: number;
+  readonly #observers = new Set<ApprovalObserver>();
+  /** Calls waiting in this process, by approval id. */
+  readonly #waiters = new Map<string, Set<(approval: Approval) => void>>();
+
+  constructor(options: ApprovalGateOptions) {
+    this.#store = new ApprovalStore(options.store);
+    this.#audit = options.audit;
+    this.#pollMs = options.pollMs ?? 1000;
+  }
+
+  observe(observer: ApprovalObserver): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
+  }
+
+  /** Waits for the decision on this call (asking for it if it is new) and returns it. */
+  async ask(ask: ApprovalAsk): Promise<Approval> {
+    const id = approvalId(ask);
+    const now = Date.now();
+    const request: Requested = {
+      id,
+      thread: ask.thread,
+      listener: ask.listener,
+      tool: ask.tool,
+      call_id: ask.callId,
+      args: redact(ask.args),
+      verdict: ask.verdict,
+      rule_id: ask.ruleId,
+      why: ask.why,
+      role: ask.settings.role,
+      requested: new Date(now).toISOString(),
+      expires: new Date(now + ask.settings.timeoutMs).toISOString(),
+    };
+    if (await this.#store.create(request)) this.#tell('requested', { ...request, ...UNDECIDED });
+    // A request stored before (by this call's run before a restart) keeps its own expiry.
+    const current = (await this.#store.get(id)) ?? { ...request, ...UNDECIDED };
+    if (current.state !== 'pending') return current;
+    return this.#wait(current);
+  }
+
+  /** Approvals still waiting, oldest first; those whose time ran out are decided as timed out first. */
+  async list(): Promise<Approval[]> {
+    const out: Approval[] = [];
+    for (const id of await this.#store.pendingIds()) {
+      const approval = await this.#store.get(id);
+      if (!approval) continue;
+      if (approval.state === 'pending' && Date.parse(approval.expires) <= Date.now()) {
+        await this.#timeOut(approval);
+        continue;
+      }
+      if (approval.state === 'pending') out.push(approval);
+    }
+    return out;
+  }
+
+  get(id: string): Promise<Approval | undefined> {
+    return this.#store.get(id);
+  }
+
+  /**
+   * A person's decision. `allowed` says whether the decider holds the approval's role (the caller
+   * knows the roles). Throws ApprovalError: not_found, decided (someone was first), forbidden.
+   */
+  async decide(
+    id: string,
+    state: 'approved' | 'denied',
+    by: string,
+    reason: string | null,
+    allowed: (role: Approval['role']) => boolean,
+  ): Promise<Approval> {
+    const approval = await this.#store.get(id);
+    if (!approval) throw new ApprovalError('approval.not_found', `no approval with id '${id}'`);
+    if (!allowed(approval.role))
+      throw new ApprovalError(
+        'approval.forbidden',
+        `deciding approval ${id} needs the ${approval.role} role; token '${by}' does not have it`,
+      );
+    if (approval.state === 'pending' && Date.parse(approval.expires) <= Date.now()) {
+      await this.#timeOut(approval);
+      throw new ApprovalError('approval.decided', `approval ${id} timed out before this decision`);
+    }
+    const clean = reason === null ? null : redactString(reason.slice(0, MAX_REASON_CHARS));
+    const decided = await this.#settle(approval, { state, by, at: new Date().toISOString(), reason: clean });
+    if (!decided) {
+      const now = await this.#store.get(id);
+      throw new ApprovalError(
+        'approval.decided',
+        `approval ${id} was already decided: ${now?.state ?? 'unknown'} by ${now?.decided_by ?? 'unknown'}`,
+      );
+    }
+    return decided;
+  }
+
+  /** Stops every wait in this process without deciding (shutdown): the approvals stay pending. */
+  close(): void {
+    this.#waiters.clear();
+  }
+
+  async #wait(approval: Approval): Promise<Approval> {
+    const { id } = approval;
+    return new Promise<Approval>((resolve) => {
+      let poll: NodeJS.Timeout | undefined;
+      let expiry: NodeJS.Timeout | undefined;
+      const waiters = this.#waiters.get(id) ?? new Set();
+      this.#waiters.set(id, waiters);
+      const finish = (decided: Approval) => {
+        clearInterval(poll);
+        clearTimeout(expiry);
+        waiters.delete(finish);
+        if (waiters.size === 0 && this.#waiters.get(id) === waiters) this.#waiters.delete(id);
+        resolve(decided);
+      };
+      waiters.add(finish);
+      const look = async () => {
+        const now = await this.#store.get(id).catch(() => undefined);
+        if (now && now.state !== 'pending') finish(now);
+      };
+      // Another daemon may decide: look now and then. The store may be briefly away: look again later.
+      poll = setInterval(() => void look(), this.#pollMs);
+      poll.unref?.();
+      const left = Math.max(0, Date.parse(approval.expires) - Date.now());
+      expiry = setTimeout(() => {
+        void this.#timeOut(approval).then(
+          (decided) => (decided ? finish(decided) : look()),
+          () => look(),
+        );
+      }, left);
+    });
+  }
+
+  /** Decides a waiting approval as timed out (a denial); null when someone decided first. */
+  #timeOut(approval: Approval): Promise<Approval | null> {
+    const ms = Date.parse(approval.expires) - Date.parse(approval.requested);
+    return this.#settle(approval, {
+      state: 'timed_out',
+      by: 'organism',
+      at: new Date().toISOString(),
+      reason: `no decision within ${ms} ms`,
+    });
+  }
+
+  /** Stores the decision if it is the first; then audits it and tells the waiters and observers. */
+  async #settle(approval: Approval, decision: Decision): Promise<Approval | null> {
+    if (!(await this.#store.decide(approval.id, approval.expires, decision))) return null;
+    const decided: Approval = {
+      ...approval,
+      state: decision.state,
+      decided_by: decision.by,
+      decided_at: decision.at,
+      reason: decision.reason,
+    };
+    this.#audit?.append({
+      type: 'approval',
+      time: decision.at,
+      decision: decision.state,
+      approval: approval.id,
+      call_id: approval.call_id,
+      thread: approval.thread,
+      listener: approval.listener,
+      tool: approval.tool,
+      by: decision.by,
+      reason: decision.reason,
+    });
+    for (const waiter of [...(this.#waiters.get(approval.id) ?? [])]) waiter(decided);
+    this.#tell('decided', decided);
+    return decided;
+  }
+
+  #tell(event: 'requested' | 'decided', approval: Approval): void {
+    for (const observer of this.#observers) {
+      try {
+        observer[event]?.(approval);
+      } catch {
+        // Observers (history, stream) never cost a decision.
+      }
+    }
+  }
+}
+
+const UNDECIDED = { state: 'pending', decided_by: null, decided_at: null, reason: null } as const;

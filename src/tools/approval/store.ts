@@ -1,0 +1,97 @@
+/**
+ * Where approvals are kept: the organism's key/value store (embedded on disk and fsynced, or Redis
+ * shared by every daemon), so a waiting approval outlives the process that asked for it.
+ *
+ *   approvals / r.<id>   the request (written once: setIfAbsent, so a re-run of the same call finds it)
+ *   approvals / d.<id>   the decision (written once: setIfAbsent, so the first decision wins, whether a
+ *                        person's or the timeout's, on any daemon)
+ *   approvals / index    ids of the approvals not yet decided, for listing
+ *
+ * The kv store cannot list keys, hence the index. It is rewritten whole, one update at a time in
+ * this process; two daemons on one Redis updating it at the same instant can lose an entry from the
+ * list (never a request or a decision: the waiting call still gets its answer).
+ */
+import type { KvStore } from '../../kv/types.ts';
+import type { Approval, ApprovalState } from './types.ts';
+
+const NAMESPACE = 'approvals';
+const INDEX = 'index';
+/** Kept this long after the approval expires (the once log keeps effects 24 h as well). */
+const KEEP_SECONDS = 24 * 3600;
+/** The list holds at most this many waiting approvals; older ids drop off it (never the records). */
+const MAX_INDEX = 10_000;
+
+export type Requested = Omit<Approval, 'state' | 'decided_by' | 'decided_at' | 'reason'>;
+
+export interface Decision {
+  state: Exclude<ApprovalState, 'pending'>;
+  by: string;
+  at: string;
+  reason: string | null;
+}
+
+export class ApprovalStore {
+  readonly #kv: () => Promise<KvStore>;
+  #indexing: Promise<unknown> = Promise.resolve();
+
+  constructor(kv: () => Promise<KvStore>) {
+    this.#kv = kv;
+  }
+
+  /** Stores a new request; false when one with its id exists already (the same call, asked again). */
+  async create(request: Requested): Promise<boolean> {
+    const kv = await this.#kv();
+    const created = await kv.setIfAbsent(NAMESPACE, `r.${request.id}`, request, ttl(request.expires));
+    if (created) await this.#updateIndex((ids) => [...ids.filter((id) => id !== request.id), request.id]);
+    return created;
+  }
+
+  /** Records the decision unless there is one already; true when this one was stored. */
+  async decide(id: string, expires: string, decision: Decision): Promise<boolean> {
+    const kv = await this.#kv();
+    const stored = await kv.setIfAbsent(NAMESPACE, `d.${id}`, decision, ttl(expires));
+    await this.#updateIndex((ids) => ids.filter((other) => other !== id));
+    return stored;
+  }
+
+  async get(id: string): Promise<Approval | undefined> {
+    const kv = await this.#kv();
+    const request = (await kv.get(NAMESPACE, `r.${id}`)) as Requested | undefined;
+    if (!request) return undefined;
+    const decision = (await kv.get(NAMESPACE, `d.${id}`)) as Decision | undefined;
+    return withDecision(request, decision);
+  }
+
+  /** Ids of the approvals still waiting, oldest first. */
+  async pendingIds(): Promise<string[]> {
+    const kv = await this.#kv();
+    const ids = await kv.get(NAMESPACE, INDEX);
+    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+  }
+
+  /** One index update at a time (read, change, write), in call order. */
+  #updateIndex(change: (ids: string[]) => string[]): Promise<void> {
+    const next = this.#indexing.then(async () => {
+      const kv = await this.#kv();
+      const ids = change(await this.pendingIds());
+      await kv.set(NAMESPACE, INDEX, ids.slice(-MAX_INDEX));
+    });
+    this.#indexing = next.catch(() => {}); // a failed update must not block the next
+    return next;
+  }
+}
+
+export function withDecision(request: Requested, decision: Decision | undefined): Approval {
+  return {
+    ...request,
+    state: decision?.state ?? 'pending',
+    decided_by: decision?.by ?? null,
+    decided_at: decision?.at ?? null,
+    reason: decision?.reason ?? null,
+  };
+}
+
+function ttl(expires: string): number {
+  const left = Math.ceil((Date.parse(expires) - Date.now()) / 1000);
+  return Math.max(1, left) + KEEP_SECONDS;
+}
