@@ -402,3 +402,9 @@ export class TransportError extends OrganismError<TransportErrorCode> {}
 export class ApprovalError extends OrganismError<
   'approval.not_found' | 'approval.decided' | 'approval.forbidden'
 > {}
+
+/** organism/testing: a condition a test waited for with until() did not come true in time. */
+export class WaitTimeoutError extends fixedCode('testing.timeout', (what: string, ms: number) => [
+  `timed out after ${ms} ms waiting for ${what}`,
+  { what, ms },
+]) {}

@@ -1,0 +1,35 @@
+/**
+ * organism/testing: what a listener author needs to test their listeners and agents, the same kit
+ * Organism's own tests use. `import { testListener, until } from 'organism/testing'`.
+ *
+ *   testListener(definition | module path, { peers, tools })  one listener on a real in-process bus
+ *   testAgent({ name, model: script, tools, peers })           an agent with its model scripted
+ *   testConfig({ ...partial organism.yaml })                   a config with the schema's defaults
+ *   until(probe, { what, timeoutMs })                          waits for an outcome, never a fixed sleep
+ *   createScriptedProvider({ script })                         the scripted stand-in for a model
+ */
+
+export {
+  createScriptedProvider,
+  type Script,
+  type ScriptEntry,
+  type ScriptTurn,
+} from '../agent/providers/scripted.ts';
+export type {
+  CompletionRequest,
+  CompletionTurn,
+  Provider,
+} from '../agent/types.ts';
+export { WaitTimeoutError } from '../errors.ts';
+export { type TestAgentOptions, type TestedAgent, testAgent } from './agent.ts';
+export { type DeepPartial, type TestConfigInput, type TestConfigOptions, testConfig } from './config.ts';
+export {
+  type Replies,
+  type Reply,
+  type SendOptions,
+  TEST_SENDER,
+  type TestedListener,
+  type TestListenerOptions,
+  testListener,
+} from './listener.ts';
+export { type NotYet, type UntilOptions, until } from './until.ts';

@@ -1,0 +1,247 @@
+/**
+ * testListener(): one listener on a real in-process bus, for its author's tests. The message goes
+ * the whole way a daemon would take it (parse, route, validate, schedule, handle, wrap), tools go
+ * through the real dispatcher and guard, and what comes back is what a caller would read. Only
+ * the listener's neighbours are stand-ins the test provides.
+ */
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import { Bus } from '../bus/bus.ts';
+import type { ListenerSpec } from '../bus/listeners.ts';
+import type { MessageKind, MessageView } from '../bus/message.ts';
+import { MemoryTransport } from '../bus/transport/memory.ts';
+import type { ListenerConfig, OrganismConfig } from '../config/types.ts';
+import { WaitTimeoutError } from '../errors.ts';
+import { checkCall } from '../guard/index.ts';
+import { loadListenerModule } from '../listener/loader.ts';
+import type { ListenerDefinition } from '../listener/types.ts';
+import { Dispatcher } from '../tools/dispatcher.ts';
+import { ToolRegistry } from '../tools/registry.ts';
+import { createToolServices, type Resources } from '../tools/services.ts';
+import type { ToolDefinition } from '../tools/types.ts';
+import { decodePayload, encodePayload } from '../xml/codec.ts';
+import { parsePayload } from '../xml/parse.ts';
+import { type DeepPartial, type TestConfigInput, testConfig } from './config.ts';
+
+/** The name the test's messages come from; replies are the messages addressed back to it. */
+export const TEST_SENDER = 'test';
+
+export interface TestListenerOptions {
+  /** The listener's name in the organism. Default: its payload tag. */
+  name?: string;
+  /** Its organism.yaml entry beyond name and handler (trust, timeout_ms, tool_config...). */
+  config?: DeepPartial<ListenerConfig>;
+  /**
+   * Stand-ins for the listeners it may address, by name: they receive what it sends and their
+   * replies reach its onReply. Each becomes one of its peers.
+   */
+  peers?: Record<string, ListenerDefinition<any>>;
+  /** Tools granted to it, run through the real dispatcher and guard. */
+  tools?: ToolDefinition[];
+  /** The rest of organism.yaml (limits, bus...), schema defaults applied (see testConfig). */
+  organism?: TestConfigInput;
+  /** How long send() waits for the thread to settle, ms. Default 10 000. */
+  timeoutMs?: number;
+}
+
+/** One message that came back to the test. */
+export interface Reply {
+  from: string;
+  /** response (respond()), huh (the input did not parse, validate or route), system-error. */
+  kind: MessageKind;
+  /** Root tag of the payload. */
+  tag: string;
+  /** The payload as XML text. */
+  xml: string;
+  /** The payload decoded: by the listener's response schema for its response tag, else generically. */
+  payload: Record<string, unknown>;
+}
+
+/** What send() resolves with: the replies, plus the thread they belong to and all its messages. */
+export type Replies = Reply[] & {
+  thread: string;
+  /** Every message of the thread in order: what the listener sent its peers and tools too. */
+  messages: readonly MessageView[];
+};
+
+export interface SendOptions {
+  /** Continue this thread (from an earlier send's `replies.thread`); default a new thread. */
+  thread?: string;
+}
+
+export interface TestedListener {
+  readonly name: string;
+  /** The organism config it runs under (schema defaults applied). */
+  readonly config: OrganismConfig;
+  /**
+   * Sends a payload to the listener and resolves when its thread has nothing left to do, with the
+   * replies that came back. XML text goes as is; an object is encoded under the listener's tag.
+   */
+  send(payload: string | Record<string, unknown>, options?: SendOptions): Promise<Replies>;
+  /** Every message of a thread so far. */
+  messages(thread: string): readonly MessageView[];
+  /** Stops the bus (waiting up to 1 s for work in flight) and closes what the tools opened. */
+  close(): Promise<void>;
+}
+
+/**
+ * Runs one listener, given as its definition or its module's path (a string is resolved against
+ * the working directory; a file: URL such as `new URL('../listeners/x.ts', import.meta.url)` works
+ * too), with stand-in peers and the tools it is granted.
+ */
+export async function testListener(
+  listener: ListenerDefinition<any> | string | URL,
+  options: TestListenerOptions = {},
+): Promise<TestedListener> {
+  const definition =
+    typeof listener === 'string' || listener instanceof URL
+      ? await loadListenerModule(typeof listener === 'string' ? resolve(listener) : fileURLToPath(listener))
+      : listener;
+  const name = options.name ?? definition.payload.tag;
+  return startHarness(
+    { name, description: definition.description ?? `${name} (under test)` },
+    () => definition,
+    options,
+  );
+}
+
+/** What the listener under test is built from, once its config and tools exist. */
+export interface HarnessParts {
+  config: OrganismConfig;
+  /** Its own organism.yaml entry, defaults applied. */
+  entry: ListenerConfig;
+  registry: ToolRegistry;
+  peers: ReadonlyMap<string, ListenerDefinition<any>>;
+  /** The thread's messages so far (the bus's history), for agents. */
+  history: (thread: string) => readonly MessageView[] | undefined;
+}
+
+/**
+ * The bus around one listener: its config (schema defaults applied), the stand-in peers, the
+ * granted tools behind the real dispatcher. `build` makes its definition once these exist.
+ */
+export async function startHarness(
+  own: DeepPartial<ListenerConfig> & { name: string },
+  build: (parts: HarnessParts) => ListenerDefinition<any>,
+  options: TestListenerOptions,
+): Promise<TestedListener> {
+  const { name } = own;
+  const peers = new Map(Object.entries(options.peers ?? {}));
+  const tools = options.tools ?? [];
+  const config = testConfig({
+    ...options.organism,
+    listeners: [
+      {
+        ...options.config,
+        ...own,
+        peers: [...(options.config?.peers ?? []), ...peers.keys()],
+        tools: [...(options.config?.tools ?? []), ...tools.map((t) => t.name)],
+      },
+      ...[...peers].map(([peer, d]) => ({ name: peer, description: d.description ?? `${peer} (stand-in)` })),
+    ],
+  });
+  const registry = new ToolRegistry();
+  for (const tool of tools) registry.register(tool);
+  let bus: Bus | undefined;
+  const definition = build({
+    config,
+    entry: config.listeners[0]!,
+    registry,
+    peers,
+    history: (thread) => bus?.thread(thread)?.messages,
+  });
+  const definitions = [definition, ...peers.values()];
+  const specs: ListenerSpec[] = config.listeners.map((c, i) => ({
+    config: c,
+    definition: definitions[i]!,
+    tag: c.payload ?? definitions[i]!.payload.tag,
+  }));
+  const ownTag = specs[0]!.tag;
+  const { dispatcher, resources } = toolRuntime(config, registry, tools.length > 0);
+  const running = new Bus(specs, new MemoryTransport(), {
+    limits: config.limits,
+    bus: config.bus,
+    logger: pino({ level: 'silent' }),
+    ...(dispatcher ? { tools: dispatcher } : {}),
+  });
+  bus = running;
+  running.start();
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  return {
+    name,
+    config,
+    async send(payload, sendOptions = {}) {
+      const text =
+        typeof payload === 'string' ? payload : encodePayload(ownTag, payload, definition.payload.schema);
+      const { thread } = await running.inject({
+        to: name,
+        payload: text,
+        from: TEST_SENDER,
+        ...(sendOptions.thread ? { thread: sendOptions.thread } : {}),
+      });
+      const messages = await settled(running, thread, timeoutMs);
+      const replies = messages.filter((m) => m.to === TEST_SENDER).map((m) => toReply(m, definition, config));
+      return Object.assign(replies, { thread, messages });
+    },
+    messages: (thread) => running.thread(thread)?.messages ?? [],
+    async close() {
+      await running.stop(1_000);
+      await resources.closeAll();
+    },
+  };
+}
+
+/** Resolves with the thread's messages once nothing is queued or running in it. */
+export function settled(bus: Bus, thread: string, timeoutMs = 10_000): Promise<MessageView[]> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      unwatch();
+      reject(new WaitTimeoutError(`thread ${thread} to settle`, timeoutMs));
+    }, timeoutMs);
+    const finish = () => {
+      clearTimeout(timer);
+      unwatch();
+      resolve(bus.thread(thread)?.messages ?? []);
+    };
+    const unwatch = bus.watch(thread, { onMessage: () => {}, onIdle: finish });
+    if (bus.thread(thread)?.status !== 'active') finish();
+  });
+}
+
+function toolRuntime(
+  config: OrganismConfig,
+  registry: ToolRegistry,
+  any: boolean,
+): { dispatcher: Dispatcher | undefined; resources: Pick<Resources, 'closeAll'> } {
+  if (!any) return { dispatcher: undefined, resources: { closeAll: async () => [] } };
+  const { services, resources } = createToolServices(config);
+  const dispatcher = new Dispatcher({
+    registry,
+    listeners: config.listeners,
+    workspace: config.organism.workspace,
+    dataDir: config.organism.data_dir,
+    guard: checkCall,
+    services,
+    configFile: config.file,
+  });
+  return { dispatcher, resources };
+}
+
+function toReply(m: MessageView, definition: ListenerDefinition<any>, config: OrganismConfig): Reply {
+  const parsed = parsePayload(m.payload, {
+    maxBytes: config.limits.max_message_bytes,
+    maxDepth: config.limits.max_xml_depth,
+    maxAttributes: config.limits.max_attributes,
+    maxTextLength: config.limits.max_text_length,
+  });
+  const schema =
+    m.kind === 'response' && definition.response?.tag === parsed.tag ? definition.response.schema : {};
+  return {
+    from: m.from,
+    kind: m.kind,
+    tag: parsed.tag,
+    xml: parsed.xml,
+    payload: decodePayload(parsed.node, schema),
+  };
+}
