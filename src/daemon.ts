@@ -21,6 +21,7 @@ import { createBusBackend } from './bus/transport/factory.ts';
 import { MemoryTransport } from './bus/transport/memory.ts';
 import { loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
+import { createDaemonApprovals, recordApprovals } from './daemon/approvals.ts';
 import { ensureOrganismFolders } from './daemon/folders.ts';
 import { createOrganismService } from './daemon/service.ts';
 import { RELEASE_TIMEOUT_MS } from './daemon/shutdown.ts';
@@ -109,11 +110,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const auditSink = auditTee(auditLog, (entry) => observeAudit(hub, entry));
   const { resources } = createToolServices(config);
   const warn = (message: string) => logger.warn({ component: 'tools' }, message);
+  // One approval gate for the daemon's life: a call waiting for a person outlives a reload.
+  const approvals = createDaemonApprovals({ services: () => tools.runtime.services, audit: auditSink });
   const runtime = await createToolRuntime(loaded, {
     audit: auditSink,
     services: { config, resources, env },
     env,
     warn,
+    approvals,
   }).catch(async (error: unknown) => {
     await resources.closeAll();
     await auditLog.close();
@@ -168,6 +172,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   history.subscribe((thread, entry) => {
     if (hub.size > 0) hub.publish({ type: 'message', kind: entry.kind, thread, message: toView(entry) });
   });
+  // Approvals asked and decided: records in their threads and events on the stream.
+  recordApprovals(approvals, history, hub);
 
   const hooks: BusHooks = {
     delivered: recordDelivery,
@@ -233,6 +239,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     history,
     historyLog,
     hub,
+    approvals,
     redisBus: backend.redis,
     auth,
     injectLimiter: new RateLimiter({

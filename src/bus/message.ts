@@ -27,6 +27,12 @@ export const MESSAGE_KINDS = [
    * top frame), for operators reading the thread; the sender only gets the generic `<SystemError>`.
    */
   'failure',
+  /**
+   * Records, not deliveries: a tool call waiting for a person's approval, and the decision on it
+   * (README "Approval"), so the thread shows why a call waited and who let it run or not.
+   */
+  'approval-request',
+  'approval-decision',
 ] as const;
 
 export type MessageKind = (typeof MESSAGE_KINDS)[number];

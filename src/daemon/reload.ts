@@ -117,6 +117,7 @@ async function prepareAndApply(state: DaemonState, by: string): Promise<ReloadRe
       services: { config, resources, env: loaded.env },
       env: loaded.env,
       warn: (message) => state.logger.warn({ component: 'tools' }, message),
+      approvals: state.approvals,
     });
   } catch (error) {
     await discard();

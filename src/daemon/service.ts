@@ -28,6 +28,9 @@ export function createOrganismService(state: DaemonState): OrganismService {
     get events() {
       return state.hub;
     },
+    get approvals() {
+      return state.approvals;
+    },
 
     info(): OrganismInfo {
       const { config, bus, history, historyLog } = state;

@@ -18,6 +18,7 @@ import type { Authenticator } from '../server/auth.ts';
 import type { EventHub } from '../server/events.ts';
 import type { RateLimiter } from '../server/rate-limit.ts';
 import { sanitizeConfig } from '../server/sanitize.ts';
+import type { ApprovalGate } from '../tools/approval/gate.ts';
 import type { Resources } from '../tools/services.ts';
 import type { SwappableTools } from './tools.ts';
 
@@ -39,6 +40,8 @@ export interface DaemonState {
   history: ThreadHistory;
   historyLog: HistoryLog | undefined;
   hub: EventHub;
+  /** Calls waiting for a person's approval; one gate for the daemon's life (reloads keep it). */
+  approvals: ApprovalGate;
   /** With bus.transport redis: the transport, for its dead letters (GET /dead-letters). */
   redisBus?: RedisTransport;
   auth: Authenticator;

@@ -45,7 +45,9 @@ function statusFor(error: OrganismError): number {
   }
   if (error instanceof ConfigError) return 422;
   if (error instanceof ReloadError) return error.code === 'reload.in_progress' ? 409 : 500;
-  if (error.code === 'thread.not_found') return 404;
+  if (error.code === 'thread.not_found' || error.code === 'approval.not_found') return 404;
+  if (error.code === 'approval.forbidden') return 403;
+  if (error.code === 'approval.decided') return 409;
   if (error.code === 'thread.stopped') return 409;
   return 400;
 }

@@ -5,6 +5,7 @@
  * WebSocket client holds a filter (listeners, threads, kinds).
  */
 import { MESSAGE_KINDS, type MessageKind, type MessageView } from '../bus/message.ts';
+import type { Approval } from '../tools/approval/types.ts';
 
 export interface MessageEvent {
   type: 'message';
@@ -54,10 +55,22 @@ export interface LifecycleEvent {
   detail?: string;
 }
 
-export type StreamEvent = MessageEvent | ToolEvent | LifecycleEvent;
+/** A tool call began waiting for a person's approval, or was decided (README "Approval"). */
+export interface ApprovalEvent {
+  type: 'approval';
+  kind: 'approval';
+  event: 'requested' | 'approved' | 'denied' | 'timed_out';
+  thread: string;
+  listener: string;
+  tool: string;
+  approval: Approval;
+  time: string;
+}
 
-/** Kinds a client may filter on: the message kinds, `tool` and `lifecycle`. */
-export const EVENT_KINDS: readonly string[] = [...MESSAGE_KINDS, 'tool', 'lifecycle'];
+export type StreamEvent = MessageEvent | ToolEvent | LifecycleEvent | ApprovalEvent;
+
+/** Kinds a client may filter on: the message kinds, `tool`, `lifecycle` and `approval`. */
+export const EVENT_KINDS: readonly string[] = [...MESSAGE_KINDS, 'tool', 'lifecycle', 'approval'];
 
 export interface StreamFilter {
   listeners?: ReadonlySet<string>;
@@ -82,7 +95,7 @@ export function matches(filter: StreamFilter, event: StreamEvent): boolean {
     const names =
       event.type === 'message'
         ? [event.message.from, event.message.to]
-        : event.type === 'tool'
+        : event.type === 'tool' || event.type === 'approval'
           ? [event.listener, event.tool]
           : [event.listener];
     if (!names.some((n) => n !== undefined && filter.listeners!.has(n))) return false;

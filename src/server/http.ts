@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { type Authenticator, assertSafeBind } from './auth.ts';
 import { httpError } from './errors.ts';
 import type { RateLimiter } from './rate-limit.ts';
+import { approvalRoutes } from './routes/approvals.ts';
 import { auditAndToolRoutes } from './routes/audit-tools.ts';
 import type { ApiEnv, RouteDeps } from './routes/common.ts';
 import { fail, failWith } from './routes/common.ts';
@@ -72,6 +73,7 @@ export function createApp(
   threadRoutes(app, deps);
   injectRoutes(app, deps);
   auditAndToolRoutes(app, deps);
+  approvalRoutes(app, deps);
 
   app.notFound((c) =>
     fail(c, httpError(404, 'request.not_found', `no route for ${c.req.method} ${c.req.path}`)),

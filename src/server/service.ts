@@ -4,6 +4,7 @@
  */
 import type { BusApi, BusQueries, ThreadStatus } from '../bus/api.ts';
 import type { ServerError } from '../errors.ts';
+import type { ApprovalGate } from '../tools/approval/gate.ts';
 import type { EventHub } from './events.ts';
 
 export interface OrganismInfo {
@@ -94,6 +95,8 @@ export interface DeadLetterPage {
 export interface OrganismService {
   readonly bus: BusApi & BusQueries;
   readonly events: EventHub;
+  /** Tool calls waiting for a person's approval, and the decisions (README "Approval"). */
+  readonly approvals: Pick<ApprovalGate, 'list' | 'get' | 'decide'>;
   info(): OrganismInfo;
   /** organism.yaml as loaded, with `${VAR}` references in place of their values and secrets masked. */
   config(): unknown;
