@@ -117,9 +117,24 @@ export class Control {
   }
 }
 
-/** Same organism.yaml entry, same module export and same tag: a reload leaves the listener as it is. */
-function sameSpec(a: ListenerSpec, b: ListenerSpec): boolean {
-  return (
-    a.definition === b.definition && a.tag === b.tag && JSON.stringify(a.config) === JSON.stringify(b.config)
-  );
+/**
+ * Same organism.yaml entry, same tag and the same definition: a reload leaves the listener as it
+ * is. A code listener's definition is its module's export, so a new object is a module loaded
+ * anew. An agent's is built from its config by every reload, so it is compared by content: the
+ * system prompt and functions it offers the model (its peers' and tools' descriptions included).
+ */
+export function sameSpec(a: ListenerSpec, b: ListenerSpec): boolean {
+  if (a.tag !== b.tag || JSON.stringify(a.config) !== JSON.stringify(b.config)) return false;
+  if (a.definition === b.definition) return true;
+  return isAgent(a) && isAgent(b) && agentContent(a) === agentContent(b);
+}
+
+function isAgent(spec: ListenerSpec): boolean {
+  return spec.config.agent && spec.config.handler === undefined;
+}
+
+function agentContent({ definition }: ListenerSpec): string {
+  const { description, payload, response } = definition;
+  const { system, functions } = definition as { system?: unknown; functions?: unknown };
+  return JSON.stringify({ description, payload, response, system, functions });
 }
