@@ -1,5 +1,5 @@
 /** Metrics (prom-client) and logs (pino) of the daemon. */
-export { createLogger, LOG_REDACT_PATHS, type LoggerOptions } from './logger.ts';
+export { createLogger, LOG_REDACT_PATHS, type LogFormat, type LoggerOptions, logFormat } from './logger.ts';
 export {
   type BusGaugeSample,
   metrics,

@@ -1,17 +1,44 @@
 /**
- * The daemon's logger: pino, JSON lines on stdout, level from organism.log_level (changed in place
- * by a reload). Lines about a message carry `thread` (and `listener`), so one grep follows a
+ * The daemon's logger: pino on stdout, JSON lines (what journald and `jq` want) unless stdout is a
+ * terminal, where pino-pretty prints them for a person; level from organism.log_level (changed in
+ * place by a reload). Lines about a message carry `thread` (and `listener`), so one grep follows a
  * conversation; request lines carry the token's name, never the token, and no line carries a
  * secret the daemon knows (knownSecrets, in any of its forms).
  */
+import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
 import { knownSecrets } from '../audit/redact.ts';
+
+export type LogFormat = 'json' | 'pretty';
 
 export interface LoggerOptions {
   level: pino.LevelWithSilent;
   organism: string;
-  /** Where lines go; default stdout. */
+  /** Where lines go (always JSON there); default stdout. */
   destination?: pino.DestinationStream;
+  /** On stdout: default logFormat(process.stdout), pretty on a terminal and JSON lines otherwise. */
+  format?: LogFormat;
+}
+
+/** Pretty for a person at a terminal; JSON lines for everything else (a pipe, a file, journald). */
+export function logFormat(stdout: { isTTY?: boolean } = process.stdout): LogFormat {
+  return stdout.isTTY === true ? 'pretty' : 'json';
+}
+
+/**
+ * pino-pretty, loaded only when a terminal asks for it: a daemon logging JSON (a service) never
+ * pays its load time or memory. Synchronous, like pino's own stdout, so the last lines before an
+ * exit are not lost. It reads the JSON line after the redaction hook, so it shows no secret either.
+ */
+function prettyStdout(): pino.DestinationStream {
+  const pretty = createRequire(import.meta.url)('pino-pretty') as (options: object) => pino.DestinationStream;
+  return pretty({
+    destination: 1,
+    sync: true,
+    colorize: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,organism',
+  });
 }
 
 /** Paths whose values never reach a log line, whatever a caller passes in. */
@@ -38,5 +65,6 @@ export function createLogger(options: LoggerOptions): Logger {
     // no scan.
     hooks: { streamWrite: (line) => knownSecrets.redact(line) },
   };
-  return options.destination ? pino(config, options.destination) : pino(config);
+  if (options.destination) return pino(config, options.destination);
+  return (options.format ?? logFormat()) === 'pretty' ? pino(config, prettyStdout()) : pino(config);
 }

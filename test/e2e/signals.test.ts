@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ORGANISM_BIN, REPO_ROOT } from '../helpers/daemon.ts';
+import { LISTENING, ORGANISM_BIN, REPO_ROOT } from '../helpers/daemon.ts';
 
 const DRAIN_MS = 1_000;
 /** What the daemon promises: out within drain_timeout_ms + 2 s of the stop. */
@@ -76,7 +76,7 @@ async function launch(command: string, args: string[], cwd: string): Promise<Sta
     const timer = setTimeout(() => reject(new Error(`no daemon came up:\n${output}`)), 30_000);
     const look = (chunk: Buffer) => {
       output += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(output);
+      const match = LISTENING.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);

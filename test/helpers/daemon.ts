@@ -10,9 +10,14 @@ export interface DaemonProcess {
   child: ChildProcess;
   /** Everything the daemon wrote to stdout so far (JSON log lines). */
   stdout(): string;
+  /** Everything it wrote to stderr so far (nothing, on a clean run). */
+  stderr(): string;
   /** Sends `signal` and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
+
+/** The daemon's "listening on" log record; in JSON the URL ends at the closing quote. */
+export const LISTENING = /listening on (http:\/\/[^\s"]+)/;
 
 export function startDaemonProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<DaemonProcess> {
   const child = spawn(process.execPath, [ORGANISM_BIN, 'run', '--port', '0', ...args], {
@@ -22,34 +27,41 @@ export function startDaemonProcess(args: string[], env: NodeJS.ProcessEnv = {}):
   });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (chunk) => {
-    out += chunk;
-  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`daemon did not start in time; stderr:\n${err}`));
+      reject(new Error(`daemon did not start in time; output:\n${out}${err}`));
     }, 20_000);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`daemon exited ${code} before listening; stderr:\n${err}`));
+      reject(new Error(`daemon exited ${code} before listening; output:\n${out}${err}`));
     });
-    child.stderr!.on('data', (chunk) => {
-      err += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(err);
+    // The "listening on" line is a log record on stdout like the rest (JSON: the URL ends at a
+    // quote); stderr is searched too, where a dist/ built before that change still writes it.
+    const look = () => {
+      const match = LISTENING.exec(out) ?? LISTENING.exec(err);
       if (match) {
         clearTimeout(timer);
         resolve({
           url: match[1]!,
           child,
           stdout: () => out,
+          stderr: () => err,
           stop: (signal = 'SIGTERM') => {
             if (child.exitCode === null) child.kill(signal);
             return exited;
           },
         });
       }
+    };
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      look();
+    });
+    child.stderr!.on('data', (chunk) => {
+      err += chunk;
+      look();
     });
   });
 }

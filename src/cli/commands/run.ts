@@ -6,9 +6,10 @@ export const summary = 'run the organism: the bus and its HTTP API on 127.0.0.1'
 
 const HELP = `usage: organism run [--config FILE] [--port N] [--host ADDR]
 
-Starts the daemon. Logs are JSON lines on stdout. SIGINT or SIGTERM drains in-flight messages
-(bus.drain_timeout_ms at most) and exits 0, within bus.drain_timeout_ms + 2 s whatever Redis does.
-Started by npm (npm start, npx organism run), it also stops when npm does.`;
+Starts the daemon. Everything it says goes to stdout: pretty lines on a terminal, JSON lines
+otherwise (a pipe, a file, journald), the "listening on" line included. SIGINT or SIGTERM drains
+in-flight messages (bus.drain_timeout_ms at most) and exits 0, within bus.drain_timeout_ms + 2 s
+whatever Redis does. Started by npm (npm start, npx organism run), it also stops when npm does.`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const { values } = parseCommandArgs(
@@ -37,7 +38,11 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   });
   const { startDaemon } = await import('../../daemon.ts');
   const daemon = await startDaemon({ configPath: values.config, port, host: values.host });
-  io.err(`organism '${daemon.config.organism.name}' listening on ${daemon.url}`);
+  // A log record like every other line on stdout (JSON when piped: `jq` reads all of it).
+  daemon.logger.info(
+    { url: daemon.url },
+    `organism '${daemon.config.organism.name}' listening on ${daemon.url}`,
+  );
   await new Promise<void>((resolve) => {
     stop = (signal) => {
       const drainMs = daemon.config.bus.drain_timeout_ms;
