@@ -1,13 +1,15 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --single-threaded-gc
-// --max-semi-space-size=4 (MB): a smaller young generation keeps a long-running daemon's RSS low
-// (V8's default grows it to 3 x 16 MB under steady traffic). --single-threaded-gc: V8's helper
-// GC threads otherwise compete for the cores the daemon shares with Redis and other daemons
-// (two daemons and Redis on two cores moved ~6% more messages without them). bench/ measures
-// with the same flags.
-// Entry point for the `organism` command. tsx's loader lets the CLI and users' listener modules be
-// TypeScript with no build step to remember.
-import { register } from 'tsx/esm/api';
+#!/usr/bin/env node
+// Entry point for the `organism` command: runs the compiled JavaScript in dist/ (`npm run build`,
+// run by `prepare` on install from git and by `prepack` for the published package). tsx is never
+// loaded here: only a user's own TypeScript listener or tool module loads it, when it is imported.
+import { existsSync } from 'node:fs';
 
-register();
-const { main } = await import('../src/cli/main.ts');
+const entry = new URL('../dist/src/cli/main.js', import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write(
+    'organism: dist/ is missing: this checkout has not been built. Run `npm run build` (npm install runs it too).\n',
+  );
+  process.exit(1);
+}
+const { main } = await import(entry.href);
 process.exitCode = await main(process.argv.slice(2));

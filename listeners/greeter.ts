@@ -1,4 +1,4 @@
-import { defineListener } from '../src/index.ts';
+import { defineListener } from 'organism';
 
 /** First hop of the hello-world organism: turns a name into a greeting for the shouter. */
 export default defineListener<{ name: string }>({

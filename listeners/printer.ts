@@ -1,4 +1,4 @@
-import { defineListener } from '../src/index.ts';
+import { defineListener } from 'organism';
 
 /** Last hop: prints to the daemon's log and ends the chain. */
 export default defineListener<{ text: string; source?: string }>({

@@ -1,4 +1,4 @@
-import { defineListener } from '../src/index.ts';
+import { defineListener } from 'organism';
 
 /** Second hop: shouts whatever it is given and hands it to the printer. */
 export default defineListener<{ text: string }>({

@@ -1,4 +1,4 @@
-import { defineListener } from '../src/index.ts';
+import { defineListener } from 'organism';
 
 /**
  * Calls one native tool on request and answers with its result: a way to try tools through the

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LibrarianError, OrganismError } from '../../src/errors.ts';
+import { COMPILED, MODULE_EXT } from '../../src/package-root.ts';
 import type { QueryResult } from '../backend.ts';
 import type { WorkerReply, WorkerRequest } from './query-protocol.ts';
 
@@ -32,15 +33,21 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-// The worker entry is TypeScript like the rest; tsx's loader is registered in the worker first, as
-// bin/organism.js does for the main thread (a worker does not inherit programmatic loader hooks).
-const TSX_API = pathToFileURL(
-  join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs'),
-).href;
-const ENTRY = new URL('./query-worker.ts', import.meta.url).href;
-const BOOTSTRAP = `import(${JSON.stringify(TSX_API)})
+// Compiled (dist/), the worker entry is plain JavaScript and starts as it is. From source (tests, a
+// checkout run through tsx) it is TypeScript, and tsx's loader is registered in the worker first: a
+// worker does not inherit programmatic loader hooks. tsx is resolved only then, so the published
+// package never loads it for its own code.
+const ENTRY = new URL(`./query-worker${MODULE_EXT}`, import.meta.url).href;
+const BOOTSTRAP = COMPILED
+  ? `import(${JSON.stringify(ENTRY)}).catch((error) => { console.error(error); process.exit(70); });`
+  : `import(${JSON.stringify(tsxApiUrl())})
   .then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY)}); })
   .catch((error) => { console.error(error); process.exit(70); });`;
+
+function tsxApiUrl(): string {
+  const root = dirname(createRequire(import.meta.url).resolve('tsx/package.json'));
+  return pathToFileURL(join(root, 'dist/esm/api/index.mjs')).href;
+}
 
 function fromReply(error: {
   code: string;

@@ -32,8 +32,10 @@ export async function main(argv: string[], io: CommandIo = processIo()): Promise
     return name === undefined ? 1 : 0;
   }
   if (name === '--version' || name === '-v') {
-    const pkg = await import('../../package.json', { with: { type: 'json' } });
-    io.out(pkg.default.version);
+    // Read, not imported: a JSON import would make tsc copy package.json into dist/.
+    const { readFileSync } = await import('node:fs');
+    const { packageFile } = await import('../package-root.ts');
+    io.out((JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version: string }).version);
     return 0;
   }
   const load = COMMANDS[name];

@@ -3,11 +3,11 @@
  * one object, so they cannot drift apart.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { packageFile } from '../package-root.ts';
 import type { JsonSchema } from '../xml/json-schema.ts';
 
-/** Absolute path of the shipped schema (repo root, next to organism.yaml). */
-export const SCHEMA_PATH: string = fileURLToPath(new URL('../../organism.schema.json', import.meta.url));
+/** Absolute path of the shipped schema (package root, next to package.json, from source and from dist/ alike). */
+export const SCHEMA_PATH: string = packageFile('organism.schema.json');
 
 /**
  * Annotation keyword for optional keys whose absence is itself a setting (no SMTP, the embedded
