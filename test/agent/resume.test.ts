@@ -19,6 +19,7 @@ import type { MessageView } from '../../src/bus/message.ts';
 import type { ListenerConfig } from '../../src/config/types.ts';
 import type { HandlerContext, Outgoing } from '../../src/listener/types.ts';
 import { defineListener } from '../../src/listener/types.ts';
+import { until } from '../../src/testing/index.ts';
 import type { ToolDefinition, ToolResult } from '../../src/tools/types.ts';
 import { listenerSpec, settled, textPayload } from '../helpers/bus.ts';
 import { type AgentBus, answerOf, recording, startAgentBus } from './helpers.ts';
@@ -88,16 +89,6 @@ function hangingAt(hang: number) {
 
 const turnsOf = (messages: readonly MessageView[]) =>
   messages.filter((m) => m.kind === 'model-turn').map((m) => decodeTurn(m.payload)!);
-
-async function until<T>(probe: () => T | undefined, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** Run 1: the task on a real bus until its third model call is in flight. */
 async function firstRun(history: ThreadHistory, runs: string[], budget?: number) {

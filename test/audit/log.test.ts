@@ -10,6 +10,7 @@ import { verifyChain } from '../../src/audit/chain.ts';
 import { AuditKeyring, parseAuditKeys } from '../../src/audit/key.ts';
 import { AuditLog } from '../../src/audit/log.ts';
 import { readAuditLines, verifyAuditFile } from '../../src/audit/read.ts';
+import { until } from '../../src/testing/index.ts';
 import { record } from './records.ts';
 
 const ring = new AuditKeyring(parseAuditKeys('log-test-key-'.padEnd(64, '0'), 'test'), 'test');
@@ -131,8 +132,7 @@ describe('AuditLog', () => {
     await rm(path, { recursive: true });
     log.append(record(3));
     // The retry timer writes the queue without anyone calling flush.
-    for (let i = 0; i < 100 && log.pending > 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(log.pending).toBe(0);
+    await until(() => log.pending === 0, 'the retry timer to write the queue');
     await log.close();
     expect((await readAuditLines(path)).map((l) => JSON.parse(l).call_id)).toEqual(['c1', 'c2', 'c3']);
     expect(errors.at(-1)).toContain('writable again');

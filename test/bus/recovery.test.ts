@@ -15,6 +15,7 @@ import { Journal } from '../../src/bus/journal/journal.ts';
 import type { Message } from '../../src/bus/message.ts';
 import { MemoryTransport } from '../../src/bus/transport/memory.ts';
 import { defineListener } from '../../src/listener/types.ts';
+import { until } from '../../src/testing/index.ts';
 import { listenerSpec, TEST_BUS, TEST_LIMITS, type TestListener, textPayload } from '../helpers/bus.ts';
 
 const buses: Bus[] = [];
@@ -35,14 +36,6 @@ async function journaledBus(dir: string, listeners: TestListener[]): Promise<Bus
 }
 
 const never = () => new Promise<void>(() => {});
-const until = async (check: () => boolean, ms = 10_000) => {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-};
-
 describe('journaled memory transport: recovery', () => {
   it('runs every accepted, unhandled message after a crash, once, in order within each thread', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'organism-recovery-'));

@@ -11,8 +11,8 @@ import type { Message } from '../../src/bus/message.ts';
 import { ThreadRegistry } from '../../src/bus/threads.ts';
 import { RedisTransport } from '../../src/bus/transport/redis/index.ts';
 import { RedisThreadStore } from '../../src/bus/transport/redis/thread-store.ts';
+import { until } from '../../src/testing/index.ts';
 import { dropGroup } from '../e2e/redis-support/harness.ts';
-import { until } from './transport.contract.ts';
 
 const URL = 'redis://127.0.0.1:6379';
 const GROUP = `organism-test-store-${randomUUID().slice(0, 8)}`;

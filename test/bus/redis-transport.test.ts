@@ -10,7 +10,8 @@ import { CommandBatch, unpackState } from '../../src/bus/transport/redis/batch.t
 import { decodeRecord, encodeRecord, FORMAT_VERSION } from '../../src/bus/transport/redis/codec.ts';
 import { BusKeys, RedisTransport } from '../../src/bus/transport/redis/index.ts';
 import type { Transport } from '../../src/bus/transport/types.ts';
-import { testMessage, transportContract, until } from './transport.contract.ts';
+import { until } from '../../src/testing/index.ts';
+import { testMessage, transportContract } from './transport.contract.ts';
 
 const URL = 'redis://127.0.0.1:6379';
 const RUN = `organism-test-${randomUUID().slice(0, 8)}`;
@@ -139,7 +140,10 @@ describe('redis transport', () => {
       await t.publish(testMessage('a', 1));
       await raw.xadd(`organism:{${group}}:in:a`, '*', 'garbage', 'not a message');
       await t.publish(testMessage('a', 2));
-      await until(async () => (await t.deadLetterCount()) === 1, 'the dead letter', 15_000);
+      await until(async () => (await t.deadLetterCount()) === 1, {
+        what: 'the dead letter',
+        timeoutMs: 15_000,
+      });
       const [letter] = await t.deadLetters();
       expect(letter).toMatchObject({ listener: 'a', deliveries: 3, consumer: 'c' });
       expect(letter!.message).toBeUndefined();

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Message } from '../../src/bus/message.ts';
 import type { Deliver, Transport } from '../../src/bus/transport/types.ts';
+import { until } from '../../src/testing/index.ts';
 
 export interface TransportHarness {
   /** A transport over fresh, empty state. */
@@ -48,19 +49,6 @@ export function testMessage(to: string, n: number, extra: Partial<Message> = {})
     time: 1_700_000_000_000 + n,
     ...extra,
   };
-}
-
-/** Resolves when `predicate` holds, polling; rejects after `ms` with `what`. */
-export async function until(
-  predicate: () => boolean | Promise<boolean>,
-  what: string,
-  ms = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 function gate(): { promise: Promise<void>; open: () => void } {
@@ -322,7 +310,10 @@ export function transportContract(name: string, harness: TransportHarness): void
           await t.publish(testMessage('a', 1));
           await t.publish(poison);
           await t.publish(testMessage('a', 2));
-          await until(async () => (await harness.deadLetters!(t)).length === 1, 'the dead letter', 15_000);
+          await until(async () => (await harness.deadLetters!(t)).length === 1, {
+            what: 'the dead letter',
+            timeoutMs: 15_000,
+          });
           const [letter] = await harness.deadLetters!(t);
           expect(letter).toMatchObject({ listener: 'a', messageId: poison.id });
           expect(letter!.reason).toMatch(/delivered 3 times/);

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { Bus, type DeliveryOutcome } from '../../src/bus/bus.ts';
 import { MemoryTransport } from '../../src/bus/transport/memory.ts';
 import { defineListener } from '../../src/listener/types.ts';
+import { until } from '../../src/testing/index.ts';
 import {
   listenerSpec,
   settled,
@@ -61,11 +62,6 @@ const sink = () => {
 };
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
-
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await tick();
-  expect(check()).toBe(true);
-}
 
 describe('Bus.reconfigure', () => {
   it('replaces a listener: queued messages finish on the old version, new ones meet the new', async () => {

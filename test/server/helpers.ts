@@ -6,6 +6,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type NotYet, until as waitFor } from '../../src/testing/index.ts';
 import { type DaemonProcess, startDaemonProcess } from '../helpers/daemon.ts';
 
 export const LISTENERS = fileURLToPath(new URL('../../listeners/', import.meta.url));
@@ -103,12 +104,10 @@ export function metric(text: string, name: string, labels: Record<string, string
   return 0;
 }
 
-export async function until<T>(probe: () => Promise<T | undefined> | T | undefined, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/**
+ * The kit's until() (src/testing) with the defaults of a test against a daemon: 15 s, as its work
+ * crosses processes, and probes 50 ms apart, so polling its API does not load it.
+ */
+export function until<T>(probe: () => Promise<T | NotYet> | T | NotYet, ms = 15_000): Promise<T> {
+  return waitFor(probe, { timeoutMs: ms, intervalMs: 50 });
 }

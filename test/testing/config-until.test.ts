@@ -106,4 +106,25 @@ describe('until', () => {
     ).rejects.toThrow('broken probe');
     expect(calls).toBe(1);
   });
+
+  it("with errors: 'retry', takes a throwing probe as not yet, and names its last error on timeout", async () => {
+    let calls = 0;
+    const got = await until(
+      () => {
+        if (++calls < 3) throw new Error('connection refused');
+        return 'up';
+      },
+      { errors: 'retry', intervalMs: 1 },
+    );
+    expect(got).toBe('up');
+    const error = await until(
+      () => {
+        throw new Error('connection refused');
+      },
+      { what: 'the daemon', errors: 'retry', timeoutMs: 20, intervalMs: 5 },
+    ).catch((e: unknown) => e);
+    expect((error as Error).message).toBe(
+      'timed out after 20 ms waiting for the daemon (the probe last threw: connection refused)',
+    );
+  });
 });

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { SMTPServer } from 'smtp-server';
+import { type NotYet, until as waitFor } from '../../../src/testing/index.ts';
 import { type DaemonProcess, startDaemonProcess } from '../../helpers/daemon.ts';
 
 const HERE = fileURLToPath(new URL('./', import.meta.url));
@@ -180,18 +181,12 @@ export function pidOf(done: string): number {
   return Number(/<pid>(\d+)<\/pid>/.exec(done)?.[1]);
 }
 
-export async function until<T>(
-  probe: () => Promise<T | undefined | false>,
-  what: string,
-  ms = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/**
+ * The kit's until() (src/testing) with the defaults of a test against a cluster of daemons: 30 s,
+ * probes 100 ms apart, and a probe that throws (a daemon restarting refuses connections) is "not yet".
+ */
+export function until<T>(probe: () => Promise<T | NotYet>, what: string, ms = 30_000): Promise<T> {
+  return waitFor(probe, { what, timeoutMs: ms, intervalMs: 100, errors: 'retry' });
 }
 
 /** Resolves when every thread has its `<done>` on `base`; returns them by thread. */

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { captureIo } from '../../../src/cli/io.ts';
 import { main } from '../../../src/cli/main.ts';
 import { loadConfig } from '../../../src/config/index.ts';
+import { until } from '../../../src/testing/index.ts';
 import { createToolRuntime, type ToolRuntime } from '../../../src/tools/runtime.ts';
 import { tableGuard } from './helpers.ts';
 import { type TempOrganism, tempOrganism, toolModule } from './organism.ts';
@@ -33,15 +34,6 @@ async function start(o: TempOrganism, warnings: string[] = []): Promise<ToolRunt
 
 function call(runtime: ToolRuntime, tool = 'noop') {
   return runtime.dispatcher.call({ tool, args: {}, listener: 'researcher', thread: `t-${Math.random()}` });
-}
-
-async function until<T>(probe: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
-  let value = await probe();
-  for (let i = 0; i < 200 && !ok(value); i++) {
-    await new Promise((r) => setTimeout(r, 10));
-    value = await probe();
-  }
-  return value;
 }
 
 describe('revocation', () => {
@@ -79,10 +71,10 @@ describe('revocation', () => {
     const runtime = await start(o);
     expect((await call(runtime)).status).toBe('ok');
     expect((await cli(o, 'revoke', 'noop', '--reason', 'paused by ops')).code).toBe(0);
-    const refused = await until(
-      () => call(runtime),
-      (r) => r.status === 'refused',
-    );
+    const refused = await until(async () => {
+      const r = await call(runtime);
+      return r.status === 'refused' && r;
+    }, 'the revocation to take effect');
     expect(refused).toMatchObject({
       status: 'refused',
       error: { code: 'ToolRevoked', message: 'tool noop is revoked: paused by ops' },
@@ -92,14 +84,11 @@ describe('revocation', () => {
       reason: 'revoked: paused by ops',
     });
     expect((await cli(o, 'unrevoke', 'noop')).code).toBe(0);
-    expect(
-      (
-        await until(
-          () => call(runtime),
-          (r) => r.status === 'ok',
-        )
-      ).status,
-    ).toBe('ok');
+    const allowed = await until(async () => {
+      const r = await call(runtime);
+      return r.status === 'ok' && r;
+    }, 'the unrevoke to take effect');
+    expect(allowed.status).toBe('ok');
     await runtime.close();
   });
 
@@ -109,10 +98,7 @@ describe('revocation', () => {
     const warnings: string[] = [];
     const runtime = await start(o, warnings);
     await writeFile(join(o.dataDir, 'revocations.json'), '{ "revoked": ');
-    await until(
-      async () => warnings.filter((w) => w.includes('revocations')).length,
-      (n) => n > 0,
-    );
+    await until(() => warnings.some((w) => w.includes('revocations')), 'the warning about the broken file');
     expect(warnings.join('\n')).toContain('is not valid JSON');
     expect(warnings.join('\n')).toContain('keeping the previous revocations');
     expect((await call(runtime)).status).toBe('refused');
