@@ -1,0 +1,247 @@
+/**
+ * One configured MCP server as the runtime keeps it: started with the daemon or on first use,
+ * listed again on `notifications/tools/list_changed`, and started again with exponential backoff
+ * when it dies (a stdio server exits, an HTTP server stops answering). While it is down, `reason`
+ * says why, and its tools are unavailable with that reason.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { redactString } from '../../audit/redact.ts';
+import { McpError } from '../../errors.ts';
+import type { ResolvedServerConfig } from '../config.ts';
+import { buildTransport, type TransportDeps } from './transport.ts';
+
+/** A tool as the server lists it. */
+export interface RemoteTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations?: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+    title?: string;
+  };
+}
+
+export type ConnectionState = 'idle' | 'starting' | 'ready' | 'down' | 'closed';
+
+/** The most a server's stderr tail may hold, for the reason it died. */
+const STDERR_TAIL = 2048;
+
+export class McpConnection {
+  readonly server: ResolvedServerConfig;
+  readonly #deps: TransportDeps;
+  #state: ConnectionState = 'idle';
+  #reason: string | undefined;
+  #client: Client | undefined;
+  #starting: Promise<void> | undefined;
+  #attempt = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #tools = new Map<string, RemoteTool>();
+  #stderr = '';
+  /** Bumped per connection, so a late close of an old one is not taken for the new one's. */
+  #generation = 0;
+  readonly #watchers = new Set<() => void>();
+  /** How many times the server was (re)started; for tests and `describe`. */
+  starts = 0;
+
+  constructor(server: ResolvedServerConfig, deps: TransportDeps) {
+    this.server = server;
+    this.#deps = deps;
+  }
+
+  get state(): ConnectionState {
+    return this.#state;
+  }
+
+  /** Why the server cannot be used now, or null when it is up (or not started yet, for a lazy one). */
+  get reason(): string | null {
+    if (this.#state === 'ready') return null;
+    if (this.#state === 'idle') return null;
+    if (this.#state === 'starting') return this.#reason ?? `server ${this.server.name} is starting`;
+    if (this.#state === 'closed') return `server ${this.server.name} is shut down`;
+    return this.#reason ?? `server ${this.server.name} is down`;
+  }
+
+  /** The server's tools, after include/exclude, as last listed. */
+  get tools(): ReadonlyMap<string, RemoteTool> {
+    return this.#tools;
+  }
+
+  /** `fn` runs whenever the tool list or the state changes. Returns the unsubscribe. */
+  watch(fn: () => void): () => void {
+    this.#watchers.add(fn);
+    return () => this.#watchers.delete(fn);
+  }
+
+  #notify(): void {
+    for (const fn of this.#watchers) {
+      try {
+        fn();
+      } catch {
+        // a watcher's failure is its own
+      }
+    }
+  }
+
+  /** Connects and lists the tools (once at a time); resolves when up, rejects with why not. */
+  start(): Promise<void> {
+    if (this.#state === 'ready') return Promise.resolve();
+    if (this.#state === 'closed') return Promise.reject(new McpError('mcp.unavailable', this.reason as string));
+    this.#starting ??= this.#connect().finally(() => {
+      this.#starting = undefined;
+    });
+    return this.#starting;
+  }
+
+  async #connect(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#state = 'starting';
+    const generation = ++this.#generation;
+    this.starts++;
+    this.#stderr = '';
+    let client: Client | undefined;
+    try {
+      const built = await buildTransport(this.server, this.#deps);
+      built.stderr?.on('data', (chunk: Buffer) => {
+        this.#stderr = (this.#stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
+      });
+      const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+      const { ToolListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+      client = new Client({ name: 'organism', version: '1' }, { capabilities: {} });
+      client.onclose = () => {
+        if (generation === this.#generation) this.#lost('its connection closed');
+      };
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        if (generation === this.#generation) this.#relist().catch((error: unknown) => this.#lost(message(error)));
+      });
+      await withTimeout(client.connect(built.transport), this.server.startup_timeout_ms, 'connecting');
+      this.#client = client;
+      await this.#relist();
+      if (generation !== this.#generation) return;
+      this.#state = 'ready';
+      this.#reason = undefined;
+      this.#attempt = 0;
+      this.#notify();
+    } catch (error) {
+      if (generation === this.#generation) {
+        this.#client = undefined;
+        await client?.close().catch(() => {});
+        this.#down(`could not start: ${message(error)}`);
+      }
+      throw new McpError('mcp.unavailable', `server ${this.server.name} ${this.#reason ?? message(error)}`);
+    }
+  }
+
+  /** Lists the tools again (every page), keeping those include/exclude let through. */
+  async #relist(): Promise<void> {
+    const client = this.#client;
+    if (!client) return;
+    const tools = new Map<string, RemoteTool>();
+    let cursor: string | undefined;
+    do {
+      const page = await withTimeout(
+        client.listTools(cursor === undefined ? {} : { cursor }),
+        this.server.timeout_ms,
+        'listing tools',
+      );
+      for (const tool of page.tools) {
+        if (this.server.include && !this.server.include.includes(tool.name)) continue;
+        if (this.server.exclude.includes(tool.name)) continue;
+        tools.set(tool.name, {
+          name: tool.name,
+          description: tool.description ?? '',
+          inputSchema: tool.inputSchema as Record<string, unknown>,
+          ...(tool.annotations ? { annotations: tool.annotations } : {}),
+        });
+      }
+      cursor = page.nextCursor;
+    } while (cursor);
+    this.#tools = tools;
+    this.#notify();
+  }
+
+  /** The connection died: down with why, and a restart scheduled. */
+  #lost(why: string): void {
+    if (this.#state === 'closed') return;
+    this.#generation++;
+    const client = this.#client;
+    this.#client = undefined;
+    client?.close().catch(() => {});
+    this.#down(why);
+  }
+
+  #down(why: string): void {
+    const tail = this.#stderr.trim().split('\n').pop();
+    const said = tail ? ` (stderr: ${redactString(tail).slice(0, 200)})` : '';
+    const delay = Math.min(this.server.restart_initial_ms * 2 ** this.#attempt, this.server.restart_max_ms);
+    this.#attempt++;
+    this.#state = 'down';
+    this.#reason = `server ${this.server.name} is down: ${why}${said}; restarting in ${Math.ceil(delay / 100) / 10} s`;
+    this.#notify();
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.start().catch(() => {}); // a failed restart schedules the next one itself
+    }, delay);
+    this.#timer.unref();
+  }
+
+  /**
+   * Calls a tool. A lazy server is started first. `signal` aborting (the dispatcher's timeout)
+   * makes the SDK send `notifications/cancelled` for the request.
+   */
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number) {
+    if (this.#state !== 'ready') {
+      if (this.#state === 'down' || this.#state === 'closed')
+        throw new McpError('mcp.unavailable', this.reason as string);
+      await this.start();
+    }
+    const client = this.#client;
+    if (!client) throw new McpError('mcp.unavailable', this.reason ?? `server ${this.server.name} is down`);
+    try {
+      return await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal,
+        // The dispatcher's timeout cancels first; this only stops a request the signal missed.
+        timeout: timeoutMs + 5_000,
+      });
+    } catch (error) {
+      // An HTTP server that stopped answering is down like a stdio server that exited.
+      if (this.server.url !== undefined && isConnectionFailure(error)) this.#lost(message(error));
+      throw error;
+    }
+  }
+
+  /** Stops the server (the stdio child is killed with its sandbox) and any restart. */
+  async close(): Promise<void> {
+    this.#state = 'closed';
+    this.#generation++;
+    clearTimeout(this.#timer);
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.close().catch(() => {});
+  }
+}
+
+function message(error: unknown): string {
+  return redactString(error instanceof Error ? error.message : String(error));
+}
+
+function isConnectionFailure(error: unknown): boolean {
+  const text = `${(error as Error)?.message ?? ''} ${String((error as { cause?: unknown })?.cause ?? '')}`;
+  return /fetch failed|ECONNREFUSED|ECONNRESET|socket hang up|other side closed/i.test(text);
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new McpError('mcp.timeout', `${what} took over ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

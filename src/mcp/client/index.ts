@@ -1,0 +1,117 @@
+/**
+ * MCP servers' tools in the tool runtime. Loaded (with the SDK) only when organism.yaml has
+ * `mcp_servers:`; src/tools/runtime.ts imports this file dynamically.
+ *
+ * Connections outlive a tool runtime: they sit in the services' resource cache (one pool per
+ * daemon), so a reload that leaves a server's config as it was keeps its process and session.
+ */
+import type { KeyObject } from 'node:crypto';
+import type { OrganismConfig } from '../../config/types.ts';
+import type { RegisteredTool, ToolRegistry } from '../../tools/registry.ts';
+import type { ToolServices } from '../../tools/types.ts';
+import { canonicalJson } from '../../tools/canonical.ts';
+import { mcpServers, type ResolvedServerConfig, resolveServerConfig } from '../config.ts';
+import { splitQualified } from '../names.ts';
+import { McpConnection } from './connection.ts';
+import { loadPins, type PinState } from './pins.ts';
+import { ServerToolset } from './toolset.ts';
+
+export { McpConnection, type RemoteTool } from './connection.ts';
+export { type McpPins, pinOf, withMcpPins } from './pins.ts';
+
+/** The daemon's connections, by server name; a server whose config changed gets a new one. */
+export class McpPool {
+  readonly #connections = new Map<string, { key: string; connection: McpConnection }>();
+
+  acquire(server: ResolvedServerConfig, deps: ConstructorParameters<typeof McpConnection>[1]): McpConnection {
+    const key = canonicalJson(server);
+    const existing = this.#connections.get(server.name);
+    if (existing && existing.key === key && existing.connection.state !== 'closed') return existing.connection;
+    if (existing) void existing.connection.close();
+    const connection = new McpConnection(server, deps);
+    this.#connections.set(server.name, { key, connection });
+    return connection;
+  }
+
+  /** Closes the servers no longer configured. */
+  retain(names: ReadonlySet<string>): void {
+    for (const [name, entry] of this.#connections) {
+      if (names.has(name)) continue;
+      this.#connections.delete(name);
+      void entry.connection.close();
+    }
+  }
+
+  get(name: string): McpConnection | undefined {
+    return this.#connections.get(name)?.connection;
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.#connections.values()];
+    this.#connections.clear();
+    await Promise.all(all.map((e) => e.connection.close()));
+  }
+}
+
+export interface AttachOptions {
+  config: OrganismConfig;
+  registry: ToolRegistry;
+  services: ToolServices;
+  env: NodeJS.ProcessEnv;
+  manifestPath: string;
+  publicKey: KeyObject | undefined;
+  warn(message: string): void;
+}
+
+export interface AttachedMcp {
+  pool: McpPool;
+  /** Integrity of an MCP tool: a reason, null when it passes; undefined for a tool not from MCP. */
+  integrity(tool: RegisteredTool): string | null | undefined;
+  close(): void;
+}
+
+/** Every granted `<server>.<tool>` in the config's listeners and `mcp` identity. */
+export function grantedMcpTools(config: OrganismConfig): string[] {
+  const names = new Set<string>();
+  const identity = (config.mcp as { tools?: string[] } | undefined)?.tools ?? [];
+  for (const name of [...config.listeners.flatMap((l) => l.tools), ...identity])
+    if (splitQualified(name)) names.add(name);
+  return [...names];
+}
+
+/** Registers the servers' tools; starts the servers configured to start with the daemon and waits for them (bounded). */
+export async function attachMcp(options: AttachOptions): Promise<AttachedMcp> {
+  const { config, registry, services, env, warn } = options;
+  const pool = await services.resources.get('mcp:pool', () => new McpPool(), (p) => p.close());
+  const pins: PinState = await loadPins(options.manifestPath, options.publicKey);
+  const servers = mcpServers(config).map(resolveServerConfig);
+  pool.retain(new Set(servers.map((s) => s.name)));
+  const granted = grantedMcpTools(config);
+  const sets = new Map<string, ServerToolset>();
+  for (const server of servers) {
+    const connection = pool.acquire(server, { config, env });
+    sets.set(server.name, new ServerToolset({ registry, connection, pins: () => pins, granted }));
+  }
+  await Promise.all(
+    servers
+      .filter((s) => s.start === 'daemon')
+      .map((s) =>
+        pool
+          .get(s.name)
+          ?.start()
+          .catch((error: unknown) => warn(`MCP server ${s.name}: ${(error as Error).message}`)),
+      ),
+  );
+  return {
+    pool,
+    integrity(tool) {
+      if (tool.definition.source !== 'external') return undefined;
+      const parts = splitQualified(tool.definition.name);
+      const set = parts ? sets.get(parts.server) : undefined;
+      return set && parts ? set.integrity(parts.tool) : undefined;
+    },
+    close() {
+      for (const set of sets.values()) set.close();
+    },
+  };
+}

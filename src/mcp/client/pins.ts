@@ -1,0 +1,78 @@
+/**
+ * Integrity of MCP tools. `organism tools sign` pins each server's tool list in the signed manifest
+ * (member `mcp`: server -> tool -> SHA-256 of the canonical JSON of its name, description, input
+ * schema and annotations). A server whose tool no longer matches its pin (a "rug pull": a new
+ * description telling the model to do something else) has that tool refused until it is signed
+ * again. The pins are signed with the rest of the manifest (the signature covers every member).
+ */
+import { createHash, type KeyObject, sign as signBytes, verify as verifyBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { canonicalJson } from '../../tools/canonical.ts';
+import type { Manifest } from '../../tools/integrity.ts';
+import type { RemoteTool } from './connection.ts';
+
+export type McpPins = Record<string, Record<string, string>>;
+
+export function pinOf(tool: RemoteTool): string {
+  const pinned = {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    annotations: tool.annotations ?? null,
+  };
+  return createHash('sha256').update(canonicalJson(pinned)).digest('hex');
+}
+
+function signedPart(manifest: Record<string, unknown>): string {
+  const { signature: _ignored, ...rest } = manifest;
+  return canonicalJson(rest);
+}
+
+/** The manifest with the servers' pins added, signed again with the same key. */
+export function withMcpPins(manifest: Manifest, pins: McpPins, privateKey: KeyObject): Manifest & { mcp: McpPins } {
+  const { signature: _old, ...rest } = manifest;
+  const unsigned = { ...rest, mcp: pins };
+  const signature = signBytes(null, Buffer.from(signedPart(unsigned), 'utf8'), privateKey).toString('base64');
+  return { ...unsigned, signature };
+}
+
+/**
+ * What the runtime checks MCP tools against: `unsigned` (no manifest: nothing pinned, nothing
+ * refused, as with native tools), the verified pins, or why the manifest cannot be trusted.
+ */
+export type PinState = { kind: 'unsigned' } | { kind: 'pinned'; pins: McpPins } | { kind: 'broken'; reason: string };
+
+export async function loadPins(manifestPath: string, publicKey: KeyObject | undefined): Promise<PinState> {
+  let text: string;
+  try {
+    text = await readFile(manifestPath, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'unsigned' };
+    return { kind: 'broken', reason: `cannot read tool manifest ${manifestPath}` };
+  }
+  let manifest: Record<string, unknown>;
+  try {
+    manifest = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return { kind: 'broken', reason: `tool manifest ${manifestPath} is not JSON` };
+  }
+  if (!publicKey) return { kind: 'broken', reason: `tool manifest ${manifestPath} is present but no public key is configured` };
+  const good =
+    typeof manifest.signature === 'string' &&
+    verifyBytes(null, Buffer.from(signedPart(manifest), 'utf8'), publicKey, Buffer.from(manifest.signature, 'base64'));
+  if (!good) return { kind: 'broken', reason: `tool manifest ${manifestPath} has a bad signature` };
+  const pins = (manifest.mcp ?? {}) as McpPins;
+  return { kind: 'pinned', pins };
+}
+
+/** Why `tool` of `server` fails its pin, or null when it matches (or nothing is signed). */
+export function pinProblem(state: PinState, server: string, tool: RemoteTool): string | null {
+  if (state.kind === 'unsigned') return null;
+  if (state.kind === 'broken') return state.reason;
+  const pinned = state.pins[server]?.[tool.name];
+  if (pinned === undefined)
+    return `tool ${tool.name} of MCP server ${server} is not in the signed manifest; run 'organism tools sign'`;
+  if (pinned !== pinOf(tool))
+    return `tool ${tool.name} of MCP server ${server} changed since it was signed (its name, description, schema or annotations); check it, then run 'organism tools sign'`;
+  return null;
+}

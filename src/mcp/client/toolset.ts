@@ -1,0 +1,200 @@
+/**
+ * An MCP server's tools as tools of the registry, named `<server>.<tool>`, so they pass the same
+ * dispatcher as native ones (grants, revocation, integrity, arguments, capability scope, guard,
+ * rate limit, loop check, timeout, result cap, audit). Each is registered again when its server
+ * lists it anew; a granted tool the server does not (yet) offer stays registered, unavailable.
+ *
+ * Trust: a server's annotations are claims. Unless this listener's tool_config for the tool says
+ * `trusted: true`, they count for nothing. A tool's capability is, in order: the operator's
+ * `mcp_servers[].capabilities[tool]`, the listener's `tool_config[...].capability`, `read` for a
+ * tool a trusted server marks readOnlyHint (and not destructiveHint). Otherwise (destructive,
+ * unannotated, or untrusted) the tool is unavailable until one of the first two names one.
+ */
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { OrganismError, McpError } from '../../errors.ts';
+import type { ToolRegistry } from '../../tools/registry.ts';
+import { CAPABILITIES, type Capability, type ToolConfig, type ToolDefinition } from '../../tools/types.ts';
+import type { JsonSchema } from '../../xml/json-schema.ts';
+import type { ResolvedServerConfig } from '../config.ts';
+import { qualifiedName } from '../names.ts';
+import type { McpConnection, RemoteTool } from './connection.ts';
+import { type PinState, pinProblem } from './pins.ts';
+import { resultValue } from './result.ts';
+
+/** tool_config keys an MCP tool takes, besides the common ones; the guard's own keys when it has one. */
+const GUARD_KEYS: Record<string, Record<string, JsonSchema>> = {
+  file: { allowed_paths: { type: 'array', items: { type: 'string' } } },
+  web: {
+    allowed_domains: { type: 'array', items: { type: 'string' } },
+    blocked_domains: { type: 'array', items: { type: 'string' } },
+    allowed_ports: { type: 'array', items: { type: 'integer' } },
+    allow_loopback: { type: 'boolean' },
+  },
+  shell: {
+    allowed_commands: { type: 'array', items: { type: 'string' } },
+    blocked_commands: { type: 'array', items: { type: 'string' } },
+    shell: { type: 'boolean' },
+  },
+  email: { allowed_recipients: { type: 'array', items: { type: 'string' } } },
+};
+
+let lenient: Ajv2020 | undefined;
+
+/** Servers write schemas for many drafts and with their own keywords: checked, not policed. */
+function compileRemote(schema: Record<string, unknown>): ValidateFunction {
+  if (!lenient) {
+    lenient = new Ajv2020({ allErrors: true, strict: false, validateFormats: true, allowUnionTypes: true });
+    addFormats.default(lenient);
+  }
+  const { $schema: _draft, $id: _id, ...rest } = schema;
+  return lenient.compile({ ...rest, type: 'object' });
+}
+
+/** A validator that refuses everything, naming why (a schema that does not compile). */
+function refuseAll(reason: string): ValidateFunction {
+  const fn = (() => {
+    fn.errors = [
+      { instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message: reason },
+    ];
+    return false;
+  }) as unknown as ValidateFunction;
+  fn.errors = null;
+  return fn;
+}
+
+export function capabilityOf(
+  server: ResolvedServerConfig,
+  remote: RemoteTool | undefined,
+  tool: string,
+  config: ToolConfig,
+): Capability | null {
+  const operator = server.capabilities[tool];
+  if (operator) return operator;
+  if (typeof config.capability === 'string') return config.capability as Capability;
+  const hints = remote?.annotations;
+  if (config.trusted === true && hints?.readOnlyHint === true && hints.destructiveHint !== true) return 'read';
+  return null;
+}
+
+export interface ToolsetDeps {
+  registry: ToolRegistry;
+  connection: McpConnection;
+  pins: () => PinState;
+  /** Names (`<server>.<tool>`) granted to some listener: registered even before the server lists them. */
+  granted: readonly string[];
+}
+
+export class ServerToolset {
+  readonly #deps: ToolsetDeps;
+  readonly #server: ResolvedServerConfig;
+  /** Remote tool names registered so far. */
+  readonly #names = new Set<string>();
+  readonly #unwatch: () => void;
+
+  constructor(deps: ToolsetDeps) {
+    this.#deps = deps;
+    this.#server = deps.connection.server;
+    const prefix = `${this.#server.name}.`;
+    for (const name of deps.granted) if (name.startsWith(prefix)) this.#names.add(name.slice(prefix.length));
+    this.sync();
+    this.#unwatch = deps.connection.watch(() => this.sync());
+  }
+
+  /** Registers every known tool with what the server last listed. */
+  sync(): void {
+    const listed = this.#deps.connection.tools;
+    for (const name of listed.keys()) this.#names.add(name);
+    for (const name of this.#names) {
+      const remote = listed.get(name);
+      const { definition, validate } = this.#definition(name, remote);
+      this.#deps.registry.replace(definition, { validate });
+    }
+  }
+
+  /** Integrity of one of this server's tools (dispatcher step 4), or null when it passes. */
+  integrity(tool: string): string | null {
+    const remote = this.#deps.connection.tools.get(tool);
+    return remote ? pinProblem(this.#deps.pins(), this.#server.name, remote) : null;
+  }
+
+  close(): void {
+    this.#unwatch();
+  }
+
+  #definition(tool: string, remote: RemoteTool | undefined): { definition: ToolDefinition; validate: ValidateFunction } {
+    const server = this.#server;
+    const connection = this.#deps.connection;
+    const name = qualifiedName(server.name, tool);
+    let validate: ValidateFunction;
+    let schemaProblem: string | null = null;
+    try {
+      validate = compileRemote(remote?.inputSchema ?? { type: 'object' });
+    } catch (error) {
+      schemaProblem = `its input schema does not compile: ${(error as Error).message}`;
+      validate = refuseAll(schemaProblem);
+    }
+    const said = remote?.description.trim() ?? '';
+    const description =
+      said.length >= 10
+        ? said
+        : `Tool ${tool} of MCP server ${server.name}${said ? `: ${said}` : remote ? '' : ' (not listed yet)'}.`;
+    const operator = server.capabilities[tool];
+    const guard = server.guards[tool];
+    const definition: ToolDefinition<Record<string, unknown>> = {
+      name,
+      description,
+      args: { type: 'object', ...(remote?.inputSchema ?? {}) } as JsonSchema,
+      readOnly: operator === 'read',
+      capability: operator ?? 'write',
+      capabilityFor: (config) => capabilityOf(server, connection.tools.get(tool), tool, config) ?? operator ?? 'write',
+      source: 'external',
+      ...(guard ? { guard } : {}),
+      sideEffect: operator !== 'read',
+      config: {
+        type: 'object',
+        properties: {
+          trusted: { type: 'boolean' },
+          capability: { enum: [...CAPABILITIES] },
+          ...(guard ? GUARD_KEYS[guard] : {}),
+        },
+      },
+      unavailable: (_services, config) => {
+        const down = connection.reason;
+        if (down) return down;
+        if (connection.state === 'ready' && !connection.tools.has(tool)) {
+          const offered = [...connection.tools.keys()].join(', ') || '(none)';
+          return `MCP server ${server.name} does not offer a tool ${tool} (it offers: ${offered})`;
+        }
+        if (schemaProblem) return schemaProblem;
+        if (config && capabilityOf(server, connection.tools.get(tool), tool, config) === null) {
+          return (
+            `${name} needs a capability named explicitly: set mcp_servers ${server.name}.capabilities.${tool} ` +
+            `or this listener's tool_config["${name}"].capability (annotations count only with trusted: true, and only readOnlyHint)`
+          );
+        }
+        return null;
+      },
+      run: async (args, ctx) => {
+        if (connection.state !== 'ready') await connection.start();
+        // A lazy server is listed only now: its schema and pin are checked here before anything is sent.
+        const now = connection.tools.get(tool);
+        if (!now) throw new McpError('mcp.unavailable', `MCP server ${server.name} does not offer ${tool}`);
+        const pin = pinProblem(this.#deps.pins(), server.name, now);
+        if (pin) throw new OrganismError('IntegrityFailure', pin, { rule_id: 'mcp.integrity' });
+        if (now !== remote) {
+          const check = compileRemote(now.inputSchema);
+          if (!check(args)) {
+            const why = (check.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
+            throw new OrganismError('InvalidArguments', `arguments do not match ${name}'s schema: ${why}`, {
+              rule_id: 'mcp.schema',
+            });
+          }
+        }
+        const result = await connection.call(tool, args, ctx.signal, ctx.config.timeout_ms ?? server.timeout_ms);
+        return resultValue(result as Parameters<typeof resultValue>[0]);
+      },
+    };
+    return { definition, validate };
+  }
+}

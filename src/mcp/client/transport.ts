@@ -1,0 +1,98 @@
+/**
+ * The SDK transport for one configured server. A stdio server is started inside the run_command
+ * sandbox (src/sandbox): its own workspace as the one writable folder, the daemon's data dir,
+ * config file, .env, manifest and key files covered, no network unless configured, and an
+ * environment holding only PATH, HOME, LANG and the `*_env` values configured for it. A Streamable
+ * HTTP server gets its bearer token from `token_env` and the configured headers.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { OrganismConfig } from '../../config/types.ts';
+import { McpError } from '../../errors.ts';
+import { sandboxFor } from '../../sandbox/index.ts';
+import { type ResolvedServerConfig, serverEnvironment } from '../config.ts';
+
+export interface TransportDeps {
+  config: OrganismConfig;
+  /** Where `*_env` values and ORGANISM_BWRAP are read. */
+  env: NodeJS.ProcessEnv;
+}
+
+/** The server's workspace: as configured (relative to organism.yaml), else <data_dir>/mcp/<name>. */
+export function serverWorkspace(server: ResolvedServerConfig, config: OrganismConfig): string {
+  if (server.workspace) return resolve(dirname(config.file), server.workspace);
+  return join(config.organism.data_dir, 'mcp', server.name);
+}
+
+/** What no stdio server may see: the daemon's data dir, its config and every key or log file it names. */
+export function hiddenPaths(config: OrganismConfig): string[] {
+  const paths = [config.organism.data_dir];
+  if (config.file) paths.push(config.file, join(dirname(config.file), '.env'));
+  for (const section of [config.tools, config.audit] as unknown[]) {
+    if (typeof section !== 'object' || section === null) continue;
+    for (const [key, value] of Object.entries(section)) {
+      if (typeof value === 'string' && /(^|_)(path|file|manifest)$/.test(key)) paths.push(value);
+    }
+  }
+  return paths;
+}
+
+export interface BuiltTransport {
+  transport: Transport;
+  /** stdio: the child's stderr, for the reason a server died. */
+  stderr?: NodeJS.ReadableStream | null;
+}
+
+export async function buildTransport(server: ResolvedServerConfig, deps: TransportDeps): Promise<BuiltTransport> {
+  if (server.url !== undefined) return httpTransport(server, deps);
+  return stdioTransport(server, deps);
+}
+
+async function httpTransport(server: ResolvedServerConfig, deps: TransportDeps): Promise<BuiltTransport> {
+  const headers: Record<string, string> = { ...server.headers };
+  if (server.token_env) {
+    const token = deps.env[server.token_env];
+    if (!token) throw new McpError('mcp.config', `environment variable ${server.token_env} (token_env) is not set`);
+    headers.Authorization = `Bearer ${token}`;
+  }
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  return {
+    transport: new StreamableHTTPClientTransport(new URL(server.url as string), { requestInit: { headers } }),
+  };
+}
+
+async function stdioTransport(server: ResolvedServerConfig, deps: TransportDeps): Promise<BuiltTransport> {
+  const { config, env: from } = deps;
+  const { env, missing } = serverEnvironment(server, from);
+  if (missing.length > 0)
+    throw new McpError('mcp.config', `environment variable ${missing.join(', ')} is not set (mcp_servers ${server.name}.env)`);
+  const workspace = serverWorkspace(server, config);
+  mkdirSync(workspace, { recursive: true, mode: 0o700 });
+  const command = server.command as string;
+  // `./bin/x` or `node_modules/.bin/x` is the user's project's, wherever the daemon runs from.
+  const program = command.includes('/') && !isAbsolute(command) ? resolve(dirname(config.file), command) : command;
+  const sandbox = sandboxFor(server.sandbox, from);
+  const unavailable = sandbox.unavailable();
+  if (unavailable) throw new McpError('mcp.unavailable', `its sandbox cannot run: ${unavailable}`);
+  const plan = sandbox.plan({
+    argv: [program, ...server.args],
+    cwd: workspace,
+    workspace,
+    hide: hiddenPaths(config),
+    envAllowlist: Object.keys(env),
+    from: env,
+    network: server.network,
+    limits: { maxProcesses: server.max_processes, maxMemoryMb: server.max_memory_mb },
+  });
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const [bin = program, ...args] = plan.argv;
+  const transport = new StdioClientTransport({
+    command: bin,
+    args,
+    cwd: plan.cwd,
+    env: plan.env as Record<string, string>,
+    stderr: 'pipe',
+  });
+  return { transport, stderr: transport.stderr as NodeJS.ReadableStream | null };
+}

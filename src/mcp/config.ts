@@ -1,0 +1,143 @@
+/**
+ * The `mcp_servers:` and `mcp:` sections of organism.yaml as the runtime uses them, with their
+ * defaults in one place (organism.schema.json documents the same defaults). Imports nothing of
+ * the SDK, so the config, validate and the grant check never load it.
+ */
+import type { Capability, GuardKind } from '../tools/types.ts';
+import type { TrustLevel } from '../config/types.ts';
+
+export interface McpServerConfig {
+  name: string;
+  /** stdio: the program (a path with `/` is taken relative to organism.yaml's folder). */
+  command?: string;
+  args?: string[];
+  /** `NAME_env: DAEMON_VAR`: the server gets NAME set to the daemon's DAEMON_VAR, and nothing else. */
+  env?: Record<string, string>;
+  /** stdio: the server's own folder, its working directory and the one it may write. */
+  workspace?: string;
+  sandbox?: 'bubblewrap' | 'none';
+  network?: boolean;
+  max_memory_mb?: number;
+  max_processes?: number;
+  /** Streamable HTTP endpoint. */
+  url?: string;
+  /** Environment variable holding the bearer token for `url`. */
+  token_env?: string;
+  headers?: Record<string, string>;
+  timeout_ms?: number;
+  startup_timeout_ms?: number;
+  include?: string[];
+  exclude?: string[];
+  start?: 'daemon' | 'lazy';
+  /** Capability each tool needs, as the operator says (by the server's tool name). */
+  capabilities?: Record<string, Capability>;
+  /** Guard judging each tool's calls (by the server's tool name). */
+  guards?: Record<string, GuardKind>;
+  restart_initial_ms?: number;
+  restart_max_ms?: number;
+}
+
+/** A server config with every default applied. */
+export type ResolvedServerConfig = Required<
+  Pick<
+    McpServerConfig,
+    | 'name'
+    | 'args'
+    | 'env'
+    | 'sandbox'
+    | 'network'
+    | 'max_memory_mb'
+    | 'max_processes'
+    | 'headers'
+    | 'timeout_ms'
+    | 'startup_timeout_ms'
+    | 'exclude'
+    | 'start'
+    | 'capabilities'
+    | 'guards'
+    | 'restart_initial_ms'
+    | 'restart_max_ms'
+  >
+> &
+  Pick<McpServerConfig, 'command' | 'url' | 'token_env' | 'include' | 'workspace'>;
+
+export function defaultMcpServerOptions(): Omit<ResolvedServerConfig, 'name'> {
+  return {
+    args: [],
+    env: {},
+    sandbox: 'bubblewrap',
+    network: false,
+    max_memory_mb: 4096,
+    max_processes: 256,
+    headers: {},
+    timeout_ms: 30_000,
+    startup_timeout_ms: 15_000,
+    exclude: [],
+    start: 'daemon',
+    capabilities: {},
+    guards: {},
+    restart_initial_ms: 500,
+    restart_max_ms: 30_000,
+  };
+}
+
+export function resolveServerConfig(server: McpServerConfig): ResolvedServerConfig {
+  const defined = Object.fromEntries(Object.entries(server).filter(([, v]) => v !== undefined));
+  return { ...defaultMcpServerOptions(), ...defined } as ResolvedServerConfig;
+}
+
+/** `mcp:`: the identity MCP clients act as when they call native tools, and serving limits. */
+export interface McpIdentityConfig {
+  tools: string[];
+  tool_config: Record<string, Record<string, unknown>>;
+  trust: TrustLevel;
+  /** How long a listener call waits for the reply or the end of the thread. */
+  call_timeout_ms: number;
+}
+
+/** The name MCP clients' tool calls carry in audit and grants. */
+export const MCP_IDENTITY = 'mcp';
+
+export function defaultMcpIdentity(): McpIdentityConfig {
+  return { tools: [], tool_config: {}, trust: 'medium', call_timeout_ms: 60_000 };
+}
+
+/** The configured servers (none when the section is absent). */
+export function mcpServers(config: object): McpServerConfig[] {
+  const servers = (config as { mcp_servers?: unknown }).mcp_servers;
+  return Array.isArray(servers) ? (servers as McpServerConfig[]) : [];
+}
+
+export function mcpIdentity(config: object): McpIdentityConfig {
+  const section = ((config as { mcp?: unknown }).mcp ?? {}) as Partial<McpIdentityConfig>;
+  return { ...defaultMcpIdentity(), ...section };
+}
+
+/** The server's environment: `NAME_env: VAR` read from `from`; the names of unset variables in `missing`. */
+export function serverEnvironment(
+  server: Pick<McpServerConfig, 'env'>,
+  from: NodeJS.ProcessEnv,
+): { env: Record<string, string>; missing: string[] } {
+  const env: Record<string, string> = {};
+  const missing: string[] = [];
+  for (const [key, variable] of Object.entries(server.env ?? {})) {
+    const name = key.replace(/_env$/, '');
+    const value = from[variable];
+    if (value === undefined) missing.push(variable);
+    else env[name] = value;
+  }
+  return { env, missing };
+}
+
+/** The `mcp:` identity as the dispatcher's listener entry (none when the section is absent). */
+export function mcpIdentityGrants(config: object): Array<{
+  name: string;
+  tools: string[];
+  tool_config: Record<string, Record<string, unknown>>;
+  trust: TrustLevel;
+}> {
+  const section = (config as { mcp?: unknown }).mcp;
+  if (section === undefined || section === null) return [];
+  const identity = mcpIdentity(config);
+  return [{ name: MCP_IDENTITY, tools: identity.tools, tool_config: identity.tool_config, trust: identity.trust }];
+}

@@ -1,0 +1,150 @@
+/**
+ * Consuming real MCP servers over stdio, inside the sandbox: @modelcontextprotocol/server-everything
+ * and server-filesystem from npm, and the test's own rug-server. Every call goes through the
+ * dispatcher exactly as a listener's would.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ToolRuntime } from '../../src/tools/runtime.ts';
+import { call, EVERYTHING, FILESYSTEM, RUG, startRuntime, tempOrganism } from './helpers.ts';
+
+let runtime: ToolRuntime | undefined;
+afterEach(async () => {
+  await runtime?.close();
+  runtime = undefined;
+});
+
+describe('MCP servers over stdio', () => {
+  it('a listener granted one tool of a server can call it and no other', async () => {
+    const o = await tempOrganism(`mcp_servers:
+  - name: every
+    command: /usr/bin/node
+    args: [${JSON.stringify(EVERYTHING)}, stdio]
+    capabilities: { echo: read, get-sum: read }
+listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [every.echo]
+`);
+    runtime = await startRuntime(o);
+    const ok = await call(runtime, 'worker', 'every.echo', { message: 'hi there' });
+    expect(ok).toMatchObject({ status: 'ok', value: { text: 'Echo: hi there' } });
+    expect(runtime.registry.get('every.echo')?.definition.source).toBe('external');
+    // The server offers get-sum too; registered, but this listener was not granted it.
+    expect(runtime.registry.has('every.get-sum')).toBe(true);
+    const denied = await call(runtime, 'worker', 'every.get-sum', { a: 1, b: 2 });
+    expect(denied).toMatchObject({ status: 'refused', error: { code: 'PermissionDenied' } });
+  });
+
+  it('arguments the server schema refuses never reach the server', async () => {
+    const o = await tempOrganism(`mcp_servers:
+  - name: rug
+    command: /usr/bin/node
+    args: [${JSON.stringify(RUG)}]
+    capabilities: { greet: read, slow: read, cancelled: read }
+listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [rug.greet]
+`);
+    runtime = await startRuntime(o);
+    const bad = await call(runtime, 'worker', 'rug.greet', { name: 'x'.repeat(41) });
+    expect(bad).toMatchObject({ status: 'refused', error: { code: 'InvalidArguments' } });
+    expect((bad as { error: { message: string } }).error.message).toContain('name');
+    const wrongType = await call(runtime, 'worker', 'rug.greet', { name: 7 });
+    expect(wrongType).toMatchObject({ status: 'refused', error: { code: 'InvalidArguments' } });
+    expect(await call(runtime, 'worker', 'rug.greet', { name: 'ada' })).toMatchObject({
+      status: 'ok',
+      value: { text: 'hello ada' },
+    });
+  });
+
+  it("the server's environment holds only what was configured (everything's get-env)", async () => {
+    const o = await tempOrganism(`mcp_servers:
+  - name: every
+    command: /usr/bin/node
+    args: [${JSON.stringify(EVERYTHING)}, stdio]
+    env: { GREETING_env: MCP_TEST_GREETING }
+    capabilities: { get-env: read }
+listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [every.get-env]
+`);
+    runtime = await startRuntime(o, { MCP_TEST_GREETING: 'bonjour', DAEMON_SECRET_TOKEN: 'sk-do-not-leak-1234567890' });
+    const result = await call(runtime, 'worker', 'every.get-env');
+    expect(result.status).toBe('ok');
+    const env = JSON.parse((result as { value: { text: string } }).value.text) as Record<string, string>;
+    expect(env.GREETING).toBe('bonjour');
+    // PWD is the sandbox's working directory (the server's own workspace), set by the shell-less start.
+    expect(Object.keys(env).sort()).toEqual(['GREETING', 'HOME', 'LANG', 'PATH', 'PWD']);
+    expect(env.PWD).toBe(join(o.dataDir, 'mcp', 'every'));
+    expect(JSON.stringify(env)).not.toContain('sk-do-not-leak');
+  });
+
+  it("a stdio server cannot read the daemon's data dir, config or environment", async () => {
+    const o = await tempOrganism(`mcp_servers:
+  - name: rug
+    command: /usr/bin/node
+    args: [${JSON.stringify(RUG)}]
+    capabilities: { read: read, ls: read, env: read }
+listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [rug.read, rug.ls, rug.env]
+`);
+    await mkdir(o.dataDir, { recursive: true });
+    await writeFile(join(o.dataDir, 'secret.txt'), 'data-dir-secret');
+    await writeFile(join(o.dir, '.env'), 'DOTENV_SECRET=dotenv-secret-value\n');
+    runtime = await startRuntime(o, { DAEMON_SECRET_TOKEN: 'sk-do-not-leak-1234567890' });
+    const text = async (tool: string, args: unknown) =>
+      ((await call(runtime!, 'worker', tool, args)) as { value: { text: string } }).value.text;
+    expect(await text('rug.read', { path: join(o.dataDir, 'secret.txt') })).toMatch(/^ERR /);
+    // The data dir is covered: only the way down to the server's own workspace shows.
+    expect(await text('rug.ls', { path: o.dataDir })).toBe('["mcp"]');
+    expect(await text('rug.ls', { path: join(o.dataDir, 'mcp') })).toBe('["rug"]');
+    // Covered (or, under /tmp, not there at all: the sandbox has a /tmp of its own).
+    expect(await text('rug.read', { path: o.config })).not.toContain('mcp_servers');
+    expect(await text('rug.read', { path: join(o.dir, '.env') })).not.toContain('dotenv-secret-value');
+    // The daemon's own environment is out of reach too: /proc shows only the sandbox's processes.
+    expect(await text('rug.read', { path: `/proc/${process.pid}/environ` })).not.toContain('sk-do-not-leak');
+    const env = await text('rug.env', {});
+    expect(env).not.toContain('sk-do-not-leak');
+    expect(env).not.toContain('DAEMON_SECRET_TOKEN');
+    // Its own workspace is where it runs and may write.
+    expect(await text('rug.ls', { path: join(o.dataDir, 'mcp', 'rug') })).toBe('[]');
+  });
+
+  it('server-filesystem: a read in its folder works; a guard denial stops a path outside the workspace', async () => {
+    const o = await tempOrganism(`mcp_servers:
+  - name: fs
+    command: /usr/bin/node
+    args: [${JSON.stringify(FILESYSTEM)}, .]
+    workspace: ./workspace
+    capabilities: { read_text_file: read, write_file: write }
+    guards: { read_text_file: file, write_file: file }
+listeners:
+  - name: reader
+    agent: true
+    description: reads
+    tools: [fs.read_text_file, fs.write_file]
+`);
+    await mkdir(o.workspace, { recursive: true });
+    await writeFile(join(o.workspace, 'notes.txt'), 'remember the milk');
+    runtime = await startRuntime(o);
+    const read = await call(runtime, 'reader', 'fs.read_text_file', { path: join(o.workspace, 'notes.txt') });
+    // server-filesystem answers with structuredContent, which is the result as the server gives it.
+    expect(read).toMatchObject({ status: 'ok', value: { content: 'remember the milk' } });
+    const outside = await call(runtime, 'reader', 'fs.read_text_file', { path: '/etc/passwd' });
+    expect(outside).toMatchObject({ status: 'refused', error: { code: 'GuardDenied' } });
+    expect((outside as { error: { rule_id: string } }).error.rule_id).toMatch(/^file\./);
+    // A thread scoped to read only cannot write through it.
+    const scoped = await call(runtime, 'reader', 'fs.write_file', { path: join(o.workspace, 'x.txt'), content: 'x' }, ['read']);
+    expect(scoped).toMatchObject({ status: 'refused', error: { code: 'OutsideScope' } });
+  });
+});

@@ -1,0 +1,61 @@
+/** Temp organisms with MCP servers, and the tool runtime built from them as the daemon builds it. */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config/index.ts';
+import { createToolRuntime, type ToolRuntime } from '../../src/tools/runtime.ts';
+
+export const REPO = fileURLToPath(new URL('../../', import.meta.url));
+export const EVERYTHING = join(REPO, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+export const FILESYSTEM = join(REPO, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+export const RUG = join(REPO, 'test/mcp/fixtures/rug-server.mjs');
+
+export interface TempOrganism {
+  dir: string;
+  config: string;
+  dataDir: string;
+  workspace: string;
+}
+
+/** Writes organism.yaml (with `yaml` as its listeners and further sections) into a fresh folder. */
+export async function tempOrganism(yaml: string): Promise<TempOrganism> {
+  const dir = await mkdtemp(join(tmpdir(), 'organism-mcp-'));
+  const config = join(dir, 'organism.yaml');
+  await writeFile(
+    config,
+    `organism:\n  name: mcp-test\n  data_dir: ./data\n  workspace: ./workspace\n  log_level: silent\n${yaml}`,
+  );
+  return { dir, config, dataDir: join(dir, 'data'), workspace: join(dir, 'workspace') };
+}
+
+export async function startRuntime(
+  o: TempOrganism,
+  env: NodeJS.ProcessEnv = {},
+  warnings: string[] = [],
+): Promise<ToolRuntime> {
+  const loaded = await loadConfig(o.config, { loadModules: false, env: { ...process.env, ...env } });
+  return createToolRuntime(loaded, {
+    warn: (m) => warnings.push(m),
+    env: { XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, PATH: process.env.PATH, ...env },
+  });
+}
+
+export function call(runtime: ToolRuntime, listener: string, tool: string, args: unknown = {}, scope?: string[]) {
+  return runtime.dispatcher.call({
+    tool,
+    args,
+    listener,
+    thread: `t-${Math.random()}`,
+    ...(scope ? { scope: scope as never } : {}),
+  });
+}
+
+/** Waits until `check` is true (each 50 ms), or fails after `ms` with `what`. */
+export async function until(check: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
