@@ -9,6 +9,7 @@ import { processIo } from './io.ts';
 type CommandModule = { run(argv: string[], io: CommandIo): Promise<number>; summary: string };
 
 const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  init: () => import('./commands/init.ts'),
   run: () => import('./commands/run.ts'),
   validate: () => import('./commands/validate.ts'),
   send: () => import('./commands/send.ts'),
@@ -16,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   tools: () => import('./commands/tools.ts'),
   guard: () => import('./commands/guard.ts'),
   audit: () => import('./commands/audit.ts'),
+  approvals: () => import('./commands/approvals.ts'),
   status: () => import('./commands/status.ts'),
   threads: () => import('./commands/threads.ts'),
   tail: () => import('./commands/tail.ts'),

@@ -1,0 +1,139 @@
+/**
+ * What `organism init` writes into a folder: the plan (every file with its content) and the
+ * package.json merge. Kept apart from the command so the plan can be checked before anything is
+ * written: either every file is written, or none is.
+ */
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { UsageError } from '../../errors.ts';
+import {
+  ENV_EXAMPLE,
+  GITIGNORE,
+  HELLO_LISTENER,
+  HELLO_TEST,
+  ORGANISM_YAML,
+  PROJECT_README,
+  type ProjectFacts,
+  TSCONFIG,
+  WORD_COUNT_TOOL,
+} from './templates.ts';
+
+/** The files written besides package.json, by path relative to the project folder. */
+export function projectFiles(facts: ProjectFacts): Array<[string, string]> {
+  return [
+    ['organism.yaml', ORGANISM_YAML(facts)],
+    ['listeners/hello.ts', HELLO_LISTENER],
+    ['tools/word-count.ts', WORD_COUNT_TOOL],
+    ['test/hello.test.ts', HELLO_TEST],
+    ['tsconfig.json', TSCONFIG],
+    ['.env.example', ENV_EXAMPLE],
+    ['.gitignore', GITIGNORE],
+    ['README.md', PROJECT_README(facts)],
+  ];
+}
+
+/** The project's name from its folder: lowercase letters, digits, - and _ (what npm and organism.name accept). */
+export function projectName(folder: string): string {
+  const name = basename(folder)
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '-')
+    .replace(/^[-_]+|[-_]+$/g, '');
+  return name === '' ? 'my-organism' : name;
+}
+
+/** What the generated package.json depends on, besides organism. */
+export interface DependencyVersions {
+  organism: string;
+  typescript: string;
+  vitest: string;
+  '@types/node': string;
+}
+
+/** The versions of Organism's own package: the dev tools it is built and tested with. */
+export function versionsFrom(
+  organismPackage: Record<string, any>,
+  organismSpec?: string,
+): DependencyVersions {
+  const dev = (organismPackage.devDependencies ?? {}) as Record<string, string>;
+  return {
+    organism: organismSpec ?? `^${organismPackage.version}`,
+    typescript: dev.typescript ?? 'latest',
+    vitest: dev.vitest ?? 'latest',
+    '@types/node': dev['@types/node'] ?? 'latest',
+  };
+}
+
+const SCRIPTS = { start: 'organism run', test: 'vitest run', validate: 'organism validate' } as const;
+
+/** What `npm init -y` puts in scripts.test: a placeholder, not the user's own script. */
+const NPM_PLACEHOLDER_TEST = /^echo "Error: no test specified" && exit 1$/;
+
+export interface PackageMerge {
+  json: Record<string, any>;
+  /** One line per change to an existing package.json, or per thing kept that init would have set. */
+  notes: string[];
+}
+
+/**
+ * The project's package.json: a new one, or the existing one with what the project needs added.
+ * An existing dependency (say, organism installed from a tarball) and the user's own scripts are
+ * kept unless `force`; `"type"` becomes `"module"`, which the listener and tool modules need.
+ */
+export function mergePackageJson(
+  existing: Record<string, any> | undefined,
+  facts: ProjectFacts,
+  versions: DependencyVersions,
+  force: boolean,
+): PackageMerge {
+  const notes: string[] = [];
+  const json: Record<string, any> = existing
+    ? structuredClone(existing)
+    : { name: facts.name, version: '0.1.0', private: true };
+  if (json.type !== 'module') {
+    if (existing) notes.push(`"type" set to "module" (was ${JSON.stringify(json.type ?? 'commonjs')})`);
+    json.type = 'module';
+  }
+  json.scripts ??= {};
+  for (const [name, command] of Object.entries(SCRIPTS)) {
+    const current = json.scripts[name] as string | undefined;
+    if (current === undefined || current === command || force || NPM_PLACEHOLDER_TEST.test(current)) {
+      json.scripts[name] = command;
+    } else {
+      notes.push(
+        `kept your scripts.${name} (${JSON.stringify(current)}); init would set ${JSON.stringify(command)}`,
+      );
+    }
+  }
+  json.dependencies ??= {};
+  if (
+    json.dependencies.organism === undefined ||
+    (force && versions.organism !== json.dependencies.organism)
+  ) {
+    json.dependencies.organism = versions.organism;
+  }
+  json.devDependencies ??= {};
+  for (const name of ['typescript', 'vitest', '@types/node'] as const) {
+    json.devDependencies[name] ??= versions[name];
+  }
+  return { json, notes };
+}
+
+/** Reads the folder's package.json, if any. Throws UsageError naming it when it is not JSON. */
+export async function readPackageJson(path: string): Promise<Record<string, any> | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const json = JSON.parse(text) as unknown;
+    if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new Error('not an object');
+    return json as Record<string, any>;
+  } catch (error) {
+    throw new UsageError(
+      `${path} is not a JSON object (${(error as Error).message}); fix or remove it first`,
+    );
+  }
+}

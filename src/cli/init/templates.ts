@@ -1,0 +1,216 @@
+/**
+ * The files `organism init` writes: a small, working project (one listener, one tool of its own,
+ * a test, a plain NodeNext tsconfig). Kept as text here, not as files beside the package, so they
+ * ship inside the compiled CLI with nothing to find at run time. Every file is written as a user
+ * would write it: imports from 'organism', relative imports with `.js` as NodeNext expects.
+ */
+
+export interface ProjectFacts {
+  /** The organism's name (organism.name, the package name). */
+  name: string;
+}
+
+export const ORGANISM_YAML = (
+  facts: ProjectFacts,
+) => `# yaml-language-server: $schema=./node_modules/organism/organism.schema.json
+# Your organism: \`npm start\` runs it, \`npm run validate\` checks this file. Every key with its
+# default: node_modules/organism/README.md, "organism.yaml reference".
+organism:
+  name: ${facts.name}
+  data_dir: ./.organism        # history, audit log, embedded stores (git-ignored)
+
+server:
+  host: 127.0.0.1
+  port: 7777
+
+# Your own tools: every .ts/.js file in these folders (or these files) adds to the built-in tools.
+tool_modules: [./tools]
+
+listeners:
+  - name: hello
+    handler: ./listeners/hello.ts
+    tools: [word_count]        # tools/word-count.ts; a listener gets only the tools granted here
+`;
+
+export const HELLO_LISTENER = `import { defineListener } from 'organism';
+
+/**
+ * Greets someone by name and counts the words of the greeting with the project's own word_count
+ * tool (tools/word-count.ts). The tool call goes through Organism's dispatcher: granted in
+ * organism.yaml, its arguments checked, the call and its result recorded in the thread.
+ */
+export default defineListener<{ name: string }>({
+  description: 'Greets someone by name and says how many words the greeting has.',
+  payload: {
+    tag: 'hello',
+    schema: {
+      type: 'object',
+      properties: { name: { type: 'string', minLength: 1, maxLength: 200, description: 'Who to greet.' } },
+      required: ['name'],
+      additionalProperties: false,
+    },
+  },
+  response: {
+    tag: 'greeting',
+    schema: {
+      type: 'object',
+      properties: {
+        text: { type: 'string', description: 'The greeting.' },
+        words: { type: 'integer', description: 'How many words it has.' },
+      },
+      required: ['text', 'words'],
+    },
+  },
+  async handler(payload, ctx) {
+    const text = \`Hello, \${payload.name}!\`;
+    const counted = await ctx.tools.call('word_count', { text });
+    // A refused or failed call is a result, not an exception: say why and stop here.
+    if (counted.status !== 'ok') throw new Error(\`word_count: \${counted.error.message}\`);
+    const { words } = counted.value as { words: number };
+    ctx.log.info('greeted', { name: payload.name, words });
+    return ctx.respond({ text, words });
+  },
+});
+`;
+
+export const WORD_COUNT_TOOL = `import type { ToolDefinition } from 'organism';
+
+export interface WordCountArgs {
+  text: string;
+}
+
+export interface WordCountResult {
+  words: number;
+}
+
+/**
+ * A tool of this project: one file in tools/ default-exporting a ToolDefinition. organism.yaml's
+ * \`tool_modules: [./tools]\` adds it to the built-in tools; a listener uses it once it is granted
+ * (\`tools: [word_count]\`). The runtime checks the arguments against \`args\` before \`run\`, applies
+ * the listener's tool_config (timeout_ms, rate_limit, max_result_bytes) and audits each call, so
+ * \`run\` only does the work.
+ */
+const wordCount: ToolDefinition<WordCountArgs, WordCountResult> = {
+  name: 'word_count',
+  description:
+    'Counts the words in a text (runs of characters between spaces) and returns {"words": n}. ' +
+    'Use it when an exact word count matters.',
+  args: {
+    type: 'object',
+    properties: {
+      text: { type: 'string', maxLength: 100000, description: 'The text whose words to count.' },
+    },
+    required: ['text'],
+    additionalProperties: false,
+  },
+  readOnly: true,
+  capability: 'read',
+  source: 'native',
+  async run(args) {
+    return { words: args.text.split(/\\s+/).filter((word) => word.length > 0).length };
+  },
+};
+
+export default wordCount;
+`;
+
+export const HELLO_TEST = `import { testListener } from 'organism/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import hello from '../listeners/hello.js';
+import wordCount from '../tools/word-count.js';
+
+// The listener runs on a real in-process bus; its granted tool runs through the real dispatcher.
+
+describe('hello', () => {
+  let close: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await close?.();
+    close = undefined;
+  });
+
+  it('greets by name and counts the words with word_count', async () => {
+    const listener = await testListener(hello, { name: 'hello', tools: [wordCount] });
+    close = () => listener.close();
+    const replies = await listener.send({ name: 'Ada Lovelace' });
+    expect(replies.map((r) => r.tag)).toEqual(['greeting']);
+    expect(replies[0]?.payload).toEqual({ text: 'Hello, Ada Lovelace!', words: 3 });
+  });
+
+  it('refuses a payload without a name, before the handler runs', async () => {
+    const listener = await testListener(hello, { name: 'hello', tools: [wordCount] });
+    close = () => listener.close();
+    await expect(listener.send('<hello></hello>')).rejects.toThrow('missing required field "name"');
+  });
+});
+
+describe('word_count', () => {
+  it('counts runs of non-space characters', async () => {
+    const ctx = {} as Parameters<typeof wordCount.run>[1];
+    expect(await wordCount.run({ text: '  one two\\tthree\\n' }, ctx)).toEqual({ words: 3 });
+  });
+});
+`;
+
+export const TSCONFIG = `{
+  "compilerOptions": {
+    "target": "ES2022",
+    "module": "NodeNext",
+    "moduleResolution": "NodeNext",
+    "strict": true,
+    "noEmit": true,
+    "skipLibCheck": true
+  },
+  "include": ["listeners", "tools", "test"]
+}
+`;
+
+export const ENV_EXAMPLE = `# Copy to .env beside organism.yaml and fill in; never commit .env.
+# A value here fills \${VAR} in organism.yaml and every *_env key (token_env, api_key_env,
+# password_env...). The process environment wins over .env.
+
+# The API token the organism CLI sends to the daemon (see auth.tokens in organism.yaml):
+# ORGANISM_TOKEN=
+
+# Where the CLI finds a daemon that is not the one described by ./organism.yaml:
+# ORGANISM_URL=http://127.0.0.1:7777
+
+# A model provider's key, named by llm.backends[].api_key_env, for LLM agents:
+# ANTHROPIC_API_KEY=
+`;
+
+export const GITIGNORE = `node_modules/
+.organism/
+.env
+*.log
+`;
+
+export const PROJECT_README = (facts: ProjectFacts) => `# ${facts.name}
+
+An [Organism](https://www.npmjs.com/package/organism) project: listeners that exchange XML messages
+on a bus, with tools granted to them in \`organism.yaml\`.
+
+\`\`\`sh
+npm install
+npm start              # runs the organism on http://127.0.0.1:7777
+npm test               # tests the listener with vitest and organism/testing
+npm run validate       # checks organism.yaml, the listener and tool modules and the grants
+\`\`\`
+
+In another terminal, while it runs:
+
+\`\`\`sh
+npx organism send --to hello '<hello><name>Ada</name></hello>' --wait
+\`\`\`
+
+prints the thread: \`hello\` calls \`word_count\`, gets \`{"words": 2}\` back, and answers with
+\`<greeting>\`.
+
+- \`listeners/hello.ts\`: a listener (\`defineListener\`); add more and list them under \`listeners:\`.
+- \`tools/word-count.ts\`: a tool of your own; every file in \`tools/\` is one (\`tool_modules\`), and a
+  listener uses it once \`organism.yaml\` grants it.
+- \`test/hello.test.ts\`: runs the listener on a real in-process bus (\`testListener\`).
+- \`.env.example\`: copy to \`.env\` for secrets; \`\${VAR}\` and every \`*_env\` key read it.
+
+After changing a tool, \`npx organism tools sign\` signs the tool modules again (once you sign them,
+a changed module is refused until it is signed again).
+`;

@@ -1,0 +1,151 @@
+/** `organism init [dir]`: what it writes, what it refuses to overwrite, how it completes a package.json. */
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { captureIo } from '../../src/cli/io.ts';
+import { main } from '../../src/cli/main.ts';
+import { loadConfig } from '../../src/config/index.ts';
+
+const FILES = [
+  '.env.example',
+  '.gitignore',
+  'README.md',
+  'listeners/hello.ts',
+  'organism.yaml',
+  'package.json',
+  'test/hello.test.ts',
+  'tools/word-count.ts',
+  'tsconfig.json',
+];
+
+async function init(...args: string[]) {
+  const io = captureIo();
+  const code = await main(['init', ...args], io);
+  return { code, out: io.stdout.join('\n'), err: io.stderr.join('\n') };
+}
+
+async function listFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
+    .sort();
+}
+
+const tempDir = () => mkdtemp(join(tmpdir(), 'organism-init-'));
+
+describe('organism init', () => {
+  it('writes a project into a new folder and prints the next steps', async () => {
+    const dir = join(await tempDir(), 'My Bot');
+    const { code, out, err } = await init(dir);
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    expect(await listFiles(dir)).toEqual(FILES);
+    expect(out).toContain('Next steps:');
+    expect(out).toContain(`cd ${dir}`);
+    expect(out).toContain('npm install');
+
+    const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'));
+    expect(pkg).toMatchObject({
+      name: 'my-bot',
+      type: 'module',
+      scripts: { start: 'organism run', test: 'vitest run', validate: 'organism validate' },
+      dependencies: { organism: expect.stringMatching(/^\^\d+\.\d+\.\d+/) },
+    });
+    expect(Object.keys(pkg.devDependencies).sort()).toEqual(['@types/node', 'typescript', 'vitest']);
+
+    // The organism.yaml is valid against the schema, names its schema, and grants the project's tool.
+    const yaml = await readFile(join(dir, 'organism.yaml'), 'utf8');
+    expect(yaml.split('\n')[0]).toBe(
+      '# yaml-language-server: $schema=./node_modules/organism/organism.schema.json',
+    );
+    const { config } = await loadConfig(join(dir, 'organism.yaml'), { loadModules: false });
+    expect(config.organism.name).toBe('my-bot');
+    expect(config.tool_modules).toEqual([join(dir, 'tools')]);
+    expect(config.listeners.map((l) => [l.name, l.tools])).toEqual([['hello', ['word_count']]]);
+
+    const tsconfig = JSON.parse(await readFile(join(dir, 'tsconfig.json'), 'utf8'));
+    expect(tsconfig.compilerOptions).toMatchObject({
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      strict: true,
+    });
+    expect(tsconfig.compilerOptions.allowImportingTsExtensions).toBeUndefined();
+    expect(await readFile(join(dir, '.gitignore'), 'utf8')).toMatch(/^\.env$/m);
+  });
+
+  it('refuses to overwrite, names what exists, and writes nothing; --force overwrites', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'organism.yaml'), 'mine\n');
+    const refused = await init(dir);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain(`${dir} already has organism.yaml; nothing was written. Use --force`);
+    expect(await listFiles(dir)).toEqual(['organism.yaml']);
+    expect(await readFile(join(dir, 'organism.yaml'), 'utf8')).toBe('mine\n');
+
+    const forced = await init(dir, '--force');
+    expect(forced.code).toBe(0);
+    expect(forced.out).toContain('organism.yaml (overwritten)');
+    expect(await readFile(join(dir, 'organism.yaml'), 'utf8')).toContain('tool_modules: [./tools]');
+    expect(await listFiles(dir)).toEqual(FILES);
+  });
+
+  it('completes the package.json that `npm install <tarball>` wrote, keeping its organism dependency', async () => {
+    const dir = await tempDir();
+    await writeFile(
+      join(dir, 'package.json'),
+      JSON.stringify({
+        name: 'x',
+        version: '1.0.0',
+        type: 'commonjs',
+        scripts: { test: 'echo "Error: no test specified" && exit 1', start: 'node server.js' },
+        dependencies: { organism: 'file:../organism-0.1.0.tgz', left: '^1.0.0' },
+      }),
+    );
+    const { code, out } = await init(dir);
+    expect(code).toBe(0);
+    expect(out).toContain('package.json (updated)');
+    expect(out).toContain('"type" set to "module" (was "commonjs")');
+    expect(out).toContain('kept your scripts.start ("node server.js")');
+    const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'));
+    expect(pkg).toMatchObject({
+      name: 'x',
+      type: 'module',
+      scripts: { test: 'vitest run', start: 'node server.js', validate: 'organism validate' },
+      dependencies: { organism: 'file:../organism-0.1.0.tgz', left: '^1.0.0' },
+    });
+  });
+
+  it('--organism sets the dependency; --name the organism name', async () => {
+    const dir = await tempDir();
+    const { code } = await init(dir, '--organism', 'file:/somewhere/organism.tgz', '--name', 'greeter-bot');
+    expect(code).toBe(0);
+    const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'));
+    expect(pkg.dependencies.organism).toBe('file:/somewhere/organism.tgz');
+    expect(await readFile(join(dir, 'organism.yaml'), 'utf8')).toContain('  name: greeter-bot\n');
+  });
+
+  it('says what is wrong with bad input', async () => {
+    const dir = await tempDir();
+    expect((await init(dir, '--name', 'Not Valid')).err).toContain('--name "Not Valid": use lowercase');
+    expect((await init('a', 'b')).err).toContain('expected at most one folder, got 2');
+    expect((await init('--frobnicate')).err).toMatch(/organism init: .*--frobnicate/);
+    await mkdir(join(dir, 'broken'));
+    await writeFile(join(dir, 'broken/package.json'), '{ nope');
+    const broken = await init(join(dir, 'broken'));
+    expect(broken.code).toBe(1);
+    expect(broken.err).toContain(`${join(dir, 'broken/package.json')} is not a JSON object`);
+    expect(await listFiles(join(dir, 'broken'))).toEqual(['package.json']);
+  });
+
+  it('prints its help with --help, and is listed in organism --help', async () => {
+    const help = await init('--help');
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/^usage: organism init \[dir\] \[options\]/);
+    expect(help.out).toContain('--force');
+    const io = captureIo();
+    expect(await main(['--help'], io)).toBe(0);
+    expect(io.stdout.join('\n')).toMatch(/^ {2}init +write a new project/m);
+  });
+});

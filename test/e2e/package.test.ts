@@ -1,0 +1,195 @@
+/**
+ * The package as a new user gets it: `npm run build`, `npm pack`, a fresh project, `npm install
+ * <tarball>`, `npx organism init`, `npm install`; then the project's own `npm test` and `npx tsc
+ * --noEmit` pass, and `npx organism run` carries a thread through the project's listener and a call
+ * of the project's own tool. Slow (several npm installs, from the npm cache where it has the
+ * packages), so one describe with one long timeout.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../helpers/daemon.ts';
+
+const NPM_INSTALL_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund'];
+
+/**
+ * The environment of a user's shell: without what `npm test` and vitest set for this run (npm_*
+ * config, VITEST*, NODE_ENV), which would otherwise steer the npm and vitest started inside it.
+ */
+function userEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(npm_|VITEST|NODE_ENV$|NODE_OPTIONS$|TEST$|INIT_CWD$)/i.test(key)) continue;
+    env[key] = value;
+  }
+  return env;
+}
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function sh(command: string, args: string[], cwd: string): Promise<Ran> {
+  const child = spawn(command, args, { cwd, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => {
+    stdout += c;
+  });
+  child.stderr.on('data', (c) => {
+    stderr += c;
+  });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Runs a command and fails with its output when it does not exit 0. */
+async function ok(command: string, args: string[], cwd: string): Promise<Ran> {
+  const ran = await sh(command, args, cwd);
+  if (ran.code !== 0) {
+    throw new Error(
+      `${command} ${args.join(' ')} (in ${cwd}) exited ${ran.code}:\n${ran.stdout}\n${ran.stderr}`,
+    );
+  }
+  return ran;
+}
+
+describe('the packed package in a fresh project (npm pack, install, organism init)', () => {
+  let work: string;
+  let project: string;
+  let daemon: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), 'organism-package-'));
+    project = join(work, 'my-organism');
+    await mkdir(project);
+    await ok('npm', ['run', 'build'], REPO_ROOT);
+    // Scripts off: the build ran just above, and prepare would only run it again.
+    const packed = await ok(
+      'npm',
+      ['pack', '--json', '--ignore-scripts', '--pack-destination', work],
+      REPO_ROOT,
+    );
+    const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    const tarball = join(work, info!.filename);
+    const shipped = info!.files.map((f) => f.path);
+    expect(shipped).toContain('dist/src/index.js');
+    expect(shipped).toContain('dist/src/index.d.ts');
+    expect(shipped).toContain('organism.schema.json');
+    expect(shipped.filter((p) => /(^|\/)test\/|\.test\.[jt]s$/.test(p))).toEqual([]);
+
+    // What a user does: a fresh project (npm's own `"type": "commonjs"` package.json included).
+    await ok('npm', ['init', '-y'], project);
+    await ok('npm', ['install', tarball, ...NPM_INSTALL_FLAGS], project);
+    const init = await ok('npx', ['--no-install', 'organism', 'init'], project);
+    expect(init.stdout).toContain('Next steps:');
+    await ok('npm', ['install', ...NPM_INSTALL_FLAGS], project);
+  }, 600_000);
+
+  afterAll(async () => {
+    if (daemon && daemon.exitCode === null) {
+      const exited = new Promise((resolve) => daemon!.once('exit', resolve));
+      daemon.kill('SIGTERM');
+      await exited;
+    }
+    if (work) await rm(work, { recursive: true, force: true });
+  }, 60_000);
+
+  it('writes a "type": "module" package.json that keeps the tarball dependency', async () => {
+    const pkg = JSON.parse(await readFile(join(project, 'package.json'), 'utf8'));
+    expect(pkg.type).toBe('module');
+    expect(pkg.dependencies.organism).toMatch(/^file:.*organism-.*\.tgz$/);
+    expect(pkg.scripts).toMatchObject({
+      start: 'organism run',
+      test: 'vitest run',
+      validate: 'organism validate',
+    });
+  });
+
+  it("passes the project's own npm test (vitest with organism/testing)", async () => {
+    const ran = await sh('npm', ['test'], project);
+    expect(ran.code, ran.stdout + ran.stderr).toBe(0);
+    expect(ran.stdout).toMatch(/Tests\s+.*3 passed/);
+  }, 180_000);
+
+  it('type-checks with the generated plain NodeNext tsconfig', async () => {
+    const ran = await sh('npx', ['--no-install', 'tsc', '--noEmit'], project);
+    expect(ran.code, ran.stdout + ran.stderr).toBe(0);
+  }, 180_000);
+
+  it('validates, then runs a thread through the listener and a call of the project’s own tool', async () => {
+    const validate = await sh('npx', ['--no-install', 'organism', 'validate'], project);
+    expect(validate.code, validate.stdout + validate.stderr).toBe(0);
+    expect(validate.stdout).toContain('ok: ./organism.yaml (1 listener)');
+
+    // organism itself, not npx, so SIGTERM reaches the daemon and nothing is left running.
+    const bin = join(project, 'node_modules/organism/bin/organism.js');
+    const child = spawn(process.execPath, [bin, 'run', '--port', '0'], {
+      cwd: project,
+      env: userEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    daemon = child;
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const seen = (chunk: Buffer) => {
+        output += chunk;
+        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+        if (match) resolve(match[1]!);
+      };
+      child.stdout!.on('data', seen);
+      child.stderr!.on('data', seen);
+      child.once('exit', (code) => reject(new Error(`organism run exited ${code}:\n${output}`)));
+    });
+
+    const sent = await sh(
+      'npx',
+      [
+        '--no-install',
+        'organism',
+        'send',
+        '--url',
+        url,
+        '--to',
+        'hello',
+        '<hello><name>Ada</name></hello>',
+        '--wait',
+      ],
+      project,
+    );
+    expect(sent.code, sent.stdout + sent.stderr).toBe(0);
+    const lines = sent.stdout.split('\n');
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^api -> hello \[message\] <hello><name>Ada<\/name><\/hello>/),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^hello -> word_count \[tool-call\] .*"text":"Hello, Ada!"/),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^word_count -> hello \[tool-result\] .*<status>ok<\/status><result>\{"words":2\}/,
+      ),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^hello -> api \[response\] <greeting><text>Hello, Ada!<\/text><words>2<\/words><\/greeting>/,
+      ),
+    );
+
+    // The same thread as the HTTP API keeps it.
+    const thread = (JSON.parse(lines[0]!) as { thread: string }).thread;
+    const response = await fetch(`${url}/api/v1/threads/${thread}`);
+    expect(response.status).toBe(200);
+    expect(JSON.stringify(await response.json())).toContain('word_count');
+
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  }, 120_000);
+});
