@@ -23,6 +23,7 @@ import { access, chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promi
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { IntegrityError } from '../errors.ts';
 import { canonicalJson } from './canonical.ts';
+import { PACKAGE_ROOT } from './catalog.ts';
 import { moduleClosure } from './module-closure.ts';
 import type { RegisteredTool } from './registry.ts';
 
@@ -161,10 +162,17 @@ export interface IntegrityOptions {
   publicKey: KeyObject | undefined;
   /** Where the key was looked for, for the error message. */
   publicKeyHint: string;
-  warn(message: string): void;
+  /** `code` is UNSIGNED_WARNING for the unsigned-organism notice (a CLI may leave it out). */
+  warn(message: string, code?: string): void;
   /** Called once per tool and reason when a check fails, so a threat record is written. */
   threat(tool: string, reason: string, module: string | undefined): void;
 }
+
+/** The code `warn` gets with the notice that user tools are not signed. */
+export const UNSIGNED_WARNING = 'tools.unsigned';
+
+/** Manifest paths whose unsigned notice this process has given (once per start, not per reload). */
+const warnedUnsigned = new Set<string>();
 
 interface FileState {
   mtimeMs: number;
@@ -180,6 +188,8 @@ export class IntegrityChecker {
   #broken: string | undefined;
   readonly #files = new Map<string, FileState>();
   readonly #reported = new Set<string>();
+  /** No manifest, and no user tool warned about yet. */
+  #unsigned = false;
 
   private constructor(options: IntegrityOptions) {
     this.#options = options;
@@ -196,9 +206,9 @@ export class IntegrityChecker {
         checker.#fail(`cannot read tool manifest ${options.manifestPath}: ${(error as Error).message}`);
         return checker;
       }
-      options.warn(
-        `no tool manifest at ${options.manifestPath}: tool modules are not integrity-checked (run 'organism tools sign' to sign them)`,
-      );
+      // Said once the first user tool is checked (see #unsignedUserTool), not here: the built-in
+      // tools ship with the package, and an organism with none of its own has nothing to sign.
+      checker.#unsigned = true;
       return checker;
     }
     let manifest: Manifest;
@@ -258,9 +268,26 @@ export class IntegrityChecker {
 
   /** Why the tool fails integrity, or null when it passes. Cheap when nothing changed. */
   check(tool: RegisteredTool): string | null {
+    if (this.#unsigned) this.#unsignedUserTool(tool);
     const reason = this.#reason(tool);
     if (reason !== null) this.#report(tool.definition.name, reason, tool.module);
     return reason;
+  }
+
+  /**
+   * No manifest, and `tool` is the organism's own (its module outside Organism's package): warned
+   * once per process and manifest, so a reload or the next call does not repeat it.
+   */
+  #unsignedUserTool(tool: RegisteredTool): void {
+    if (!tool.module || tool.module.startsWith(PACKAGE_ROOT + sep)) return;
+    this.#unsigned = false;
+    const path = this.#options.manifestPath;
+    if (warnedUnsigned.has(path)) return;
+    warnedUnsigned.add(path);
+    this.#options.warn(
+      `no tool manifest at ${path}: tool modules are not integrity-checked (run 'organism tools sign' to sign them)`,
+      UNSIGNED_WARNING,
+    );
   }
 
   #reason(tool: RegisteredTool): string | null {

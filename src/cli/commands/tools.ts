@@ -18,6 +18,7 @@ import {
   ensureSigningKey,
   keyId,
   readPrivateKey,
+  UNSIGNED_WARNING,
   writeManifest,
 } from '../../tools/integrity.ts';
 import { ToolRegistry } from '../../tools/registry.ts';
@@ -129,7 +130,10 @@ function checkListener(cfg: OrganismConfig, name: string): void {
 function runtimeOptions(values: Values, io: CommandIo, env: NodeJS.ProcessEnv) {
   return {
     env,
-    warn: (message: string) => io.err(`warning: ${message}`),
+    // The daemon says at start that user tools are unsigned; every command saying it again is noise.
+    warn: (message: string, code?: string) => {
+      if (code !== UNSIGNED_WARNING) io.err(`warning: ${message}`);
+    },
     ...(values.root ? { root: values.root } : {}),
   };
 }
