@@ -408,3 +408,8 @@ export class WaitTimeoutError extends fixedCode('testing.timeout', (what: string
   `timed out after ${ms} ms waiting for ${what}`,
   { what, ms },
 ]) {}
+
+/** An MCP server (consumed) or the organism's own MCP endpoint: down, refusing, too slow, or off-protocol. */
+export class McpError extends OrganismError<
+  'mcp.unavailable' | 'mcp.tool' | 'mcp.timeout' | 'mcp.protocol' | 'mcp.config'
+> {}

@@ -77,6 +77,8 @@ export interface ListenerConfig {
   prompt?: string;
   max_turns: number;
   budget?: { tokens?: number };
+  /** Offered to MCP clients as a tool (src/mcp/server). */
+  mcp: boolean;
 }
 
 /** `tools:` section (issue 3). Paths resolved to absolute. */
@@ -171,6 +173,39 @@ export interface DurabilitySection {
   fsync: 'always' | 'batch' | 'off';
 }
 
+/** One entry of `mcp_servers:` (src/mcp/config.ts applies the defaults). */
+export interface McpServerSection {
+  name: string;
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  workspace?: string;
+  sandbox?: 'bubblewrap' | 'none';
+  network?: boolean;
+  max_memory_mb?: number;
+  max_processes?: number;
+  url?: string;
+  token_env?: string;
+  headers?: Record<string, string>;
+  timeout_ms?: number;
+  startup_timeout_ms?: number;
+  include?: string[];
+  exclude?: string[];
+  start?: 'daemon' | 'lazy';
+  capabilities?: Record<string, string>;
+  guards?: Record<string, string>;
+  restart_initial_ms?: number;
+  restart_max_ms?: number;
+}
+
+/** `mcp:` section: the identity MCP clients act as (src/mcp/server). */
+export interface McpSection {
+  tools: string[];
+  tool_config: Record<string, ToolConfig>;
+  trust: TrustLevel;
+  call_timeout_ms: number;
+}
+
 export interface OrganismConfig {
   /** Absolute path of the file this was loaded from. */
   file: string;
@@ -191,6 +226,10 @@ export interface OrganismConfig {
   auth: AuthSection;
   history: HistorySection;
   durability: DurabilitySection;
+  /** MCP servers whose tools are tools of this organism. */
+  mcp_servers: McpServerSection[];
+  /** The organism served over MCP; absent: no native tools offered. */
+  mcp?: McpSection;
   /** Any section added to the schema later and not yet typed here keeps its validated shape. */
   [section: string]: unknown;
 }

@@ -181,6 +181,7 @@ export class Dispatcher {
       message: null,
       duration_ms: 0,
     };
+    const span = request.trace?.tool(request.tool, record.call_id);
     let result: ToolResult;
     try {
       result = await this.#dispatch(request, record);
@@ -199,6 +200,7 @@ export class Dispatcher {
       record.message = redactString(result.error.message);
     }
     this.#options.audit?.append(record);
+    span?.end(record, result.status === 'ok' ? result.value : result.error);
     return result;
   }
 

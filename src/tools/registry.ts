@@ -9,6 +9,8 @@ import { compileSchema } from './schema.ts';
 import { CAPABILITIES, type ToolDefinition } from './types.ts';
 
 const NAME = /^[a-z][a-z0-9_]{0,63}$/;
+/** An external (MCP) tool: `<server>.<tool>`, the tool's name as its server spells it (src/mcp/names.ts). */
+const EXTERNAL_NAME = /^[a-z][a-z0-9_-]{0,31}\.[A-Za-z0-9_.-]{1,128}$/;
 const GUARDS = ['shell', 'file', 'web', 'email'];
 
 export interface RegisteredTool {
@@ -25,21 +27,50 @@ export interface RegisteredTool {
 export class ToolRegistry {
   readonly #tools = new Map<string, RegisteredTool>();
 
-  /** Throws ToolRegistrationError naming the tool and what is wrong with it. */
-  register(definition: ToolDefinition, options: { module?: string } = {}): RegisteredTool {
+  /**
+   * Throws ToolRegistrationError naming the tool and what is wrong with it. `validate` replaces the
+   * compiled `args` schema (MCP tools: a server's schema, checked by its own lenient ajv).
+   */
+  register(
+    definition: ToolDefinition,
+    options: { module?: string; validate?: ValidateFunction } = {},
+  ): RegisteredTool {
+    const entry = this.#check(definition, options);
+    const existing = this.#tools.get(definition.name);
+    if (existing) {
+      throw new ToolRegistrationError(
+        definition.name,
+        `is registered twice${existing.module ? ` (first in ${existing.module})` : ''}; tool names must be unique`,
+      );
+    }
+    this.#tools.set(definition.name, entry);
+    return entry;
+  }
+
+  /**
+   * Registers an external tool again under its name (its server listed it anew: description or
+   * schema changed), or for the first time. Native tools cannot be replaced.
+   */
+  replace(definition: ToolDefinition, options: { validate?: ValidateFunction } = {}): RegisteredTool {
+    if (definition?.source !== 'external')
+      throw new ToolRegistrationError(String(definition?.name), 'only external tools can be replaced');
+    const entry = this.#check(definition, options);
+    this.#tools.set(definition.name, entry);
+    return entry;
+  }
+
+  #check(
+    definition: ToolDefinition,
+    options: { module?: string; validate?: ValidateFunction },
+  ): RegisteredTool {
     const label = typeof definition?.name === 'string' ? definition.name : String(definition?.name);
     const fail = (message: string): never => {
       throw new ToolRegistrationError(label, options.module ? `${message} (in ${options.module})` : message);
     };
     if (definition === null || typeof definition !== 'object') fail('is not a tool definition object');
-    if (typeof definition.name !== 'string' || !NAME.test(definition.name)) {
+    const external = definition.source === 'external' && EXTERNAL_NAME.test(String(definition.name));
+    if (typeof definition.name !== 'string' || !(NAME.test(definition.name) || external)) {
       fail('name must be snake_case: a lowercase letter, then lowercase letters, digits or _ (at most 64)');
-    }
-    const existing = this.#tools.get(definition.name);
-    if (existing) {
-      fail(
-        `is registered twice${existing.module ? ` (first in ${existing.module})` : ''}; tool names must be unique`,
-      );
     }
     if (typeof definition.description !== 'string' || definition.description.trim().length < 10) {
       fail('needs a description of at least 10 characters, written so an LLM knows when to use it');
@@ -67,7 +98,7 @@ export class ToolRegistry {
     if (args.type !== 'object') fail("args schema must describe an object (type: 'object')");
     let validateArgs: ValidateFunction;
     try {
-      validateArgs = compileSchema(args);
+      validateArgs = options.validate ?? compileSchema(args);
     } catch (error) {
       return fail(`args schema does not compile: ${(error as Error).message}`);
     }
@@ -86,7 +117,6 @@ export class ToolRegistry {
       argNames: Object.keys(properties),
       ...(options.module === undefined ? {} : { module: options.module }),
     };
-    this.#tools.set(definition.name, entry);
     return entry;
   }
 

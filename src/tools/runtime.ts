@@ -16,7 +16,9 @@ import type { ApprovalGate } from './approval/gate.ts';
 import { loadOrganismCatalog, PACKAGE_ROOT } from './catalog.ts';
 import { Dispatcher, type DispatcherDefaults, type GuardCheck } from './dispatcher.ts';
 import { IntegrityChecker, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, parsePublicKey } from './integrity.ts';
-import { ToolRegistry } from './registry.ts';
+import type { AttachedMcp } from '../mcp/client/index.ts';
+import { mcpIdentityGrants, mcpServers } from '../mcp/config.ts';
+import { type RegisteredTool, ToolRegistry } from './registry.ts';
 import { RevocationWatcher } from './revocations.ts';
 import { createToolServices } from './services.ts';
 import type { ToolDefinition, ToolServices } from './types.ts';
@@ -63,6 +65,8 @@ export interface ToolRuntime {
   services: ToolServices;
   integrity: IntegrityChecker;
   revocations: RevocationWatcher;
+  /** The MCP servers' connections, when organism.yaml has `mcp_servers:` (src/mcp/client). */
+  mcp?: AttachedMcp;
   /** Stops polling, closes the services' resources and flushes the audit log. */
   close(): Promise<void>;
 }
@@ -169,15 +173,31 @@ export async function createToolRuntime(
         }),
     });
     for (const tool of registry.list()) integrity.check(tool); // a threat record for each bad module, now
+    // MCP servers' tools (`<server>.<tool>`); the SDK is loaded only when some are configured.
+    const mcp =
+      mcpServers(config).length > 0
+        ? await (await import('../mcp/client/index.ts')).attachMcp({
+            config,
+            registry,
+            services,
+            env: opts.env ?? services.env ?? process.env,
+            manifestPath: paths.manifest,
+            publicKey: publicKey.key,
+            warn,
+          })
+        : undefined;
 
     const dispatcher = new Dispatcher({
       registry,
-      listeners: config.listeners,
+      // The `mcp:` identity is a listener to the dispatcher: MCP clients' calls of native tools.
+      listeners: [...config.listeners, ...mcpIdentityGrants(config)],
       workspace: paths.workspace,
       dataDir: paths.dataDir,
       guard,
       audit,
-      integrity,
+      integrity: mcp
+        ? { check: (tool: RegisteredTool) => mcp.integrity(tool) ?? integrity.check(tool) }
+        : integrity,
       revocations,
       services,
       configFile: config.file,
@@ -196,6 +216,7 @@ export async function createToolRuntime(
       services,
       integrity,
       revocations,
+      ...(mcp ? { mcp } : {}),
       close: () => {
         closing ??= shutdown();
         return closing;

@@ -77,6 +77,11 @@ export interface ToolDefinition<Args = any, Result = unknown> {
   args: JsonSchema;
   readOnly: boolean;
   capability: Capability;
+  /**
+   * The capability a call needs under a listener's tool_config, when that decides it (MCP tools:
+   * see src/mcp/client/toolset.ts); `capability` otherwise.
+   */
+  capabilityFor?(config: ToolConfig): Capability;
   source: 'native' | 'external';
   /** The guard that judges each call, if any. */
   guard?: GuardKind;

@@ -84,6 +84,7 @@ const listener: Presence<ListenerConfig> = {
   prompt: 'optional',
   max_turns: 'always',
   budget: 'optional',
+  mcp: 'always',
 };
 const toolConfig: Presence<ToolConfig> = {
   rate_limit: 'optional',
@@ -153,6 +154,8 @@ const root: Presence<Omit<OrganismConfig, 'file'>> = {
   auth: 'always',
   history: 'always',
   durability: 'always',
+  mcp_servers: 'always',
+  mcp: 'optional',
 };
 
 /** Keys the loader fills although the schema has no literal default for them. */
