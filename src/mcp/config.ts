@@ -3,8 +3,9 @@
  * defaults in one place (organism.schema.json documents the same defaults). Imports nothing of
  * the SDK, so the config, validate and the grant check never load it.
  */
-import type { Capability, GuardKind } from '../tools/types.ts';
+
 import type { TrustLevel } from '../config/types.ts';
+import type { Capability, GuardKind } from '../tools/types.ts';
 
 export interface McpServerConfig {
   name: string;
@@ -139,5 +140,7 @@ export function mcpIdentityGrants(config: object): Array<{
   const section = (config as { mcp?: unknown }).mcp;
   if (section === undefined || section === null) return [];
   const identity = mcpIdentity(config);
-  return [{ name: MCP_IDENTITY, tools: identity.tools, tool_config: identity.tool_config, trust: identity.trust }];
+  return [
+    { name: MCP_IDENTITY, tools: identity.tools, tool_config: identity.tool_config, trust: identity.trust },
+  ];
 }

@@ -75,7 +75,10 @@ listeners:
     description: works
     tools: [every.get-env]
 `);
-    runtime = await startRuntime(o, { MCP_TEST_GREETING: 'bonjour', DAEMON_SECRET_TOKEN: 'sk-do-not-leak-1234567890' });
+    runtime = await startRuntime(o, {
+      MCP_TEST_GREETING: 'bonjour',
+      DAEMON_SECRET_TOKEN: 'sk-do-not-leak-1234567890',
+    });
     const result = await call(runtime, 'worker', 'every.get-env');
     expect(result.status).toBe('ok');
     const env = JSON.parse((result as { value: { text: string } }).value.text) as Record<string, string>;
@@ -144,7 +147,13 @@ listeners:
     expect(outside).toMatchObject({ status: 'refused', error: { code: 'GuardDenied' } });
     expect((outside as { error: { rule_id: string } }).error.rule_id).toMatch(/^file\./);
     // A thread scoped to read only cannot write through it.
-    const scoped = await call(runtime, 'reader', 'fs.write_file', { path: join(o.workspace, 'x.txt'), content: 'x' }, ['read']);
+    const scoped = await call(
+      runtime,
+      'reader',
+      'fs.write_file',
+      { path: join(o.workspace, 'x.txt'), content: 'x' },
+      ['read'],
+    );
     expect(scoped).toMatchObject({ status: 'refused', error: { code: 'OutsideScope' } });
   });
 });

@@ -41,7 +41,13 @@ export async function startRuntime(
   });
 }
 
-export function call(runtime: ToolRuntime, listener: string, tool: string, args: unknown = {}, scope?: string[]) {
+export function call(
+  runtime: ToolRuntime,
+  listener: string,
+  tool: string,
+  args: unknown = {},
+  scope?: string[],
+) {
   return runtime.dispatcher.call({
     tool,
     args,
@@ -52,7 +58,11 @@ export function call(runtime: ToolRuntime, listener: string, tool: string, args:
 }
 
 /** Waits until `check` is true (each 50 ms), or fails after `ms` with `what`. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  ms = 15_000,
+): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -88,7 +88,8 @@ export class McpConnection {
   /** Connects and lists the tools (once at a time); resolves when up, rejects with why not. */
   start(): Promise<void> {
     if (this.#state === 'ready') return Promise.resolve();
-    if (this.#state === 'closed') return Promise.reject(new McpError('mcp.unavailable', this.reason as string));
+    if (this.#state === 'closed')
+      return Promise.reject(new McpError('mcp.unavailable', this.reason as string));
     this.#starting ??= this.#connect().finally(() => {
       this.#starting = undefined;
     });
@@ -114,7 +115,8 @@ export class McpConnection {
         if (generation === this.#generation) this.#lost('its connection closed');
       };
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-        if (generation === this.#generation) this.#relist().catch((error: unknown) => this.#lost(message(error)));
+        if (generation === this.#generation)
+          this.#relist().catch((error: unknown) => this.#lost(message(error)));
       });
       await withTimeout(client.connect(built.transport), this.server.startup_timeout_ms, 'connecting');
       this.#client = client;

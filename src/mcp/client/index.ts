@@ -7,9 +7,9 @@
  */
 import type { KeyObject } from 'node:crypto';
 import type { OrganismConfig } from '../../config/types.ts';
+import { canonicalJson } from '../../tools/canonical.ts';
 import type { RegisteredTool, ToolRegistry } from '../../tools/registry.ts';
 import type { ToolServices } from '../../tools/types.ts';
-import { canonicalJson } from '../../tools/canonical.ts';
 import { mcpServers, type ResolvedServerConfig, resolveServerConfig } from '../config.ts';
 import { splitQualified } from '../names.ts';
 import { McpConnection } from './connection.ts';
@@ -26,7 +26,8 @@ export class McpPool {
   acquire(server: ResolvedServerConfig, deps: ConstructorParameters<typeof McpConnection>[1]): McpConnection {
     const key = canonicalJson(server);
     const existing = this.#connections.get(server.name);
-    if (existing && existing.key === key && existing.connection.state !== 'closed') return existing.connection;
+    if (existing && existing.key === key && existing.connection.state !== 'closed')
+      return existing.connection;
     if (existing) void existing.connection.close();
     const connection = new McpConnection(server, deps);
     this.#connections.set(server.name, { key, connection });
@@ -82,7 +83,11 @@ export function grantedMcpTools(config: OrganismConfig): string[] {
 /** Registers the servers' tools; starts the servers configured to start with the daemon and waits for them (bounded). */
 export async function attachMcp(options: AttachOptions): Promise<AttachedMcp> {
   const { config, registry, services, env, warn } = options;
-  const pool = await services.resources.get('mcp:pool', () => new McpPool(), (p) => p.close());
+  const pool = await services.resources.get(
+    'mcp:pool',
+    () => new McpPool(),
+    (p) => p.close(),
+  );
   const pins: PinState = await loadPins(options.manifestPath, options.publicKey);
   const servers = mcpServers(config).map(resolveServerConfig);
   pool.retain(new Set(servers.map((s) => s.name)));

@@ -29,7 +29,11 @@ function signedPart(manifest: Record<string, unknown>): string {
 }
 
 /** The manifest with the servers' pins added, signed again with the same key. */
-export function withMcpPins(manifest: Manifest, pins: McpPins, privateKey: KeyObject): Manifest & { mcp: McpPins } {
+export function withMcpPins(
+  manifest: Manifest,
+  pins: McpPins,
+  privateKey: KeyObject,
+): Manifest & { mcp: McpPins } {
   const { signature: _old, ...rest } = manifest;
   const unsigned = { ...rest, mcp: pins };
   const signature = signBytes(null, Buffer.from(signedPart(unsigned), 'utf8'), privateKey).toString('base64');
@@ -40,7 +44,10 @@ export function withMcpPins(manifest: Manifest, pins: McpPins, privateKey: KeyOb
  * What the runtime checks MCP tools against: `unsigned` (no manifest: nothing pinned, nothing
  * refused, as with native tools), the verified pins, or why the manifest cannot be trusted.
  */
-export type PinState = { kind: 'unsigned' } | { kind: 'pinned'; pins: McpPins } | { kind: 'broken'; reason: string };
+export type PinState =
+  | { kind: 'unsigned' }
+  | { kind: 'pinned'; pins: McpPins }
+  | { kind: 'broken'; reason: string };
 
 export async function loadPins(manifestPath: string, publicKey: KeyObject | undefined): Promise<PinState> {
   let text: string;
@@ -56,10 +63,19 @@ export async function loadPins(manifestPath: string, publicKey: KeyObject | unde
   } catch {
     return { kind: 'broken', reason: `tool manifest ${manifestPath} is not JSON` };
   }
-  if (!publicKey) return { kind: 'broken', reason: `tool manifest ${manifestPath} is present but no public key is configured` };
+  if (!publicKey)
+    return {
+      kind: 'broken',
+      reason: `tool manifest ${manifestPath} is present but no public key is configured`,
+    };
   const good =
     typeof manifest.signature === 'string' &&
-    verifyBytes(null, Buffer.from(signedPart(manifest), 'utf8'), publicKey, Buffer.from(manifest.signature, 'base64'));
+    verifyBytes(
+      null,
+      Buffer.from(signedPart(manifest), 'utf8'),
+      publicKey,
+      Buffer.from(manifest.signature, 'base64'),
+    );
   if (!good) return { kind: 'broken', reason: `tool manifest ${manifestPath} has a bad signature` };
   const pins = (manifest.mcp ?? {}) as McpPins;
   return { kind: 'pinned', pins };

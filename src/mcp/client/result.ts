@@ -37,10 +37,19 @@ export function resultValue(result: CallResult): unknown {
 
 function describe(block: Block): Record<string, unknown> {
   if (block.type === 'image' || block.type === 'audio')
-    return { type: block.type, mimeType: block.mimeType, bytes: Math.floor(((block.data ?? '').length * 3) / 4) };
+    return {
+      type: block.type,
+      mimeType: block.mimeType,
+      bytes: Math.floor(((block.data ?? '').length * 3) / 4),
+    };
   if (block.type === 'resource') {
     const r = block.resource ?? {};
-    return { type: 'resource', uri: r.uri, mimeType: r.mimeType, ...(typeof r.text === 'string' ? { text: r.text } : {}) };
+    return {
+      type: 'resource',
+      uri: r.uri,
+      mimeType: r.mimeType,
+      ...(typeof r.text === 'string' ? { text: r.text } : {}),
+    };
   }
   if (block.type === 'resource_link') return { type: 'resource_link', uri: block.uri };
   return { type: block.type };

@@ -12,7 +12,7 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { OrganismError, McpError } from '../../errors.ts';
+import { McpError, OrganismError } from '../../errors.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
 import { CAPABILITIES, type Capability, type ToolConfig, type ToolDefinition } from '../../tools/types.ts';
 import type { JsonSchema } from '../../xml/json-schema.ts';
@@ -54,9 +54,7 @@ function compileRemote(schema: Record<string, unknown>): ValidateFunction {
 /** A validator that refuses everything, naming why (a schema that does not compile). */
 function refuseAll(reason: string): ValidateFunction {
   const fn = (() => {
-    fn.errors = [
-      { instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message: reason },
-    ];
+    fn.errors = [{ instancePath: '', schemaPath: '#', keyword: 'schema', params: {}, message: reason }];
     return false;
   }) as unknown as ValidateFunction;
   fn.errors = null;
@@ -73,7 +71,8 @@ export function capabilityOf(
   if (operator) return operator;
   if (typeof config.capability === 'string') return config.capability as Capability;
   const hints = remote?.annotations;
-  if (config.trusted === true && hints?.readOnlyHint === true && hints.destructiveHint !== true) return 'read';
+  if (config.trusted === true && hints?.readOnlyHint === true && hints.destructiveHint !== true)
+    return 'read';
   return null;
 }
 
@@ -122,7 +121,10 @@ export class ServerToolset {
     this.#unwatch();
   }
 
-  #definition(tool: string, remote: RemoteTool | undefined): { definition: ToolDefinition; validate: ValidateFunction } {
+  #definition(
+    tool: string,
+    remote: RemoteTool | undefined,
+  ): { definition: ToolDefinition; validate: ValidateFunction } {
     const server = this.#server;
     const connection = this.#deps.connection;
     const name = qualifiedName(server.name, tool);
@@ -147,7 +149,8 @@ export class ServerToolset {
       args: { type: 'object', ...(remote?.inputSchema ?? {}) } as JsonSchema,
       readOnly: operator === 'read',
       capability: operator ?? 'write',
-      capabilityFor: (config) => capabilityOf(server, connection.tools.get(tool), tool, config) ?? operator ?? 'write',
+      capabilityFor: (config) =>
+        capabilityOf(server, connection.tools.get(tool), tool, config) ?? operator ?? 'write',
       source: 'external',
       ...(guard ? { guard } : {}),
       sideEffect: operator !== 'read',
@@ -185,13 +188,20 @@ export class ServerToolset {
         if (now !== remote) {
           const check = compileRemote(now.inputSchema);
           if (!check(args)) {
-            const why = (check.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
+            const why = (check.errors ?? [])
+              .map((e) => `${e.instancePath || '(root)'} ${e.message}`)
+              .join('; ');
             throw new OrganismError('InvalidArguments', `arguments do not match ${name}'s schema: ${why}`, {
               rule_id: 'mcp.schema',
             });
           }
         }
-        const result = await connection.call(tool, args, ctx.signal, ctx.config.timeout_ms ?? server.timeout_ms);
+        const result = await connection.call(
+          tool,
+          args,
+          ctx.signal,
+          ctx.config.timeout_ms ?? server.timeout_ms,
+        );
         return resultValue(result as Parameters<typeof resultValue>[0]);
       },
     };

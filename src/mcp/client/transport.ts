@@ -44,7 +44,10 @@ export interface BuiltTransport {
   stderr?: NodeJS.ReadableStream | null;
 }
 
-export async function buildTransport(server: ResolvedServerConfig, deps: TransportDeps): Promise<BuiltTransport> {
+export async function buildTransport(
+  server: ResolvedServerConfig,
+  deps: TransportDeps,
+): Promise<BuiltTransport> {
   if (server.url !== undefined) return httpTransport(server, deps);
   return stdioTransport(server, deps);
 }
@@ -53,10 +56,13 @@ async function httpTransport(server: ResolvedServerConfig, deps: TransportDeps):
   const headers: Record<string, string> = { ...server.headers };
   if (server.token_env) {
     const token = deps.env[server.token_env];
-    if (!token) throw new McpError('mcp.config', `environment variable ${server.token_env} (token_env) is not set`);
+    if (!token)
+      throw new McpError('mcp.config', `environment variable ${server.token_env} (token_env) is not set`);
     headers.Authorization = `Bearer ${token}`;
   }
-  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const { StreamableHTTPClientTransport } = await import(
+    '@modelcontextprotocol/sdk/client/streamableHttp.js'
+  );
   return {
     transport: new StreamableHTTPClientTransport(new URL(server.url as string), { requestInit: { headers } }),
   };
@@ -66,12 +72,16 @@ async function stdioTransport(server: ResolvedServerConfig, deps: TransportDeps)
   const { config, env: from } = deps;
   const { env, missing } = serverEnvironment(server, from);
   if (missing.length > 0)
-    throw new McpError('mcp.config', `environment variable ${missing.join(', ')} is not set (mcp_servers ${server.name}.env)`);
+    throw new McpError(
+      'mcp.config',
+      `environment variable ${missing.join(', ')} is not set (mcp_servers ${server.name}.env)`,
+    );
   const workspace = serverWorkspace(server, config);
   mkdirSync(workspace, { recursive: true, mode: 0o700 });
   const command = server.command as string;
   // `./bin/x` or `node_modules/.bin/x` is the user's project's, wherever the daemon runs from.
-  const program = command.includes('/') && !isAbsolute(command) ? resolve(dirname(config.file), command) : command;
+  const program =
+    command.includes('/') && !isAbsolute(command) ? resolve(dirname(config.file), command) : command;
   const sandbox = sandboxFor(server.sandbox, from);
   const unavailable = sandbox.unavailable();
   if (unavailable) throw new McpError('mcp.unavailable', `its sandbox cannot run: ${unavailable}`);
