@@ -14,7 +14,7 @@ import { ThreadHistory } from './history/index.ts';
 import { buildRuntimeListeners, type ListenerSpec, type RuntimeListener } from './listeners.ts';
 import type { Message, MessageKind } from './message.ts';
 import type { ListenerQueue } from './scheduler.ts';
-import type { ThreadStore } from './thread-store.ts';
+import { LocalThreadStore, type ThreadStore } from './thread-store.ts';
 import { type Frame, ThreadRegistry, type ThreadState } from './threads.ts';
 import type { Subscription, Transport } from './transport/types.ts';
 
@@ -64,7 +64,8 @@ export class BusContext {
   readonly hooks: BusHooks;
   readonly threads: ThreadRegistry;
   readonly history: ThreadHistory;
-  readonly store: ThreadStore | undefined;
+  /** Where thread state lives: this daemon's memory (LocalThreadStore) or shared with other daemons. */
+  readonly store: ThreadStore;
   readonly xmlLimits: XmlLimits;
   readonly logger: Logger;
   stopping = false;
@@ -87,12 +88,13 @@ export class BusContext {
       maxAttributes: limits.max_attributes,
       maxTextLength: limits.max_text_length,
     };
-    this.store = options.threadStore;
+    this.store = options.threadStore ?? new LocalThreadStore();
     this.threads = new ThreadRegistry({
       maxHops: limits.max_thread_hops,
       maxDepth: limits.max_call_depth,
       idleMs: limits.thread_idle_ms,
-      observer: options.threadStore,
+      // Only a shared store follows the registry's changes; without one they cost nothing.
+      observer: this.store.shared ? this.store : undefined,
     });
     this.history =
       options.history ??

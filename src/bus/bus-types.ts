@@ -35,7 +35,7 @@ export interface BusOptions {
   /**
    * Thread state shared with the other daemons of the organism (Redis transport): registry and
    * history written through, threads loaded on delivery, in-flight counted across daemons.
-   * Absent: the registry and history in memory are the whole truth (one daemon).
+   * Absent: a LocalThreadStore, the registry and history in memory being the whole truth (one daemon).
    */
   threadStore?: ThreadStore;
 }

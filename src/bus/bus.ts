@@ -40,7 +40,7 @@ import { Deliverer } from './delivery.ts';
 import { Failures } from './failures.ts';
 import { Handler } from './handle.ts';
 import type { ThreadHistory } from './history/index.ts';
-import { InFlight } from './in-flight.ts';
+import { createInFlight } from './in-flight.ts';
 import { Ingress } from './ingress.ts';
 import { Lifecycle } from './lifecycle.ts';
 import type { ListenerSpec } from './listeners.ts';
@@ -72,7 +72,7 @@ export class Bus implements BusApi, BusQueries {
     this.history = bus.history;
     this.subscriptions = bus.subscriptions;
     // Built in dependency order; no part knows the Bus, and none is built twice.
-    const inFlight = new InFlight(bus);
+    const inFlight = createInFlight(bus);
     const publisher = new Publisher(bus, inFlight);
     const failures = new Failures(bus, publisher, inFlight);
     const router = new Router(bus, publisher, failures);
@@ -84,7 +84,7 @@ export class Bus implements BusApi, BusQueries {
     this.#recovery = () => recoverJournaled(bus, inFlight);
     // A journaled memory transport reads the registry for the frames each message needs after a restart.
     if (transport instanceof MemoryTransport) transport.bind(bus.threads);
-    bus.store?.attach(bus.threads, bus.history, {
+    bus.store.attach(bus.threads, bus.history, {
       idle: (thread) => inFlight.threadIdle(thread),
       stopped: (thread) => bus.hooks.thread?.(thread, 'stopped'),
     });

@@ -22,32 +22,12 @@ export class Deliverer {
 
   /** The transport's callback: settles when the message is handled, refused or dropped. */
   deliver(message: Message, handled?: () => void): Promise<void> {
-    const store = this.bus.store;
-    if (!store) return this.#deliverNow(message, handled);
-    // Shared state: the thread and frame may be another daemon's; load them first (an agent reads
-    // the thread's history, so it gets all of it). A failed load rejects, which leaves the message
-    // to the transport to redeliver.
-    this.inFlight.total++;
-    const target = this.bus.listeners.get(message.to) ?? this.bus.retiring.get(message.to);
-    let delivered: Promise<void>;
-    try {
-      const loading = store.loadFor(message, target?.agent === true);
-      delivered = loading
-        ? loading.then(() => this.#deliverNow(message, handled))
-        : this.#deliverNow(message, handled);
-    } catch (error) {
-      delivered = Promise.reject(error);
-    }
-    return delivered.finally(this.#loadedDone);
+    // With shared thread state, the thread and frame are loaded first (see in-flight.ts).
+    return this.inFlight.deliver(message, handled, this.#deliverNow);
   }
 
-  /** A delivery that needed its thread loaded is over. */
-  readonly #loadedDone = (): void => {
-    this.inFlight.total--;
-    this.inFlight.resolveDrain();
-  };
-
-  #deliverNow(message: Message, handled: (() => void) | undefined): Promise<void> {
+  /** The message, its thread and frame current in the registry: checked and queued. */
+  readonly #deliverNow = (message: Message, handled: (() => void) | undefined): Promise<void> => {
     const bus = this.bus;
     const thread = bus.threads.thread(message.thread);
     // A listener removed by a reload still takes what was published to it before (retiring).
@@ -128,7 +108,7 @@ export class Deliverer {
         resolve();
       }
     });
-  }
+  };
 
   /** The schema a reply tag was declared with, by the listener whose `response` it is. */
   #responseSchemaOwner(tag: string): { schema: Record<string, unknown> } | undefined {

@@ -59,7 +59,7 @@ export class Handler {
     let outcome: DeliveryOutcome = 'ok';
     // A transport shared by daemons confirms outputs a round trip later: collected, not awaited,
     // so the handler's slot is not held for it. In memory they are confirmed at once.
-    const confirmations: Promise<void>[] | undefined = bus.store ? [] : undefined;
+    const confirmations = this.inFlight.confirmations();
     try {
       const returned = invokeHandler(target, delivery, ctx);
       // Only a handler that returned a promise can run out of time: a synchronous one has finished

@@ -60,7 +60,8 @@ export class Ingress {
     let thread: ThreadState;
     if (request.thread) {
       // Another daemon may have started it.
-      if (bus.store) await bus.store.load(request.thread);
+      const loading = bus.store.load(request.thread);
+      if (loading) await loading;
       const existing = bus.threads.thread(request.thread);
       if (!existing) throw new ThreadNotFoundError(request.thread);
       if (existing.stopped)

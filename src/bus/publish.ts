@@ -17,12 +17,18 @@ import { journalOf } from './transport/memory.ts';
 
 export class Publisher {
   readonly #journal: Journal | undefined;
+  /** Outputs of a delivered message get ids derived from it (derivedId) rather than fresh ones. */
+  readonly #stableIds: boolean;
 
   constructor(
     private readonly bus: BusContext,
     private readonly inFlight: InFlight,
   ) {
     this.#journal = journalOf(bus.transport);
+    // Shared (redeliverable) or journaled transport: a handler run again after a crash gives its
+    // outputs the same ids, so the effects they cause downstream stay once (tool call ids derive
+    // from them).
+    this.#stableIds = bus.store.shared || this.#journal !== undefined;
   }
 
   /**
@@ -46,10 +52,8 @@ export class Publisher {
       this.#overBudget(thread, from, budget.what, budget.limit);
       return undefined;
     }
-    // Shared (redeliverable) or journaled transport: a handler run again after a crash gives its
-    // outputs the same ids, so the effects they cause downstream stay once (tool call ids derive
-    // from them). One the journal already holds is not sent again: it replays on its own.
-    const id = origin && (bus.store || this.#journal) ? derivedId(origin) : nextId();
+    // An output the journal already holds is not sent again: it replays on its own.
+    const id = origin && this.#stableIds ? derivedId(origin) : nextId();
     if (origin && this.#journal?.journaledBefore(id)) return id;
     const message: Message = {
       id,
@@ -63,22 +67,11 @@ export class Publisher {
       hop: thread.hops,
       time: Date.now(),
     };
-    // Shared state: a frame nothing can answer into travels with its message (see Message.frameDepth).
-    if (bus.store && frame && kind === 'message' && !frame.parent) message.frameDepth = frame.depth;
     bus.record(thread.id, message.id, from, to, kind, payloadXml, message.time);
     // No frame (a reply nobody can receive) or an ingress target: recorded, nothing to deliver.
     if (!frame || !bus.listeners.has(to)) return message.id;
     thread.inFlight++;
-    // Shared state: counted in Redis, since another daemon may settle it; locally only what runs here.
-    if (bus.store) {
-      // A reply or report goes into a frame that exists already: the store must keep it now.
-      bus.store.published(thread.id, kind === 'message' ? undefined : frame);
-      // Whichever daemon takes the message loads or rebuilds its frame (this one too). A copy
-      // kept here would stay forever whenever another daemon takes it: a thread looping across
-      // daemons would pile up one frame per hop on each. A frame with a parent is kept (pruning
-      // the parent here prunes it too).
-      if (kind === 'message') bus.threads.forgetFrame(frame);
-    } else this.inFlight.total++;
+    this.inFlight.published(thread, frame, message);
     if (origin?.confirmations) {
       origin.confirmations.push(
         bus.transport.publish(message).catch((error: unknown) => this.#refused(thread, to, error)),

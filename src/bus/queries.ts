@@ -46,7 +46,7 @@ export class Queries {
   }
 
   async loadThread(id: string): Promise<void> {
-    await this.bus.store?.load(id, '', true);
+    await this.bus.store.load(id, '', true);
   }
 
   watch(thread: string, watcher: ThreadWatcher): () => void {
@@ -55,13 +55,13 @@ export class Queries {
     if (!set) {
       set = new Set();
       watchers.set(thread, set);
-      this.bus.store?.watch(thread, true);
+      this.bus.store.watch(thread, true);
     }
     set.add(watcher);
     return () => {
       if (!set.delete(watcher) || set.size > 0) return;
       if (watchers.get(thread) === set) watchers.delete(thread);
-      this.bus.store?.watch(thread, false);
+      this.bus.store.watch(thread, false);
     };
   }
 

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { BusContext } from '../../src/bus/bus-context.ts';
-import { InFlight } from '../../src/bus/in-flight.ts';
+import { createInFlight } from '../../src/bus/in-flight.ts';
 import type { ThreadState } from '../../src/bus/threads.ts';
 
 function thread(inFlight: number): ThreadState {
@@ -20,7 +20,7 @@ function thread(inFlight: number): ThreadState {
 /** The part of a bus InFlight uses, with a shared store whose settle answers as `settled` does. */
 function sharedBus(settled: () => Promise<number>, heard: string[] = []): BusContext {
   return {
-    store: { settled },
+    store: { shared: true, settled },
     watchers: new Map(),
     hooks: { thread: (id: string, event: string) => heard.push(`${id} ${event}`) },
     logger: pino({ level: 'silent' }),
@@ -31,7 +31,7 @@ describe('InFlight with a shared thread store', () => {
   it('keeps the local count until the store says what is left: no passing "idle" while another daemon works', async () => {
     const answers: Array<(left: number) => void> = [];
     const heard: string[] = [];
-    const inFlight = new InFlight(
+    const inFlight = createInFlight(
       sharedBus(() => new Promise<number>((resolve) => answers.push(resolve)), heard),
     );
     const t = thread(1);
@@ -50,7 +50,7 @@ describe('InFlight with a shared thread store', () => {
 
   it('lowers the local count itself when the store cannot answer', async () => {
     const t = thread(2);
-    new InFlight(sharedBus(() => Promise.reject(new Error('redis down')))).settle(t);
+    createInFlight(sharedBus(() => Promise.reject(new Error('redis down')))).settle(t);
     await new Promise((r) => setImmediate(r));
     expect(t.inFlight).toBe(1);
   });

@@ -10,8 +10,8 @@ import type { Transport } from './types.ts';
 
 export interface BusBackend {
   transport: Transport;
-  /** Present with the redis transport: what the Bus takes as `threadStore`. */
-  threadStore?: ThreadStore;
+  /** What the Bus takes as `threadStore`: a LocalThreadStore, or with redis the shared one. */
+  threadStore: ThreadStore;
   /** Present with the redis transport: dead letters and counters for the API and metrics. */
   redis?: RedisTransport;
   /** Releases what the bus does not close itself (call after Bus.stop()). */

@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { OrganismConfig } from '../../config/types.ts';
+import { LocalThreadStore } from '../thread-store.ts';
 import type { BusBackend, BusBackendOptions } from './backend.ts';
 import { MemoryTransport } from './memory.ts';
 import { createRedisBusBackend } from './redis/backend.ts';
@@ -21,6 +22,6 @@ export function createBusBackend(
     case 'redis':
       return createRedisBusBackend(config, logger, options);
     default:
-      return { transport: new MemoryTransport(), close: async () => {} };
+      return { transport: new MemoryTransport(), threadStore: new LocalThreadStore(), close: async () => {} };
   }
 }

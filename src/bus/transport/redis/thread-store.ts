@@ -31,7 +31,7 @@ import type { Logger } from 'pino';
 import type { Capability } from '../../../tools/types.ts';
 import type { ThreadHistory } from '../../history/index.ts';
 import type { Message } from '../../message.ts';
-import type { ThreadStore, ThreadStoreEvents } from '../../thread-store.ts';
+import type { SharedThreadStore, ThreadStoreEvents } from '../../thread-store.ts';
 import { type Frame, frameCarriedBy, type ThreadRegistry, type ThreadState } from '../../threads.ts';
 import type { CommandBatch } from './batch.ts';
 import type { BusKeys } from './options.ts';
@@ -60,7 +60,8 @@ export interface RedisThreadStoreOptions {
   logger?: Pick<Logger, 'warn' | 'error'>;
 }
 
-export class RedisThreadStore implements ThreadStore {
+export class RedisThreadStore implements SharedThreadStore {
+  readonly shared = true;
   private readonly client: Redis;
   private readonly batch: CommandBatch;
   private readonly keys: BusKeys;
