@@ -7,6 +7,8 @@ import path from 'node:path';
 import type { ToolConfig, TrustLevel } from '../../config/types.ts';
 import { UsageError } from '../../errors.ts';
 import { checkCall, TOOL_GUARDS } from '../../guard/index.ts';
+import { loadNativeTools } from '../../tools/catalog.ts';
+import { compileSchema } from '../../tools/schema.ts';
 import type { GuardKind } from '../../tools/types.ts';
 import type { CommandIo } from '../io.ts';
 
@@ -46,10 +48,11 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
 
   let line = 0;
   let failed = false;
+  const defaults = new ArgDefaults();
   for await (const text of io.stdinLines()) {
     line++;
     if (text.trim() === '') continue;
-    const result = judge(text, line);
+    const result = await judge(text, line, defaults);
     if ('error' in result) failed = true;
     io.out(JSON.stringify(result));
   }
@@ -60,7 +63,29 @@ type Output =
   | { verdict: string; rule_id: string | null; reason: string | null; suggestion: string | null }
   | { error: string };
 
-function judge(text: string, line: number): Output {
+/**
+ * A real call has its arguments' schema defaults filled in before the guard judges it (list_dir's
+ * `path: "."`); so does a case here, for the native tools, or the two would disagree. The tools'
+ * schemas are loaded at the first case that names one.
+ */
+class ArgDefaults {
+  #validators: Promise<Map<string, (args: unknown) => unknown>> | undefined;
+
+  async apply(tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (!Object.hasOwn(TOOL_GUARDS, tool)) return args;
+    this.#validators ??= loadNativeTools().then(
+      (tools) => new Map(tools.map((t) => [t.name, compileSchema(t.args)] as const)),
+    );
+    const validate = (await this.#validators).get(tool);
+    if (!validate) return args;
+    const filled = structuredClone(args);
+    // Run for its defaults only: arguments the schema refuses are still judged as given.
+    validate(filled);
+    return filled;
+  }
+}
+
+async function judge(text: string, line: number, defaults: ArgDefaults): Promise<Output> {
   const fail = (message: string): Output => ({ error: `line ${line}: ${message}` });
   let c: unknown;
   try {
@@ -98,7 +123,7 @@ function judge(text: string, line: number): Output {
   }
   const v = checkCall(kind, {
     tool: o.tool,
-    args: o.args as Record<string, unknown>,
+    args: await defaults.apply(o.tool, o.args as Record<string, unknown>),
     trust: trust as TrustLevel,
     toolConfig: config as ToolConfig,
     workspace,
