@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   tools: () => import('./commands/tools.ts'),
   guard: () => import('./commands/guard.ts'),
   audit: () => import('./commands/audit.ts'),
+  approvals: () => import('./commands/approvals.ts'),
   status: () => import('./commands/status.ts'),
   threads: () => import('./commands/threads.ts'),
   tail: () => import('./commands/tail.ts'),

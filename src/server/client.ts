@@ -84,15 +84,16 @@ export class DaemonClient {
     return this.#request<T>('GET', path, query);
   }
 
-  /** POST with an empty JSON body (the operator actions: pause, resume, kill, reload). */
-  post<T>(path: string): Promise<T> {
-    return this.#request<T>('POST', path, {});
+  /** POST with a JSON body, empty for the operator actions (pause, resume, kill, reload). */
+  post<T>(path: string, body: Record<string, unknown> = {}): Promise<T> {
+    return this.#request<T>('POST', path, {}, body);
   }
 
   async #request<T>(
     method: 'GET' | 'POST',
     path: string,
     query: Record<string, string | number | undefined>,
+    payload: Record<string, unknown> = {},
   ): Promise<T> {
     const url = new URL(`${this.target.url}${path}`);
     for (const [k, v] of Object.entries(query))
@@ -103,7 +104,11 @@ export class DaemonClient {
         url,
         method === 'GET'
           ? { headers: this.#headers() }
-          : { method, headers: { ...this.#headers(), 'content-type': 'application/json' }, body: '{}' },
+          : {
+              method,
+              headers: { ...this.#headers(), 'content-type': 'application/json' },
+              body: JSON.stringify(payload),
+            },
       );
     } catch (error) {
       const cause =

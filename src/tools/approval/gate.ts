@@ -48,6 +48,8 @@ export class ApprovalGate {
   readonly #observers = new Set<ApprovalObserver>();
   /** Calls waiting in this process, by approval id. */
   readonly #waiters = new Map<string, Set<(approval: Approval) => void>>();
+  /** Approvals this process is deciding right now: their waiters hear of it from #settle, audited first. */
+  readonly #settling = new Set<string>();
 
   constructor(options: ApprovalGateOptions) {
     this.#store = new ApprovalStore(options.store);
@@ -159,8 +161,9 @@ export class ApprovalGate {
       };
       waiters.add(finish);
       const look = async () => {
+        if (this.#settling.has(id)) return;
         const now = await this.#store.get(id).catch(() => undefined);
-        if (now && now.state !== 'pending') finish(now);
+        if (now && now.state !== 'pending' && !this.#settling.has(id)) finish(now);
       };
       // Another daemon may decide: look now and then. The store may be briefly away: look again later.
       poll = setInterval(() => void look(), this.#pollMs);
@@ -188,7 +191,17 @@ export class ApprovalGate {
 
   /** Stores the decision if it is the first; then audits it and tells the waiters and observers. */
   async #settle(approval: Approval, decision: Decision): Promise<Approval | null> {
-    if (!(await this.#store.decide(approval.id, approval.expires, decision))) return null;
+    this.#settling.add(approval.id);
+    let stored: boolean;
+    try {
+      stored = await this.#store.decide(approval.id, approval.expires, decision);
+    } finally {
+      this.#settling.delete(approval.id);
+    }
+    if (!stored) {
+      await this.#store.unlist(approval.id); // decided elsewhere: not waiting any more either way
+      return null;
+    }
     const decided: Approval = {
       ...approval,
       state: decision.state,
@@ -210,6 +223,7 @@ export class ApprovalGate {
     });
     for (const waiter of [...(this.#waiters.get(approval.id) ?? [])]) waiter(decided);
     this.#tell('decided', decided);
+    await this.#store.unlist(approval.id);
     return decided;
   }
 

@@ -49,9 +49,12 @@ export class ApprovalStore {
   /** Records the decision unless there is one already; true when this one was stored. */
   async decide(id: string, expires: string, decision: Decision): Promise<boolean> {
     const kv = await this.#kv();
-    const stored = await kv.setIfAbsent(NAMESPACE, `d.${id}`, decision, ttl(expires));
-    await this.#updateIndex((ids) => ids.filter((other) => other !== id));
-    return stored;
+    return kv.setIfAbsent(NAMESPACE, `d.${id}`, decision, ttl(expires));
+  }
+
+  /** Takes a decided approval off the list of waiting ones. */
+  unlist(id: string): Promise<void> {
+    return this.#updateIndex((ids) => ids.filter((other) => other !== id));
   }
 
   async get(id: string): Promise<Approval | undefined> {

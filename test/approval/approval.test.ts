@@ -1,0 +1,305 @@
+/**
+ * Human approval of tool calls (issue 19), with the real daemon: run_command under
+ * `approval: always` waits as an <approval-request> in its thread, shows in the API, the CLI and the
+ * stream; approving runs it once and the thread goes on; denying (or no answer in time) answers the
+ * caller with ApprovalDenied and the reason; roles are checked; the audit records who decided and
+ * why; a pending approval survives kill -9 and a restart and then runs once.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { type DaemonProcess, runCli } from '../helpers/daemon.ts';
+import {
+  ADMIN_TOKEN,
+  AUTH_YAML,
+  call,
+  LISTENERS,
+  OPERATOR_TOKEN,
+  organismDir,
+  startOn,
+  TOKENS_ENV,
+  until,
+  VIEWER_TOKEN,
+} from '../server/helpers.ts';
+
+const TOOLBOX = join(LISTENERS, 'toolbox.ts');
+
+/** A toolbox listener granted run_command under `extra` approval settings. */
+function listenerYaml(name: string, tag: string, extra: string): string {
+  return `  - name: ${name}
+    handler: ${TOOLBOX}
+    payload: ${tag}
+    trust: high
+    timeout_ms: 600000
+    tools: [run_command]
+    tool_config:
+      run_command: { shell: true, ${extra} }
+`;
+}
+
+function organismYaml(dir: string, auth: boolean): string {
+  return `organism:
+  name: approval-test
+  workspace: ${dir}/ws
+${auth ? AUTH_YAML : ''}listeners:
+${listenerYaml('toolbox', 'use-tool', 'approval: always')}${listenerYaml('strict', 'use-tool-strict', 'approval: always, approval_role: admin')}${listenerYaml('hasty', 'use-tool-hasty', 'approval: always, approval_timeout_ms: 1000')}${listenerYaml('careful', 'use-tool-careful', 'approval: destructive')}`;
+}
+
+const xmlText = (text: string) =>
+  text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+
+async function inject(url: string, tag: string, command: string, token?: string): Promise<string> {
+  const payload = `<${tag}><tool>run_command</tool><args>${xmlText(JSON.stringify({ command }))}</args></${tag}>`;
+  const res = await call(url, '/api/v1/inject', { token, body: { payload } });
+  expect(res.status).toBe(202);
+  return res.json.thread as string;
+}
+
+async function messages(url: string, thread: string, token?: string): Promise<any[]> {
+  const res = await call(url, `/api/v1/threads/${thread}`, { token });
+  return res.status === 200 ? (res.json.messages as any[]) : [];
+}
+
+/** The listener's answer to the injection: its <status> and <result> (JSON, unescaped). */
+async function answer(url: string, thread: string, token?: string): Promise<{ status: string; result: any }> {
+  const found = await until(async () => {
+    const got = (await messages(url, thread, token)).find((m) => m.payload.startsWith('<tool-answer>'));
+    return got ?? undefined;
+  }, 60_000);
+  const status = /<status>([^<]*)<\/status>/.exec(found.payload)![1]!;
+  const raw = /<result>([^<]*)<\/result>/.exec(found.payload)![1]!;
+  const unescaped = raw
+    .replaceAll('&quot;', '"')
+    .replaceAll('&apos;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&');
+  return { status, result: JSON.parse(unescaped) };
+}
+
+/** The approval waiting in `thread`, as GET /api/v1/approvals lists it. */
+async function pending(url: string, thread: string, token?: string): Promise<any> {
+  return until(async () => {
+    const res = await call(url, '/api/v1/approvals', { token });
+    expect(res.status).toBe(200);
+    return (res.json.approvals as any[]).find((a) => a.thread === thread);
+  }, 30_000);
+}
+
+const ranLines = async (dir: string) =>
+  (await readFile(join(dir, 'ws', 'ran.txt'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
+
+describe('approval with the real daemon and tokens', () => {
+  let daemon: DaemonProcess;
+  let dir: string;
+  let url: string;
+
+  beforeAll(async () => {
+    const made = await organismDir('');
+    dir = made.dir;
+    await (await import('node:fs/promises')).writeFile(made.file, organismYaml(dir, true));
+    daemon = await startOn(made.file, TOKENS_ENV);
+    url = daemon.url;
+  }, 60_000);
+  afterAll(async () => {
+    await daemon?.stop('SIGKILL');
+  });
+
+  it('always: the call waits in the API, CLI and stream; a viewer cannot approve; approved by an operator it runs once and the thread goes on', async () => {
+    const stream = new WebSocket(`${url.replace('http', 'ws')}/api/v1/stream?kinds=approval`, {
+      headers: { authorization: `Bearer ${VIEWER_TOKEN}` },
+    });
+    const events: any[] = [];
+    stream.on('message', (data) => events.push(JSON.parse(String(data))));
+    await new Promise((resolve, reject) => {
+      stream.once('open', resolve);
+      stream.once('error', reject);
+    });
+    try {
+      const thread = await inject(url, 'use-tool', 'echo first >> ran.txt', OPERATOR_TOKEN);
+      const approval = await pending(url, thread, VIEWER_TOKEN);
+      expect(approval).toMatchObject({
+        state: 'pending',
+        listener: 'toolbox',
+        tool: 'run_command',
+        why: 'always',
+        role: 'operator',
+        args: { command: 'echo first >> ran.txt' },
+        decided_by: null,
+      });
+      expect(approval.id).toMatch(/^ap_[0-9a-f]{24}$/);
+      expect(await ranLines(dir)).toEqual([]);
+      // The thread holds the request; the CLI lists it; the stream told of it.
+      const kinds = (await messages(url, thread, VIEWER_TOKEN)).map((m) => m.kind);
+      expect(kinds).toContain('approval-request');
+      const listed = await runCli(['approvals', 'list', '--url', url], { ORGANISM_TOKEN: VIEWER_TOKEN });
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).toContain(approval.id);
+      expect(listed.stdout).toContain('run_command by toolbox');
+      await until(() => events.find((e) => e.event === 'requested' && e.approval.id === approval.id));
+
+      const byViewer = await call(url, `/api/v1/approvals/${approval.id}/approve`, {
+        token: VIEWER_TOKEN,
+        body: { reason: 'me too' },
+      });
+      expect(byViewer.status).toBe(403);
+      expect(byViewer.json.error.code).toBe('auth.forbidden');
+
+      const approved = await call(url, `/api/v1/approvals/${approval.id}/approve`, {
+        token: OPERATOR_TOKEN,
+        body: { reason: 'checked the command' },
+      });
+      expect(approved.status).toBe(200);
+      expect(approved.json).toMatchObject({
+        state: 'approved',
+        decided_by: 'ops',
+        reason: 'checked the command',
+      });
+      const again = await call(url, `/api/v1/approvals/${approval.id}/deny`, {
+        token: ADMIN_TOKEN,
+        body: {},
+      });
+      expect(again.status).toBe(409);
+      expect(again.json.error.code).toBe('approval.decided');
+
+      const result = await answer(url, thread, VIEWER_TOKEN);
+      expect(result.status).toBe('ok');
+      expect(await ranLines(dir)).toEqual(['first']);
+      const after = (await messages(url, thread, VIEWER_TOKEN)).map((m) => m.kind);
+      expect(after.indexOf('approval-decision')).toBeGreaterThan(after.indexOf('approval-request'));
+      expect(after.indexOf('tool-result')).toBeGreaterThan(after.indexOf('approval-decision'));
+      await until(() => events.find((e) => e.event === 'approved' && e.approval.id === approval.id));
+      const list = await call(url, '/api/v1/approvals', { token: VIEWER_TOKEN });
+      expect(list.json.approvals.map((a: any) => a.id)).not.toContain(approval.id);
+
+      // The audit says who decided and why.
+      const audit = await call(url, '/api/v1/audit?type=approval', { token: VIEWER_TOKEN });
+      expect(audit.status).toBe(200);
+      expect(audit.json.records).toContainEqual(
+        expect.objectContaining({
+          type: 'approval',
+          decision: 'approved',
+          approval: approval.id,
+          tool: 'run_command',
+          listener: 'toolbox',
+          thread,
+          by: 'ops',
+          reason: 'checked the command',
+        }),
+      );
+    } finally {
+      stream.close();
+    }
+  }, 120_000);
+
+  it('deny with a reason (CLI): the caller reads ApprovalDenied with the reason, and nothing runs', async () => {
+    const thread = await inject(url, 'use-tool', 'echo denied >> ran.txt', OPERATOR_TOKEN);
+    const approval = await pending(url, thread, VIEWER_TOKEN);
+    const denied = await runCli(
+      ['approvals', 'deny', approval.id, '--reason', 'not on a Friday', '--url', url],
+      {
+        ORGANISM_TOKEN: OPERATOR_TOKEN,
+      },
+    );
+    expect(denied.stderr).toBe('');
+    expect(denied.code).toBe(0);
+    expect(denied.stdout).toContain(`${approval.id}: denied by ops (not on a Friday)`);
+    const result = await answer(url, thread, VIEWER_TOKEN);
+    expect(result.status).toBe('refused');
+    expect(result.result.code).toBe('ApprovalDenied');
+    expect(result.result.message).toContain('denied by ops: not on a Friday');
+    expect(await ranLines(dir)).not.toContain('denied');
+    const audit = await call(url, '/api/v1/audit?type=approval', { token: VIEWER_TOKEN });
+    expect(audit.json.records).toContainEqual(
+      expect.objectContaining({
+        approval: approval.id,
+        decision: 'denied',
+        by: 'ops',
+        reason: 'not on a Friday',
+      }),
+    );
+  }, 120_000);
+
+  it('no decision within approval_timeout_ms is a denial', async () => {
+    const thread = await inject(url, 'use-tool-hasty', 'echo late >> ran.txt', OPERATOR_TOKEN);
+    const result = await answer(url, thread, VIEWER_TOKEN);
+    expect(result.status).toBe('refused');
+    expect(result.result.code).toBe('ApprovalDenied');
+    expect(result.result.message).toContain('no decision within 1000 ms');
+    expect(await ranLines(dir)).not.toContain('late');
+    const audit = await call(url, '/api/v1/audit?type=approval', { token: VIEWER_TOKEN });
+    expect(audit.json.records).toContainEqual(
+      expect.objectContaining({ thread, decision: 'timed_out', by: 'organism' }),
+    );
+  }, 120_000);
+
+  it('approval_role: admin refuses an operator and takes an admin', async () => {
+    const thread = await inject(url, 'use-tool-strict', 'echo strict >> ran.txt', OPERATOR_TOKEN);
+    const approval = await pending(url, thread, VIEWER_TOKEN);
+    expect(approval.role).toBe('admin');
+    const byOperator = await call(url, `/api/v1/approvals/${approval.id}/approve`, {
+      token: OPERATOR_TOKEN,
+      body: {},
+    });
+    expect(byOperator.status).toBe(403);
+    expect(byOperator.json.error.code).toBe('approval.forbidden');
+    // No body at all: no reason.
+    const byAdmin = await call(url, `/api/v1/approvals/${approval.id}/approve`, {
+      token: ADMIN_TOKEN,
+      method: 'POST',
+    });
+    expect(byAdmin.status).toBe(200);
+    expect(byAdmin.json).toMatchObject({ decided_by: 'root', reason: null });
+    expect((await answer(url, thread, VIEWER_TOKEN)).status).toBe('ok');
+    expect(await ranLines(dir)).toContain('strict');
+  }, 120_000);
+
+  it('a bad reason and an unknown id are refused with what is wrong', async () => {
+    const unknown = await call(url, '/api/v1/approvals/ap_000000000000000000000000/approve', {
+      token: OPERATOR_TOKEN,
+      body: {},
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error.code).toBe('approval.not_found');
+    const bad = await call(url, '/api/v1/approvals/ap_000000000000000000000000/deny', {
+      token: OPERATOR_TOKEN,
+      body: { reason: 42 },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.message).toContain('reason');
+  });
+});
+
+describe('a pending approval survives kill -9', () => {
+  const running: DaemonProcess[] = [];
+  afterEach(async () => {
+    for (const daemon of running.splice(0)) await daemon.stop('SIGKILL');
+  });
+
+  it('is still listed after the restart, and runs once when approved', async () => {
+    const made = await organismDir('');
+    const { dir, file } = made;
+    await (await import('node:fs/promises')).writeFile(file, organismYaml(dir, false));
+    const first = await startOn(file);
+    running.push(first);
+    const thread = await inject(first.url, 'use-tool', 'echo survived >> ran.txt');
+    const approval = await pending(first.url, thread);
+    await first.stop('SIGKILL');
+    running.splice(0);
+
+    const second = await startOn(file);
+    running.push(second);
+    const again = await pending(second.url, thread);
+    expect(again.id).toBe(approval.id);
+    expect(again.requested).toBe(approval.requested);
+    expect(await ranLines(dir)).toEqual([]);
+    const approved = await call(second.url, `/api/v1/approvals/${approval.id}/approve`, {
+      body: { reason: 'after the restart' },
+    });
+    expect(approved.status).toBe(200);
+    expect(approved.json.decided_by).toBe('anonymous');
+    expect((await answer(second.url, thread)).status).toBe('ok');
+    expect(await ranLines(dir)).toEqual(['survived']);
+  }, 120_000);
+});
