@@ -36,6 +36,7 @@ import { EventHub } from './server/events.ts';
 import { type RunningServer, startHttpServer } from './server/http.ts';
 import { RateLimiter } from './server/rate-limit.ts';
 import type { OrganismService, ReloadReport } from './server/service.ts';
+import { startTelemetry, type Telemetry } from './telemetry/index.ts';
 import { createToolRuntime, type ToolRuntime, toolPaths } from './tools/runtime.ts';
 import { createToolServices } from './tools/services.ts';
 
@@ -182,6 +183,37 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       hub.lifecycle(`thread.${event}`, { thread });
     },
   };
+  // Tracing: loaded only with a `telemetry:` section (nothing of OpenTelemetry is imported without).
+  let telemetry: Telemetry | undefined;
+  try {
+    telemetry = await startTelemetry(config.telemetry, {
+      env,
+      version: VERSION,
+      hooks: {
+        dropped: (reason, count) => metrics.traceSpansDropped.inc({ reason }, count),
+        exported: (count) => metrics.traceSpansExported.inc(count),
+        exportError: (message) =>
+          logger.warn(
+            { component: 'telemetry', err: message },
+            'trace export failed; spans are dropped (counted in organism_trace_spans_dropped_total) until the collector answers',
+          ),
+      },
+    });
+  } catch (error) {
+    await historyLog?.close().catch(() => {});
+    await releaseEarly();
+    throw error;
+  }
+  if (telemetry && config.telemetry)
+    logger.info(
+      {
+        component: 'telemetry',
+        endpoint: telemetry.endpoint,
+        sample_ratio: config.telemetry.sample_ratio,
+        capture_content: config.telemetry.capture_content,
+      },
+      `tracing: spans exported to ${telemetry.endpoint}`,
+    );
   // bus.transport: memory (one daemon) or redis (several daemons sharing this organism).
   const backend = createBusBackend(config, logger, {
     metrics: metricsRegistry,
@@ -214,6 +246,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     tools,
     history,
     hooks,
+    ...(telemetry ? { tracing: telemetry.tracing } : {}),
   });
   bus.start();
   // Accepted and never handled before the last stop: queued again before any new work.
@@ -269,6 +302,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   } catch (error) {
     await bus.stop(0);
     await backend.close();
+    await within(telemetry?.shutdown() ?? Promise.resolve(), RELEASE_TIMEOUT_MS);
     await historyLog?.close().catch(() => {});
     await releaseEarly();
     throw error;
@@ -320,6 +354,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         await removeAddressFile(config.organism.data_dir, running.url).catch(() => {});
         const result = await bus.stop(drainMs);
         await within(backend.close(), RELEASE_TIMEOUT_MS);
+        // The last spans go to the collector, for at most as long as the other releases.
+        await within(telemetry?.shutdown() ?? Promise.resolve(), RELEASE_TIMEOUT_MS);
         await within(current.tools.close(), RELEASE_TIMEOUT_MS);
         await historyLog
           ?.close()

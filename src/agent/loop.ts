@@ -14,6 +14,7 @@
 import { knownSecrets } from '../audit/redact.ts';
 import type { MessageView } from '../bus/message.ts';
 import type { HandlerContext, HandlerResult, IncomingReply, Outgoing } from '../listener/types.ts';
+import { type AgentSpan, setTraceScope, traceScopeOf } from '../telemetry/types.ts';
 import type { LlmClient } from './client.ts';
 import {
   frameInvalidArguments,
@@ -148,12 +149,39 @@ export class AgentLoop {
     return this.#run(state, ctx, []);
   }
 
-  /** `resumed`: the turn in progress (rebuilt from the thread) is answered before the next one. */
+  /**
+   * Tracing on: this run of the task (until it answers, or waits for a peer) is one `invoke_agent`
+   * span under the hop; its model calls and tool calls are that span's children.
+   */
   async #run(
     state: LoopState,
     ctx: HandlerContext,
     out: Outgoing[],
     resumed = false,
+  ): Promise<HandlerResult> {
+    const hop = traceScopeOf(ctx);
+    if (!hop) return this.#turns(state, ctx, out, resumed, undefined);
+    const span = hop.agent(this.#d.name, state.thread);
+    setTraceScope(ctx, span);
+    try {
+      const result = await this.#turns(state, ctx, out, resumed, span);
+      span.end(state.phase === 'waiting' ? 'waiting' : answerStatus(result));
+      return result;
+    } catch (error) {
+      span.end('error', error);
+      throw error;
+    } finally {
+      setTraceScope(ctx, hop);
+    }
+  }
+
+  /** `resumed`: the turn in progress (rebuilt from the thread) is answered before the next one. */
+  async #turns(
+    state: LoopState,
+    ctx: HandlerContext,
+    out: Outgoing[],
+    resumed: boolean,
+    span: AgentSpan | undefined,
   ): Promise<HandlerResult> {
     state.phase = 'running';
     try {
@@ -182,17 +210,18 @@ export class AgentLoop {
           );
         }
         let completion: Awaited<ReturnType<LlmClient['complete']>>;
+        const request = {
+          system: this.#d.system,
+          messages: state.messages,
+          functions: this.#d.functions,
+          maxTokens: this.#d.options.maxTokensPerTurn,
+        };
+        const chat = span?.chat(request);
         try {
-          completion = await this.#d.llm.complete(
-            {
-              system: this.#d.system,
-              messages: state.messages,
-              functions: this.#d.functions,
-              maxTokens: this.#d.options.maxTokensPerTurn,
-            },
-            ctx.signal,
-          );
+          completion = await this.#d.llm.complete(request, ctx.signal);
+          chat?.end({ backend: completion.backend, usage: completion.turn.usage, output: completion.turn });
         } catch (error) {
+          chat?.end({ error });
           const message = error instanceof Error ? error.message : String(error);
           this.#d.logger.warn(
             { agent: this.#d.name, thread: state.thread, err: message },
@@ -397,6 +426,14 @@ export function answerPayload(answer: Answer): Record<string, unknown> {
     turns: answer.turns,
     ...(answer.backend ? { backend: answer.backend } : {}),
   };
+}
+
+/** The status of the `<answer>` a run responded with (for its span), else done. */
+function answerStatus(result: HandlerResult): string {
+  const outs = Array.isArray(result) ? (result as Outgoing[]) : [];
+  const answer = outs.find((o) => o.kind === 'respond' && typeof o.payload === 'object');
+  const status = (answer?.payload as { status?: unknown } | undefined)?.status;
+  return typeof status === 'string' ? status : 'done';
 }
 
 /** Providers should give unique ids; a model that repeats one still gets one answer per call. */

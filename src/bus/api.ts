@@ -16,6 +16,8 @@ export interface InjectRequest {
   from?: string;
   /** Capability scope for the thread; tools used in it are limited to these. Never widens. */
   scope?: readonly Capability[];
+  /** W3C traceparent of the caller (HTTP header): the first hops join its trace (tracing on). */
+  traceparent?: string;
 }
 
 export interface InjectResult {

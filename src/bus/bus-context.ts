@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { IncomingReply } from '../listener/types.ts';
+import type { HopSpan, TraceScope, Tracing } from '../telemetry/types.ts';
 import type { XmlLimits } from '../xml/limits.ts';
 import type { ThreadWatcher } from './api.ts';
 import type { BusHooks, BusOptions } from './bus-types.ts';
@@ -32,6 +33,8 @@ export interface Delivery {
   handled: (() => void) | undefined;
   /** Not handled (shutdown): a transport that can redeliver will, elsewhere or later. */
   abandon: (reason: unknown) => void;
+  /** The hop's `deliver` span (tracing on), ended with the delivery's outcome. */
+  span: HopSpan | undefined;
 }
 
 /** The delivered message whose outputs are being published, and how many it has published so far. */
@@ -43,6 +46,8 @@ export interface Origin {
    * here, and the delivery is done (acknowledged) only once they have all settled.
    */
   confirmations?: Promise<void>[];
+  /** The delivered message's span (tracing on): the outputs' envelopes carry its traceparent. */
+  trace?: TraceScope | undefined;
 }
 
 export class BusContext {
@@ -62,6 +67,7 @@ export class BusContext {
   /** Handlers running now, so kill and shutdown can abort them. */
   readonly running = new Set<DeliveryContext>();
   readonly hooks: BusHooks;
+  readonly tracing: Tracing | undefined;
   readonly threads: ThreadRegistry;
   readonly history: ThreadHistory;
   /** Where thread state lives: this daemon's memory (LocalThreadStore) or shared with other daemons. */
@@ -78,6 +84,7 @@ export class BusContext {
   ) {
     this.logger = options.logger;
     this.hooks = options.hooks ?? {};
+    this.tracing = options.tracing;
     this.listeners = buildRuntimeListeners(specs, options.limits, options.bus);
     for (const spec of specs) this.specs.set(spec.config.name, spec);
     this.indexTags();

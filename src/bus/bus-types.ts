@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { BusSection, LimitsSection } from '../config/types.ts';
 import type { Capability, ToolResult } from '../tools/types.ts';
+import type { TraceScope, Tracing } from '../telemetry/types.ts';
 import type { ThreadHistory } from './history/index.ts';
 import type { ThreadStore } from './thread-store.ts';
 
@@ -18,6 +19,8 @@ export interface ToolPort {
     thread: string;
     scope?: readonly Capability[];
     callId?: string;
+    /** The span the call's `execute_tool` span starts under (tracing on). */
+    trace?: TraceScope;
   }): Promise<ToolResult>;
 }
 
@@ -32,6 +35,8 @@ export interface BusOptions {
   history?: ThreadHistory;
   /** Observers for metrics and the live stream; absent costs nothing per hop. */
   hooks?: BusHooks;
+  /** Spans per hop (src/telemetry, `telemetry:`); absent costs one check per hop. */
+  tracing?: Tracing;
   /**
    * Thread state shared with the other daemons of the organism (Redis transport): registry and
    * history written through, threads loaded on delivery, in-flight counted across daemons.

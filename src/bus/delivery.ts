@@ -6,6 +6,7 @@
  */
 import { OrganismError } from '../errors.ts';
 import type { IncomingReply } from '../listener/types.ts';
+import type { HopSpan } from '../telemetry/types.ts';
 import { decodePayload } from '../xml/codec.ts';
 import { parseEnvelope } from '../xml/envelope.ts';
 import type { BusContext, Delivery } from './bus-context.ts';
@@ -41,8 +42,11 @@ export class Deliverer {
     }
     let payload: Record<string, unknown> | undefined;
     let reply: IncomingReply | undefined;
+    let span: HopSpan | undefined;
     try {
       const envelope = parseEnvelope(message.envelope, bus.xmlLimits);
+      // Tracing on: the hop's span, a child of the one that published the message.
+      if (bus.tracing) span = bus.tracing.hop(message, envelope.traceparent, envelope.payloadXml);
       if (
         envelope.thread !== message.thread ||
         envelope.from !== message.from ||
@@ -55,6 +59,7 @@ export class Deliverer {
         const invalid = target.validate(payload);
         if (invalid) {
           bus.hooks.delivered?.(target.name, 'invalid', Date.now() - message.time, thread.id);
+          span?.end('invalid');
           this.failures.huhToSender(
             thread,
             frame,
@@ -82,6 +87,7 @@ export class Deliverer {
     } catch (error) {
       bus.logger.warn({ err: error, thread: thread.id, to: message.to }, 'delivery refused a message');
       bus.hooks.delivered?.(target.name, 'invalid', Date.now() - message.time, thread.id);
+      span?.end('invalid');
       this.failures.huhToSender(thread, frame, message, 'parse', message.envelope, undefined, {
         id: message.id,
         seq: 0,
@@ -100,9 +106,11 @@ export class Deliverer {
         done: resolve,
         handled,
         abandon: reject,
+        span,
       };
       if (!queue.offer(thread.id, delivery)) {
         bus.hooks.delivered?.(target.name, 'busy', Date.now() - message.time, thread.id);
+        span?.end('busy');
         this.failures.failFrame(thread, frame, 'bus.busy', { id: message.id, seq: 0 });
         this.inFlight.settle(thread);
         resolve();

@@ -5,6 +5,7 @@
  * (invariant 3).
  */
 import type { HandlerResult } from '../listener/types.ts';
+import { setTraceScope, traceScopeOf } from '../telemetry/types.ts';
 import type { BusContext, Delivery } from './bus-context.ts';
 import type { DeliveryOutcome } from './bus-types.ts';
 import { DeliveryContext } from './context.ts';
@@ -52,8 +53,11 @@ export class Handler {
           name,
           args,
           key === undefined ? `${message.id}.call-${++calls}` : `${message.id}.${key}`,
+          traceScopeOf(ctx),
         ),
     );
+    // Tracing on: the handler's tool calls and an agent's spans start under this hop's span.
+    if (delivery.span) setTraceScope(ctx, delivery.span);
     bus.running.add(ctx);
     let timer: NodeJS.Timeout | undefined;
     let outcome: DeliveryOutcome = 'ok';
@@ -85,7 +89,7 @@ export class Handler {
       if (!thread.stopped) {
         // Operators see why (a record in the thread); the caller sees only the generic code.
         this.failures.recordFailure(thread, target.name, cause);
-        this.failures.failFrame(thread, frame, cause.code, { id: message.id, seq: 0 });
+        this.failures.failFrame(thread, frame, cause.code, { id: message.id, seq: 0, trace: delivery.span });
       }
     } finally {
       clearTimeout(timer);
@@ -93,6 +97,7 @@ export class Handler {
       // Nothing can be delivered into the frame of a listener without onReply once it is handled.
       if (!target.onReply) bus.threads.pruneFrame(frame);
       bus.hooks.delivered?.(target.name, outcome, Date.now() - message.time, thread.id);
+      delivery.span?.end(outcome);
     }
     // The outputs are counted in flight already, so the thread cannot look idle in between (with
     // shared state the two even net out in one Redis batch).

@@ -73,6 +73,8 @@ export class Ingress {
       bus.hooks.thread?.(thread.id, 'started');
     }
     let firstId = '';
+    // A caller's trace, when tracing is on and the header is a valid traceparent.
+    const traceparent = bus.tracing?.accept(request.traceparent);
     for (const target of targets) {
       const frame = bus.threads.openFrame(thread, target.name, from, null);
       const id = await this.publisher.publish(
@@ -83,6 +85,9 @@ export class Ingress {
         target.name,
         parsed.tag,
         parsed.xml,
+        undefined,
+        undefined,
+        traceparent,
       );
       firstId ||= id ?? '';
     }

@@ -45,6 +45,7 @@ export class Publisher {
     payloadXml: string,
     depth = frame?.depth ?? 0,
     origin?: Origin,
+    traceparent = origin?.trace?.traceparent,
   ): Promise<string | undefined> {
     const bus = this.bus;
     const budget = bus.threads.chargeHop(thread, depth);
@@ -62,7 +63,7 @@ export class Publisher {
       from,
       to,
       tag,
-      envelope: buildEnvelope({ from, to, thread: thread.id }, payloadXml),
+      envelope: buildEnvelope({ from, to, thread: thread.id, traceparent }, payloadXml),
       kind,
       hop: thread.hops,
       time: Date.now(),

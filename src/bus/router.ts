@@ -34,8 +34,8 @@ export class Router {
     if (outgoing.length === 0) return;
     const { thread, frame, target: source, message } = delivery;
     const origin: Origin = confirmations
-      ? { id: message.id, seq: 0, confirmations }
-      : { id: message.id, seq: 0 };
+      ? { id: message.id, seq: 0, confirmations, trace: delivery.span }
+      : { id: message.id, seq: 0, trace: delivery.span };
     // Output produced while handling an error report is not answered with another report: that
     // could loop forever between a confused handler and the runtime.
     const quiet = message.kind === 'huh' || message.kind === 'system-error';

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { knownSecrets, redact } from '../audit/redact.ts';
+import type { TraceScope } from '../telemetry/types.ts';
 import type { ToolResult } from '../tools/types.ts';
 import { encodePayload } from '../xml/codec.ts';
 import type { BusContext } from './bus-context.ts';
@@ -24,6 +25,7 @@ export class ToolCalls {
     tool: string,
     args: unknown,
     givenId?: string,
+    trace?: TraceScope,
   ): Promise<ToolResult> {
     const bus = this.bus;
     const callId = givenId ?? randomUUID();
@@ -43,6 +45,7 @@ export class ToolCalls {
           thread: thread.id,
           scope: thread.scope,
           callId,
+          ...(trace ? { trace } : {}),
         })
       : refuse('ToolsUnavailable', 'this organism has no tool runtime');
     bus.threads.chargeHop(thread, frame.depth);

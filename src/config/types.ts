@@ -167,6 +167,23 @@ export interface HistorySection {
   max_bytes: number;
 }
 
+/** `telemetry:` section: OpenTelemetry traces (src/telemetry); absent means nothing of it is loaded. */
+export interface TelemetrySection {
+  otlp: {
+    /** Base URL of the OTLP/HTTP collector (`http://127.0.0.1:4318`); `/v1/traces` is added. */
+    endpoint: string;
+    /** Environment variable holding extra headers, `name=value,name2=value2` (URL-encoded values). */
+    headers_env?: string;
+    timeout_ms: number;
+  };
+  service_name: string;
+  sample_ratio: number;
+  capture_content: boolean;
+  max_queue_size: number;
+  max_export_batch_size: number;
+  export_delay_ms: number;
+}
+
 /** `durability:` section: the bus journal of the memory transport (src/bus/journal). */
 export interface DurabilitySection {
   /** always: an fsync per 202; batch: group commit, one fsync per group (default); off: no fsync. */
@@ -226,6 +243,7 @@ export interface OrganismConfig {
   auth: AuthSection;
   history: HistorySection;
   durability: DurabilitySection;
+  telemetry?: TelemetrySection;
   /** MCP servers whose tools are tools of this organism. */
   mcp_servers: McpServerSection[];
   /** The organism served over MCP; absent: no native tools offered. */

@@ -36,6 +36,7 @@ const RESTART_ONLY: ReadonlyArray<[string, (c: OrganismConfig) => unknown]> = [
   ['limits', (c) => c.limits],
   ['history', (c) => c.history],
   ['durability', (c) => c.durability],
+  ['telemetry', (c) => c.telemetry],
 ];
 
 /** Sections the tool services' long-lived clients are built from: unchanged, the clients are kept. */

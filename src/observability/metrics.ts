@@ -102,6 +102,18 @@ export const metrics = {
     help: 'WebSocket clients connected to /api/v1/stream.',
     registers,
   }),
+  /** Tracing (telemetry:): spans lost, by reason: queue_full (exporter behind), export_failed. */
+  traceSpansDropped: new Counter({
+    name: 'organism_trace_spans_dropped_total',
+    help: 'Trace spans not exported, by reason: queue_full (the export queue was full) or export_failed (the collector refused or did not answer).',
+    labelNames: ['reason'] as const,
+    registers,
+  }),
+  traceSpansExported: new Counter({
+    name: 'organism_trace_spans_exported_total',
+    help: 'Trace spans the collector accepted.',
+    registers,
+  }),
 };
 
 // Children cached per label pair: a hop then costs a Map lookup, not prom-client's label hashing.

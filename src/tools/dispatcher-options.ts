@@ -3,6 +3,7 @@
 import type { AuditSink } from '../audit/log.ts';
 import type { TrustLevel } from '../config/types.ts';
 import type { GuardInput, Verdict } from '../guard/types.ts';
+import type { TraceScope } from '../telemetry/types.ts';
 import type { ApprovalGate } from './approval/gate.ts';
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
 import type { ListenerGrants } from './tool-config.ts';
@@ -21,6 +22,8 @@ export interface CallRequest {
   scope?: readonly Capability[];
   /** Idempotency key for side-effecting tools; one is made up when absent. */
   callId?: string;
+  /** Tracing on: the span this call's `execute_tool` span starts under (the hop or the agent's task). */
+  trace?: Pick<TraceScope, 'tool'>;
 }
 
 export interface Availability {

@@ -29,6 +29,12 @@ export interface EnvelopeMeta {
   to?: string;
   /** Thread id. parseEnvelope gives '' when the envelope carries none (optional in the XSD). */
   thread: string;
+  /**
+   * W3C traceparent of the span that sent the message (tracing on), written as an extension element
+   * `<traceparent xmlns="urn:organism:trace-context:1">` after `<thread>`: xml-pipeline peers skip
+   * meta children in other namespaces, as the envelope XSD allows.
+   */
+  traceparent?: string;
 }
 
 export interface ParsedEnvelope extends EnvelopeMeta {
@@ -40,6 +46,9 @@ export interface ParsedEnvelope extends EnvelopeMeta {
 }
 
 const HEAD = '<message xmlns="' + ENVELOPE_NS + '"><meta><from>';
+/** The namespace of the `<meta>` extension element carrying a message's W3C traceparent. */
+export const TRACE_CONTEXT_NS = 'urn:organism:trace-context:1';
+const TRACE_OPEN = '<traceparent xmlns="' + TRACE_CONTEXT_NS + '">';
 
 /**
  * Builds an envelope around one payload element. `payloadXml` must be a single well-formed element
@@ -53,9 +62,9 @@ export function buildEnvelope(meta: EnvelopeMeta, payloadXml: string): string {
   }
   let s = HEAD + escapeText(meta.from) + '</from>';
   if (meta.to !== undefined && meta.to !== '') s += '<to>' + escapeText(meta.to) + '</to>';
-  return (
-    s + '<thread>' + escapeText(meta.thread) + '</thread></meta>' + detachPayload(payloadXml) + '</message>'
-  );
+  s += '<thread>' + escapeText(meta.thread) + '</thread>';
+  if (meta.traceparent !== undefined) s += TRACE_OPEN + escapeText(meta.traceparent) + '</traceparent>';
+  return s + '</meta>' + detachPayload(payloadXml) + '</message>';
 }
 
 /** Adds `xmlns=""` to the payload root unless it declares a default namespace itself. */
@@ -134,8 +143,14 @@ export function parseEnvelope(text: string, limits: XmlLimits): ParsedEnvelope {
   let from: string | undefined;
   let to: string | undefined;
   let thread: string | undefined;
+  let traceparent: string | undefined;
   for (const field of meta.children) {
-    if (field.ns !== ENVELOPE_NS) continue;
+    if (field.ns !== ENVELOPE_NS) {
+      // Extensions are skipped, as the XSD allows; the trace context is read when it is text.
+      if (field.ns === TRACE_CONTEXT_NS && field.local === 'traceparent' && field.children.length === 0)
+        traceparent ??= field.text.trim();
+      continue;
+    }
     const value = metaText(field);
     if (field.local === 'from' && from === undefined) from = value;
     else if (field.local === 'to' && to === undefined) to = value;
@@ -154,6 +169,7 @@ export function parseEnvelope(text: string, limits: XmlLimits): ParsedEnvelope {
 
   const out: ParsedEnvelope = { from, thread: thread ?? '', tag: payload.local, payloadXml, node: payload };
   if (to !== undefined && to !== '') out.to = to;
+  if (traceparent !== undefined) out.traceparent = traceparent;
   return out;
 }
 

@@ -74,6 +74,8 @@ export function injectRoutes(app: ApiApp, { service, logger, maxBodyBytes, injec
           thread,
           from: 'api',
           ...(scope ? { scope: scope as Capability[] } : {}),
+          // W3C Trace Context: with tracing on, the thread's first hops join the caller's trace.
+          ...(c.req.header('traceparent') ? { traceparent: c.req.header('traceparent') } : {}),
         });
         logger.debug({ thread: result.thread, by: principal.name, to }, 'injected');
         return c.json(result, 202);

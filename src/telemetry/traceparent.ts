@@ -1,0 +1,55 @@
+/**
+ * W3C Trace Context `traceparent` values (https://www.w3.org/TR/trace-context/), without
+ * OpenTelemetry: the bus and the HTTP ingress read and pass them on whether or not the SDK is loaded.
+ *
+ *   00-<32 hex trace id>-<16 hex parent span id>-<2 hex flags>
+ */
+import { createHash } from 'node:crypto';
+
+export interface TraceParent {
+  traceId: string;
+  spanId: string;
+  /** Bit 0: sampled. */
+  flags: number;
+}
+
+const VALID = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+const ZERO_TRACE = '00000000000000000000000000000000';
+const ZERO_SPAN = '0000000000000000';
+
+/**
+ * The parts of a traceparent header, or undefined when it is not one. As the spec says, a value
+ * that does not parse is ignored (the work starts a trace of its own), never an error for the
+ * request: a misconfigured tracer upstream must not make an injection fail. Version ff and all-zero
+ * ids are invalid; a later version is read by its first four fields.
+ */
+export function parseTraceparent(value: string | undefined): TraceParent | undefined {
+  if (value === undefined || value.length < 55 || value.length > 512) return undefined;
+  const m = VALID.exec(value.trim().toLowerCase());
+  if (!m) return undefined;
+  const [, version, traceId, spanId, flags, rest] = m as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string?,
+  ];
+  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
+  if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined;
+  return { traceId, spanId, flags: Number.parseInt(flags, 16) };
+}
+
+export function formatTraceparent(traceId: string, spanId: string, flags: number): string {
+  return `00-${traceId}-${spanId}-${flags & 1 ? '01' : '00'}`;
+}
+
+/**
+ * The trace id of a thread that arrived with no traceparent: derived from the thread id, so every
+ * daemon that starts a span for the thread without a parent puts it into the same trace (a thread
+ * continued later, or a broadcast that starts two first hops, stays one trace).
+ */
+export function threadTraceId(thread: string): string {
+  const id = createHash('sha256').update(`organism-thread\u0000${thread}`).digest('hex').slice(0, 32);
+  return id === ZERO_TRACE ? '00000000000000000000000000000001' : id;
+}
