@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { mergePackageJson, versionsFrom } from '../../src/cli/init/project.ts';
 import { captureIo } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import { loadConfig } from '../../src/config/index.ts';
@@ -114,6 +115,23 @@ describe('organism init', () => {
       type: 'module',
       scripts: { test: 'vitest run', start: 'node server.js', validate: 'organism validate' },
       dependencies: { organism: 'file:../organism-0.1.0.tgz', left: '^1.0.0' },
+    });
+  });
+
+  it('adds tsx to the project only when organism does not bring it itself', () => {
+    const facts = { name: 'p' };
+    const base = {
+      version: '1.2.3',
+      devDependencies: { typescript: '^7.0.0', vitest: '^4.0.0', tsx: '^4.0.0' },
+    };
+    const bundled = versionsFrom({ ...base, dependencies: { tsx: '^4.0.0' } });
+    expect(mergePackageJson(undefined, facts, bundled, false).json.dependencies).toEqual({
+      organism: '^1.2.3',
+    });
+    const peer = versionsFrom({ ...base, peerDependencies: { tsx: '^4.1.0' } });
+    expect(mergePackageJson(undefined, facts, peer, false).json.dependencies).toEqual({
+      organism: '^1.2.3',
+      tsx: '^4.1.0',
     });
   });
 

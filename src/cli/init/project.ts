@@ -47,6 +47,11 @@ export interface DependencyVersions {
   typescript: string;
   vitest: string;
   '@types/node': string;
+  /**
+   * tsx, which loads the project's .ts listeners and tools at run time: set only when organism does
+   * not bring it as a dependency of its own (say, it became a peer), so `npm start` still works.
+   */
+  tsx?: string;
 }
 
 /** The versions of Organism's own package: the dev tools it is built and tested with. */
@@ -55,11 +60,15 @@ export function versionsFrom(
   organismSpec?: string,
 ): DependencyVersions {
   const dev = (organismPackage.devDependencies ?? {}) as Record<string, string>;
+  const own = (organismPackage.dependencies ?? {}) as Record<string, string>;
+  const peer = (organismPackage.peerDependencies ?? {}) as Record<string, string>;
+  const tsx = own.tsx === undefined ? (peer.tsx ?? dev.tsx ?? 'latest') : undefined;
   return {
     organism: organismSpec ?? `^${organismPackage.version}`,
     typescript: dev.typescript ?? 'latest',
     vitest: dev.vitest ?? 'latest',
     '@types/node': dev['@types/node'] ?? 'latest',
+    ...(tsx === undefined ? {} : { tsx }),
   };
 }
 
@@ -111,6 +120,7 @@ export function mergePackageJson(
   ) {
     json.dependencies.organism = versions.organism;
   }
+  if (versions.tsx !== undefined) json.dependencies.tsx ??= versions.tsx;
   json.devDependencies ??= {};
   for (const name of ['typescript', 'vitest', '@types/node'] as const) {
     json.devDependencies[name] ??= versions[name];
