@@ -8,6 +8,10 @@ export interface ToolConfig {
   rate_limit?: { per_minute: number; burst?: number };
   timeout_ms?: number;
   max_result_bytes?: number;
+  /** Whether a person approves each call first (README "Approval"). */
+  approval?: 'never' | 'destructive' | 'always';
+  approval_timeout_ms?: number;
+  approval_role?: 'operator' | 'admin';
   [key: string]: unknown;
 }
 

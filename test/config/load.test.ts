@@ -117,13 +117,22 @@ describe('loadConfig on valid files', () => {
       timeout_ms: 5000,
       max_result_bytes: 2048,
       allowed_domains: ['example.org'],
+      approval: 'never',
+      approval_timeout_ms: 600_000,
+      approval_role: 'operator',
     });
     expect(listeners[1]!.config).toMatchObject({ agent: true, max_turns: 3, budget: { tokens: 5000 } });
   });
 
-  it('fills max_result_bytes in each tool_config entry that lacks it', async () => {
+  it('fills max_result_bytes and the approval keys in each tool_config entry that lacks them', async () => {
     const { listeners } = await loadConfig(fixture('full.yaml'), { env: {}, loadModules: false });
-    expect(listeners[0]!.config.tool_config.calculate).toEqual({ timeout_ms: 100, max_result_bytes: 102400 });
+    expect(listeners[0]!.config.tool_config.calculate).toEqual({
+      timeout_ms: 100,
+      max_result_bytes: 102400,
+      approval: 'never',
+      approval_timeout_ms: 600_000,
+      approval_role: 'operator',
+    });
     expect(listeners[0]!.config.tool_config.fetch_url!.max_result_bytes).toBe(2048);
     const { config } = await loadConfig(fixture('broadcast.yaml'), { env: {} });
     expect(config.listeners.map((l) => l.broadcast)).toEqual([true, true]);

@@ -90,6 +90,9 @@ const toolConfig: Presence<ToolConfig> = {
   rate_limit: 'optional',
   timeout_ms: 'optional',
   max_result_bytes: 'optional', // ToolConfig is also built by hand in tests, so it stays optional there
+  approval: 'optional', // likewise
+  approval_timeout_ms: 'optional',
+  approval_role: 'optional',
 };
 const tools: Presence<ToolsSection> = {
   revocations_file: 'always',
