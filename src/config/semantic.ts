@@ -4,6 +4,7 @@
  * found problems, so one run reports everything; hence the defensive reading of `data`.
  */
 import type { ConfigIssue } from '../errors.ts';
+import { checkMcpSections } from '../mcp/config-check.ts';
 import { envAllowlistProblem, secretNamePart } from '../sandbox/env.ts';
 import type { ConfigSource } from './source.ts';
 import { suggestion } from './suggest.ts';
@@ -79,6 +80,7 @@ export function checkStructure(data: unknown, source: ConfigSource): ConfigIssue
   }
   issues.push(...checkEnvAllowlists(listeners, source));
   issues.push(...checkAuth(data, source));
+  issues.push(...checkMcpSections(data, source));
   return issues;
 }
 

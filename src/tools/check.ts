@@ -7,6 +7,7 @@ import type { OrganismConfig } from '../config/types.ts';
 import { ConfigError, type ConfigIssue, ToolRegistrationError } from '../errors.ts';
 import { type CatalogEntry, loadToolCatalog, loadUserTools, PACKAGE_ROOT } from './catalog.ts';
 import { defaultDispatcherDefaults } from './dispatcher.ts';
+import { mcpPlaceholders } from '../mcp/tool-config.ts';
 import { ToolRegistry } from './registry.ts';
 import { resolveListeners } from './tool-config.ts';
 
@@ -41,6 +42,8 @@ export async function checkOrganismTools(
   }
   // A grant of a tool whose module failed would only repeat that failure as "unknown tool".
   if (issues.length > 0) return issues;
+  // MCP servers' tools (`<server>.<tool>`) are checked by name and tool_config, without starting them.
+  for (const definition of mcpPlaceholders(config)) registry.register(definition);
   try {
     const defaults = defaultDispatcherDefaults();
     resolveListeners(config.listeners, registry, defaults, config.file);

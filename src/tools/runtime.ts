@@ -13,6 +13,7 @@ import type { LoadedOrganism } from '../config/index.ts';
 import type { OrganismConfig } from '../config/types.ts';
 import { checkCall } from '../guard/index.ts';
 import type { ApprovalGate } from './approval/gate.ts';
+import { approvalTimeoutWarnings } from './approval/warnings.ts';
 import { loadOrganismCatalog, PACKAGE_ROOT } from './catalog.ts';
 import { Dispatcher, type DispatcherDefaults, type GuardCheck } from './dispatcher.ts';
 import { IntegrityChecker, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, parsePublicKey } from './integrity.ts';
@@ -196,7 +197,12 @@ export async function createToolRuntime(
       guard,
       audit,
       integrity: mcp
-        ? { check: (tool: RegisteredTool) => mcp.integrity(tool) ?? integrity.check(tool) }
+        ? {
+            check: (tool: RegisteredTool) => {
+              const external = mcp.integrity(tool); // undefined: not an MCP tool
+              return external === undefined ? integrity.check(tool) : external;
+            },
+          }
         : integrity,
       revocations,
       services,
@@ -207,6 +213,7 @@ export async function createToolRuntime(
     // Say it at every start: a listener running a tool less contained than the default (sandbox: none).
     for (const { listener, tool, notice } of dispatcher.notices())
       warn(`listener ${listener}: ${tool} ${notice}`);
+    for (const warning of approvalTimeoutWarnings(config)) warn(warning);
 
     let closing: Promise<void> | undefined;
     return {

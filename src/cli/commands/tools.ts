@@ -21,6 +21,7 @@ import {
   UNSIGNED_WARNING,
   writeManifest,
 } from '../../tools/integrity.ts';
+import { mcpServers } from '../../mcp/config.ts';
 import { ToolRegistry } from '../../tools/registry.ts';
 import { revokeTool, unrevokeTool } from '../../tools/revocations.ts';
 import {
@@ -230,7 +231,7 @@ async function call(values: Values, rest: string[], io: CommandIo): Promise<numb
 
 async function sign(values: Values, rest: string[], io: CommandIo): Promise<number> {
   expectArgs('sign', rest, 0, '');
-  const cfg = await config(values);
+  const { config: cfg, env } = await configAndEnv(values);
   const paths = toolPaths(cfg);
   let privateKey: KeyObject;
   if (values.key !== undefined) {
@@ -246,7 +247,7 @@ async function sign(values: Values, rest: string[], io: CommandIo): Promise<numb
   const catalog = await loadOrganismCatalog(cfg, root);
   const registry = new ToolRegistry();
   for (const entry of catalog) registry.register(entry.definition, { module: entry.module });
-  const manifest = buildManifest(
+  let manifest = buildManifest(
     // A user's tool has its helpers followed within their project, the folder of organism.yaml.
     catalog.map((e) => ({
       name: e.definition.name,
@@ -257,6 +258,14 @@ async function sign(values: Values, rest: string[], io: CommandIo): Promise<numb
     paths.manifest,
     root,
   );
+  if (mcpServers(cfg).length > 0) {
+    // Each MCP server's tool list (names, descriptions, schemas) is pinned too: src/mcp/client/pins.ts.
+    const mcp = await import('../../mcp/client/index.ts');
+    const pins = await mcp.collectPins(cfg, env);
+    manifest = mcp.withMcpPins(manifest, pins, privateKey);
+    for (const [server, tools] of Object.entries(pins))
+      io.out(`pinned ${Object.keys(tools).length} tools of MCP server ${server}`);
+  }
   await writeManifest(paths.manifest, manifest);
   const der = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
   const envName = cfg.tools?.public_key_env;

@@ -13,7 +13,7 @@ import type { ToolServices } from '../../tools/types.ts';
 import { mcpServers, type ResolvedServerConfig, resolveServerConfig } from '../config.ts';
 import { splitQualified } from '../names.ts';
 import { McpConnection } from './connection.ts';
-import { loadPins, type PinState } from './pins.ts';
+import { type McpPins, pinOf, watchedPins } from './pins.ts';
 import { ServerToolset } from './toolset.ts';
 
 export { McpConnection, type RemoteTool } from './connection.ts';
@@ -88,14 +88,14 @@ export async function attachMcp(options: AttachOptions): Promise<AttachedMcp> {
     () => new McpPool(),
     (p) => p.close(),
   );
-  const pins: PinState = await loadPins(options.manifestPath, options.publicKey);
+  const pins = watchedPins(options.manifestPath, options.publicKey);
   const servers = mcpServers(config).map(resolveServerConfig);
   pool.retain(new Set(servers.map((s) => s.name)));
   const granted = grantedMcpTools(config);
   const sets = new Map<string, ServerToolset>();
   for (const server of servers) {
     const connection = pool.acquire(server, { config, env });
-    sets.set(server.name, new ServerToolset({ registry, connection, pins: () => pins, granted }));
+    sets.set(server.name, new ServerToolset({ registry, connection, pins, granted }));
   }
   await Promise.all(
     servers
@@ -119,4 +119,25 @@ export async function attachMcp(options: AttachOptions): Promise<AttachedMcp> {
       for (const set of sets.values()) set.close();
     },
   };
+}
+
+/**
+ * Starts every configured server, lists its tools and returns their pins, for `organism tools
+ * sign`. A server that does not start fails the signing: a manifest that silently left one out
+ * would refuse all its tools later.
+ */
+export async function collectPins(config: OrganismConfig, env: NodeJS.ProcessEnv): Promise<McpPins> {
+  const pins: McpPins = {};
+  for (const server of mcpServers(config).map(resolveServerConfig)) {
+    const connection = new McpConnection({ ...server, restart_initial_ms: 3_600_000 }, { config, env });
+    try {
+      await connection.start();
+      const tools: Record<string, string> = {};
+      for (const tool of connection.tools.values()) tools[tool.name] = pinOf(tool);
+      pins[server.name] = tools;
+    } finally {
+      await connection.close();
+    }
+  }
+  return pins;
 }

@@ -6,7 +6,7 @@
  * again. The pins are signed with the rest of the manifest (the signature covers every member).
  */
 import { createHash, type KeyObject, sign as signBytes, verify as verifyBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
 import { canonicalJson } from '../../tools/canonical.ts';
 import type { Manifest } from '../../tools/integrity.ts';
 import type { RemoteTool } from './connection.ts';
@@ -49,10 +49,10 @@ export type PinState =
   | { kind: 'pinned'; pins: McpPins }
   | { kind: 'broken'; reason: string };
 
-export async function loadPins(manifestPath: string, publicKey: KeyObject | undefined): Promise<PinState> {
+export function loadPins(manifestPath: string, publicKey: KeyObject | undefined): PinState {
   let text: string;
   try {
-    text = await readFile(manifestPath, 'utf8');
+    text = readFileSync(manifestPath, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'unsigned' };
     return { kind: 'broken', reason: `cannot read tool manifest ${manifestPath}` };
@@ -79,6 +79,29 @@ export async function loadPins(manifestPath: string, publicKey: KeyObject | unde
   if (!good) return { kind: 'broken', reason: `tool manifest ${manifestPath} has a bad signature` };
   const pins = (manifest.mcp ?? {}) as McpPins;
   return { kind: 'pinned', pins };
+}
+
+/**
+ * The pins in force, read again when the manifest file changes (a stat per look, as the native
+ * check does): re-signing makes a refused tool usable again without a restart.
+ */
+export function watchedPins(manifestPath: string, publicKey: KeyObject | undefined): () => PinState {
+  let stamp = '';
+  let state: PinState = { kind: 'unsigned' };
+  return () => {
+    let now: string;
+    try {
+      const info = statSync(manifestPath);
+      now = `${info.mtimeMs}:${info.size}:${info.ino}`;
+    } catch {
+      now = 'absent';
+    }
+    if (now !== stamp) {
+      stamp = now;
+      state = loadPins(manifestPath, publicKey);
+    }
+    return state;
+  };
 }
 
 /** Why `tool` of `server` fails its pin, or null when it matches (or nothing is signed). */

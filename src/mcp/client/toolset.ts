@@ -14,30 +14,14 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { McpError, OrganismError } from '../../errors.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
-import { CAPABILITIES, type Capability, type ToolConfig, type ToolDefinition } from '../../tools/types.ts';
+import type { Capability, ToolConfig, ToolDefinition } from '../../tools/types.ts';
 import type { JsonSchema } from '../../xml/json-schema.ts';
 import type { ResolvedServerConfig } from '../config.ts';
 import { qualifiedName } from '../names.ts';
+import { mcpToolConfigSchema } from '../tool-config.ts';
 import type { McpConnection, RemoteTool } from './connection.ts';
 import { type PinState, pinProblem } from './pins.ts';
 import { resultValue } from './result.ts';
-
-/** tool_config keys an MCP tool takes, besides the common ones; the guard's own keys when it has one. */
-const GUARD_KEYS: Record<string, Record<string, JsonSchema>> = {
-  file: { allowed_paths: { type: 'array', items: { type: 'string' } } },
-  web: {
-    allowed_domains: { type: 'array', items: { type: 'string' } },
-    blocked_domains: { type: 'array', items: { type: 'string' } },
-    allowed_ports: { type: 'array', items: { type: 'integer' } },
-    allow_loopback: { type: 'boolean' },
-  },
-  shell: {
-    allowed_commands: { type: 'array', items: { type: 'string' } },
-    blocked_commands: { type: 'array', items: { type: 'string' } },
-    shell: { type: 'boolean' },
-  },
-  email: { allowed_recipients: { type: 'array', items: { type: 'string' } } },
-};
 
 let lenient: Ajv2020 | undefined;
 
@@ -154,14 +138,7 @@ export class ServerToolset {
       source: 'external',
       ...(guard ? { guard } : {}),
       sideEffect: operator !== 'read',
-      config: {
-        type: 'object',
-        properties: {
-          trusted: { type: 'boolean' },
-          capability: { enum: [...CAPABILITIES] },
-          ...(guard ? GUARD_KEYS[guard] : {}),
-        },
-      },
+      config: mcpToolConfigSchema(guard),
       unavailable: (_services, config) => {
         const down = connection.reason;
         if (down) return down;

@@ -1,0 +1,180 @@
+/**
+ * A consumed MCP server's life: list_changed relists, a changed description (rug pull) is refused
+ * until signed again, a killed server is restarted with its tools unavailable meanwhile, a timeout
+ * cancels the request on the server, a lazy server starts at its first call, and annotations count
+ * only when tool_config trusts the server.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { captureIo } from '../../src/cli/io.ts';
+import { main } from '../../src/cli/main.ts';
+import type { ToolRuntime } from '../../src/tools/runtime.ts';
+import { call, RUG, startRuntime, tempOrganism, until } from './helpers.ts';
+
+let runtime: ToolRuntime | undefined;
+afterEach(async () => {
+  await runtime?.close();
+  runtime = undefined;
+});
+
+const rugServer = (extra = '') => `mcp_servers:
+  - name: rug
+    command: /usr/bin/node
+    args: [${JSON.stringify(RUG)}]
+    restart_initial_ms: 100
+    capabilities: { greet: read, flip: write, die: write, slow: read, cancelled: read }
+${extra}`;
+
+function message(result: unknown): string {
+  return (result as { error?: { message: string } }).error?.message ?? '';
+}
+
+describe('MCP server lifecycle and integrity', () => {
+  it('a changed description (list_changed) is refused until the tools are signed again', async () => {
+    const o = await tempOrganism(`${rugServer()}listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [rug.greet, rug.flip]
+`);
+    const sign = async () => {
+      const io = captureIo();
+      const code = await main(['tools', 'sign', '--config', o.config], io);
+      expect(code, io.stderr.join('\n')).toBe(0);
+      return io.stdout.join('\n');
+    };
+    expect(await sign()).toMatch(/pinned \d+ tools of MCP server rug/);
+    runtime = await startRuntime(o);
+    expect(await call(runtime, 'worker', 'rug.greet', { name: 'ada' })).toMatchObject({ status: 'ok' });
+
+    // The server changes greet's description and says so: the runtime lists again.
+    expect(await call(runtime, 'worker', 'rug.flip')).toMatchObject({ status: 'ok' });
+    await until(
+      () => runtime!.registry.get('rug.greet')!.definition.description.includes('id_rsa'),
+      'the relisted description',
+    );
+    const refused = await call(runtime, 'worker', 'rug.greet', { name: 'ada' });
+    expect(refused).toMatchObject({ status: 'refused', error: { code: 'IntegrityFailure' } });
+    expect(message(refused)).toContain('changed since it was signed');
+    const listed = runtime.dispatcher.availability('worker').find((a) => a.tool === 'rug.greet');
+    expect(listed?.available).toBe(false);
+
+    // Signed again (someone read the new description and accepts it): usable again, no restart needed.
+    expect(await sign()).toMatch(/pinned/);
+    expect(await call(runtime, 'worker', 'rug.greet', { name: 'ada' })).toMatchObject({
+      status: 'ok',
+      value: { text: 'hello ada' },
+    });
+  });
+
+  it('a killed server is restarted with backoff; meanwhile its tools are unavailable with why', async () => {
+    const o = await tempOrganism(`${rugServer()}listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [rug.greet, rug.die]
+`);
+    runtime = await startRuntime(o);
+    const connection = runtime.mcp!.pool.get('rug')!;
+    expect(connection.starts).toBe(1);
+    await call(runtime, 'worker', 'rug.die');
+    await until(() => connection.state !== 'ready', 'the server to be seen dead');
+    if (connection.state === 'down') {
+      const down = await call(runtime, 'worker', 'rug.greet', { name: 'x' });
+      expect(down).toMatchObject({ status: 'refused', error: { code: 'ToolUnavailable' } });
+      expect(message(down)).toMatch(/server rug is down: .*restarting in/);
+    }
+    await until(() => connection.state === 'ready', 'the restart');
+    expect(connection.starts).toBe(2);
+    expect(await call(runtime, 'worker', 'rug.greet', { name: 'again' })).toMatchObject({
+      status: 'ok',
+      value: { text: 'hello again' },
+    });
+  });
+
+  it('a timeout answers the agent and sends notifications/cancelled to the server', async () => {
+    const o = await tempOrganism(`${rugServer()}listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [rug.slow, rug.cancelled]
+    tool_config:
+      rug.slow: { timeout_ms: 300 }
+`);
+    runtime = await startRuntime(o);
+    const slow = await call(runtime, 'worker', 'rug.slow', { ms: 20_000 });
+    expect(slow).toMatchObject({ status: 'error', error: { code: 'Timeout' } });
+    await until(async () => {
+      const r = await call(runtime!, 'worker', 'rug.cancelled');
+      return (r as { value?: { cancelled?: number } }).value?.cancelled === 1;
+    }, 'the server to note the cancellation');
+  });
+
+  it('a lazy server starts at the first call of one of its tools', async () => {
+    const o = await tempOrganism(`${rugServer('    start: lazy\n')}listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [rug.greet]
+`);
+    runtime = await startRuntime(o);
+    const connection = runtime.mcp!.pool.get('rug')!;
+    expect(connection.state).toBe('idle');
+    expect(connection.starts).toBe(0);
+    expect(await call(runtime, 'worker', 'rug.greet', { name: 'lazy' })).toMatchObject({
+      status: 'ok',
+      value: { text: 'hello lazy' },
+    });
+    expect(connection.starts).toBe(1);
+    // Arguments are still checked against the schema it listed, before anything is sent.
+    expect(await call(runtime, 'worker', 'rug.greet', { name: 5 })).toMatchObject({
+      status: 'refused',
+      error: { code: 'InvalidArguments' },
+    });
+  });
+
+  it('annotations count only when tool_config trusts the server, and give read only', async () => {
+    const o = await tempOrganism(`mcp_servers:
+  - name: rug
+    command: /usr/bin/node
+    args: [${JSON.stringify(RUG)}]
+listeners:
+  - name: sceptic
+    agent: true
+    description: does not trust it
+    tools: [rug.greet]
+  - name: believer
+    agent: true
+    description: trusts it
+    tools: [rug.greet, rug.read]
+    tool_config:
+      rug.greet: { trusted: true }
+      rug.read: { trusted: true }
+  - name: explicit
+    agent: true
+    description: names the capability
+    tools: [rug.read]
+    tool_config:
+      rug.read: { capability: write }
+`);
+    runtime = await startRuntime(o);
+    // greet says readOnlyHint: true. Untrusted, that counts for nothing: no capability, unavailable.
+    const sceptic = await call(runtime, 'sceptic', 'rug.greet', { name: 'a' });
+    expect(sceptic).toMatchObject({ status: 'refused', error: { code: 'ToolUnavailable' } });
+    expect(message(sceptic)).toContain('needs a capability named explicitly');
+    // Trusted, readOnlyHint gives read: allowed, also in a thread scoped to read.
+    expect(await call(runtime, 'believer', 'rug.greet', { name: 'a' }, ['read'])).toMatchObject({
+      status: 'ok',
+    });
+    // read has no annotations: even trusted, it needs a capability named explicitly.
+    const unannotated = await call(runtime, 'believer', 'rug.read', { path: '/etc/hostname' });
+    expect(message(unannotated)).toContain('needs a capability named explicitly');
+    // Named explicitly (write): allowed unscoped, outside a read-only scope.
+    expect(await call(runtime, 'explicit', 'rug.read', { path: '/etc/hostname' })).toMatchObject({
+      status: 'ok',
+    });
+    expect(await call(runtime, 'explicit', 'rug.read', { path: '/etc/hostname' }, ['read'])).toMatchObject({
+      status: 'refused',
+      error: { code: 'OutsideScope' },
+    });
+  });
+});
