@@ -5,9 +5,9 @@
  */
 import type { OrganismConfig } from '../config/types.ts';
 import { ConfigError, type ConfigIssue, ToolRegistrationError } from '../errors.ts';
+import { mcpPlaceholders } from '../mcp/tool-config.ts';
 import { type CatalogEntry, loadToolCatalog, loadUserTools, PACKAGE_ROOT } from './catalog.ts';
 import { defaultDispatcherDefaults } from './dispatcher.ts';
-import { mcpPlaceholders } from '../mcp/tool-config.ts';
 import { ToolRegistry } from './registry.ts';
 import { resolveListeners } from './tool-config.ts';
 

@@ -12,6 +12,7 @@ import type { OrganismConfig } from '../../config/types.ts';
 import { ensureOrganismFolders } from '../../daemon/folders.ts';
 import { UsageError } from '../../errors.ts';
 import { redisAddress } from '../../kv/redis.ts';
+import { mcpServers } from '../../mcp/config.ts';
 import { loadOrganismCatalog } from '../../tools/catalog.ts';
 import {
   buildManifest,
@@ -21,7 +22,6 @@ import {
   UNSIGNED_WARNING,
   writeManifest,
 } from '../../tools/integrity.ts';
-import { mcpServers } from '../../mcp/config.ts';
 import { ToolRegistry } from '../../tools/registry.ts';
 import { revokeTool, unrevokeTool } from '../../tools/revocations.ts';
 import {
