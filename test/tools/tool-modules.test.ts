@@ -124,6 +124,46 @@ describe('tool_modules: the user’s own tools', () => {
     }
   }, 60_000);
 
+  it('a reload loads the tool modules again: an edited tool runs as edited, a broken one is refused and the old one kept', async () => {
+    const dir = await project();
+    const config = join(dir, 'organism.yaml');
+    const tool = join(dir, 'tools/word-count.ts');
+    const daemon = await startDaemonProcess(['--config', config]);
+    const count = async () => {
+      const sent = await runCli([
+        'send',
+        '--url',
+        daemon.url,
+        '--to',
+        'counter',
+        '<count><text>a b c d</text></count>',
+        '--wait',
+      ]);
+      expect(sent.code, sent.stderr).toBe(0);
+      return /<words>(\d+)<\/words>/.exec(sent.stdout)?.[1];
+    };
+    try {
+      expect(await count()).toBe('4');
+      await writeFile(
+        tool,
+        (await readFile(tool, 'utf8')).replace('words: words(args.text)', 'words: 10 * words(args.text)'),
+      );
+      const reloaded = await runCli(['reload', '--url', daemon.url]);
+      expect(reloaded.code, reloaded.stdout + reloaded.stderr).toBe(0);
+      expect(await count()).toBe('40');
+
+      await writeFile(join(dir, 'tools/broken.ts'), 'export default { name: "broken" };\n');
+      const refused = await runCli(['reload', '--url', daemon.url]);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout + refused.stderr).toContain(
+        'tools/broken.ts: default export is not a ToolDefinition',
+      );
+      expect(await count()).toBe('40'); // still running, as it was
+    } finally {
+      await daemon.stop();
+    }
+  }, 90_000);
+
   it('validate refuses a grant of a tool nobody defines, with the same message run gives', async () => {
     const dir = await project('[word_cont]');
     const config = join(dir, 'organism.yaml');
