@@ -31,7 +31,7 @@ function listenerYaml(name: string, tag: string, extra: string): string {
     handler: ${TOOLBOX}
     payload: ${tag}
     trust: high
-    timeout_ms: 600000
+    timeout_ms: 900000
     tools: [run_command]
     tool_config:
       run_command: { shell: true, ${extra} }
@@ -253,6 +253,20 @@ describe('approval with the real daemon and tokens', () => {
     expect(byAdmin.json).toMatchObject({ decided_by: 'root', reason: null });
     expect((await answer(url, thread, VIEWER_TOKEN)).status).toBe('ok');
     expect(await ranLines(dir)).toContain('strict');
+  }, 120_000);
+
+  it('destructive asks for run_command (it has side effects), saying why', async () => {
+    const thread = await inject(url, 'use-tool-careful', 'echo careful >> ran.txt', OPERATOR_TOKEN);
+    const approval = await pending(url, thread, VIEWER_TOKEN);
+    expect(approval).toMatchObject({ listener: 'careful', why: 'destructive: the tool has side effects' });
+    const denied = await call(url, `/api/v1/approvals/${approval.id}/deny`, {
+      token: OPERATOR_TOKEN,
+      body: { reason: 'no' },
+    });
+    expect(denied.status).toBe(200);
+    expect((await answer(url, thread, VIEWER_TOKEN)).result.code).toBe('ApprovalDenied');
+    // Every listener here gives its handler more time than its approvals: no start warning.
+    expect(daemon.stdout()).not.toContain('may wait');
   }, 120_000);
 
   it('a bad reason and an unknown id are refused with what is wrong', async () => {
