@@ -135,6 +135,20 @@ describe('organism init', () => {
     });
   });
 
+  it('--force overwrites files and scripts but keeps the organism the project installed', async () => {
+    const dir = await tempDir();
+    await writeFile(
+      join(dir, 'package.json'),
+      JSON.stringify({ scripts: { start: 'node x.js' }, devDependencies: { organism: 'file:../o.tgz' } }),
+    );
+    expect((await init(dir)).code).toBe(0);
+    expect((await init(dir, '--force')).code).toBe(0);
+    const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'));
+    expect(pkg.scripts.start).toBe('organism run');
+    expect(pkg.devDependencies.organism).toBe('file:../o.tgz');
+    expect(pkg.dependencies?.organism).toBeUndefined();
+  });
+
   it('--organism sets the dependency; --name the organism name', async () => {
     const dir = await tempDir();
     const { code } = await init(dir, '--organism', 'file:/somewhere/organism.tgz', '--name', 'greeter-bot');

@@ -44,6 +44,8 @@ export function projectName(folder: string): string {
 /** What the generated package.json depends on, besides organism. */
 export interface DependencyVersions {
   organism: string;
+  /** The organism spec was given (--organism), so it replaces one package.json already has. */
+  explicit: boolean;
   typescript: string;
   vitest: string;
   '@types/node': string;
@@ -65,6 +67,7 @@ export function versionsFrom(
   const tsx = own.tsx === undefined ? (peer.tsx ?? dev.tsx ?? 'latest') : undefined;
   return {
     organism: organismSpec ?? `^${organismPackage.version}`,
+    explicit: organismSpec !== undefined,
     typescript: dev.typescript ?? 'latest',
     vitest: dev.vitest ?? 'latest',
     '@types/node': dev['@types/node'] ?? 'latest',
@@ -85,8 +88,9 @@ export interface PackageMerge {
 
 /**
  * The project's package.json: a new one, or the existing one with what the project needs added.
- * An existing dependency (say, organism installed from a tarball) and the user's own scripts are
- * kept unless `force`; `"type"` becomes `"module"`, which the listener and tool modules need.
+ * An existing organism dependency (say, installed from a tarball) is kept unless --organism names
+ * another; the user's own scripts are kept unless `force`; `"type"` becomes `"module"`, which the
+ * listener and tool modules need.
  */
 export function mergePackageJson(
   existing: Record<string, any> | undefined,
@@ -114,10 +118,16 @@ export function mergePackageJson(
     }
   }
   json.dependencies ??= {};
-  if (
-    json.dependencies.organism === undefined ||
-    (force && versions.organism !== json.dependencies.organism)
-  ) {
+  // The organism already there is the one the user installed (a tarball, a git URL): only an
+  // explicit --organism replaces it, never --force.
+  const installed = json.dependencies.organism ?? json.devDependencies?.organism;
+  if (versions.explicit || installed === undefined) {
+    if (installed !== undefined && installed !== versions.organism) {
+      notes.push(
+        `dependency organism set to ${JSON.stringify(versions.organism)} (was ${JSON.stringify(installed)})`,
+      );
+    }
+    if (json.devDependencies?.organism !== undefined) delete json.devDependencies.organism;
     json.dependencies.organism = versions.organism;
   }
   if (versions.tsx !== undefined) json.dependencies.tsx ??= versions.tsx;
