@@ -317,3 +317,65 @@ describe('a pending approval survives kill -9', () => {
     expect(await ranLines(dir)).toEqual(['survived']);
   }, 120_000);
 });
+
+describe('an agent whose call is denied', () => {
+  let daemon: DaemonProcess | undefined;
+  afterAll(async () => {
+    await daemon?.stop('SIGKILL');
+  });
+
+  it('reads ApprovalDenied with the reason as the tool result and goes on to answer', async () => {
+    const { dir, file } = await organismDir('');
+    const script = join(dir, 'agent.script.yaml');
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(
+      script,
+      `name: approval
+scripts:
+  - turns:
+      - text: Running it.
+        tool_calls: [{ name: run_command, args: { command: 'echo agent >> ran.txt' } }]
+      - text: 'Ran it: {{result.exit_code}}.'
+        on_error: { text: 'Could not: {{result.error.code}}: {{result.error.message}}' }
+`,
+    );
+    await writeFile(
+      file,
+      `organism:
+  name: approval-agent
+  workspace: ${dir}/ws
+listeners:
+  - name: worker
+    agent: true
+    description: Runs a command.
+    trust: high
+    timeout_ms: 900000
+    tools: [run_command]
+    tool_config:
+      run_command: { shell: true, approval: always }
+llm:
+  backends:
+    - provider: scripted
+      script: ${script}
+`,
+    );
+    daemon = await startOn(file);
+    const injected = await call(daemon.url, '/api/v1/inject', {
+      body: { to: 'worker', payload: '<worker><task>Run the command.</task></worker>' },
+    });
+    expect(injected.status).toBe(202);
+    const thread = injected.json.thread as string;
+    const approval = await pending(daemon.url, thread);
+    const denied = await call(daemon.url, `/api/v1/approvals/${approval.id}/deny`, {
+      body: { reason: 'use the staging box' },
+    });
+    expect(denied.status).toBe(200);
+    const response = await until(async () => {
+      const found = (await messages(daemon!.url, thread)).find((m) => m.kind === 'response');
+      return found ?? undefined;
+    }, 60_000);
+    expect(response.payload).toContain('Could not: ApprovalDenied');
+    expect(response.payload).toContain('use the staging box');
+    expect(await ranLines(dir)).toEqual([]);
+  }, 120_000);
+});
