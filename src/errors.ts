@@ -388,6 +388,7 @@ export type TransportErrorCode =
   | 'transport.unavailable'
   | 'transport.invalid_option'
   | 'transport.duplicate_subscriber'
+  | 'transport.no_subscriber'
   | 'transport.backend';
 /**
  * A bus transport refused or failed an operation (closed, Redis unreachable, a bad group or

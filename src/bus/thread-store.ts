@@ -75,17 +75,19 @@ export type ThreadStore = LocalStore | SharedThreadStore;
 export class LocalThreadStore implements LocalStore {
   readonly shared = false;
 
-  attach(): void {}
+  attach(_registry: ThreadRegistry, _history: ThreadHistory, _events: ThreadStoreEvents): void {}
 
-  load(): undefined {
+  /** The registry is the whole truth: always current. */
+  load(_thread: string, _frame?: string, _wholeHistory?: boolean): undefined {
     return undefined;
   }
 
-  loadFor(): undefined {
+  loadFor(_message: Message, _wholeHistory: boolean): undefined {
     return undefined;
   }
 
-  watch(): void {}
+  /** Every history entry is made here, so a follower hears it already. */
+  watch(_thread: string, _on: boolean): void {}
 
   close(): Promise<void> {
     return Promise.resolve();

@@ -1,6 +1,8 @@
 /**
- * One contract every HTTP provider passes, each against a local server answering in that
- * provider's documented wire format. A Wire says how the format looks; the cases are the same.
+ * The contracts providers pass. modelContract: what every Provider promises whatever carries its
+ * turns (the HTTP providers and the scripted one run it). providerContract: what an HTTP provider
+ * adds, each against a local server answering in that provider's documented wire format; a Wire
+ * says how the format looks, the cases are the same. It runs modelContract too.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { LlmClient } from '../../src/agent/client.ts';
@@ -87,7 +89,84 @@ export const ANSWERED: CompletionRequest = {
   ],
 };
 
+/** Makes a provider of one kind answer as a case needs, however that provider gets its turns. */
+export interface ModelHarness {
+  /** Provider.kind the providers made here have. */
+  kind: string;
+  /** A provider whose next answer is `text` with this usage. */
+  answering(text: string, usage: { input: number; output: number }): Promise<Provider>;
+  /** A provider whose next answer calls these tools (ids are the provider's to give). */
+  calling(calls: WireCall[]): Promise<Provider>;
+  /** Releases what the providers made since the last call needed (servers). */
+  release?(): Promise<void>;
+}
+
+export function modelContract(name: string, harness: ModelHarness): void {
+  describe(`${name} model contract`, () => {
+    afterEach(async () => {
+      await harness.release?.();
+    });
+    const signal = () => new AbortController().signal;
+
+    it('answers text with its usage, under a label made of its kind and model', async () => {
+      const provider = await harness.answering('Two.', { input: 31, output: 7 });
+      expect(provider.kind).toBe(harness.kind);
+      expect(provider.label).toBe(`${provider.kind}/${provider.model}`);
+      const turn = await provider.complete(REQUEST, signal());
+      expect(turn).toMatchObject({ text: 'Two.', toolCalls: [], usage: { input: 31, output: 7 } });
+      expect(turn.stopReason).toMatch(/\S/);
+    });
+
+    it('answers tool calls with their names and arguments, each under an id of its own', async () => {
+      const provider = await harness.calling([
+        { id: 'id_1', name: 'calculate', args: { expression: '2 * 3' } },
+        { id: 'id_2', name: 'calculate', args: { expression: '4 - 1' } },
+      ]);
+      const turn = await provider.complete(REQUEST, signal());
+      expect(turn.toolCalls.map((c) => [c.name, c.args])).toEqual([
+        ['calculate', { expression: '2 * 3' }],
+        ['calculate', { expression: '4 - 1' }],
+      ]);
+      const ids = turn.toolCalls.map((c) => c.id);
+      expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
+      expect(new Set(ids).size).toBe(2);
+    });
+
+    it('takes a conversation whose calls were answered, one of them failed, and answers it', async () => {
+      const provider = await harness.answering('Done.', { input: 5, output: 1 });
+      const turn = await provider.complete(ANSWERED, signal());
+      expect(typeof turn.text).toBe('string');
+      expect(Array.isArray(turn.toolCalls)).toBe(true);
+    });
+
+    it('refuses a request already aborted with llm.aborted', async () => {
+      const provider = await harness.answering('never', { input: 1, output: 1 });
+      const controller = new AbortController();
+      controller.abort();
+      const error = await provider.complete(REQUEST, controller.signal).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LlmError);
+      expect((error as LlmError).code).toBe('llm.aborted');
+    });
+  });
+}
+
 export function providerContract(wire: Wire): void {
+  let modelServers: FakeLlm[] = [];
+  const serving = async (reply: unknown) => {
+    const server = await startFakeLlm(() => ({ json: reply }));
+    modelServers.push(server);
+    return directProvider(wire, server.url);
+  };
+  modelContract(wire.name, {
+    kind: wire.backend('http://127.0.0.1:1', KEY_ENV).provider,
+    answering: (text, usage) => serving(wire.textReply(text, usage)),
+    calling: (calls) => serving(wire.callsReply(calls)),
+    release: async () => {
+      await Promise.all(modelServers.map((s) => s.close()));
+      modelServers = [];
+    },
+  });
+
   describe(`${wire.name} provider contract`, () => {
     let servers: FakeLlm[] = [];
     afterEach(async () => {

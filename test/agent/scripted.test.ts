@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createScriptedProvider, type Script } from '../../src/agent/providers/scripted.ts';
 import type { ChatMessage, CompletionRequest } from '../../src/agent/types.ts';
+import { modelContract } from './providers.contract.ts';
 
 const signal = new AbortController().signal;
 const request = (messages: ChatMessage[]): CompletionRequest => ({
@@ -124,4 +125,17 @@ describe('the scripted provider', () => {
       createScriptedProvider({ script: { scripts: [{ turns: [{ text: 'x', delay_ms: -1 }] }] } }),
     ).toThrow('scripts[0].turns[0].delay_ms: expected a number of milliseconds, 0 or more');
   });
+});
+
+modelContract('scripted', {
+  kind: 'scripted',
+  answering: async (text, usage) =>
+    createScriptedProvider({ script: { name: 'contract', scripts: [{ turns: [{ text, usage }] }] } }),
+  calling: async (calls) =>
+    createScriptedProvider({
+      script: {
+        name: 'contract',
+        scripts: [{ turns: [{ tool_calls: calls.map(({ name, args }) => ({ name, args })) }] }],
+      },
+    }),
 });

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Message } from '../../src/bus/message.ts';
 import type { Deliver, Transport } from '../../src/bus/transport/types.ts';
+import { TransportError } from '../../src/errors.ts';
 import { until } from '../../src/testing/index.ts';
 
 export interface TransportHarness {
@@ -49,6 +50,21 @@ export function testMessage(to: string, n: number, extra: Partial<Message> = {})
     time: 1_700_000_000_000 + n,
     ...extra,
   };
+}
+
+/** What `fn` threw (a test failure when it threw nothing). */
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw');
+}
+
+/** Every transport fails the same way for the same cause: a TransportError with this code. */
+function coded(code: string) {
+  return expect.objectContaining({ name: 'TransportError', code });
 }
 
 function gate(): { promise: Promise<void>; open: () => void } {
@@ -110,7 +126,10 @@ export function transportContract(name: string, harness: TransportHarness): void
     it('refuses a second subscriber for the same listener', async () => {
       const t = await fresh();
       t.subscribe('a', async () => {});
-      expect(() => t.subscribe('a', async () => {})).toThrow(/already has a subscriber/);
+      const error = thrown(() => t.subscribe('a', async () => {}));
+      expect(error).toBeInstanceOf(TransportError);
+      expect(error).toEqual(coded('transport.duplicate_subscriber'));
+      expect((error as Error).message).toMatch(/a already has a subscriber/);
     });
 
     it('keeps delivering after a delivery rejects or throws', async () => {
@@ -175,8 +194,34 @@ export function transportContract(name: string, harness: TransportHarness): void
       t.subscribe('a', async () => {});
       await t.close();
       await t.close();
-      await expect(t.publish(testMessage('a', 1))).rejects.toThrow(/closed/);
-      expect(() => t.subscribe('b', async () => {})).toThrow(/closed/);
+      const publishing = t.publish(testMessage('a', 1));
+      await expect(publishing).rejects.toBeInstanceOf(TransportError);
+      await expect(publishing).rejects.toEqual(coded('transport.closed'));
+      const subscribing = thrown(() => t.subscribe('b', async () => {}));
+      expect(subscribing).toBeInstanceOf(TransportError);
+      expect(subscribing).toEqual(coded('transport.closed'));
+    });
+
+    it('lets a delivery say it is handled before it settles: the rest flow on meanwhile, each delivered once', async () => {
+      const t = await fresh();
+      const g = gate();
+      const got: number[] = [];
+      t.subscribe(
+        'a',
+        async (m, handled) => {
+          got.push(m.hop);
+          // The handler is done; only its outputs' confirmation (held by the gate for the first) is left.
+          handled?.();
+          if (m.hop === 0) await g.promise;
+        },
+        // One slot: a transport that counts slots must free it on handled() for the rest to come.
+        { maxInFlight: 1 },
+      );
+      for (let i = 0; i < 4; i++) await t.publish(testMessage('a', i));
+      await until(() => got.length === 4, 'the deliveries after the handled one');
+      g.open();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(got).toEqual([0, 1, 2, 3]);
     });
 
     if (harness.capabilities.boundedInFlight) {
@@ -222,6 +267,22 @@ export function transportContract(name: string, harness: TransportHarness): void
           expect(await harness.unacked!(t, 'a')).toBe(1);
           g.open();
           await until(async () => (await harness.unacked!(t, 'a')) === 0, 'the ack');
+        });
+
+        it('acknowledges a delivery that said handled and then failed: its handler had finished, nothing is redelivered', async () => {
+          const t = await fresh();
+          let calls = 0;
+          t.subscribe('a', async (_m, handled) => {
+            calls++;
+            expect(handled).toBeTypeOf('function');
+            handled!();
+            throw new Error('an output could not be confirmed');
+          });
+          await t.publish(testMessage('a', 1));
+          await until(async () => calls === 1 && (await harness.unacked!(t, 'a')) === 0, 'the ack');
+          await new Promise((r) => setTimeout(r, 800));
+          expect(calls).toBe(1);
+          expect(await harness.deadLetters!(t)).toEqual([]);
         });
 
         it('keeps messages published before anyone subscribed', async () => {

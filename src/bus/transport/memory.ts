@@ -8,6 +8,7 @@
  * refused or dropped; not when it is abandoned at shutdown, so it runs again after the restart).
  * The append is a buffered line: the hop never waits on the disk. Ingress waits for durable().
  */
+import { TransportError } from '../../errors.ts';
 import type { Journal, JournaledFrame } from '../journal/journal.ts';
 import type { Message } from '../message.ts';
 import type { ThreadRegistry } from '../threads.ts';
@@ -35,9 +36,9 @@ export class MemoryTransport implements Transport {
   }
 
   async publish(message: Message): Promise<void> {
-    if (this.#closed) throw new Error('transport closed');
+    if (this.#closed) throw new TransportError('transport.closed', 'the memory transport is closed');
     const deliver = this.#subscribers.get(message.to);
-    if (!deliver) throw new Error(`no subscriber for ${message.to}`);
+    if (!deliver) throw new TransportError('transport.no_subscriber', `no subscriber for ${message.to}`);
     const journal = this.journal;
     if (!journal) {
       // Not awaited: publish means "accepted", and the subscriber acknowledges by settling.
@@ -75,8 +76,10 @@ export class MemoryTransport implements Transport {
   }
 
   subscribe(listener: string, deliver: Deliver): Subscription {
-    if (this.#closed) throw new Error('transport closed');
-    if (this.#subscribers.has(listener)) throw new Error(`${listener} already has a subscriber`);
+    if (this.#closed) throw new TransportError('transport.closed', 'the memory transport is closed');
+    if (this.#subscribers.has(listener)) {
+      throw new TransportError('transport.duplicate_subscriber', `${listener} already has a subscriber`);
+    }
     this.#subscribers.set(listener, deliver);
     return {
       unsubscribe: async () => {
