@@ -318,13 +318,18 @@ describe('a pending approval survives kill -9', () => {
   }, 120_000);
 });
 
-describe('an agent whose call is denied', () => {
-  let daemon: DaemonProcess | undefined;
-  afterAll(async () => {
-    await daemon?.stop('SIGKILL');
+describe('an agent whose call waits for approval', () => {
+  const running: DaemonProcess[] = [];
+  afterEach(async () => {
+    for (const daemon of running.splice(0)) await daemon.stop('SIGKILL');
   });
+  const start = async (file: string) => {
+    const daemon = await startOn(file);
+    running.push(daemon);
+    return daemon;
+  };
 
-  it('reads ApprovalDenied with the reason as the tool result and goes on to answer', async () => {
+  async function agentOrganism(): Promise<{ dir: string; file: string }> {
     const { dir, file } = await organismDir('');
     const script = join(dir, 'agent.script.yaml');
     const { writeFile } = await import('node:fs/promises');
@@ -359,7 +364,15 @@ llm:
       script: ${script}
 `,
     );
-    daemon = await startOn(file);
+    return { dir, file };
+  }
+
+  const responseOf = (url: string, thread: string) =>
+    until(async () => (await messages(url, thread)).find((m) => m.kind === 'response') ?? undefined, 60_000);
+
+  it('reads ApprovalDenied with the reason as the tool result and goes on to answer', async () => {
+    const { dir, file } = await agentOrganism();
+    const daemon = await start(file);
     const injected = await call(daemon.url, '/api/v1/inject', {
       body: { to: 'worker', payload: '<worker><task>Run the command.</task></worker>' },
     });
@@ -370,12 +383,30 @@ llm:
       body: { reason: 'use the staging box' },
     });
     expect(denied.status).toBe(200);
-    const response = await until(async () => {
-      const found = (await messages(daemon!.url, thread)).find((m) => m.kind === 'response');
-      return found ?? undefined;
-    }, 60_000);
+    const response = await responseOf(daemon.url, thread);
     expect(response.payload).toContain('Could not: ApprovalDenied');
     expect(response.payload).toContain('use the staging box');
     expect(await ranLines(dir)).toEqual([]);
+  }, 120_000);
+
+  it('waits again after kill -9 and a restart (same approval), and runs the call once when approved', async () => {
+    const { dir, file } = await agentOrganism();
+    const first = await start(file);
+    const injected = await call(first.url, '/api/v1/inject', {
+      body: { to: 'worker', payload: '<worker><task>Run the command.</task></worker>' },
+    });
+    const thread = injected.json.thread as string;
+    const approval = await pending(first.url, thread);
+    await first.stop('SIGKILL');
+    const daemon = await start(file);
+    const again = await pending(daemon.url, thread);
+    expect(again.id).toBe(approval.id);
+    const approved = await call(daemon.url, `/api/v1/approvals/${approval.id}/approve`, { body: {} });
+    expect(approved.status).toBe(200);
+    const response = await responseOf(daemon.url, thread);
+    expect(response.payload).toContain('Ran it: 0.');
+    expect(await ranLines(dir)).toEqual(['agent']);
+    // Nothing else waits: the restarted agent did not ask a second time under another id.
+    expect((await call(daemon.url, '/api/v1/approvals')).json.approvals).toEqual([]);
   }, 120_000);
 });
