@@ -7,7 +7,12 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { LlmClient } from '../../src/agent/client.ts';
-import { AGENT_TASK_SCHEMA, createAgentDefinition, type PeerInfo } from '../../src/agent/definition.ts';
+import {
+  AGENT_TASK_SCHEMA,
+  type AgentDefinition,
+  createAgentDefinition,
+  type PeerInfo,
+} from '../../src/agent/definition.ts';
 import type { LlmClientOptions } from '../../src/agent/options.ts';
 import { createScriptedProvider, type Script } from '../../src/agent/providers/scripted.ts';
 import type { AgentLogger, CompletionRequest, Provider, ToolCallResult } from '../../src/agent/types.ts';
@@ -15,9 +20,9 @@ import { UsageTracker } from '../../src/agent/usage.ts';
 import { Bus } from '../../src/bus/bus.ts';
 import type { ThreadHistory } from '../../src/bus/history/index.ts';
 import { MemoryTransport } from '../../src/bus/transport/memory.ts';
-import type { ListenerConfig, OrganismConfig } from '../../src/config/types.ts';
+import type { ListenerConfig } from '../../src/config/types.ts';
 import type { Verdict } from '../../src/guard/types.ts';
-import type { ListenerDefinition } from '../../src/listener/types.ts';
+import { testConfig } from '../../src/testing/index.ts';
 import { Dispatcher, type DispatcherOptions } from '../../src/tools/dispatcher.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
 import { createToolServices } from '../../src/tools/services.ts';
@@ -138,7 +143,7 @@ export interface AgentBus {
   usage: UsageTracker;
   /** What each agent's model was asked, by agent name (scripted agents only). */
   requests: Record<string, CompletionRequest[]>;
-  definitions: Record<string, ListenerDefinition<any>>;
+  definitions: Record<string, AgentDefinition>;
   stop(): Promise<void>;
 }
 
@@ -174,6 +179,8 @@ export function startAgentBus(setup: {
     ...(a.budget ? { budget: a.budget } : {}),
     ...(a.prompt ? { prompt: a.prompt } : {}),
   }));
+  // A fresh data dir (created on first use): the effect log of side-effecting tools lives there.
+  const { services, resources } = createToolServices(testConfig());
   const dispatcher = new Dispatcher({
     registry,
     listeners: [
@@ -184,15 +191,11 @@ export function startAgentBus(setup: {
     dataDir: '/tmp',
     guard: () => ALLOW,
     ...(setup.audit ? { audit: setup.audit } : {}),
-    services: createToolServices({
-      file: '/tmp/organism.yaml',
-      organism: { name: 'test', data_dir: '/tmp', workspace: '/tmp', log_level: 'silent' },
-      listeners: [],
-    } as unknown as OrganismConfig).services,
+    services,
   });
   const usage = new UsageTracker();
   const requests: Record<string, CompletionRequest[]> = {};
-  const definitions: Record<string, ListenerDefinition<any>> = {};
+  const definitions: Record<string, AgentDefinition> = {};
   const codeListeners = new Map((setup.listeners ?? []).map((l) => [l.name, l]));
   const agentNames = new Set(setup.agents.map((a) => a.name));
   const peers = (name: string): PeerInfo | undefined => {
@@ -208,12 +211,7 @@ export function startAgentBus(setup: {
   };
   let bus: Bus | undefined;
   const listeners: TestListener[] = setup.agents.map((agent, i) => {
-    const config = {
-      tool_config: {},
-      broadcast: false,
-      trust: 'medium' as const,
-      ...configs[i]!,
-    } as ListenerConfig;
+    const config = testConfig({ listeners: [configs[i]!] }).listeners[0]!;
     let llm = agent.llm;
     if (!llm) {
       const provider = recording(createScriptedProvider({ script: agent.script ?? { scripts: [] } }));
@@ -252,6 +250,7 @@ export function startAgentBus(setup: {
     definitions,
     stop: async () => {
       await started.stop(100);
+      await resources.closeAll();
     },
   };
 }

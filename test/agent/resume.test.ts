@@ -16,10 +16,9 @@ import type { CompletionRequest, Provider } from '../../src/agent/types.ts';
 import { UsageTracker } from '../../src/agent/usage.ts';
 import { ThreadHistory } from '../../src/bus/history/index.ts';
 import type { MessageView } from '../../src/bus/message.ts';
-import type { ListenerConfig } from '../../src/config/types.ts';
 import type { HandlerContext, Outgoing } from '../../src/listener/types.ts';
 import { defineListener } from '../../src/listener/types.ts';
-import { until } from '../../src/testing/index.ts';
+import { testConfig, until } from '../../src/testing/index.ts';
 import type { ToolDefinition, ToolResult } from '../../src/tools/types.ts';
 import { listenerSpec, settled, textPayload } from '../helpers/bus.ts';
 import { type AgentBus, answerOf, recording, startAgentBus } from './helpers.ts';
@@ -130,21 +129,21 @@ function freshAgent(setup: {
   record: ThreadHistory;
   budget?: number;
 }) {
-  const config = {
-    name: setup.name,
-    description: `${setup.name}, a test agent.`,
-    agent: true,
-    tools: setup.tools,
-    peers: setup.peers ?? [],
-    max_turns: 10,
-    tool_config: {},
-    broadcast: false,
-    trust: 'medium',
-    ...(setup.budget !== undefined ? { budget: { tokens: setup.budget } } : {}),
-  } as ListenerConfig;
+  const [config] = testConfig({
+    listeners: [
+      {
+        name: setup.name,
+        description: `${setup.name}, a test agent.`,
+        agent: true,
+        tools: setup.tools,
+        peers: setup.peers ?? [],
+        ...(setup.budget !== undefined ? { budget: { tokens: setup.budget } } : {}),
+      },
+    ],
+  }).listeners;
   const provider = recording(createScriptedProvider({ script: setup.script }));
   const usage = new UsageTracker();
-  const definition = createAgentDefinition(config, {
+  const definition = createAgentDefinition(config!, {
     llm: new LlmClient([{ provider }], { strategy: 'failover', retries: 0 }),
     tools: (name) =>
       setup.tools.includes(name) ? { description: `${name}, a tool.`, args: { type: 'object' } } : undefined,

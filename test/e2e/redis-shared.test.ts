@@ -11,14 +11,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Bus } from '../../src/bus/bus.ts';
 import type { ThreadRegistry } from '../../src/bus/threads.ts';
 import { type BusBackend, createBusBackend } from '../../src/bus/transport/factory.ts';
-import type { BusSection, OrganismConfig } from '../../src/config/types.ts';
+import type { BusSection } from '../../src/config/types.ts';
 import { defineListener } from '../../src/listener/types.ts';
+import { testConfig } from '../../src/testing/index.ts';
 import { EFFECT_TTL_SECONDS, kvEffectLog } from '../../src/tools/once.ts';
 import { createToolServices, type Resources } from '../../src/tools/services.ts';
 import { REVOCATION_POLL_MS, revokeShared, unrevokeShared } from '../../src/tools/shared-state.ts';
 import type { ToolDefinition, ToolResult } from '../../src/tools/types.ts';
 import { listenerSpec, settled, TEST_BUS, TEST_LIMITS, textPayload } from '../helpers/bus.ts';
-import { fakeConfig, makeDispatcher, noopTool } from '../tools/runtime/helpers.ts';
+import { makeDispatcher, noopTool } from '../tools/runtime/helpers.ts';
 import { dropGroup, SHARED_REDIS, until } from './redis-support/harness.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -75,7 +76,10 @@ function sharedServices(group: string): {
   services: ReturnType<typeof createToolServices>['services'];
   resources: Resources;
 } {
-  const config = { ...fakeConfig('/tmp'), bus: busSection(group), kv: {} } as unknown as OrganismConfig;
+  const config = testConfig({
+    organism: { data_dir: '/tmp/data', workspace: '/tmp' },
+    bus: busSection(group),
+  });
   const made = createToolServices(config);
   cleanups.push(() => made.resources.closeAll());
   return made;
@@ -476,8 +480,9 @@ describe('once-only effects', () => {
     }
   });
 
-  it('keeps no effect log with the memory transport (a message is delivered once there)', async () => {
+  it('with the memory transport, answers a repeat from the embedded store (the journal may deliver again after a crash)', async () => {
     const tool = sendTool();
+    // The schema's defaults: bus.transport memory, durability on, the embedded kv store in a fresh data dir.
     const d = makeDispatcher([tool], [{ name: 'alice', tools: ['send_thing'] }]);
     const request = {
       tool: 'send_thing',
@@ -486,9 +491,10 @@ describe('once-only effects', () => {
       thread: 't',
       callId: 'same',
     };
-    await d.call(request);
-    await d.call(request);
-    expect(tool.sent).toEqual(['x', 'x']);
+    const first = await d.call(request);
+    const again = await d.call(request);
+    expect(tool.sent).toEqual(['x']);
+    expect(again).toEqual(first);
   });
 });
 

@@ -2,32 +2,15 @@
 import pino from 'pino';
 import { Bus, type ToolPort } from '../../src/bus/bus.ts';
 import type { ListenerSpec } from '../../src/bus/listeners.ts';
-import type { MessageView } from '../../src/bus/message.ts';
 import { MemoryTransport } from '../../src/bus/transport/memory.ts';
 import type { BusSection, LimitsSection, ListenerConfig } from '../../src/config/types.ts';
 import type { ListenerDefinition } from '../../src/listener/types.ts';
+import { testConfig } from '../../src/testing/index.ts';
 
-export const TEST_LIMITS: LimitsSection = {
-  max_message_bytes: 1_048_576,
-  max_xml_depth: 64,
-  max_attributes: 64,
-  max_text_length: 1_048_576,
-  max_thread_hops: 1000,
-  max_call_depth: 100,
-  handler_timeout_ms: 30_000,
-  max_history_per_thread: 1000,
-  thread_idle_ms: 600_000,
-};
-
-export const TEST_BUS: BusSection = {
-  transport: 'memory',
-  group: 'test',
-  queue_length: 1000,
-  max_concurrent: 16,
-  drain_timeout_ms: 5_000,
-  max_deliveries: 5,
-  heartbeat_ms: 1_000,
-};
+/** The schema's defaults (src/testing's testConfig), with a shorter drain so a test's stop is quick. */
+const DEFAULTS = testConfig({ bus: { drain_timeout_ms: 5_000 } });
+export const TEST_LIMITS: LimitsSection = DEFAULTS.limits;
+export const TEST_BUS: BusSection = DEFAULTS.bus;
 
 export interface TestListener {
   name: string;
@@ -37,23 +20,20 @@ export interface TestListener {
   config?: Partial<ListenerConfig>;
 }
 
+/** The listener as organism.yaml would give it: its entry with the schema's defaults applied. */
 export function listenerSpec(l: TestListener): ListenerSpec {
-  return {
-    tag: l.config?.payload ?? l.definition.payload.tag,
-    definition: l.definition,
-    config: {
-      name: l.name,
-      description: l.definition.description ?? `${l.name} (test)`,
-      agent: false,
-      peers: l.peers ?? [],
-      broadcast: l.broadcast ?? false,
-      tools: [],
-      tool_config: {},
-      trust: 'medium',
-      max_turns: 10,
-      ...l.config,
-    },
-  };
+  const [config] = testConfig({
+    listeners: [
+      {
+        description: l.definition.description ?? `${l.name} (test)`,
+        ...l.config,
+        name: l.name,
+        peers: l.peers ?? [],
+        broadcast: l.broadcast ?? false,
+      },
+    ],
+  }).listeners;
+  return { tag: l.config?.payload ?? l.definition.payload.tag, definition: l.definition, config: config! };
 }
 
 export function startBus(
@@ -71,21 +51,7 @@ export function startBus(
 }
 
 /** Resolves with the thread's messages once nothing is in flight in it. */
-export function settled(bus: Bus, thread: string, timeoutMs = 10_000): Promise<MessageView[]> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      unwatch();
-      reject(new Error(`thread ${thread} did not settle in ${timeoutMs} ms`));
-    }, timeoutMs);
-    const finish = () => {
-      clearTimeout(timer);
-      unwatch();
-      resolve(bus.thread(thread)?.messages ?? []);
-    };
-    const unwatch = bus.watch(thread, { onMessage: () => {}, onIdle: finish });
-    if (bus.thread(thread)?.status !== 'active') finish();
-  });
-}
+export { settled } from '../../src/testing/listener.ts';
 
 /** Schema for `<tag><text>...</text></tag>`-style test payloads. */
 export function textPayload(tag: string) {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createKvStore, type KvStore, openEmbeddedKvStore } from '../../src/kv/index.ts';
-import { removeTempDirs, tempDir, testConfig } from './fixtures.ts';
+import { configIn, removeTempDirs, tempDir } from './fixtures.ts';
 import { kvContract } from './kv.contract.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -187,7 +187,7 @@ describe('embedded kv store on disk', () => {
 
   it('createKvStore opens the embedded store in <data_dir>/kv when kv.url is not set', async () => {
     const dataDir = await tempDir();
-    const s = track(await createKvStore(testConfig(dataDir)));
+    const s = track(await createKvStore(configIn(dataDir)));
     expect(s.kind).toBe('embedded');
     await s.set('ns', 'k', 'on disk');
     expect(await readFile(path.join(dataDir, 'kv', 'kv.log'), 'utf8')).toContain('"on disk"');

@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { OrganismConfig } from '../../src/config/types.ts';
+import { type TestConfigInput, testConfig } from '../../src/testing/index.ts';
 import type { ResourceCache, ToolConfig, ToolRunContext, ToolServices } from '../../src/tools/types.ts';
 
 const dirs: string[] = [];
@@ -20,14 +21,9 @@ export async function removeTempDirs(): Promise<void> {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 }
 
-/** Just the sections the kv store and send_email read; the rest is never touched by them. */
-export function testConfig(dataDir: string, sections: Record<string, unknown> = {}): OrganismConfig {
-  return {
-    file: path.join(dataDir, 'organism.yaml'),
-    organism: { name: 'test', data_dir: dataDir, workspace: dataDir, log_level: 'silent' },
-    kv: {},
-    ...sections,
-  } as unknown as OrganismConfig;
+/** An organism whose data dir and workspace are `dataDir`, with `sections` (kv, smtp...) and the schema's defaults. */
+export function configIn(dataDir: string, sections: TestConfigInput = {}): OrganismConfig {
+  return testConfig({ ...sections, organism: { data_dir: dataDir, workspace: dataDir } }, { dir: dataDir });
 }
 
 export interface TestServices extends ToolServices {

@@ -7,8 +7,9 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createKvStore, type KvStore, openRedisKvStore } from '../../src/kv/index.ts';
-import { removeTempDirs, tempDir, testConfig } from './fixtures.ts';
+import { createKvStore, type KvStore } from '../../src/kv/index.ts';
+import { openRedisKvStore } from '../../src/kv/redis.ts';
+import { configIn, removeTempDirs, tempDir } from './fixtures.ts';
 import { kvContract } from './kv.contract.ts';
 
 const URL = 'redis://127.0.0.1:6379';
@@ -77,7 +78,7 @@ describe('redis kv store', () => {
 
   it('uses the organism:kv: prefix when created from organism.yaml kv.url', async () => {
     const ns = `test-${randomUUID()}`;
-    const s = track(await createKvStore(testConfig(await tempDir(), { kv: { url: URL } })));
+    const s = track(await createKvStore(configIn(await tempDir(), { kv: { url: URL } })));
     expect(s.kind).toBe('redis');
     try {
       await s.set(ns, 'k', 42);

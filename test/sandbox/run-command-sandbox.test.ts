@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OrganismConfig, ToolConfig } from '../../src/config/types.ts';
+import type { ToolConfig } from '../../src/config/types.ts';
+import { testConfig } from '../../src/testing/index.ts';
 import type { ToolRunContext } from '../../src/tools/types.ts';
 import runCommand from '../../tools/run-command.ts';
 import { allowAll, makeContext, toolDispatcher } from '../tools/tool-helpers.ts';
@@ -297,7 +298,7 @@ describe('sandbox: none', () => {
         listener: { name: 'x', tools: ['run_command'], tool_config: { run_command: { sandbox: 'off' } } },
         workspace: ws,
         guard: allowAll,
-        config: {} as OrganismConfig,
+        config: testConfig(),
       });
     expect(d).toThrow(/tool_config\.run_command\.sandbox/);
   });

@@ -12,10 +12,10 @@ import keyValueDelete from '../../tools/key-value-delete.ts';
 import keyValueGet from '../../tools/key-value-get.ts';
 import keyValueSet from '../../tools/key-value-set.ts';
 import {
+  configIn,
   removeTempDirs,
   type TestServices,
   tempDir,
-  testConfig,
   testServices,
   toolContext,
 } from '../kv/fixtures.ts';
@@ -43,7 +43,7 @@ afterAll(async () => {
 
 async function services(backend: 'embedded' | 'redis', dataDir?: string): Promise<TestServices> {
   const dir = dataDir ?? (await tempDir());
-  const s = testServices(testConfig(dir, backend === 'redis' ? { kv: { url: REDIS_URL } } : {}));
+  const s = testServices(configIn(dir, backend === 'redis' ? { kv: { url: REDIS_URL } } : {}));
   opened.push(s);
   return s;
 }

@@ -10,10 +10,10 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { parseAddress } from '../../tools/lib/mail-headers.ts';
 import sendEmail from '../../tools/send-email.ts';
 import {
+  configIn,
   removeTempDirs,
   type TestServices,
   tempDir,
-  testConfig,
   testServices,
   toolContext,
 } from '../kv/fixtures.ts';
@@ -101,7 +101,7 @@ async function services(smtp: Record<string, unknown> | null = {}): Promise<Test
             ...smtp,
           },
         };
-  const s = testServices(testConfig(dir, sections));
+  const s = testServices(configIn(dir, sections));
   opened.push(s);
   return s;
 }

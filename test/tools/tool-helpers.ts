@@ -3,7 +3,9 @@
  * directly, a Dispatcher over chosen tools for calling them the way the runtime does, and `caught`.
  */
 import { tmpdir } from 'node:os';
+import { dirname } from 'node:path';
 import type { OrganismConfig, ToolConfig } from '../../src/config/types.ts';
+import { testConfig } from '../../src/testing/index.ts';
 import { Dispatcher, type GuardCheck } from '../../src/tools/dispatcher.ts';
 import { ToolRegistry } from '../../src/tools/registry.ts';
 import { createToolServices } from '../../src/tools/services.ts';
@@ -36,8 +38,13 @@ export function mapResources(
 
 export interface ContextOptions {
   config?: ToolConfig;
-  /** Extra organism.yaml sections (web_search, ...). */
+  /** organism.yaml sections (web_search, ...), schema defaults applied; `file` places the file. */
   sections?: Record<string, unknown>;
+  /**
+   * Sections laid over the config without the schema's check: for testing a tool's own defence
+   * against a config the loader would refuse (say, web_search with no url).
+   */
+  unchecked?: Record<string, unknown>;
   resources?: Record<string, unknown>;
   signal?: AbortSignal;
   callId?: string;
@@ -46,11 +53,12 @@ export interface ContextOptions {
 }
 
 export function makeContext(options: ContextOptions = {}): ToolRunContext {
-  const config = {
-    file: '/tmp/organism.yaml',
-    listeners: [],
-    ...options.sections,
-  } as unknown as OrganismConfig;
+  // `file` is where organism.yaml would be: relative paths in the sections resolve against its folder.
+  const { file, ...sections } = options.sections ?? {};
+  const config = Object.assign(
+    testConfig(sections, typeof file === 'string' ? { dir: dirname(file) } : {}),
+    options.unchecked,
+  );
   const services: ToolServices = { config, resources: mapResources(options.resources) };
   return {
     signal: options.signal ?? new AbortController().signal,
@@ -94,7 +102,7 @@ export function toolDispatcher(setup: DispatcherSetup): Dispatcher {
     workspace,
     dataDir: workspace,
     guard: setup.guard,
-    services: createToolServices(setup.config ?? ({} as OrganismConfig)).services,
+    services: createToolServices(setup.config ?? testConfig()).services,
   });
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OrganismConfig } from '../../src/config/types.ts';
+import { type TestConfigInput, testConfig } from '../../src/testing/index.ts';
 import type { Dispatcher } from '../../src/tools/dispatcher.ts';
 import webSearch from '../../tools/web-search.ts';
 import { closedPort, serverPerTest } from './net-helpers.ts';
@@ -183,13 +183,14 @@ describe('web_search: availability', () => {
     expect(webSearch.unavailable!(ctx.services)).toBe(
       'the environment variable ORGANISM_TEST_UNSET_KEY_XYZ (web_search.api_key_env) is not set or empty',
     );
-    const noEnv = makeContext({ sections: { web_search: { provider: 'brave' } } });
+    // The loader refuses brave without api_key_env; the tool does not rely on that.
+    const noEnv = makeContext({ unchecked: { web_search: { provider: 'brave' } } });
     expect(webSearch.unavailable!(noEnv.services)).toMatch(/api_key_env is not set/);
   });
 
   it('searxng without a url is unavailable; configured providers are available', () => {
     expect(
-      webSearch.unavailable!(makeContext({ sections: { web_search: { provider: 'searxng' } } }).services),
+      webSearch.unavailable!(makeContext({ unchecked: { web_search: { provider: 'searxng' } } }).services),
     ).toMatch(/web_search.url is not set/);
     expect(webSearch.unavailable!(searxCtx('http://127.0.0.1:1').services)).toBeNull();
     expect(webSearch.unavailable!(braveCtx('http://127.0.0.1:1').services)).toBeNull();
@@ -240,8 +241,8 @@ describe('web_search: the provider failing', () => {
 });
 
 describe('web_search through the Dispatcher', () => {
-  function dispatcher(webSearchSection: unknown): Dispatcher {
-    const config = (webSearchSection === undefined ? {} : { web_search: webSearchSection }) as OrganismConfig;
+  function dispatcher(webSearchSection: TestConfigInput['web_search']): Dispatcher {
+    const config = testConfig(webSearchSection === undefined ? {} : { web_search: webSearchSection });
     return toolDispatcher({
       tools: [webSearch],
       listener: { name: 'researcher', tools: ['web_search'] },

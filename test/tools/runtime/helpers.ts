@@ -3,8 +3,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AuditEntry } from '../../../src/audit/record.ts';
-import type { OrganismConfig } from '../../../src/config/types.ts';
 import type { Verdict } from '../../../src/guard/types.ts';
+import { testConfig } from '../../../src/testing/index.ts';
 import { Dispatcher, type DispatcherOptions, type GuardCheck } from '../../../src/tools/dispatcher.ts';
 import { ToolRegistry } from '../../../src/tools/registry.ts';
 import { createToolServices } from '../../../src/tools/services.ts';
@@ -202,14 +202,6 @@ export function memoryAudit() {
   };
 }
 
-export function fakeConfig(dir: string): OrganismConfig {
-  return {
-    file: join(dir, 'organism.yaml'),
-    organism: { name: 'test', data_dir: join(dir, 'data'), workspace: dir, log_level: 'silent' },
-    listeners: [],
-  } as unknown as OrganismConfig;
-}
-
 export function makeDispatcher(
   tools: ToolDefinition[],
   listeners: ListenerGrants[],
@@ -223,7 +215,8 @@ export function makeDispatcher(
     workspace: '/tmp',
     dataDir: '/tmp',
     guard: tableGuard(),
-    services: createToolServices(fakeConfig('/tmp')).services,
+    // A fresh data dir (created on first use): the effect log of side-effecting tools lives there.
+    services: createToolServices(testConfig()).services,
     ...extra,
   });
 }
