@@ -2,6 +2,7 @@
 
 import type { AgentRuntime } from '../agent/attach.ts';
 import { ServerError, ShuttingDownError } from '../errors.ts';
+import { McpHost } from '../mcp/server/host.ts';
 import { metrics, sampleBusGauges } from '../observability/metrics.ts';
 import type {
   DeadLetterPage,
@@ -21,6 +22,7 @@ export const MAX_HISTORY_BACKLOG = 200_000;
 
 export function createOrganismService(state: DaemonState): OrganismService {
   const feedTokens = llmTokenFeeder();
+  let mcpHost: McpHost | undefined;
   return {
     get bus() {
       return state.bus;
@@ -163,6 +165,17 @@ export function createOrganismService(state: DaemonState): OrganismService {
       );
       const next = letters.length > query.limit ? (page[page.length - 1]?.id ?? null) : null;
       return { dead_letters: page, total, next };
+    },
+
+    mcp() {
+      // Built on first use and kept; it reads the state afresh each time, so a reload shows through.
+      mcpHost ??= new McpHost({
+        bus: state.bus,
+        listeners: () => state.loaded.listeners,
+        tools: () => state.tools.runtime,
+        config: () => state.config,
+      });
+      return mcpHost;
     },
   };
 }

@@ -18,6 +18,7 @@ import type { ApiEnv, RouteDeps } from './routes/common.ts';
 import { fail, failWith } from './routes/common.ts';
 import { injectRoutes } from './routes/inject.ts';
 import { listenerRoutes } from './routes/listeners.ts';
+import { mcpRoutes } from './routes/mcp.ts';
 import { organismRoutes } from './routes/organism.ts';
 import { threadRoutes } from './routes/threads.ts';
 import { bodyLimit, sameOriginOnly, securityHeaders } from './security.ts';
@@ -74,6 +75,7 @@ export function createApp(
   injectRoutes(app, deps);
   auditAndToolRoutes(app, deps);
   approvalRoutes(app, deps);
+  mcpRoutes(app, deps);
 
   app.notFound((c) =>
     fail(c, httpError(404, 'request.not_found', `no route for ${c.req.method} ${c.req.path}`)),

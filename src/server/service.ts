@@ -5,6 +5,7 @@
 import type { BusApi, BusQueries, ThreadStatus } from '../bus/api.ts';
 import type { ServerError } from '../errors.ts';
 import type { ApprovalGate } from '../tools/approval/gate.ts';
+import type { McpHost } from '../mcp/server/host.ts';
 import type { EventHub } from './events.ts';
 
 export interface OrganismInfo {
@@ -120,4 +121,6 @@ export interface OrganismService {
    * TransportError `transport.invalid_option`.
    */
   deadLetters(query: DeadLetterQuery): Promise<DeadLetterPage>;
+  /** What POST /mcp and `organism mcp` offer (src/mcp/server); absent: MCP is not served. */
+  mcp?(): McpHost;
 }

@@ -1,0 +1,195 @@
+/**
+ * What the organism offers MCP clients, without the SDK: listeners marked `mcp: true` as tools (a
+ * call injects a payload built from the arguments by the listener's schema and waits for its reply
+ * or the thread going idle), the native tools granted to the `mcp:` identity (through the
+ * dispatcher, as that identity: grants, guards, limits and audit as for any listener), and threads
+ * as resources `organism://threads/<id>`. Annotations say what the runtime knows of each tool.
+ */
+import { randomUUID } from 'node:crypto';
+import type { BusApi, BusQueries } from '../../bus/api.ts';
+import type { MessageView } from '../../bus/message.ts';
+import type { LoadedListener } from '../../config/load.ts';
+import type { OrganismConfig } from '../../config/types.ts';
+import type { Dispatcher } from '../../tools/dispatcher.ts';
+import type { ToolRegistry } from '../../tools/registry.ts';
+import type { ToolResult } from '../../tools/types.ts';
+import { encodePayload } from '../../xml/codec.ts';
+import { MCP_IDENTITY, mcpIdentity } from '../config.ts';
+
+export interface McpHostDeps {
+  bus: BusApi & BusQueries;
+  listeners(): readonly LoadedListener[];
+  tools(): { registry: ToolRegistry; dispatcher: Dispatcher };
+  config(): OrganismConfig;
+}
+
+export interface OfferedTool {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations: { readOnlyHint: boolean; destructiveHint: boolean; openWorldHint: boolean };
+  kind: 'listener' | 'tool';
+}
+
+export interface CallOutcome {
+  isError: boolean;
+  text: string;
+  structured: Record<string, unknown>;
+}
+
+/** Capabilities whose effects reach outside the organism. */
+const OPEN_WORLD = new Set(['fetch_web', 'send_email', 'post_webhook', 'exec_shell']);
+
+export class McpHost {
+  readonly #deps: McpHostDeps;
+
+  constructor(deps: McpHostDeps) {
+    this.#deps = deps;
+  }
+
+  /** Listeners with mcp: true, then the identity's granted tools (a name a listener took is skipped). */
+  offered(): OfferedTool[] {
+    const out: OfferedTool[] = [];
+    const { registry } = this.#deps.tools();
+    for (const listener of this.#deps.listeners()) {
+      if (!listener.config.mcp) continue;
+      const schema = listener.definition?.payload?.schema as Record<string, unknown> | undefined;
+      // A listener acts with the tools it is granted: its hints are theirs, summed up.
+      const tools = listener.config.tools
+        .map((t) => registry.get(t)?.definition)
+        .filter((d) => d !== undefined);
+      out.push({
+        name: listener.config.name,
+        title: `Organism listener ${listener.config.name}`,
+        description: `${listener.config.description} (Sends it a message in a new thread and returns its reply with the thread id.)`,
+        inputSchema: { type: 'object', ...(schema ?? {}) },
+        annotations: {
+          readOnlyHint: tools.every((d) => d.readOnly),
+          destructiveHint: tools.some((d) => !d.readOnly),
+          openWorldHint: tools.some((d) => d.source === 'external' || OPEN_WORLD.has(d.capability)),
+        },
+        kind: 'listener',
+      });
+    }
+    const taken = new Set(out.map((t) => t.name));
+    for (const name of mcpIdentity(this.#deps.config()).tools) {
+      const tool = registry.get(name);
+      if (!tool || taken.has(name)) continue;
+      const d = tool.definition;
+      out.push({
+        name,
+        description: d.description,
+        inputSchema: { type: 'object', ...(d.args as Record<string, unknown>) },
+        annotations: {
+          readOnlyHint: d.readOnly,
+          destructiveHint: !d.readOnly,
+          openWorldHint: d.source === 'external' || OPEN_WORLD.has(d.capability),
+        },
+        kind: 'tool',
+      });
+    }
+    return out;
+  }
+
+  async call(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallOutcome> {
+    const offered = this.offered().find((t) => t.name === name);
+    if (!offered) return { isError: true, text: `no tool named ${name}`, structured: { error: 'not_found' } };
+    if (offered.kind === 'tool') return this.#callTool(name, args);
+    return this.#callListener(name, args, signal);
+  }
+
+  async #callTool(name: string, args: Record<string, unknown>): Promise<CallOutcome> {
+    const result: ToolResult = await this.#deps.tools().dispatcher.call({
+      tool: name,
+      args,
+      listener: MCP_IDENTITY,
+      thread: `mcp-${randomUUID()}`,
+    });
+    if (result.status === 'ok') {
+      const value = result.value;
+      const text = typeof value === 'string' ? value : JSON.stringify(value);
+      return { isError: false, text, structured: { result: value } };
+    }
+    return {
+      isError: true,
+      text: `${result.status}: ${result.error.code}: ${result.error.message}`,
+      structured: { status: result.status, error: result.error },
+    };
+  }
+
+  async #callListener(
+    name: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<CallOutcome> {
+    const listener = this.#deps.listeners().find((l) => l.config.name === name);
+    if (!listener) return { isError: true, text: `no listener ${name}`, structured: {} };
+    const schema = listener.definition?.payload?.schema;
+    const payload = encodePayload(listener.tag, args, schema);
+    const { bus } = this.#deps;
+    const { thread } = await bus.inject({ to: name, payload, from: MCP_IDENTITY });
+    const timeoutMs = mcpIdentity(this.#deps.config()).call_timeout_ms;
+    const reply = await waitForReply(bus, thread, name, timeoutMs, signal);
+    const structured: Record<string, unknown> = { thread, status: reply.status };
+    if (reply.message) structured.reply = reply.message.payload;
+    const text = reply.message
+      ? reply.message.payload
+      : reply.status === 'timeout'
+        ? `no reply within ${timeoutMs} ms; thread ${thread} goes on`
+        : `the thread ended without a reply from ${name}`;
+    return { isError: reply.status === 'timeout', text: `${text}\n(thread ${thread})`, structured };
+  }
+
+  /** Recent threads, newest first, as resources. */
+  threads(limit = 50): Array<{ uri: string; name: string; mimeType: string }> {
+    return this.#deps.bus.listThreads({ limit }).threads.map((t) => ({
+      uri: `organism://threads/${t.thread}`,
+      name: `thread ${t.thread}`,
+      mimeType: 'application/json',
+    }));
+  }
+
+  thread(uri: string): string | undefined {
+    const m = /^organism:\/\/threads\/([^/?#]+)$/.exec(uri);
+    if (!m) return undefined;
+    const view = this.#deps.bus.thread(decodeURIComponent(m[1] as string));
+    return view ? JSON.stringify(view) : undefined;
+  }
+}
+
+/** The target's first message back to the caller, or the thread going idle, or the timeout. */
+function waitForReply(
+  bus: BusApi,
+  thread: string,
+  target: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<{ status: 'replied' | 'idle' | 'timeout'; message?: MessageView }> {
+  const isReply = (m: MessageView) => m.from === target && m.to === MCP_IDENTITY;
+  return new Promise((resolve) => {
+    let done = false;
+    let unwatch = () => {};
+    const finish = (value: { status: 'replied' | 'idle' | 'timeout'; message?: MessageView }) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      unwatch();
+      resolve(value);
+    };
+    const timer = setTimeout(() => finish({ status: 'timeout' }), timeoutMs);
+    signal?.addEventListener('abort', () => finish({ status: 'timeout' }));
+    unwatch = bus.watch(thread, {
+      onMessage: (m) => {
+        if (isReply(m)) finish({ status: 'replied', message: m });
+      },
+      onIdle: () => {
+        const replied = bus.thread(thread)?.messages.find(isReply);
+        finish(replied ? { status: 'replied', message: replied } : { status: 'idle' });
+      },
+    });
+    // It may have answered before the watch began.
+    const early = bus.thread(thread)?.messages.find(isReply);
+    if (early) finish({ status: 'replied', message: early });
+  });
+}

@@ -1,0 +1,26 @@
+/**
+ * POST /mcp: the organism for MCP clients (Streamable HTTP, src/mcp/server). Any valid token
+ * lists tools and reads threads; tools/call needs operator (403 otherwise). The SDK is loaded at
+ * the first request here, never before.
+ */
+import { readJsonBody } from '../body.ts';
+import { httpError } from '../errors.ts';
+import { type ApiApp, allow, fail, type RouteDeps } from './common.ts';
+
+export function mcpRoutes(app: ApiApp, { service, maxBodyBytes }: RouteDeps): void {
+  app.post('/mcp', async (c) => {
+    const principal = allow(c, 'viewer', 'using the organism over MCP');
+    const host = service.mcp?.();
+    if (!host) return fail(c, httpError(404, 'request.not_found', 'this organism does not serve MCP'));
+    const body = await readJsonBody(c, maxBodyBytes);
+    if ('status' in body) return fail(c, body);
+    const { handleMcpRequest } = await import('../../mcp/server/http.ts');
+    return handleMcpRequest(c.req.raw, body.value, principal, host, service.info().version);
+  });
+  // Stateless: no server-to-client stream to open, no session to end.
+  app.on(['GET', 'DELETE'], '/mcp', (c) =>
+    c.json({ error: { code: 'request.method', message: 'POST JSON-RPC messages to /mcp' } }, 405, {
+      allow: 'POST',
+    }),
+  );
+}
