@@ -147,6 +147,7 @@ const root: Presence<Omit<OrganismConfig, 'file'>> = {
   limits: 'always',
   bus: 'always',
   listeners: 'always',
+  tool_modules: 'always',
   tools: 'always',
   audit: 'always',
   kv: 'always',
