@@ -41,18 +41,12 @@
  * queued, waiters are rejected with JournalError, the failure is reported, and the write is retried
  * (after a fresh line, so a half-written line cannot swallow the next).
  */
-import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { mkdir, open, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { fdatasync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { JournalError } from '../../errors.ts';
 import type { Message } from '../message.ts';
-import {
-  type JournaledFrame,
-  type JournalReport,
-  type PendingMessage,
-  readJournal,
-  segmentName,
-} from './read.ts';
+import { type JournaledFrame, type JournalReport, type PendingMessage, readJournal } from './read.ts';
+import { type Accepted, line, SegmentFiles } from './segments.ts';
 
 export type { JournaledFrame, JournalReport, PendingMessage } from './read.ts';
 
@@ -114,15 +108,8 @@ export class Journal {
   /** Segment new records go to, and its bytes so far (counted in UTF-16 units: close enough). */
   #current = 0;
   #currentBytes = 0;
-  /** File name of each segment (taken over at start, or this run's). */
-  readonly #files = new Map<number, string>();
-  /** This run's segments are named from this sequence number on (after every file in the folder). */
-  #sequenceBase = 0;
-  /** Segment the file descriptor is open on. */
-  #writing = 0;
-  #fd: number | undefined;
-  /** Bumped when the descriptor changes, so a sync that finishes late knows it was on an old one. */
-  #fdGeneration = 0;
+  /** The segment files: names, the open one, writing and rotating. */
+  readonly #segments: SegmentFiles;
   #buffer: Array<Accepted | typeof ROTATE> = [];
   #bufferBytes = 0;
   /** Lines appended, written to the file, and made durable (synced; in `off`, written). */
@@ -144,6 +131,7 @@ export class Journal {
     this.fsync = this.#options.fsync;
     if (!['always', 'batch', 'off'].includes(this.fsync))
       throw new RangeError('fsync must be always, batch or off');
+    this.#segments = new SegmentFiles(this.dir, this.fsync !== 'off', this.#options.onError);
   }
 
   /** Opens (creating) the folder and reads every segment; the pending messages wait in takePending(). */
@@ -161,10 +149,8 @@ export class Journal {
       for (const n of contents.segments) if (journal.#live.get(n) === 0) journal.#emptiedAt.set(n, 0);
       journal.#earlier = contents.ids.size > 0 ? contents.ids : undefined;
       // A run always begins a segment of its own: a torn last line is never appended to.
-      for (const [i, name] of contents.files.entries()) journal.#files.set(i + 1, name);
       journal.#current = contents.segments.length + 1;
-      journal.#sequenceBase = contents.maxSequence - contents.segments.length;
-      journal.#writing = journal.#current;
+      journal.#segments.adopt(contents.files, contents.maxSequence, journal.#current);
     } catch (error) {
       throw new JournalError(
         'journal.io',
@@ -260,15 +246,9 @@ export class Journal {
     this.#failing = false;
     while (this.#syncing) await new Promise<void>((resolve) => this.#syncDone.push(resolve));
     this.#write();
-    const fd = this.#fd;
-    this.#fd = undefined;
-    if (fd !== undefined) {
-      try {
-        fdatasyncSync(fd);
-        this.#syncs++;
-        this.#durable = this.#written;
-      } catch {}
-      closeSync(fd);
+    if (this.#segments.close()) {
+      this.#syncs++;
+      this.#durable = this.#written;
     }
     this.#release();
     const failure = this.#failure();
@@ -327,9 +307,9 @@ export class Journal {
       for (; done < batch.length; done++) {
         const item = batch[done]!;
         if (item === ROTATE) {
-          this.#writeRun(run);
+          this.#segments.write(run);
           run = [];
-          this.#nextSegment();
+          this.#segments.next();
           continue;
         }
         records++;
@@ -344,7 +324,7 @@ export class Journal {
       const cancelled = skipped;
       const marks = cancelled ? ids.filter((id) => !cancelled.has(id)) : ids;
       if (marks.length > 0) run.push(`{"h":${JSON.stringify(marks)}}\n`);
-      this.#writeRun(run);
+      this.#segments.write(run);
       marksWritten = true;
     } catch (error) {
       // Runs before the failed one are written; the failed run's records go back to the queue, and
@@ -367,60 +347,13 @@ export class Journal {
     }
   }
 
-  #writeRun(lines: string[]): void {
-    if (lines.length === 0) return;
-    if (this.#fd === undefined) this.#openSegment(this.#writing);
-    // After a failure a line may have been written in part: begin on a fresh line.
-    const text = this.#failed ? `\n${lines.join('')}` : lines.join('');
-    // The string as it is (no Buffer made here); a short write (rare) goes on from where it stopped.
-    const written = writeSync(this.#fd!, text);
-    if (written < Buffer.byteLength(text)) {
-      const buffer = Buffer.from(text, 'utf8');
-      let offset = written;
-      while (offset < buffer.length) offset += writeSync(this.#fd!, buffer, offset);
-    }
-    this.#failed = false;
-  }
-
-  #failed = false;
-
-  #nextSegment(): void {
-    const fd = this.#fd;
-    this.#fd = undefined;
-    this.#fdGeneration++;
-    if (fd !== undefined) {
-      if (this.fsync !== 'off') fdatasyncSync(fd);
-      closeSync(fd);
-    }
-    this.#writing++;
-    this.#openSegment(this.#writing);
-  }
-
-  /** A segment's file: taken over at start, or this run's, named after this process. */
-  #fileOf(n: number): string {
-    let name = this.#files.get(n);
-    if (name === undefined) {
-      name = segmentName(process.pid, this.#sequenceBase + n);
-      this.#files.set(n, name);
-    }
-    return name;
-  }
-
-  #openSegment(n: number): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    this.#fd = openSync(join(this.dir, this.#fileOf(n)), 'a', 0o600);
-    this.#fdGeneration++;
-    this.#writing = n;
-    // The new name must survive a power loss too.
-    if (this.fsync !== 'off') void syncDir(this.dir);
-  }
-
   /** One fsync at a time on the thread pool; `always`: one per waiting caller. */
   #sync(): void {
     if (this.fsync === 'off' || this.#syncing || this.#failing) return;
     // Nothing new to sync, unless (always) a caller still waits for an fsync of its own.
     if (this.#durable >= this.#written && !(this.fsync === 'always' && this.#waiters.length > 0)) return;
-    if (this.#fd === undefined) {
+    const fd = this.#segments.fd;
+    if (fd === undefined) {
       // Nothing was written in this run (every record cancelled out): nothing to sync.
       this.#durable = this.#written;
       this.#release();
@@ -428,13 +361,13 @@ export class Journal {
     }
     const first = this.#waiters[0];
     const upTo = this.fsync === 'always' && first ? Math.min(first.upTo, this.#written) : this.#written;
-    const generation = this.#fdGeneration;
+    const generation = this.#segments.generation;
     this.#syncing = true;
-    fdatasync(this.#fd, (error) => {
+    fdatasync(fd, (error) => {
       this.#syncing = false;
       for (const done of this.#syncDone.splice(0)) done();
       // A rotation meanwhile synced and closed that file itself: what was written is durable.
-      if (error && generation === this.#fdGeneration) {
+      if (error && generation === this.#segments.generation) {
         this.#fail(error);
         return;
       }
@@ -458,19 +391,12 @@ export class Journal {
 
   #fail(error: Error): void {
     this.#failing = true;
-    this.#failed = true;
     this.#options.onError(
       `CANNOT WRITE THE BUS JOURNAL in ${this.dir}: ${error.message}. ${this.queued} record(s) not yet on disk; new injections are refused until it is writable; retrying in ${this.#options.retryMs} ms`,
     );
     const failure = this.#failure();
     for (const waiter of this.#waiters.splice(0)) waiter.reject(failure);
-    if (this.#fd !== undefined) {
-      try {
-        closeSync(this.#fd);
-      } catch {}
-    }
-    this.#fd = undefined;
-    this.#fdGeneration++;
+    this.#segments.lost();
     if (this.#closed) return;
     this.#retry = setTimeout(() => {
       this.#retry = undefined;
@@ -495,56 +421,14 @@ export class Journal {
   async #deleteHandled(): Promise<void> {
     const oldest = [...this.#live.keys()].sort((a, b) => a - b);
     for (const n of oldest) {
-      if (n >= this.#writing && !this.#closed) break;
+      if (n >= this.#segments.writing && !this.#closed) break;
       if (n === this.#current) break;
       const emptied = this.#emptiedAt.get(n);
       if (this.#live.get(n) !== 0 || emptied === undefined || emptied > this.#durable) break;
       this.#live.delete(n);
       this.#emptiedAt.delete(n);
-      const file = this.#fileOf(n);
-      this.#files.delete(n);
-      await unlink(join(this.dir, file)).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOENT') this.#options.onError(`cannot delete ${file}: ${error.message}`);
-      });
+      await this.#segments.delete(n);
     }
-  }
-}
-
-interface Accepted {
-  message: Message;
-  frames: readonly JournaledFrame[];
-  scope: readonly string[] | undefined;
-}
-
-/** The journal line of an accepted message (read back by read.ts). */
-function line({ message, frames, scope }: Accepted): string {
-  // Ids (the runtime's own: UUIDs, base36 and base64url) and kinds need no escaping; names might.
-  let text = `{"a":{"id":"${message.id}","thread":"${message.thread}","frame":"${message.frame}","from":${str(message.from)},"to":${str(message.to)},"tag":${str(message.tag)},"envelope":${JSON.stringify(message.envelope)},"kind":"${message.kind}","hop":${message.hop},"time":${message.time}`;
-  if (message.frameDepth !== undefined) text += `,"frameDepth":${message.frameDepth}`;
-  text += '},"f":[';
-  for (let i = 0; i < frames.length; i++) {
-    const [id, listener, caller, parent, depth] = frames[i]!;
-    text += `${i > 0 ? ',' : ''}["${id}",${str(listener)},${str(caller)},${parent === null ? 'null' : `"${parent}"`},${depth}]`;
-  }
-  return scope === undefined ? `${text}]}\n` : `${text}],"s":${JSON.stringify(scope)}}\n`;
-}
-
-/** A JSON string: ids, names and tags almost never need escaping, so that case costs one test. */
-function str(value: string): string {
-  return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
-}
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\u2028\u2029]/;
-
-async function syncDir(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Not possible on every platform; the file's own sync still holds its data.
   }
 }
 
