@@ -181,6 +181,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     thread: (thread, event) => {
       if (event === 'started') metrics.threadsStarted.inc();
       hub.lifecycle(`thread.${event}`, { thread });
+      // A stopped thread's calls must not run when someone approves them later.
+      if (event === 'stopped') void approvals.denyThread(thread, 'its thread was stopped').catch(() => {});
     },
   };
   // Tracing: loaded only with a `telemetry:` section (nothing of OpenTelemetry is imported without).

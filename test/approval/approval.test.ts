@@ -269,6 +269,28 @@ describe('approval with the real daemon and tokens', () => {
     expect(daemon.stdout()).not.toContain('may wait');
   }, 120_000);
 
+  it('killing the thread denies its waiting approval, so a late approval cannot run the call', async () => {
+    const thread = await inject(url, 'use-tool', 'echo killed >> ran.txt', OPERATOR_TOKEN);
+    const approval = await pending(url, thread, VIEWER_TOKEN);
+    const killed = await call(url, `/api/v1/threads/${thread}/kill`, { token: ADMIN_TOKEN, method: 'POST' });
+    expect(killed.status).toBe(200);
+    const decided = await until(async () => {
+      const res = await call(url, `/api/v1/approvals/${approval.id}`, { token: VIEWER_TOKEN });
+      return res.json.state === 'pending' ? undefined : res.json;
+    });
+    expect(decided).toMatchObject({
+      state: 'denied',
+      decided_by: 'organism',
+      reason: 'its thread was stopped',
+    });
+    const late = await call(url, `/api/v1/approvals/${approval.id}/approve`, {
+      token: ADMIN_TOKEN,
+      body: {},
+    });
+    expect(late.status).toBe(409);
+    expect(await ranLines(dir)).not.toContain('killed');
+  }, 120_000);
+
   it('a bad reason and an unknown id are refused with what is wrong', async () => {
     const unknown = await call(url, '/api/v1/approvals/ap_000000000000000000000000/approve', {
       token: OPERATOR_TOKEN,

@@ -140,6 +140,17 @@ export class ApprovalGate {
     return decided;
   }
 
+  /** Denies, as the organism, every approval still waiting in `thread` (killed, out of budget). */
+  async denyThread(thread: string, reason: string): Promise<number> {
+    let denied = 0;
+    for (const approval of await this.list()) {
+      if (approval.thread !== thread) continue;
+      const at = new Date().toISOString();
+      if (await this.#settle(approval, { state: 'denied', by: 'organism', at, reason })) denied++;
+    }
+    return denied;
+  }
+
   /** Stops every wait in this process without deciding (shutdown): the approvals stay pending. */
   close(): void {
     this.#waiters.clear();
