@@ -25,6 +25,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   resume: () => import('./commands/resume.ts'),
   kill: () => import('./commands/kill.ts'),
   reload: () => import('./commands/reload.ts'),
+  mcp: () => import('./commands/mcp.ts'),
 };
 
 export async function main(argv: string[], io: CommandIo = processIo()): Promise<number> {
