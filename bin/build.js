@@ -3,7 +3,8 @@ import { spawnSync } from 'node:child_process';
 // `npm run build` (also run by `prepare`: on `npm install` in a checkout, on an install from git,
 // and by `npm pack`/`npm publish`): compiles src/, tools/ and librarian/ to JavaScript in dist/
 // (tsconfig.build.json), writes the public surface's .d.ts files (tsconfig.types.json), and copies
-// the non-TypeScript files the runtime reads beside its modules (the Lua scripts).
+// the non-TypeScript files the runtime reads beside its modules (the Lua scripts, the dashboard's
+// page and browser modules).
 //
 // The new dist/ is built beside the old one and swapped in at the end, so a daemon or a test
 // started meanwhile never sees it half-written, and a file deleted from the source does not live
@@ -30,7 +31,7 @@ const dist = join(root, 'dist');
 /** Folders compiled, and searched for the assets their modules read at run time. */
 const FOLDERS = ['src', 'tools', 'librarian'];
 const CONFIGS = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.types.json'];
-const ASSET = /\.lua$/;
+const ASSET = /\.lua$|[\\/]dashboard[\\/]assets[\\/]/;
 const SIGNATURE_FILE = '.source-signature';
 
 function files(dir, out = []) {

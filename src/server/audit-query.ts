@@ -12,6 +12,8 @@ export interface AuditQuery {
   verdict?: string;
   tool?: string;
   listener?: string;
+  /** Records of one thread (the dashboard's thread view joins calls to their messages). */
+  thread?: string;
   /** call, threat or change. */
   type?: string;
   limit: number;
@@ -90,6 +92,7 @@ function accept(record: Record<string, unknown>, query: AuditQuery): boolean {
   if (query.type !== undefined && record.type !== query.type) return false;
   if (query.tool !== undefined && record.tool !== query.tool) return false;
   if (query.listener !== undefined && record.listener !== query.listener) return false;
+  if (query.thread !== undefined && record.thread !== query.thread) return false;
   if (query.verdict !== undefined) {
     if (record.type !== 'call') return false;
     const verdict = record.verdict ?? 'none';

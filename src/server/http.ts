@@ -10,6 +10,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { type Authenticator, assertSafeBind } from './auth.ts';
+import { dashboardRoutes } from './dashboard/index.ts';
 import { httpError } from './errors.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { approvalRoutes } from './routes/approvals.ts';
@@ -20,6 +21,7 @@ import { injectRoutes } from './routes/inject.ts';
 import { listenerRoutes } from './routes/listeners.ts';
 import { mcpRoutes } from './routes/mcp.ts';
 import { organismRoutes } from './routes/organism.ts';
+import { sessionRoutes } from './routes/session.ts';
 import { threadRoutes } from './routes/threads.ts';
 import { bodyLimit, sameOriginOnly, securityHeaders } from './security.ts';
 import type { OrganismService } from './service.ts';
@@ -63,6 +65,8 @@ export function createApp(
 
   // Liveness for process supervisors and load balancers: no token needed, says nothing else.
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  // The dashboard's page and files hold no data: served without a token (it signs in itself).
+  dashboardRoutes(app);
 
   app.use('*', async (c, next) => {
     c.set('principal', options.auth().authenticate(c.req.header('authorization')));
@@ -76,6 +80,7 @@ export function createApp(
   auditAndToolRoutes(app, deps);
   approvalRoutes(app, deps);
   mcpRoutes(app, deps);
+  sessionRoutes(app, deps);
 
   app.notFound((c) =>
     fail(c, httpError(404, 'request.not_found', `no route for ${c.req.method} ${c.req.path}`)),

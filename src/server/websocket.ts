@@ -28,6 +28,26 @@ import { crossSiteRefusal } from './security.ts';
 
 export const STREAM_PATH = '/api/v1/stream';
 
+/**
+ * Browsers cannot set headers on a WebSocket, so the dashboard offers two subprotocols:
+ * `organism.v1` and `organism.token.<base64url of the token>`. The second stands for
+ * `Authorization: Bearer <token>` when that header is absent; the server selects the first.
+ */
+export const STREAM_PROTOCOL = 'organism.v1';
+const TOKEN_PROTOCOL = 'organism.token.';
+
+/** `Bearer <token>` from a Sec-WebSocket-Protocol list, or undefined. */
+export function tokenFromProtocols(value: string | undefined): string | undefined {
+  for (const item of (value ?? '').split(',')) {
+    const protocol = item.trim();
+    if (!protocol.startsWith(TOKEN_PROTOCOL)) continue;
+    const encoded = protocol.slice(TOKEN_PROTOCOL.length);
+    if (!/^[A-Za-z0-9_-]{1,1024}$/.test(encoded)) return undefined;
+    return `Bearer ${Buffer.from(encoded, 'base64url').toString('utf8')}`;
+  }
+  return undefined;
+}
+
 export interface StreamOptions {
   hub: EventHub;
   auth: () => Authenticator;
@@ -49,7 +69,13 @@ interface Client {
 }
 
 export class StreamServer {
-  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  readonly #wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: 64 * 1024,
+    // A browser offers the token as a subprotocol (see tokenFromProtocols); the answer names only
+    // the plain protocol, so the token is never echoed back.
+    handleProtocols: (offered) => (offered.has(STREAM_PROTOCOL) ? STREAM_PROTOCOL : false),
+  });
   readonly #clients = new Set<Client>();
   readonly #options: Required<StreamOptions>;
   readonly #pinger: NodeJS.Timeout;
@@ -102,7 +128,11 @@ export class StreamServer {
     if (crossSite) return { status: 403, code: 'request.cross_origin', message: crossSite };
     let by: string;
     try {
-      const principal = this.#options.auth().authenticate(header(request, 'authorization'));
+      const principal = this.#options
+        .auth()
+        .authenticate(
+          header(request, 'authorization') ?? tokenFromProtocols(header(request, 'sec-websocket-protocol')),
+        );
       requireRole(principal, 'viewer', 'reading the stream');
       by = principal.name;
     } catch (error) {

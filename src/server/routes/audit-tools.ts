@@ -26,6 +26,7 @@ export function auditAndToolRoutes(app: ApiApp, { service }: RouteDeps): void {
           verdict: enumParam(c, 'verdict', ['allow', 'warn', 'deny', 'none'] as const),
           tool: stringParam(c, 'tool'),
           listener: stringParam(c, 'listener'),
+          thread: stringParam(c, 'thread'),
           type: enumParam(c, 'type', ['call', 'threat', 'change', 'approval'] as const),
           limit: limitParam(c),
           ...(cursor !== undefined ? { cursor: Number(cursor) } : {}),

@@ -1,0 +1,43 @@
+// Pieces several pages use: error and empty states, a payload viewer, the role check.
+import { field, prettyXml } from '../lib/format.js';
+import { html } from '../lib/html.js';
+
+export function Problem({ error }) {
+  if (!error) return null;
+  return html`<p class="error" role="alert">${error.code ? `${error.code}: ` : ''}${error.message}</p>`;
+}
+
+/** XML payload, indented; folded behind a summary when longer than `fold` lines. */
+export function Payload({ xml, fold = 12, label = 'payload' }) {
+  const text = prettyXml(xml);
+  const lines = text.split('\n').length;
+  if (lines <= fold) return html`<pre class="xml">${text}</pre>`;
+  return html`<details class="fold"><summary>${label} (${lines} lines)</summary><pre class="xml">${text}</pre></details>`;
+}
+
+/** A short JSON text of a value, folded when long. */
+export function Json({ value, fold = 400 }) {
+  const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+  if (text === undefined) return null;
+  if (text.length <= fold) return html`<pre class="json">${text}</pre>`;
+  return html`<details class="fold"><summary>${text.length.toLocaleString()} characters</summary><pre class="json">${text}</pre></details>`;
+}
+
+export function Verdict({ value }) {
+  const v = value ?? 'none';
+  return html`<span class=${`verdict v-${v}`}>${v}</span>`;
+}
+
+export function Kind({ kind }) {
+  return html`<span class=${`kind k-${kind}`}>${kind}</span>`;
+}
+
+/** The listener's failure record's cause, in one line. */
+export function failureText(xml) {
+  return `${field(xml, 'error') ?? 'Error'}: ${field(xml, 'message') ?? ''}${field(xml, 'at') ? ` (at ${field(xml, 'at')})` : ''}`;
+}
+
+export function ThreadLink({ id }) {
+  if (!id) return html`<span class="muted">–</span>`;
+  return html`<a class="mono" href=${`#/threads/${encodeURIComponent(id)}`} title=${id}>${id.slice(0, 8)}</a>`;
+}

@@ -1,0 +1,26 @@
+/**
+ * GET /session: who the caller's token is and what it may do, so a client (the dashboard) shows
+ * only the actions its role allows. The API checks the role on every action anyway.
+ */
+import { hasRole } from '../auth.ts';
+import type { ApiApp, RouteDeps } from './common.ts';
+
+export function sessionRoutes(app: ApiApp, { service }: RouteDeps): void {
+  app.get('/api/v1/session', (c) => {
+    const principal = c.get('principal');
+    const info = service.info();
+    return c.json({
+      name: principal.name,
+      role: principal.role,
+      organism: info.name,
+      auth: info.auth.enabled,
+      can: {
+        inject: hasRole(principal, 'operator'),
+        approve: hasRole(principal, 'operator'),
+        pause: hasRole(principal, 'admin'),
+        kill: hasRole(principal, 'admin'),
+        reload: hasRole(principal, 'admin'),
+      },
+    });
+  });
+}
