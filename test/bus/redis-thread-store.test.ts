@@ -4,15 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ThreadHistory } from '../../src/bus/history/memory.ts';
 import type { Message } from '../../src/bus/message.ts';
-import { ThreadRegistry } from '../../src/bus/threads.ts';
-import { RedisTransport } from '../../src/bus/transport/redis/index.ts';
-import { RedisThreadStore } from '../../src/bus/transport/redis/thread-store.ts';
+import type { RedisTransport } from '../../src/bus/transport/redis/index.ts';
 import { until } from '../../src/testing/index.ts';
 import { dropGroup } from '../e2e/redis-support/harness.ts';
+import { type RedisStoreDaemon, storeOnRedis } from './redis-store-daemon.ts';
 
 const URL = 'redis://127.0.0.1:6379';
 const GROUP = `organism-test-store-${randomUUID().slice(0, 8)}`;
@@ -24,15 +21,11 @@ afterAll(async () => {
   await raw.quit();
 });
 
-interface Daemon {
-  transport: RedisTransport;
-  store: RedisThreadStore;
-  registry: ThreadRegistry;
-}
+type Daemon = RedisStoreDaemon;
 
 /** Runs `body` with `count` daemons' thread stores on Redis, and closes them after it. */
 async function onRedis(count: number, body: (...daemons: Daemon[]) => Promise<void>): Promise<void> {
-  const daemons = Array.from({ length: count }, storeOnRedis);
+  const daemons = Array.from({ length: count }, () => storeOnRedis(URL, GROUP));
   try {
     await until(() => daemons.every((d) => d.store.receivingEvents), 'the events subscriptions');
     await body(...daemons);
@@ -42,26 +35,6 @@ async function onRedis(count: number, body: (...daemons: Daemon[]) => Promise<vo
       await transport.close();
     }
   }
-}
-
-/** A transport, its thread store and a registry written through to it, as a daemon has them. */
-function storeOnRedis(): Daemon {
-  const transport = new RedisTransport({ url: URL, group: GROUP, logger: pino({ level: 'silent' }) });
-  const store = new RedisThreadStore({
-    client: transport.client,
-    batch: transport.batch,
-    url: URL,
-    keys: transport.keys,
-    origin: transport.consumer,
-    idleMs: 60_000,
-    maxHistoryPerThread: 100,
-  });
-  const registry = new ThreadRegistry({ maxHops: 100, maxDepth: 10, idleMs: 60_000, observer: store });
-  store.attach(registry, new ThreadHistory({ maxPerThread: 100, maxThreads: 100 }), {
-    idle: () => {},
-    stopped: () => {},
-  });
-  return { transport, store, registry };
 }
 
 describe('redis thread store', () => {

@@ -3,15 +3,13 @@
  * the Redis one on the real redis-server at 127.0.0.1:6379.
  */
 import { randomUUID } from 'node:crypto';
-import pino from 'pino';
 import { afterAll } from 'vitest';
 import { ThreadHistory } from '../../src/bus/history/memory.ts';
 import { LocalThreadStore } from '../../src/bus/thread-store.ts';
 import { ThreadRegistry } from '../../src/bus/threads.ts';
-import { RedisTransport } from '../../src/bus/transport/redis/index.ts';
-import { RedisThreadStore } from '../../src/bus/transport/redis/thread-store.ts';
 import { until } from '../../src/testing/index.ts';
 import { dropGroup } from '../e2e/redis-support/harness.ts';
+import { storeOnRedis } from './redis-store-daemon.ts';
 import { type StoreDaemon, threadStoreContract } from './thread-store.contract.ts';
 
 const URL = 'redis://127.0.0.1:6379';
@@ -31,21 +29,8 @@ function localDaemon(): StoreDaemon {
   return { store, registry, history, flush: async () => {}, close: () => store.close() };
 }
 
-/** A transport, its thread store, and a registry and history written through to it, as a daemon has them. */
 async function redisDaemon(): Promise<StoreDaemon> {
-  const transport = new RedisTransport({ url: URL, group: GROUP, logger: pino({ level: 'silent' }) });
-  const store = new RedisThreadStore({
-    client: transport.client,
-    batch: transport.batch,
-    url: URL,
-    keys: transport.keys,
-    origin: transport.consumer,
-    idleMs: 60_000,
-    maxHistoryPerThread: 100,
-  });
-  const registry = new ThreadRegistry({ maxHops: 100, maxDepth: 10, idleMs: 60_000, observer: store });
-  const history = new ThreadHistory({ maxPerThread: 100, maxThreads: 100 });
-  store.attach(registry, history, events);
+  const { transport, store, registry, history } = storeOnRedis(URL, GROUP);
   await until(() => store.receivingEvents, 'the events subscription');
   return {
     store,
