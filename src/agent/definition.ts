@@ -21,6 +21,7 @@ import {
   type ListenerDefinition,
   type PayloadSpec,
 } from '../listener/types.ts';
+import { modelToolName } from '../mcp/names.ts';
 import { LlmClient } from './client.ts';
 import { AgentLoop } from './loop.ts';
 import { type AgentLoopOptions, defaultAgentLoopOptions } from './options.ts';
@@ -153,7 +154,8 @@ export function agentFunctions(
     if (!tool) continue;
     functions.push({
       kind: 'tool',
-      name,
+      // Providers accept [a-zA-Z0-9_-]{1,64}: `fs.read_file` is offered as `fs__read_file`.
+      name: modelToolName(name),
       target: name,
       description: tool.description,
       parameters: objectSchema(tool.args),

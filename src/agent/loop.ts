@@ -289,7 +289,8 @@ export class AgentLoop {
       // Granted or not, known or not: the dispatcher decides (PermissionDenied, ToolNotFound, ...).
       const source = fn?.source ?? 'native';
       tools.push(
-        ctx.tools.call(call.name, call.args ?? {}, call.key).then((result) => {
+        // The model knows an MCP tool as `server__tool` (src/mcp/names.ts); the registry as `server.tool`.
+        ctx.tools.call(fn?.target ?? call.name, call.args ?? {}, call.key).then((result) => {
           state.results.set(call.id, frameToolResult(call.id, call.name, result, source, resultBytes));
         }),
       );
