@@ -186,6 +186,8 @@ export class ApprovalGate {
           () => look(),
         );
       }, left);
+      // Neither timer keeps a stopping process alive: the approval stays in the store for the next.
+      expiry.unref?.();
     });
   }
 
