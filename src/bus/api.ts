@@ -124,6 +124,17 @@ export interface ListenerState {
   capacity: number;
 }
 
+/** What the bus holds right now, for health, metrics and tests. */
+export interface BusStats {
+  /** Messages queued or running, on this daemon. */
+  inFlight: number;
+  /** Threads the registry holds (idle ones until they are forgotten). */
+  threads: number;
+  /** Call-chain frames the registry holds: a frame nothing can answer any more should not stay. */
+  frames: number;
+  queues: Record<string, { depth: number; active: number }>;
+}
+
 /** Read-only views the API lists from (the Bus implements them next to BusApi). */
 export interface BusQueries {
   listThreads(query: ThreadQuery): ThreadPage;

@@ -21,6 +21,7 @@
 import type {
   BusApi,
   BusQueries,
+  BusStats,
   InjectRequest,
   InjectResult,
   ListenerInfo,
@@ -61,16 +62,10 @@ export class Bus implements BusApi, BusQueries {
   readonly #control: Control;
   readonly #lifecycle: Lifecycle;
   readonly #recovery: () => RecoveryReport;
-  /**
-   * The transport subscriptions per listener (the shared map, not a copy). Unused here, but kept
-   * under this name because test/e2e/redis-shared.test.ts reaches it to make one daemon stop reading.
-   */
-  private readonly subscriptions: BusContext['subscriptions'];
 
   constructor(specs: readonly ListenerSpec[], transport: Transport, options: BusOptions) {
     const bus = new BusContext(specs, transport, options);
     this.history = bus.history;
-    this.subscriptions = bus.subscriptions;
     // Built in dependency order; no part knows the Bus, and none is built twice.
     const inFlight = createInFlight(bus);
     const publisher = new Publisher(bus, inFlight);
@@ -139,8 +134,8 @@ export class Bus implements BusApi, BusQueries {
     return this.#queries.describe(name);
   }
 
-  /** Queue depth and running handlers per listener, for health and metrics. */
-  stats(): { inFlight: number; threads: number; queues: Record<string, { depth: number; active: number }> } {
+  /** In-flight work, threads and frames held, queue depth and running handlers per listener. */
+  stats(): BusStats {
     return this.#queries.stats();
   }
 
@@ -174,6 +169,15 @@ export class Bus implements BusApi, BusQueries {
 
   resume(name: string): boolean {
     return this.#control.resume(name);
+  }
+
+  /**
+   * Stops taking `name`'s messages from the transport (what is queued still runs): with the Redis
+   * transport the other daemons take all of its work. So until the bus stops (or a reload adds the
+   * listener anew). False if it has no subscription.
+   */
+  stopReading(name: string): Promise<boolean> {
+    return this.#lifecycle.stopReading(name);
   }
 
   /** Swaps the set of listeners without dropping in-flight messages; a throw leaves the bus as it was. */

@@ -49,6 +49,18 @@ export class Lifecycle {
     );
   }
 
+  /**
+   * Closes one listener's transport subscription: this daemon takes no more of its messages (what
+   * it queued still runs, and it still routes to it). False if it has none.
+   */
+  async stopReading(name: string): Promise<boolean> {
+    const subscription = this.bus.subscriptions.get(name);
+    if (!subscription) return false;
+    this.bus.subscriptions.delete(name);
+    await subscription.unsubscribe();
+    return true;
+  }
+
   /** A removed listener has finished its queued work: its queue and subscription go. */
   retire(name: string): void {
     const bus = this.bus;

@@ -5,6 +5,7 @@
  */
 import { schemaToExample, schemaToPrompt, schemaToXsd } from '../xml/describe.ts';
 import type {
+  BusStats,
   ListenerInfo,
   ListenerState,
   MessagePage,
@@ -97,10 +98,11 @@ export class Queries {
   }
 
   /** Queue depth and running handlers per listener, for health and metrics. */
-  stats(): { inFlight: number; threads: number; queues: Record<string, { depth: number; active: number }> } {
+  stats(): BusStats {
     const queues: Record<string, { depth: number; active: number }> = {};
     for (const [name, q] of this.bus.queues) queues[name] = { depth: q.depth, active: q.active };
-    return { inFlight: this.inFlight.total, threads: this.bus.threads.size.threads, queues };
+    const { threads, frames } = this.bus.threads.size;
+    return { inFlight: this.inFlight.total, threads, frames, queues };
   }
 
   /** Queue state of one listener (API), or undefined when there is no such listener. */

@@ -63,7 +63,7 @@ describe('agents and peers', () => {
     expect(running.requests.researcher![0]!.system).toContain(
       'Peers you may address:\n- ask_summarizer: Consult summarizer',
     );
-    expect((running.definitions.researcher as unknown as { waiting(): number }).waiting()).toBe(0);
+    expect(running.definitions.researcher!.waiting()).toBe(0);
   });
 
   it('tells a peer that does not reply and goes on without waiting', async () => {
@@ -258,7 +258,7 @@ describe('loops waiting for peers', () => {
       payload: '<helper><task>first</task></helper>',
     });
     await peerGotIt;
-    const waiting = (running.definitions.helper as unknown as { waiting(): number }).waiting;
+    const waiting = running.definitions.helper!.waiting;
     expect(waiting()).toBe(1);
     await running.bus.inject({ to: 'helper', payload: '<helper><task>second</task></helper>', thread });
     await expect

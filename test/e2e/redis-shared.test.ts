@@ -9,8 +9,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Bus } from '../../src/bus/bus.ts';
-import type { ThreadRegistry } from '../../src/bus/threads.ts';
-import { type BusBackend, createBusBackend } from '../../src/bus/transport/factory.ts';
+import { createRedisBusBackend, type RedisBusBackend } from '../../src/bus/transport/redis/backend.ts';
 import type { BusSection } from '../../src/config/types.ts';
 import { defineListener } from '../../src/listener/types.ts';
 import { testConfig } from '../../src/testing/index.ts';
@@ -46,10 +45,10 @@ function daemonWithBackend(
   group: string,
   listeners: Parameters<typeof listenerSpec>[0][],
   maxHops = 1000,
-): { bus: Bus; backend: BusBackend } {
+): { bus: Bus; backend: RedisBusBackend } {
   const limits = { ...TEST_LIMITS, max_thread_hops: maxHops };
   const bus = busSection(group);
-  const backend: BusBackend = createBusBackend({ bus, limits, listeners: [] }, pino({ level: 'silent' }));
+  const backend = createRedisBusBackend({ bus, limits, listeners: [] }, pino({ level: 'silent' }));
   const b = new Bus(listeners.map(listenerSpec), backend.transport, {
     limits,
     bus,
@@ -62,13 +61,6 @@ function daemonWithBackend(
     await backend.close();
   });
   return { bus: b, backend };
-}
-
-/** Stops a bus reading `listener` (the other daemons take all of its work). */
-async function stopReading(bus: Bus, listener: string): Promise<void> {
-  await (bus as unknown as { subscriptions: Map<string, { unsubscribe(): Promise<void> }> }).subscriptions
-    .get(listener)!
-    .unsubscribe();
 }
 
 /** Services whose organism runs its bus on Redis (so tools share state through it). */
@@ -135,11 +127,11 @@ describe('shared thread state', () => {
     };
     const a = daemon(group, [echo]);
     const b = daemonWithBackend(group, [echo]);
-    await stopReading(a, 'echo'); // b handles everything
+    await a.stopReading('echo'); // b handles everything
     const { thread } = await b.bus.inject({ to: 'echo', payload: '<say><text>one</text></say>' });
     await until(async () => b.bus.thread(thread)?.status === 'idle', 'the first answer');
     // b hears no more events: what a writes now reaches b only through Redis.
-    await (b.backend.threadStore as unknown as { subscriber: Redis }).subscriber.unsubscribe();
+    await b.backend.threadStore.subscriber!.unsubscribe();
     await a.inject({ to: 'echo', thread, payload: '<say><text>two</text></say>' });
     const messages = await until(async () => {
       const view = b.bus.thread(thread);
@@ -181,11 +173,11 @@ describe('shared thread state', () => {
     };
     const a = daemonWithBackend(group, [first, second, third]);
     const b = daemon(group, [first, second, third]);
-    await stopReading(a.bus, 'first');
-    await stopReading(a.bus, 'third');
-    await stopReading(b, 'second');
+    await a.bus.stopReading('first');
+    await a.bus.stopReading('third');
+    await b.stopReading('second');
     // a hears no events: what b records reaches a only through Redis.
-    await (a.backend.threadStore as unknown as { subscriber: Redis }).subscriber.unsubscribe();
+    await a.backend.threadStore.subscriber!.unsubscribe();
     const { thread } = await a.bus.inject({ to: 'first', payload: '<one><text>x</text></one>' });
     const messages = await settled(a.bus, thread);
     // third's answer was recorded on b after a took second's message, and before a settled the thread.
@@ -216,8 +208,8 @@ describe('shared thread state', () => {
     };
     const a = daemon(group, [step, slow]);
     const b = daemon(group, [step, slow]);
-    await stopReading(a, 'step');
-    await stopReading(a, 'slow');
+    await a.stopReading('step');
+    await a.stopReading('slow');
     const { thread } = await a.inject({ to: 'step', payload: '<one><text>x</text></one>' });
     // b records step->slow while nobody follows the thread: no daemon is told of it.
     const raw = new Redis(SHARED_REDIS);
@@ -368,8 +360,8 @@ describe('shared thread state', () => {
     // max_call_depth (100) ends each exchange: every send is one frame deeper.
     const a = daemonWithBackend(group, players);
     const b = daemonWithBackend(group, players);
-    await stopReading(a.bus, 'pong');
-    await stopReading(b.bus, 'ping');
+    await a.bus.stopReading('pong');
+    await b.bus.stopReading('ping');
     const threads = await Promise.all(
       Array.from({ length: 4 }, () => a.bus.inject({ to: 'ping', payload: '<ping><text>x</text></ping>' })),
     );
@@ -387,8 +379,7 @@ describe('shared thread state', () => {
     // Each daemon published about 200 of those messages into frames the other one handled, and
     // keeps none of them (it used to keep every one). Left: per thread at most the frame of the
     // send refused for depth, until the idle thread is forgotten.
-    const frames = (d: { backend: BusBackend }) =>
-      (d.backend.threadStore as unknown as { registry: ThreadRegistry }).registry.size.frames;
+    const frames = (d: { bus: Bus }) => d.bus.stats().frames;
     expect(frames(a)).toBeLessThanOrEqual(threads.length);
     expect(frames(b)).toBeLessThanOrEqual(threads.length);
   });
@@ -408,9 +399,7 @@ describe('shared thread state', () => {
     const a = daemon(group, [slow]);
     const b = daemon(group, [slow]);
     // Only b will take work: a stops reading.
-    await (a as unknown as { subscriptions: Map<string, { unsubscribe(): Promise<void> }> }).subscriptions
-      .get('slow')!
-      .unsubscribe();
+    await a.stopReading('slow');
     const { thread } = await a.inject({ to: 'slow', payload: '<work><text>w</text></work>' });
     // The watcher on a learns of the answer and of the idle thread, though b did the work.
     const messages = await settled(a, thread, 10_000);

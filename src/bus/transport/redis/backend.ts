@@ -10,11 +10,17 @@ import { registerRedisBusMetrics } from './metrics.ts';
 import { RedisThreadStore } from './thread-store.ts';
 import { RedisTransport } from './transport.ts';
 
+/** The redis backend with its parts' own types (the factory hands it on as a BusBackend). */
+export interface RedisBusBackend extends BusBackend {
+  threadStore: RedisThreadStore;
+  redis: RedisTransport;
+}
+
 export function createRedisBusBackend(
   config: Pick<OrganismConfig, 'bus' | 'limits' | 'listeners'>,
   logger: Logger,
   options: BusBackendOptions = {},
-): BusBackend {
+): RedisBusBackend {
   const { bus, limits } = config;
   if (!bus.url)
     throw new TransportError('transport.invalid_option', 'bus.url is required when bus.transport is redis');

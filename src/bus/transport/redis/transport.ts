@@ -233,12 +233,15 @@ export class RedisTransport implements Transport, ReaderHost {
     this.timers.push(heartbeat, reaper);
   }
 
-  /** One reaper pass over every subscribed stream. Public so tests can run one at a chosen moment. */
-  async reap(): Promise<void> {
+  /**
+   * One reaper pass over every subscribed stream; streams are trimmed too when the last trim is
+   * TRIM_EVERY_MS old, or at once with `trimNow`. Public so tests can run one at a chosen moment.
+   */
+  async reap(options: { trimNow?: boolean } = {}): Promise<void> {
     if (this.reaping || this.closing || this.client.status !== 'ready') return;
     this.reaping = true;
     try {
-      const trim = Date.now() - this.lastTrim >= TRIM_EVERY_MS;
+      const trim = options.trimNow === true || Date.now() - this.lastTrim >= TRIM_EVERY_MS;
       if (trim) this.lastTrim = Date.now();
       for (const reader of this.readers.values()) {
         if (reader.stopping) continue;
