@@ -1,7 +1,10 @@
 /** `organism validate [file] [--config FILE]`: checks organism.yaml and the listener modules it names. */
+
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/index.ts';
-import { ConfigError, formatConfigIssue, UsageError } from '../../errors.ts';
+import { parseConfigText, readConfigText } from '../../config/read.ts';
+import { ConfigError, type ConfigIssue, formatConfigIssue, UsageError } from '../../errors.ts';
 import { checkOrganismTools } from '../../tools/check.ts';
 import type { CommandIo } from '../io.ts';
 
@@ -41,7 +44,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     const loaded = await loadConfig(file);
     // The tools the daemon would register, and the grants it would check: validate and run agree.
     const toolIssues = await checkOrganismTools(loaded.config);
-    if (toolIssues.length > 0) throw new ConfigError(toolIssues);
+    if (toolIssues.length > 0) throw new ConfigError(await positioned(toolIssues, file));
     const n = loaded.listeners.length;
     io.out(`ok: ${file} (${n} listener${n === 1 ? '' : 's'})`);
     return 0;
@@ -52,6 +55,24 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     io.err(`${file}: ${n} problem${n === 1 ? '' : 's'} found`);
     return 1;
   }
+}
+
+/**
+ * The tool runtime's issues name a key path only; give each the file as the user named it and the
+ * line and column of that path (or its nearest ancestor in the file), like every other issue.
+ */
+async function positioned(issues: readonly ConfigIssue[], file: string): Promise<ConfigIssue[]> {
+  const text = await readConfigText(resolve(file), file);
+  const source = typeof text === 'string' ? parseConfigText(text, file).source : undefined;
+  return issues.map((issue) => {
+    const position = source?.position(keyPath(issue.path));
+    return { ...issue, file, ...(position ?? {}) };
+  });
+}
+
+/** `listeners[0].tools[1]` -> `['listeners', 0, 'tools', 1]`. */
+function keyPath(path: string): (string | number)[] {
+  return [...path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] === undefined ? m[1]! : Number(m[2])));
 }
 
 function parse(argv: string[]) {
