@@ -44,7 +44,7 @@ describe('organism init', () => {
     expect(code).toBe(0);
     expect(await listFiles(dir)).toEqual(FILES);
     expect(out).toContain('Next steps:');
-    expect(out).toContain(`cd ${dir}`);
+    expect(out).toContain(`cd "${dir}"`); // quoted: the folder's name has a space
     expect(out).toContain('npm install');
 
     const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'));
@@ -163,6 +163,8 @@ describe('organism init', () => {
     expect((await init(dir, '--name', 'Not Valid')).err).toContain('--name "Not Valid": use lowercase');
     expect((await init('a', 'b')).err).toContain('expected at most one folder, got 2');
     expect((await init('--frobnicate')).err).toMatch(/organism init: .*--frobnicate/);
+    await writeFile(join(dir, 'a-file'), '');
+    expect((await init(join(dir, 'a-file'))).err).toContain(`${join(dir, 'a-file')} is a file, not a folder`);
     await mkdir(join(dir, 'broken'));
     await writeFile(join(dir, 'broken/package.json'), '{ nope');
     const broken = await init(join(dir, 'broken'));

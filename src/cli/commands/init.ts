@@ -5,7 +5,7 @@
  * all is written when something would be.
  */
 import { readFileSync } from 'node:fs';
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { access, mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { UsageError } from '../../errors.ts';
 import { packageFile } from '../../package-root.ts';
@@ -74,6 +74,12 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   const facts = { name };
   const files = projectFiles(facts);
+  const kind = await stat(dir).then(
+    (info) => (info.isDirectory() ? 'folder' : 'file'),
+    () => 'none',
+  );
+  if (kind === 'file')
+    throw new UsageError(`${dir} is a file, not a folder; give a folder to write the project into`);
 
   const exists = async (path: string) =>
     access(path).then(
@@ -111,7 +117,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   for (const note of merged.notes) io.out(`note: package.json: ${note}`);
   io.out('');
   io.out('Next steps:');
-  if (shown !== '.') io.out(`  cd ${shown}`);
+  if (shown !== '.') io.out(`  cd ${/[\s'"$`\\]/.test(shown) ? JSON.stringify(shown) : shown}`);
   io.out('  npm install');
   io.out('  npm test             # the listener under vitest');
   io.out('  npm start            # the organism on http://127.0.0.1:7777');
