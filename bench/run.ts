@@ -7,6 +7,7 @@ const MODULES = [
   './durability.ts',
   './guard.ts',
   './tools.ts',
+  './mcp.ts',
   './sandbox.ts',
   './redis.ts',
 ];

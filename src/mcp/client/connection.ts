@@ -64,6 +64,11 @@ export class McpConnection {
     return this.#reason ?? `server ${this.server.name} is down`;
   }
 
+  /** The SDK client while connected (the benchmark's floor calls the same server through it). */
+  get sdkClient(): Client | undefined {
+    return this.#client;
+  }
+
   /** The server's tools, after include/exclude, as last listed. */
   get tools(): ReadonlyMap<string, RemoteTool> {
     return this.#tools;

@@ -13,7 +13,18 @@ import type { RemoteTool } from './connection.ts';
 
 export type McpPins = Record<string, Record<string, string>>;
 
+/** A listed tool's pin, computed once per listing (each call checks it twice). */
+const computed = new WeakMap<RemoteTool, string>();
+
 export function pinOf(tool: RemoteTool): string {
+  const known = computed.get(tool);
+  if (known !== undefined) return known;
+  const pin = hashTool(tool);
+  computed.set(tool, pin);
+  return pin;
+}
+
+function hashTool(tool: RemoteTool): string {
   const pinned = {
     name: tool.name,
     description: tool.description,
