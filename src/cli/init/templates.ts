@@ -211,6 +211,8 @@ prints the thread: \`hello\` calls \`word_count\`, gets \`{"words": 2}\` back, a
 - \`test/hello.test.ts\`: runs the listener on a real in-process bus (\`testListener\`).
 - \`.env.example\`: copy to \`.env\` for secrets; \`\${VAR}\` and every \`*_env\` key read it.
 
-After changing a tool, \`npx organism tools sign\` signs the tool modules again (once you sign them,
-a changed module is refused until it is signed again).
+Signing is optional: \`npx organism tools sign\` writes \`tools.manifest.json\` (commit it), after
+which a changed tool module is refused until it is signed again. The key pair stays in
+\`.organism/\`; where the organism runs from a fresh checkout, set \`tools.public_key_env\` in
+organism.yaml and put the public key \`sign\` prints in that variable (\`.env\` will do).
 `;
