@@ -92,12 +92,15 @@ export class ApprovalGate {
     const out: Approval[] = [];
     for (const id of await this.#store.pendingIds()) {
       const approval = await this.#store.get(id);
-      if (!approval) continue;
-      if (approval.state === 'pending' && Date.parse(approval.expires) <= Date.now()) {
+      if (approval?.state !== 'pending') {
+        await this.#store.unlist(id); // expired from the store, or decided by a daemon that stopped
+        continue;
+      }
+      if (Date.parse(approval.expires) <= Date.now()) {
         await this.#timeOut(approval);
         continue;
       }
-      if (approval.state === 'pending') out.push(approval);
+      out.push(approval);
     }
     return out;
   }
