@@ -28,9 +28,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { schemaDefault } from '../config/schema.ts';
 import { AuditError } from '../errors.ts';
 
-export const DEFAULT_AUDIT_KEY_ENV = 'ORGANISM_AUDIT_KEY';
+export const DEFAULT_AUDIT_KEY_ENV = schemaDefault<string>('audit.key_env');
 export const MIN_AUDIT_KEY_LENGTH = 32;
 
 export interface AuditKey {

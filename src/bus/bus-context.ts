@@ -5,6 +5,7 @@
  * per hop. Parts import this file (and bus-types.ts), never bus.ts.
  */
 import type { Logger } from 'pino';
+import { schemaDefault } from '../config/schema.ts';
 import type { IncomingReply } from '../listener/types.ts';
 import type { HopSpan, TraceScope, Tracing } from '../telemetry/types.ts';
 import type { XmlLimits } from '../xml/limits.ts';
@@ -107,7 +108,7 @@ export class BusContext {
       options.history ??
       new ThreadHistory({
         maxPerThread: limits.max_history_per_thread,
-        maxThreads: options.historyMaxThreads ?? 10_000,
+        maxThreads: options.historyMaxThreads ?? schemaDefault<number>('history.max_threads'),
       });
   }
 

@@ -1,6 +1,7 @@
 /** What the dispatcher is given and answers with: its options, defaults, requests and availability. */
 
 import type { AuditSink } from '../audit/log.ts';
+import { schemaDefault } from '../config/schema.ts';
 import type { TrustLevel } from '../config/types.ts';
 import type { GuardInput, Verdict } from '../guard/types.ts';
 import type { TraceScope } from '../telemetry/types.ts';
@@ -59,8 +60,8 @@ export interface DispatcherDefaults {
 export function defaultDispatcherDefaults(): DispatcherDefaults {
   return {
     timeoutMs: 30_000,
-    maxResultBytes: 102_400,
-    trust: 'medium',
+    maxResultBytes: schemaDefault<number>('listeners[].tool_config.*.max_result_bytes'),
+    trust: schemaDefault<TrustLevel>('listeners[].trust'),
     loopRepeats: 3,
     loopWindow: 5,
     loopMaxThreads: 10_000,

@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { schemaDefault } from '../../../config/schema.ts';
 import { TransportError } from '../../../errors.ts';
 import { checkKeyName, organismKeyPrefix } from '../../../redis-keys.ts';
 
@@ -60,7 +61,7 @@ export function defaultConsumerName(): string {
 }
 
 /** How often a daemon marks its in-flight entries alive by default, ms (`bus.heartbeat_ms`). */
-export const DEFAULT_HEARTBEAT_MS = 1_000;
+export const DEFAULT_HEARTBEAT_MS = schemaDefault<number>('bus.heartbeat_ms');
 /**
  * Heartbeats an entry's owner may miss before the entry is claimed: the claim comes one heartbeat
  * after the third missed one. After a `kill -9` another daemon starts the dead one's entries within
@@ -76,7 +77,7 @@ export function defaultRedisBusOptions(options: RedisBusOptions): ResolvedRedisB
   const resolved: ResolvedRedisBusOptions = {
     consumer: defaultConsumerName(),
     blockMs: 1_000,
-    maxDeliveries: 5,
+    maxDeliveries: schemaDefault<number>('bus.max_deliveries'),
     heartbeatMs,
     claimIdleMs: heartbeatMs * (MISSED_HEARTBEATS + 1),
     reaperIntervalMs: heartbeatMs,
