@@ -1,0 +1,71 @@
+/** `organism validate` on mcp_servers and MCP grants: checked without starting any server. */
+import { describe, expect, it } from 'vitest';
+import { captureIo } from '../../src/cli/io.ts';
+import { main } from '../../src/cli/main.ts';
+import { tempOrganism } from './helpers.ts';
+
+async function validate(yaml: string) {
+  const o = await tempOrganism(yaml);
+  const io = captureIo();
+  const code = await main(['validate', o.config], io);
+  return { code, out: io.stdout.join('\n'), err: io.stderr.join('\n') };
+}
+
+describe('organism validate with MCP', () => {
+  it('accepts grants and tool_config of a configured server without starting it', async () => {
+    const r = await validate(`mcp_servers:
+  - name: fs
+    command: /nonexistent/never-started
+    guards: { read_file: file }
+listeners:
+  - name: reader
+    agent: true
+    description: reads
+    tools: [fs.read_file]
+    tool_config:
+      fs.read_file: { trusted: true, allowed_paths: [notes/**] }
+`);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+  });
+
+  it('names a server with both command and url, and a duplicate name', async () => {
+    const r = await validate(`mcp_servers:
+  - name: fs
+    command: /bin/true
+    url: http://127.0.0.1:1/mcp
+  - name: fs
+    url: http://127.0.0.1:1/mcp
+`);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('exactly one of command (stdio) or url');
+    expect(r.err).toContain("duplicate MCP server name 'fs'");
+  });
+
+  it('names a grant of an unknown server and a bad tool_config value of an MCP tool', async () => {
+    const r = await validate(`mcp_servers:
+  - name: fs
+    command: /bin/true
+listeners:
+  - name: reader
+    agent: true
+    description: reads
+    tools: [fz.read_file, fs.read_file]
+    tool_config:
+      fs.read_file: { trusted: yes-please }
+`);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/unknown tool "fz\.read_file"/);
+    expect(r.err).toMatch(/tool_config\.fs\.read_file\.trusted/);
+  });
+
+  it('refuses env values given directly instead of through *_env names', async () => {
+    const r = await validate(`mcp_servers:
+  - name: gh
+    command: /bin/true
+    env: { GITHUB_TOKEN: ghp_literal_secret }
+`);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('mcp_servers[0].env');
+  });
+});
