@@ -63,7 +63,8 @@ function useSeries() {
     const dt = (b.at - a.at) / 1000;
     rate.push(dt > 0 ? Math.max(0, b.messages - a.messages) / dt : 0);
     const n = b.hopCount - a.hopCount;
-    latency.push(n > 0 ? ((b.hopSum - a.hopSum) / n) * 1000 : 0);
+    // An interval with no hop has no latency (not a latency of 0).
+    if (n > 0) latency.push(((b.hopSum - a.hopSum) / n) * 1000);
   }
   return { rate, latency, last: samples[samples.length - 1], error };
 }
@@ -137,8 +138,8 @@ export function OverviewPage({ session }) {
     <${Problem} error=${listeners.error} />
     <table class="grid">
       <thead><tr>
-        <th scope="col">Listener</th><th scope="col">Kind</th><th scope="col">Queue depth</th>
-        <th scope="col">In flight / capacity</th><th scope="col">State</th><th scope="col">Recent failures</th>
+        <th scope="col">Listener</th><th scope="col">Kind</th><th scope="col" class="num">Queue depth</th>
+        <th scope="col" class="num">In flight / capacity</th><th scope="col">State</th><th scope="col">Recent failures</th>
         ${session.can.pause ? html`<th scope="col">Action</th>` : null}
       </tr></thead>
       <tbody>

@@ -49,9 +49,16 @@ function ApprovalRequest({ m, pending, session, reload }) {
   const id = field(m.payload, 'approval');
   const open = pending.find((a) => a.id === id);
   return html`<div class="detail">
-    <p>approval <code>${id}</code> for <code>${field(m.payload, 'tool')}</code> (${field(m.payload, 'why')}; verdict
+    <p>approval <code>${id}</code> for <code>${field(m.payload, 'tool')}</code> (${field(m.payload, 'why')}; verdict${' '}
       <${Verdict} value=${field(m.payload, 'verdict') || null} />; needs ${field(m.payload, 'role')})</p>
     ${open ? (session.can.approve ? html`<${ApprovalActions} approval=${open} onDone=${reload} />` : html`<p class="muted">waiting for a decision</p>`) : null}
+  </div>`;
+}
+
+function ApprovalDecision({ m }) {
+  const reason = field(m.payload, 'reason');
+  return html`<div class="detail">
+    <p><strong>${field(m.payload, 'decision')}</strong> by ${field(m.payload, 'by')}${reason ? `: ${reason}` : ''}</p>
   </div>`;
 }
 
@@ -66,6 +73,7 @@ function Entry({ m, index, records, pending, session, reload }) {
   else if (m.kind === 'tool-result') detail = html`<${ToolResult} m=${m} />`;
   else if (m.kind === 'approval-request')
     detail = html`<${ApprovalRequest} m=${m} pending=${pending} session=${session} reload=${reload} />`;
+  else if (m.kind === 'approval-decision') detail = html`<${ApprovalDecision} m=${m} />`;
   else if (m.kind === 'failure') detail = html`<${Failure} m=${m} />`;
   return html`<li class=${`entry e-${m.kind}`} data-kind=${m.kind} data-id=${m.id}>
     <div class="head">

@@ -1,0 +1,279 @@
+/**
+ * The dashboard in a real browser (Debian's chromium through playwright-core) against the real
+ * daemon on 127.0.0.1, signed in with each role's token: a viewer watches threads appear and fill
+ * live and sees no action controls; an operator injects from the form; an admin approves one
+ * pending run_command (the agent's thread goes on) and denies another (the agent reads
+ * ApprovalDenied). The token is never in a URL, a request line or the daemon's log. Screenshots of
+ * the overview and a thread view, and the first load's size, go to test-results/dashboard/
+ * (gitignored).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DaemonProcess } from '../helpers/daemon.ts';
+import {
+  ADMIN_TOKEN,
+  AUTH_YAML,
+  call,
+  OPERATOR_TOKEN,
+  organismDir,
+  startOn,
+  TOKENS_ENV,
+  until,
+  VIEWER_TOKEN,
+} from '../server/helpers.ts';
+
+const ARTIFACTS = fileURLToPath(new URL('../../test-results/dashboard/', import.meta.url));
+const TOKENS = [ADMIN_TOKEN, OPERATOR_TOKEN, VIEWER_TOKEN];
+
+/** The agent asks to run the command in its task; run_command waits for a person's approval. */
+const SCRIPT = `name: runner-script
+scripts:
+  - when: 'run: (?<cmd>.+)'
+    turns:
+      - text: Running it.
+        tool_calls:
+          - name: run_command
+            args: { command: "{{match.cmd}}" }
+      - text: "It ran: {{result.stdout}}"
+        on_error:
+          text: "I could not run it, {{result.error.code}}: {{result.error.message}}"
+  - turns:
+      - text: "Hello from the runner: {{task}}"
+`;
+
+function organismYaml(dir: string): string {
+  return `organism:
+  name: dashboard-test
+  workspace: ${dir}/ws
+${AUTH_YAML}listeners:
+  - name: runner
+    agent: true
+    description: Runs the shell command it is given, once a person approves it.
+    prompt: Run the command you are given.
+    tools: [run_command]
+    trust: high
+    max_turns: 4
+    timeout_ms: 900000
+    tool_config:
+      run_command: { shell: true, approval: always }
+llm:
+  backends:
+    - { provider: scripted, script: ${dir}/runner.script.yaml }
+`;
+}
+
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/** Buttons and forms that act on the organism (none of them may show for a viewer). */
+const ACTION_CONTROLS =
+  'button.approve, button.deny, button.danger, form.inject, button:text-matches("^(Pause|Resume|Approve|Deny|Kill thread|Inject)$")';
+
+describe('dashboard in chromium against the real daemon', () => {
+  let daemon: DaemonProcess;
+  let browser: Browser;
+  let url: string;
+  const requested: string[] = [];
+  const pageErrors: string[] = [];
+
+  async function inject(payload: string, to?: string): Promise<string> {
+    const res = await call(url, '/api/v1/inject', { token: OPERATOR_TOKEN, body: { payload, to } });
+    expect(res.status).toBe(202);
+    return res.json.thread as string;
+  }
+
+  async function pendingIn(thread: string): Promise<{ id: string }> {
+    return until(async () => {
+      const res = await call(url, '/api/v1/approvals', { token: VIEWER_TOKEN });
+      return (res.json.approvals as Array<{ id: string; thread: string }>).find((a) => a.thread === thread);
+    }, 30_000);
+  }
+
+  /** A fresh browser context (its own sessionStorage) signed in with `token`. */
+  async function signIn(token: string, expectWho: string): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.on('request', (r) => requested.push(r.url()));
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    await page.goto(url);
+    await page.getByLabel('API token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('who').filter({ hasText: expectWho }).waitFor();
+    return { context, page };
+  }
+
+  beforeAll(async () => {
+    const made = await organismDir('');
+    await writeFile(join(made.dir, 'runner.script.yaml'), SCRIPT);
+    await writeFile(made.file, organismYaml(made.dir));
+    [daemon, browser] = await Promise.all([
+      startOn(made.file, TOKENS_ENV),
+      chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS }),
+    ]);
+    url = daemon.url;
+    await mkdir(ARTIFACTS, { recursive: true });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await daemon?.stop('SIGKILL');
+  });
+
+  it('a wrong token is refused at sign-in, and the page holds no data before', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(url);
+    await page.getByLabel('API token').fill('not-a-token-at-all-123');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'not valid' }).waitFor();
+    expect(await page.locator('nav').count()).toBe(0);
+    await context.close();
+  }, 30_000);
+
+  it('viewer: a thread injected elsewhere appears and fills live; the thread view; no action controls', async () => {
+    const { context, page } = await signIn(VIEWER_TOKEN, 'watcher (viewer)');
+    await page.getByRole('link', { name: 'Threads' }).click();
+    await page.locator('table[aria-label="Threads"]').waitFor();
+
+    // Injected by another client after the page loaded: the list shows it without a reload.
+    const hello = await inject('<runner><task>say hello</task></runner>');
+    const row = page.locator(`tr[data-thread="${hello}"]`);
+    await row.waitFor();
+    await until(async () => ((await row.textContent()) ?? '').includes('api, runner'));
+
+    // An agent's thread waits for approval; the viewer's thread view follows it as it goes on.
+    const thread = await inject('<runner><task>run: echo watched</task></runner>');
+    const approval = await pendingIn(thread);
+    await page.locator(`tr[data-thread="${thread}"] a`).click();
+    await page.locator('li[data-kind="approval-request"]').waitFor();
+    expect(page.url()).toContain(`#/threads/${thread}`);
+    expect(await page.locator('li[data-kind="model-turn"]').first().textContent()).toContain('backend');
+    expect(await page.getByText('waiting for a decision').count()).toBe(1);
+    expect(await page.locator(ACTION_CONTROLS).count()).toBe(0);
+
+    const decided = await call(url, `/api/v1/approvals/${approval.id}/approve`, {
+      token: ADMIN_TOKEN,
+      body: { reason: 'fine' },
+    });
+    expect(decided.status).toBe(200);
+    // No reload: the stream brings the decision, the tool's result and the agent's answer.
+    await page.locator('li[data-kind="approval-decision"]').waitFor();
+    await page.locator('li[data-kind="tool-result"]').filter({ hasText: 'watched' }).waitFor();
+    const call0 = page.locator('li[data-kind="tool-call"]').first();
+    expect(await call0.locator('dl.facts').textContent()).toContain('outcome');
+    await page.locator('li[data-kind="response"]').filter({ hasText: 'It ran' }).waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, 'thread.png'), fullPage: true });
+
+    // No action controls on any page for a viewer.
+    for (const name of ['Overview', 'Threads', 'Approvals', 'Audit', 'Dead letters', 'Tools']) {
+      await page.getByRole('navigation').getByRole('link', { name, exact: false }).first().click();
+      await page.locator('h1').filter({ hasText: name }).waitFor();
+      expect(await page.locator(ACTION_CONTROLS).count(), name).toBe(0);
+    }
+    // The API refuses a viewer anyway.
+    const refused = await call(url, '/api/v1/listeners/runner/pause', { token: VIEWER_TOKEN, body: {} });
+    expect(refused.status).toBe(403);
+
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.locator('tr[data-listener="runner"]').waitFor();
+    // The charts have at least two samples (a line) before the screenshot.
+    await page.locator('polyline.chart-line').first().waitFor({ timeout: 15_000 });
+    expect(await page.locator('figure.chart').filter({ hasText: 'LLM tokens' }).textContent()).toContain(
+      'runner',
+    );
+    await page.screenshot({ path: join(ARTIFACTS, 'overview.png'), fullPage: true });
+
+    // What a first load weighs (the page, its modules and styles as sent, gzip).
+    const bytes = await page.evaluate(() =>
+      performance
+        .getEntriesByType('resource')
+        .concat(performance.getEntriesByType('navigation'))
+        .filter((e) => /\/dashboard\/|\/$/.test(new URL(e.name).pathname))
+        .reduce((sum, e) => sum + (e as PerformanceResourceTiming).transferSize, 0),
+    );
+    expect(bytes).toBeGreaterThan(0);
+    expect(bytes).toBeLessThan(200 * 1024);
+    await writeFile(
+      join(ARTIFACTS, 'report.json'),
+      `${JSON.stringify({ first_load_bytes: bytes }, null, 2)}\n`,
+    );
+    await context.close();
+  }, 90_000);
+
+  it('operator: injects from the form with the listener example filled in; no admin controls', async () => {
+    const { context, page } = await signIn(OPERATOR_TOKEN, 'ops (operator)');
+    await page.getByRole('link', { name: 'Threads' }).click();
+    await page.getByLabel('To', { exact: true }).selectOption('runner');
+    const payload = page.getByLabel('Payload (XML)');
+    await until(async () => (await payload.inputValue()).includes('<runner'));
+    await payload.fill('<runner><task>greet Grace</task></runner>');
+    await page.getByRole('button', { name: 'Inject' }).click();
+    await page.waitForURL(/#\/threads\/[0-9a-f-]{36}$/);
+    const thread = decodeURIComponent(page.url().split('#/threads/')[1]!);
+    await page.locator('li[data-kind="response"]').filter({ hasText: 'Hello from the runner' }).waitFor();
+    const view = await call(url, `/api/v1/threads/${thread}`, { token: VIEWER_TOKEN });
+    expect(view.json.messages[0]).toMatchObject({ from: 'api', to: 'runner' });
+    expect(view.json.messages[0].payload).toContain('Grace');
+
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.locator('tr[data-listener="runner"]').waitFor();
+    expect(await page.getByRole('button', { name: /^(Pause|Resume) / }).count()).toBe(0);
+    await context.close();
+  }, 60_000);
+
+  it('admin: approves a pending run_command (the thread goes on) and denies another (the agent reads ApprovalDenied)', async () => {
+    const { context, page } = await signIn(ADMIN_TOKEN, 'root (admin)');
+    const approveThread = await inject('<runner><task>run: echo approved-run</task></runner>');
+    const denyThread = await inject('<runner><task>run: echo never-run</task></runner>');
+    const toApprove = await pendingIn(approveThread);
+    const toDeny = await pendingIn(denyThread);
+
+    await page.getByRole('link', { name: /^Approvals/ }).click();
+    const card = page.locator(`li[data-approval="${toApprove.id}"]`);
+    await card.getByLabel('Reason').fill('looked at it');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.waitFor({ state: 'detached' });
+    await page.locator(`a[href="#/threads/${approveThread}"]`).first().click();
+    await page.locator('li[data-kind="response"]').filter({ hasText: 'It ran: approved-run' }).waitFor();
+    expect(await page.getByText('looked at it').count()).toBeGreaterThan(0);
+
+    // Deny from the thread view itself.
+    await page.goto(`${url}/#/threads/${denyThread}`);
+    const actions = page.locator(`.approval-actions[data-approval="${toDeny.id}"]`);
+    await actions.getByLabel('Reason').fill('not on a Friday');
+    await actions.getByRole('button', { name: 'Deny' }).click();
+    const answer = page.locator('li[data-kind="response"]').filter({ hasText: 'ApprovalDenied' });
+    await answer.waitFor();
+    expect(await answer.textContent()).toContain('not on a Friday');
+    const decision = await call(url, `/api/v1/approvals/${toDeny.id}`, { token: VIEWER_TOKEN });
+    expect(decision.json).toMatchObject({ state: 'denied', decided_by: 'root', reason: 'not on a Friday' });
+
+    // The admin's controls are there.
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('button', { name: 'Pause runner' }).click();
+    await page.locator('tr[data-listener="runner"]').filter({ hasText: 'paused' }).waitFor();
+    await page.getByRole('button', { name: 'Resume runner' }).click();
+    await page.getByRole('button', { name: 'Pause runner' }).waitFor();
+    await context.close();
+  }, 60_000);
+
+  it('the token is never in a URL, a request line or the log; the page raised no error', () => {
+    expect(requested.length).toBeGreaterThan(10);
+    for (const token of TOKENS) {
+      expect(requested.filter((u) => u.includes(token))).toEqual([]);
+      expect(daemon.stdout()).not.toContain(token);
+      expect(daemon.stderr()).not.toContain(token);
+    }
+    expect(pageErrors).toEqual([]);
+  });
+});
