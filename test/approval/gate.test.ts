@@ -3,6 +3,8 @@
  * wins (a person's or the timeout's), a call asked about again (a re-run after a restart) finds its
  * approval and its expiry, decisions are audited, and the role check is the caller's.
  */
+
+import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/audit/record.ts';
 import { ApprovalError } from '../../src/errors.ts';
 import { openEmbeddedKvStore } from '../../src/kv/index.ts';
+import { openRedisKvStore } from '../../src/kv/redis.ts';
 import type { KvStore } from '../../src/kv/types.ts';
 import { ApprovalGate, approvalReason, approvalStep } from '../../src/tools/approval/index.ts';
 import type { ApprovalAsk } from '../../src/tools/approval/types.ts';
@@ -187,6 +190,36 @@ describe('ApprovalGate', () => {
     const refusal = await step;
     expect(refusal).toMatchObject({ status: 'refused', code: 'ApprovalDenied' });
     expect(refusal!.message).toContain('denied by ops: wrong file');
+  });
+});
+
+describe('ApprovalGate on Redis, shared by two daemons', () => {
+  it('a call waiting on one daemon hears of the decision made on the other; the first decision wins', async () => {
+    const keyPrefix = `test:approval:${randomUUID()}:`;
+    const storeA = openRedisKvStore({ url: 'redis://127.0.0.1:6379', keyPrefix });
+    const storeB = openRedisKvStore({ url: 'redis://127.0.0.1:6379', keyPrefix });
+    stores.push(storeA, storeB);
+    const audit: AuditEntry[] = [];
+    const sink = {
+      append: (entry: AuditEntry) => audit.push(entry),
+      flush: async () => {},
+      close: async () => {},
+    };
+    const a = new ApprovalGate({ store: async () => storeA, audit: sink, pollMs: 50 });
+    const b = new ApprovalGate({ store: async () => storeB, audit: sink, pollMs: 50 });
+    const waiting = a.ask(ask({ callId: 'redis-1.call-1' }));
+    const [listed] = await waitFor(
+      () => b.list(),
+      (l) => l.length === 1,
+    );
+    // Decided on B: the call waiting on A hears of it through the store (no local waiter on B).
+    await b.decide(listed!.id, 'approved', 'ops', 'from b', anyRole);
+    expect(await waiting).toMatchObject({ state: 'approved', decided_by: 'ops', reason: 'from b' });
+    await expect(a.decide(listed!.id, 'denied', 'root', 'from a', anyRole)).rejects.toMatchObject({
+      code: 'approval.decided',
+    });
+    expect(audit).toHaveLength(1);
+    expect(await a.list()).toEqual([]);
   });
 });
 
