@@ -7,10 +7,13 @@
  * copy/modify, util:eval and other ways to call code by name, and the file, http, process, system
  * and security modules are refused. An unknown module is refused too: it might write.
  */
-import fontoxpath from 'fontoxpath';
 import { Document, type Element } from 'slimdom';
 import { LibrarianError } from '../src/errors.ts';
+import { lazyRequire } from '../src/lazy-require.ts';
 import { xqueryError } from './xquery-errors.ts';
+
+// fontoxpath, a large XQuery engine, on the first query checked: not in a daemon that never queries.
+const fontoxpath = lazyRequire<typeof import('fontoxpath')>('fontoxpath');
 
 const FN = 'http://www.w3.org/2005/xpath-functions';
 const XMLDB = 'http://exist-db.org/xquery/xmldb';
@@ -157,9 +160,10 @@ function hasAncestor(el: Element, localName: string, ns: string): boolean {
 /** Parses the query to XQueryX, or throws the syntax error with its line and column. */
 function parse(query: string): Element {
   try {
-    return fontoxpath.parseScript(
+    const { parseScript, evaluateXPath } = fontoxpath();
+    return parseScript(
       query,
-      { language: fontoxpath.evaluateXPath.XQUERY_UPDATE_3_1_LANGUAGE },
+      { language: evaluateXPath.XQUERY_UPDATE_3_1_LANGUAGE },
       new Document() as never,
     ) as unknown as Element;
   } catch (error) {

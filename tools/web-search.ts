@@ -5,12 +5,12 @@
  * agent only supplies the query. The API key is read from the environment at each call and is only
  * ever put in the request header.
  */
-import { request } from 'undici';
 import type { WebSearchSection } from '../src/config/types.ts';
 import { SearchError } from '../src/errors.ts';
 import type { ToolDefinition, ToolRunContext, ToolServices } from '../src/tools/types.ts';
 import { discard, readCapped } from './lib/net-body.ts';
 import { toNetworkError } from './lib/net-errors.ts';
+import { undici } from './lib/net-pin.ts';
 import { PROVIDERS, type SearchHit, type SearchProvider } from './lib/net-search.ts';
 
 export interface WebSearchArgs {
@@ -111,7 +111,7 @@ const webSearch: ToolDefinition<WebSearchArgs, WebSearchResult> = {
     let status: number;
     let bytes: Buffer;
     try {
-      const res = await request(url, {
+      const res = await undici().request(url, {
         method: 'GET',
         headers,
         signal,

@@ -4,10 +4,13 @@
  * operation reports a 401, 403, 404 or unreachable server the same way. The password is read when a
  * request is made and never appears in an error.
  */
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { LibrarianError } from '../../src/errors.ts';
+import { lazyRequire } from '../../src/lazy-require.ts';
 import { encodePath } from '../paths.ts';
 import { parseException } from './result.ts';
+
+const undici = lazyRequire<typeof import('undici')>('undici');
 
 export interface ExistClientOptions {
   /** REST base, e.g. http://localhost:8080/exist/rest (no trailing slash). */
@@ -35,7 +38,8 @@ export interface RequestOptions {
 const MAX_BODY = 64 * 1024 * 1024;
 
 export class ExistClient {
-  private readonly agent = new Agent({ connections: 8, keepAliveTimeout: 10_000 });
+  // undici when an eXist backend is made, not when the librarian tools load.
+  private readonly agent: Agent = new (undici().Agent)({ connections: 8, keepAliveTimeout: 10_000 });
 
   constructor(private readonly options: ExistClientOptions) {}
 
@@ -61,9 +65,9 @@ export class ExistClient {
     const auth = this.authorization();
     if (auth) headers.authorization = auth;
     if (options.contentType) headers['content-type'] = options.contentType;
-    let response: Awaited<ReturnType<typeof request>>;
+    let response: Awaited<ReturnType<typeof import('undici').request>>;
     try {
-      response = await request(target, {
+      response = await undici().request(target, {
         method: method as 'GET',
         headers,
         body: options.body ?? null,

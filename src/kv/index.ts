@@ -7,8 +7,8 @@
 import { join } from 'node:path';
 import type { OrganismConfig } from '../config/types.ts';
 import type { ToolServices } from '../tools/types.ts';
+import { redisAddress } from './address.ts';
 import { openEmbeddedKvStore } from './embedded.ts';
-import { openRedisKvStore, redisAddress } from './redis.ts';
 import type { KvStore } from './types.ts';
 
 export type { EmbeddedKvOptions } from './embedded.ts';
@@ -16,7 +16,9 @@ export { openEmbeddedKvStore } from './embedded.ts';
 export type { RedisKvOptions } from './redis.ts';
 export type { KvLimits, KvStore } from './types.ts';
 export { KEY_MAX_CHARS, NAMESPACE_MAX_CHARS } from './types.ts';
-export { openRedisKvStore, redisAddress };
+// openRedisKvStore is imported from './redis.ts' itself: re-exported here, it would load the Redis
+// client into every daemon, most of which never use it.
+export { redisAddress };
 
 /** Key of the shared store in ToolServices.resources. */
 export const KV_RESOURCE_KEY = 'kv';
@@ -38,7 +40,10 @@ export function kvRedisUrl(config: KvConfig): string | undefined {
 /** Opens the configured store. The caller owns it and must close() it. */
 export async function createKvStore(config: KvConfig): Promise<KvStore> {
   const url = kvRedisUrl(config);
-  if (url) return openRedisKvStore({ url });
+  if (url) {
+    const { openRedisKvStore } = await import('./redis.ts');
+    return openRedisKvStore({ url });
+  }
   return openEmbeddedKvStore({ dir: join(config.organism.data_dir, 'kv') });
 }
 

@@ -11,6 +11,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { KvError } from '../errors.ts';
+import { redisAddress } from './address.ts';
 import {
   checkKey,
   checkNamespace,
@@ -19,6 +20,9 @@ import {
   encodeValue,
   type KvStore,
 } from './types.ts';
+
+/** Where a Redis URL points, as `host:port`, with any user or password left out. */
+export { redisAddress };
 
 export interface RedisKvOptions {
   /** redis:// or rediss:// URL; may carry user, password and database number. */
@@ -48,16 +52,6 @@ function defaultOptions(options: RedisKvOptions): Required<RedisKvOptions> {
   if (!(resolved.connectTimeoutMs > 0)) throw new RangeError('connectTimeoutMs must be positive');
   if (!(resolved.commandTimeoutMs > 0)) throw new RangeError('commandTimeoutMs must be positive');
   return resolved;
-}
-
-/** Where a Redis URL points, as `host:port`, with any user or password left out. */
-export function redisAddress(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.hostname || '127.0.0.1'}:${u.port || '6379'}`;
-  } catch {
-    return '(unparseable kv.url)';
-  }
 }
 
 /** Creates the store; no connection is made until the first call. */

@@ -9,7 +9,7 @@
  * the call with an error rather than letting it through unlimited.
  */
 import { readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { OrganismConfig } from '../config/types.ts';
 import { SharedToolKeys } from '../redis-keys.ts';
 import type { RateLimit } from './limits.ts';
@@ -64,7 +64,9 @@ function shared(services: ToolServices): Promise<SharedState> {
   );
 }
 
-function openClient(config: Pick<OrganismConfig, 'bus'>): Client {
+/** ioredis is loaded here, on first use: a daemon that shares nothing through Redis never loads it. */
+async function openClient(config: Pick<OrganismConfig, 'bus'>): Promise<Client> {
+  const { Redis } = await import('ioredis');
   const client = new Redis(config.bus.url!, {
     // A tool call must fail fast and clearly when Redis is down, not hang (as the kv store does).
     maxRetriesPerRequest: 1,
@@ -80,7 +82,7 @@ function openClient(config: Pick<OrganismConfig, 'bus'>): Client {
 
 async function openSharedState(config: Pick<OrganismConfig, 'bus'>): Promise<SharedState> {
   const keys = new SharedToolKeys(config.bus.group);
-  const client = openClient(config);
+  const client = await openClient(config);
   let cache: Revocations = {};
   const refresh = async () => {
     cache = parseRevocations(await client.hgetall(keys.revocations));
@@ -131,7 +133,7 @@ export async function revokeShared(
   tool: string,
   revocation: Revocation,
 ): Promise<void> {
-  const client = openClient(config);
+  const client = await openClient(config);
   try {
     await client.hset(new SharedToolKeys(config.bus.group).revocations, tool, JSON.stringify(revocation));
   } finally {
@@ -141,7 +143,7 @@ export async function revokeShared(
 
 /** Returns whether the tool had a shared revocation. */
 export async function unrevokeShared(config: Pick<OrganismConfig, 'bus'>, tool: string): Promise<boolean> {
-  const client = openClient(config);
+  const client = await openClient(config);
   try {
     return (await client.hdel(new SharedToolKeys(config.bus.group).revocations, tool)) > 0;
   } finally {

@@ -4,7 +4,7 @@
  * nodemailer failures to MailErrors. The password comes from the environment variable named by
  * `smtp.password_env` and appears in no message: every error text is scrubbed of it.
  */
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import { MailError } from '../../src/errors.ts';
 import type { ToolServices } from '../../src/tools/types.ts';
@@ -83,7 +83,9 @@ function smtpPassword(s: SmtpSettings): string | undefined {
 export function mailTransport(services: ToolServices, s: SmtpSettings): Promise<MailTransport> {
   return services.resources.get<MailTransport>(
     'smtp',
-    () => {
+    // nodemailer is loaded with the first mail: most organisms never send one.
+    async () => {
+      const { createTransport } = await import('nodemailer');
       const pass = smtpPassword(s);
       return createTransport({
         host: s.host,

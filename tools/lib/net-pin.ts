@@ -8,8 +8,12 @@
  * the Host header and TLS SNI / certificate check still use the name.
  */
 import { promises as dns, type LookupAddress } from 'node:dns';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
+import { lazyRequire } from '../../src/lazy-require.ts';
 import type { ToolServices } from '../../src/tools/types.ts';
+
+/** undici on the first request, not when the tools load. */
+export const undici = lazyRequire<typeof import('undici')>('undici');
 
 export interface ResolvedAddress {
   address: string;
@@ -90,6 +94,7 @@ export function pinnedAgent(
       );
     else cb(null, list[0]!.address, list[0]!.family);
   };
+  const { Agent } = undici();
   return new Agent({
     connect: { lookup: lookup as never },
     headersTimeout: options.timeoutMs,

@@ -10,7 +10,6 @@
  * - the body is read up to `maxBytes` and the rest is never downloaded.
  */
 import { isIP } from 'node:net';
-import { request } from 'undici';
 import type { ToolConfig } from '../../src/config/types.ts';
 import { NetworkError } from '../../src/errors.ts';
 import type { Verdict } from '../../src/guard/types.ts';
@@ -19,7 +18,7 @@ import { abortable } from './abortable.ts';
 import { discard, readCapped } from './net-body.ts';
 import { toNetworkError } from './net-errors.ts';
 import { ORIGIN_CREDENTIAL_HEADERS } from './net-headers.ts';
-import { type DnsLookup, pinnedAgent } from './net-pin.ts';
+import { type DnsLookup, pinnedAgent, undici } from './net-pin.ts';
 
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
@@ -155,7 +154,7 @@ export async function guardedRequest(
     }
     const agent = pinnedAgent(target.hostname, check.addresses, { timeoutMs: opts.timeoutMs });
     try {
-      const res = await request(target, {
+      const res = await undici().request(target, {
         method: current.method,
         headers: current.headers,
         body: current.body ?? null,

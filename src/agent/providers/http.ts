@@ -4,9 +4,12 @@
  * server's retry-after was. Error text from a provider is cut short and scrubbed of the API key, so
  * a server echoing the key back cannot put it into a log or a thread.
  */
-import { request } from 'undici';
 import { knownSecrets } from '../../audit/redact.ts';
 import { LlmError } from '../../errors.ts';
+import { lazyRequire } from '../../lazy-require.ts';
+
+/** undici on the first call to a model over HTTP (the scripted provider makes none). */
+const undici = lazyRequire<typeof import('undici')>('undici');
 
 export interface PostJsonOptions {
   /** Provider label for messages, e.g. `anthropic/claude-sonnet-4-5`. */
@@ -26,9 +29,9 @@ export async function postJson(url: string, options: PostJsonOptions): Promise<u
   if (signal.aborted) throw aborted(label);
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const combined = AbortSignal.any([signal, timeout]);
-  let response: Awaited<ReturnType<typeof request>>;
+  let response: Awaited<ReturnType<typeof import('undici').request>>;
   try {
-    response = await request(url, {
+    response = await undici().request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json', ...options.headers },
       body: JSON.stringify(options.body),

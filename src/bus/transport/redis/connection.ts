@@ -4,8 +4,12 @@
  * accepted until it can, and an ack sent while Redis is down is delivered when it is back, so a
  * restart loses nothing that was accepted. Reconnects back off up to two seconds and never stop.
  */
-import { Redis, type RedisOptions } from 'ioredis';
-import { redisAddress } from '../../../kv/redis.ts';
+import type { Redis, RedisOptions } from 'ioredis';
+import { redisAddress } from '../../../kv/address.ts';
+import { lazyRequire } from '../../../lazy-require.ts';
+
+/** ioredis when a Redis bus connects, not in every daemon that imports the transports. */
+const ioredis = lazyRequire<typeof import('ioredis')>('ioredis');
 
 export interface BusConnection {
   client: Redis;
@@ -41,6 +45,7 @@ export function openBusClient(
   options: RedisOptions,
   onError: (message: string) => void,
 ): BusConnection {
+  const { Redis } = ioredis();
   const client = new Redis(url, { ...options, lazyConnect: false });
   let down = false;
   client.on('error', (err: Error) => {
