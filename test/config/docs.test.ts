@@ -95,9 +95,22 @@ describe('organism.schema.json and its reference', () => {
     const open = allObjects(organismSchema)
       .filter(({ schema }) => schema.additionalProperties !== false)
       .map(({ path }) => path);
-    expect(open).toEqual(['(root).listeners[].tool_config', '(root).listeners[].tool_config.<name>']);
+    // Maps keyed by the user's names: tool_config by tool, an MCP server's env/headers/capabilities/guards.
+    expect(open).toEqual([
+      '(root).listeners[].tool_config',
+      '(root).listeners[].tool_config.<name>',
+      '(root).mcp_servers[].env',
+      '(root).mcp_servers[].headers',
+      '(root).mcp_servers[].capabilities',
+      '(root).mcp_servers[].guards',
+      '(root).mcp.tool_config',
+      '(root).mcp.tool_config.<name>',
+    ]);
     const toolConfig = (organismSchema.properties as any).listeners.items.properties.tool_config;
-    expect(toolConfig.propertyNames).toEqual({ pattern: '^[a-z][a-z0-9_]*$' });
+    // A native tool's name, or an MCP server's tool as <server>.<tool>.
+    expect(toolConfig.propertyNames).toEqual({
+      pattern: '^([a-z][a-z0-9_]*|[a-z][a-z0-9_-]{0,31}\\.[A-Za-z0-9_.-]{1,128})$',
+    });
   });
 
   it('is draft 2020-12 and every default validates against its own property', async () => {
