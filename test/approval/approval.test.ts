@@ -340,6 +340,28 @@ describe('a pending approval survives kill -9', () => {
   }, 120_000);
 });
 
+describe('a pending approval across a graceful stop (SIGTERM)', () => {
+  it('stays pending (the drain gives up on the waiting handler), and runs once when approved after the restart', async () => {
+    const { dir, file } = await organismDir('');
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(file, `${organismYaml(dir, false)}bus:\n  drain_timeout_ms: 500\n`);
+    const first = await startOn(file);
+    const thread = await inject(first.url, 'use-tool', 'echo graceful >> ran.txt');
+    const approval = await pending(first.url, thread);
+    expect(await first.stop('SIGTERM')).toBe(0);
+    const second = await startOn(file);
+    try {
+      expect((await pending(second.url, thread)).id).toBe(approval.id);
+      const approved = await call(second.url, `/api/v1/approvals/${approval.id}/approve`, { body: {} });
+      expect(approved.status).toBe(200);
+      expect((await answer(second.url, thread)).status).toBe('ok');
+      expect(await ranLines(dir)).toEqual(['graceful']);
+    } finally {
+      await second.stop('SIGKILL');
+    }
+  }, 120_000);
+});
+
 describe('an agent whose call waits for approval', () => {
   const running: DaemonProcess[] = [];
   afterEach(async () => {
