@@ -31,6 +31,7 @@ export function pingerSpec(definition: ListenerDefinition<any>): ListenerSpec {
       tool_config: {},
       trust: 'medium',
       max_turns: 10,
+      mcp: false,
     },
   };
 }
