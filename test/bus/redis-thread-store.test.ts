@@ -84,19 +84,37 @@ describe('redis thread store', () => {
       const written = await fields(transport, thread.id);
       expect(written).toEqual(expect.arrayContaining([`f:${replied.id}`, `f:${parent.id}`, `f:${child.id}`]));
       expect(written).not.toContain(`f:${sent.id}`);
-      // Pruning deletes the records written and sends nothing for the one never written.
-      const monitor = await new Redis(URL).monitor();
-      const commands: string[] = [];
-      monitor.on('monitor', (_time: string, args: string[]) => {
-        if (args[0]?.toLowerCase() === 'hdel') commands.push(args[2]!);
-      });
-      registry.pruneFrame(sent);
+      // Pruning deletes the records this daemon wrote.
       registry.pruneFrame(parent);
       await transport.batch.drain();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      monitor.disconnect();
-      expect(commands.sort()).toEqual([`f:${child.id}`, `f:${parent.id}`].sort());
       expect(await fields(transport, thread.id)).not.toContain(`f:${parent.id}`);
+      expect(await fields(transport, thread.id)).not.toContain(`f:${child.id}`);
+    });
+  });
+
+  it('leaves alone the record of a frame it never wrote when it prunes its copy: another daemon may have written it', async () => {
+    await onRedis(2, async (a, b) => {
+      const thread = a.registry.createThread();
+      const sent = a.registry.openFrame(thread, 'worker', 'api', null);
+      await a.transport.batch.drain();
+      expect(await fields(a.transport, thread.id)).not.toContain(`f:${sent.id}`);
+      // b takes the message, which carries the frame, and opens a frame below it: b writes both.
+      await b.store.loadFor(carrying(thread.id, sent.id, 1), false);
+      const carried = b.registry.frame(sent.id)!;
+      const below = b.registry.openFrame(b.registry.thread(thread.id)!, 'helper', 'worker', carried, 4);
+      await b.transport.batch.drain();
+      expect(await fields(b.transport, thread.id)).toEqual(
+        expect.arrayContaining([`f:${sent.id}`, `f:${below.id}`]),
+      );
+      // a forgets its own copy, never written by it: b's record stays, and b can still load it.
+      a.registry.pruneFrame(sent);
+      await a.transport.batch.drain();
+      expect(await fields(a.transport, thread.id)).toEqual(
+        expect.arrayContaining([`f:${sent.id}`, `f:${below.id}`]),
+      );
+      b.registry.collectIdle(Date.now() + 3_600_000); // b forgets the thread, then loads it again
+      await b.store.load(thread.id, sent.id);
+      expect(b.registry.frame(sent.id)).toMatchObject({ id: sent.id, listener: 'worker', caller: 'api' });
     });
   });
 
