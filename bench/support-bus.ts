@@ -1,6 +1,6 @@
 /** A bus whose one listener sends each payload back to itself: each handler call is one hop. */
 import pino from 'pino';
-import { Bus } from '../src/bus/bus.ts';
+import { Bus, type BusOptions } from '../src/bus/bus.ts';
 import type { ListenerSpec } from '../src/bus/listeners.ts';
 import { MemoryTransport } from '../src/bus/transport/memory.ts';
 import { defineListener, type ListenerDefinition } from '../src/listener/types.ts';
@@ -48,6 +48,8 @@ export async function selfLoopBus(
   hopsPerThread: number,
   record = false,
   historyPerThread = 100,
+  /** More bus options (the telemetry bench passes `tracing`). */
+  extra: Partial<BusOptions> = {},
 ): Promise<SelfLoop> {
   const stamps: bigint[] = [];
   let calls = 0;
@@ -86,6 +88,7 @@ export async function selfLoopBus(
       heartbeat_ms: 1_000,
     },
     logger: pino({ level: 'silent' }),
+    ...extra,
   });
   bus.start();
   return {

@@ -5,7 +5,7 @@
  * bus: a span that finds the queue full is dropped, and every span lost (queue full, or an export
  * the collector refused or never answered) is counted in /metrics.
  */
-import { ROOT_CONTEXT, SpanKind, TraceFlags, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, TraceFlags } from '@opentelemetry/api';
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -13,16 +13,16 @@ import {
   AlwaysOnSampler,
   BasicTracerProvider,
   BatchSpanProcessor,
-  type IdGenerator,
   ParentBasedSampler,
   RandomIdGenerator,
   type ReadableSpan,
+  SamplingDecision,
   type SpanExporter,
   type SpanProcessor,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
+import { Hop, type HopSink } from './hop.ts';
 import { CONTENT_LIMIT, otlpHeaders, type TelemetrySection, tracesUrl } from './options.ts';
-import { contentAttribute, Hop, type SpanFactory } from './spans.ts';
 import { formatTraceparent, parseTraceparent, threadTraceId } from './traceparent.ts';
 import type { HopMessage, HopSpan, Tracing } from './types.ts';
 
@@ -62,22 +62,6 @@ export interface Telemetry {
 }
 
 /**
- * Root spans get the trace id their thread derives (see threadTraceId): the tracing sets `next`
- * just before it starts one, synchronously, and the SDK asks for a trace id only for a root.
- */
-class ThreadIds implements IdGenerator {
-  next: string | undefined;
-  readonly #random = new RandomIdGenerator();
-  generateTraceId = (): string => {
-    const id = this.next;
-    if (id === undefined) return this.#random.generateTraceId();
-    this.next = undefined;
-    return id;
-  };
-  generateSpanId = (): string => this.#random.generateSpanId();
-}
-
-/**
  * In front of the BatchSpanProcessor: counts the spans it holds (handed over and not yet taken by
  * an export) and drops, counted, what would go past max_queue_size, instead of the processor
  * dropping them uncounted.
@@ -98,10 +82,17 @@ class BoundedQueue implements SpanProcessor {
 
   onEnd(span: ReadableSpan): void {
     if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
-    if (this.queued >= this.#max) {
-      this.#drop();
-      return;
-    }
+    if (this.admit()) this.queue(span);
+  }
+
+  /** Room for one more span? If not, the span is counted as dropped. */
+  admit(): boolean {
+    if (this.queued < this.#max) return true;
+    this.#drop();
+    return false;
+  }
+
+  queue(span: ReadableSpan): void {
     this.queued++;
     this.#inner.onEnd(span);
   }
@@ -176,56 +167,63 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
     counts.queueFull++;
     hooks.dropped?.('queue_full', 1);
   });
-  const ids = new ThreadIds();
-  const root =
-    section.sample_ratio >= 1 ? new AlwaysOnSampler() : new TraceIdRatioBasedSampler(section.sample_ratio);
+  const ids = new RandomIdGenerator();
+  // A thread's first hop decides for its trace (the same in every daemon: the trace id derives
+  // from the thread); every later hop follows the flag its parent carried.
+  const root = section.sample_ratio >= 1 ? undefined : new TraceIdRatioBasedSampler(section.sample_ratio);
+  const resource = resourceFromAttributes({
+    'service.name': section.service_name,
+    'service.instance.id': options.instanceId,
+    ...(options.version ? { 'service.version': options.version } : {}),
+  });
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({
-      'service.name': section.service_name,
-      'service.instance.id': options.instanceId,
-      ...(options.version ? { 'service.version': options.version } : {}),
-    }),
-    sampler: new ParentBasedSampler({ root }),
-    idGenerator: ids,
+    resource,
+    sampler: new ParentBasedSampler({ root: root ?? new AlwaysOnSampler() }),
     spanProcessors: [queue],
     spanLimits: { attributeValueLengthLimit: CONTENT_LIMIT + 16 },
   });
-  const factory: SpanFactory = {
-    tracer: provider.getTracer('organism', options.version),
-    captureContent: section.capture_content,
+  const scope = { name: 'organism', ...(options.version ? { version: options.version } : {}) };
+  const bounded = queue;
+  const sink: HopSink = {
+    factory: {
+      tracer: provider.getTracer('organism', options.version),
+      captureContent: section.capture_content,
+    },
+    resource,
+    scope,
+    admit: () => bounded.admit(),
+    queue: (span) => bounded.queue(span),
   };
 
   const tracing: Tracing = {
     captureContent: section.capture_content,
     hop(message: HopMessage, traceparent: string | undefined, payloadXml?: string): HopSpan {
       const parent = parseTraceparent(traceparent);
-      const context = parent
-        ? trace.setSpanContext(ROOT_CONTEXT, {
+      const spanId = ids.generateSpanId();
+      if (parent) {
+        const flags = parent.flags & TraceFlags.SAMPLED;
+        return new Hop(
+          sink,
+          message,
+          {
             traceId: parent.traceId,
-            spanId: parent.spanId,
-            traceFlags: parent.flags & TraceFlags.SAMPLED,
-            isRemote: true,
-          })
-        : ROOT_CONTEXT;
-      if (!parent) ids.next = threadTraceId(message.thread);
-      const attributes: Record<string, string | number> = {
-        'organism.thread': message.thread,
-        'organism.from': message.from,
-        'organism.to': message.to,
-        'organism.tag': message.tag,
-        'organism.kind': message.kind,
-        'organism.hop': message.hop,
-        'organism.message.id': message.id,
-      };
-      if (factory.captureContent && payloadXml !== undefined)
-        attributes['organism.payload'] = contentAttribute(payloadXml);
-      const span = factory.tracer.startSpan(
-        `deliver ${message.to}`,
-        { kind: SpanKind.CONSUMER, attributes },
-        context,
+            spanId,
+            flags,
+            parent: { traceId: parent.traceId, spanId: parent.spanId, traceFlags: flags, isRemote: true },
+          },
+          payloadXml,
+        );
+      }
+      const traceId = threadTraceId(message.thread);
+      const sampled =
+        root === undefined ||
+        root.shouldSample(ROOT_CONTEXT, traceId).decision === SamplingDecision.RECORD_AND_SAMPLED;
+      return new Hop(
+        sink,
+        message,
+        { traceId, spanId, flags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, parent: undefined },
+        payloadXml,
       );
-      ids.next = undefined;
-      return new Hop(factory, span, message.thread);
     },
     accept(traceparent) {
       const parsed = parseTraceparent(traceparent);

@@ -18,15 +18,7 @@ import {
 import { redact, redactString } from '../audit/redact.ts';
 import { CONTENT_LIMIT } from './options.ts';
 import { formatTraceparent } from './traceparent.ts';
-import type {
-  AgentSpan,
-  ChatSpan,
-  HopOutcome,
-  HopSpan,
-  ToolCallOutcome,
-  ToolSpan,
-  TraceScope,
-} from './types.ts';
+import type { AgentSpan, ChatSpan, ToolCallOutcome, ToolSpan, TraceScope } from './types.ts';
 
 const CONTENT_REDACT = { maxString: CONTENT_LIMIT, maxDepth: 16 };
 
@@ -64,7 +56,50 @@ function fail(span: Span, error: unknown): void {
   });
 }
 
-export class Scope implements TraceScope {
+/** `invoke_agent {agent}` under `parent`. */
+export function startAgent(f: SpanFactory, parent: Context, agent: string, thread: string): AgentSpan {
+  const span = f.tracer.startSpan(
+    `invoke_agent ${agent}`,
+    {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.agent.name': agent,
+        'gen_ai.conversation.id': thread,
+      },
+    },
+    parent,
+  );
+  return new AgentScope(f, span, thread);
+}
+
+/** `execute_tool {tool}` under `parent`. */
+export function startTool(
+  f: SpanFactory,
+  parent: Context,
+  tool: string,
+  callId: string,
+  thread: string,
+): ToolSpan {
+  const span = f.tracer.startSpan(
+    `execute_tool ${tool}`,
+    {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': tool,
+        'gen_ai.tool.call.id': callId,
+        'gen_ai.tool.type': 'function',
+        'gen_ai.conversation.id': thread,
+      },
+    },
+    parent,
+  );
+  return new ToolCallSpan(f, span);
+}
+
+/** A scope backed by an SDK span (an agent's task). */
+class Scope implements TraceScope {
   #traceparent: string | undefined;
   #context: Context | undefined;
 
@@ -89,47 +124,11 @@ export class Scope implements TraceScope {
   }
 
   agent(agent: string, thread: string): AgentSpan {
-    const span = this.f.tracer.startSpan(
-      `invoke_agent ${agent}`,
-      {
-        kind: SpanKind.INTERNAL,
-        attributes: {
-          'gen_ai.operation.name': 'invoke_agent',
-          'gen_ai.agent.name': agent,
-          'gen_ai.conversation.id': thread,
-        },
-      },
-      this.context,
-    );
-    return new AgentScope(this.f, span, thread);
+    return startAgent(this.f, this.context, agent, thread);
   }
 
   tool(tool: string, callId: string): ToolSpan {
-    const span = this.f.tracer.startSpan(
-      `execute_tool ${tool}`,
-      {
-        kind: SpanKind.INTERNAL,
-        attributes: {
-          'gen_ai.operation.name': 'execute_tool',
-          'gen_ai.tool.name': tool,
-          'gen_ai.tool.call.id': callId,
-          'gen_ai.tool.type': 'function',
-          'gen_ai.conversation.id': this.thread,
-        },
-      },
-      this.context,
-    );
-    return new ToolCallSpan(this.f, span);
-  }
-}
-
-/** `deliver {listener}`: one hop, from the delivery to the end of its handler. */
-export class Hop extends Scope implements HopSpan {
-  end(outcome: HopOutcome): void {
-    const span = this.span;
-    span.setAttribute('organism.outcome', outcome);
-    if (outcome !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
-    span.end();
+    return startTool(this.f, this.context, tool, callId, this.thread);
   }
 }
 

@@ -24,7 +24,15 @@ const ZERO_SPAN = '0000000000000000';
  * ids are invalid; a later version is read by its first four fields.
  */
 export function parseTraceparent(value: string | undefined): TraceParent | undefined {
-  if (value === undefined || value.length < 55 || value.length > 512) return undefined;
+  if (value === undefined) return undefined;
+  // The runtime's own (every hop reads one): version 00, lower-case, checked without a regex.
+  if (value.length === 55 && value.charCodeAt(0) === 48 && value.charCodeAt(1) === 48 && isOwn(value)) {
+    const traceId = value.slice(3, 35);
+    const spanId = value.slice(36, 52);
+    if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined;
+    return { traceId, spanId, flags: hex(value.charCodeAt(53)) * 16 + hex(value.charCodeAt(54)) };
+  }
+  if (value.length < 55 || value.length > 512) return undefined;
   const m = VALID.exec(value.trim().toLowerCase());
   if (!m) return undefined;
   const [, version, traceId, spanId, flags, rest] = m as unknown as [
@@ -38,6 +46,23 @@ export function parseTraceparent(value: string | undefined): TraceParent | undef
   if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
   if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined;
   return { traceId, spanId, flags: Number.parseInt(flags, 16) };
+}
+
+/** Lower-case hex digit value, or -1. */
+function hex(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}
+
+/** `00-<32 hex>-<16 hex>-<2 hex>` in lower case, exactly. */
+function isOwn(v: string): boolean {
+  if (v.charCodeAt(2) !== 45 || v.charCodeAt(35) !== 45 || v.charCodeAt(52) !== 45) return false;
+  for (let i = 3; i < 55; i++) {
+    if (i === 35 || i === 52) continue;
+    if (hex(v.charCodeAt(i)) < 0) return false;
+  }
+  return true;
 }
 
 export function formatTraceparent(traceId: string, spanId: string, flags: number): string {
