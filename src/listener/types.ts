@@ -31,8 +31,12 @@ export interface ListenerLogger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
-/** Context handed to a handler with each message. Identity fields come from the runtime's own state. */
-export interface HandlerContext {
+/**
+ * Context handed to a handler with each message. Identity fields come from the runtime's own state.
+ * `R` is the listener's response type (defineListener's second type argument): what respond() takes
+ * as an object.
+ */
+export interface HandlerContext<R = Record<string, unknown>> {
   /** Opaque id of the thread (conversation) this message belongs to. */
   readonly thread: string;
   /** Name of the previous hop (the sender). */
@@ -51,7 +55,7 @@ export interface HandlerContext {
   /** Calls a granted tool through the dispatcher; refusals come back as results, not exceptions. */
   readonly tools: ToolCaller;
   /** Reply to the caller (the previous hop in the call chain); prunes this hop from the chain. */
-  respond(payload: PayloadInput): Outgoing;
+  respond(payload: R | string): Outgoing;
   /** Send to a peer by listener name. */
   send(to: string, payload: PayloadInput): Outgoing;
 }
@@ -66,13 +70,16 @@ export interface IncomingReply {
   xml: string;
 }
 
-export type Handler<T> = (payload: T, ctx: HandlerContext) => HandlerResult | Promise<HandlerResult>;
+export type Handler<T, R = Record<string, unknown>> = (
+  payload: T,
+  ctx: HandlerContext<R>,
+) => HandlerResult | Promise<HandlerResult>;
 export type ReplyHandler = (
   reply: IncomingReply,
   ctx: HandlerContext,
 ) => HandlerResult | Promise<HandlerResult>;
 
-export interface ListenerDefinition<T = Record<string, unknown>> {
+export interface ListenerDefinition<T = Record<string, unknown>, R = Record<string, unknown>> {
   /** One line saying what the listener does; organism.yaml may override it. */
   description?: string;
   /** What the listener accepts. */
@@ -80,7 +87,7 @@ export interface ListenerDefinition<T = Record<string, unknown>> {
   /** What respond() sends when given an object. Optional; XML-text responses need none. */
   response?: PayloadSpec;
   /** Called for each message carrying `payload.tag`, already validated against its schema. */
-  handler: Handler<T>;
+  handler: Handler<T, R>;
   /**
    * Called for everything else addressed to this listener: replies from peers, `<huh>` and
    * `<SystemError>`. Without it such messages are recorded in the thread and go no further.
@@ -88,11 +95,15 @@ export interface ListenerDefinition<T = Record<string, unknown>> {
   onReply?: ReplyHandler;
 }
 
-/** Declares a listener module. The default export of a listener module must be the returned value. */
-export function defineListener<T = Record<string, unknown>>(
-  definition: ListenerDefinition<T>,
-): ListenerDefinition<T> {
-  return Object.freeze({ ...definition, [LISTENER_BRAND]: true }) as ListenerDefinition<T>;
+/**
+ * Declares a listener module. The default export of a listener module must be the returned value.
+ * `T` is the payload's type, `R` the response's: `defineListener<Greeting, Shout>(...)` makes
+ * `ctx.respond({...})` check its object against `Shout`.
+ */
+export function defineListener<T = Record<string, unknown>, R = Record<string, unknown>>(
+  definition: ListenerDefinition<T, R>,
+): ListenerDefinition<T, R> {
+  return Object.freeze({ ...definition, [LISTENER_BRAND]: true }) as ListenerDefinition<T, R>;
 }
 
 /** Marks objects made by defineListener so the loader can tell them from arbitrary default exports. */
