@@ -129,6 +129,10 @@ describe('approval with the real daemon and tokens', () => {
         decided_by: null,
       });
       expect(approval.id).toMatch(/^ap_[0-9a-f]{24}$/);
+      const byThread = await call(url, `/api/v1/approvals?thread=${thread}`, { token: VIEWER_TOKEN });
+      expect(byThread.json.approvals.map((a: any) => a.id)).toEqual([approval.id]);
+      const otherListener = await call(url, '/api/v1/approvals?listener=strict', { token: VIEWER_TOKEN });
+      expect(otherListener.json.approvals).toEqual([]);
       expect(await ranLines(dir)).toEqual([]);
       // The thread holds the request; the CLI lists it; the stream told of it.
       const kinds = (await messages(url, thread, VIEWER_TOKEN)).map((m) => m.kind);

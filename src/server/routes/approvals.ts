@@ -1,5 +1,5 @@
 /**
- * GET /approvals[/:id] (viewer), POST /approvals/:id/approve|deny with an optional JSON body
+ * GET /approvals[?thread=&listener=] and /approvals/:id (viewer), POST /approvals/:id/approve|deny with an optional JSON body
  * {"reason": "..."} (operator at least; admin where the listener's tool_config says
  * `approval_role: admin`). README "Approval".
  */
@@ -7,12 +7,31 @@ import { MAX_REASON_CHARS } from '../../tools/approval/gate.ts';
 import { hasRole } from '../auth.ts';
 import { readJsonBody } from '../body.ts';
 import { httpError } from '../errors.ts';
-import { type ApiApp, type ApiContext, allow, fail, type RouteDeps } from './common.ts';
+import {
+  type ApiApp,
+  type ApiContext,
+  allow,
+  fail,
+  type RouteDeps,
+  stringParam,
+  withQuery,
+} from './common.ts';
 
 export function approvalRoutes(app: ApiApp, { service, logger, maxBodyBytes }: RouteDeps): void {
-  app.get('/api/v1/approvals', async (c) => {
+  app.get('/api/v1/approvals', (c) => {
     allow(c, 'viewer', 'reading approvals');
-    return c.json({ approvals: await service.approvals.list() });
+    return withQuery(
+      c,
+      () => ({ thread: stringParam(c, 'thread'), listener: stringParam(c, 'listener') }),
+      async ({ thread, listener }) => {
+        const approvals = (await service.approvals.list()).filter(
+          (a) =>
+            (thread === undefined || a.thread === thread) &&
+            (listener === undefined || a.listener === listener),
+        );
+        return c.json({ approvals });
+      },
+    );
   });
 
   app.get('/api/v1/approvals/:id', async (c) => {
