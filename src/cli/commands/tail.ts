@@ -13,12 +13,14 @@ Prints events as they happen until interrupted (Ctrl-C), or until --count events
   <time> <thread> from -> to [kind] payload            a message recorded in a thread
   <time> <thread> tool listener -> tool: verdict, outcome   a tool call, judged and done
   <time> lifecycle event [listener|thread] [by]          threads starting/idle/stopped, pauses, reloads
+  <time> <thread> approval event id listener -> tool   a call waiting for a person, or decided
 
 options:
       --listener A,B    only events that involve these listeners (or tools)
       --thread ID,...   only these threads
       --kind K,...      message, response, huh, system-error, tool-call, tool-result, model-turn,
-                        failure (why a handler failed or timed out), tool, lifecycle
+                        failure (why a handler failed or timed out), approval-request,
+                        approval-decision, tool, lifecycle, approval
       --count N         stop after N events
       --json            one JSON event per line, as the stream sends them
 ${CLIENT_HELP}
@@ -84,6 +86,11 @@ export function formatEvent(event: Record<string, unknown>): string {
       / {2,}/g,
       ' ',
     );
+  }
+  if (event.type === 'approval') {
+    const a = event.approval as { id: string; decided_by: string | null; reason: string | null };
+    const by = a.decided_by ? ` by ${a.decided_by}${a.reason ? `: ${a.reason}` : ''}` : '';
+    return `${String(event.time)} ${thread} approval ${String(event.event)} ${a.id} ${String(event.listener)} -> ${String(event.tool)}${by}`;
   }
   if (event.type === 'dropped')
     return `(${String(event.count)} events dropped: this terminal reads slower than they come)`;
