@@ -118,21 +118,20 @@ describe('organism init', () => {
     });
   });
 
-  it('adds tsx to the project only when organism does not bring it itself', () => {
+  it('adds esbuild to the project only when organism does not bring it itself, its postinstall denied', () => {
     const facts = { name: 'p' };
     const base = {
       version: '1.2.3',
-      devDependencies: { typescript: '^7.0.0', vitest: '^4.0.0', tsx: '^4.0.0' },
+      devDependencies: { typescript: '^7.0.0', vitest: '^4.0.0', esbuild: '^0.28.2' },
     };
-    const bundled = versionsFrom({ ...base, dependencies: { tsx: '^4.0.0' } });
-    expect(mergePackageJson(undefined, facts, bundled, false).json.dependencies).toEqual({
-      organism: '^1.2.3',
-    });
-    const peer = versionsFrom({ ...base, peerDependencies: { tsx: '^4.1.0' } });
-    expect(mergePackageJson(undefined, facts, peer, false).json.dependencies).toEqual({
-      organism: '^1.2.3',
-      tsx: '^4.1.0',
-    });
+    const bundled = versionsFrom({ ...base, dependencies: { esbuild: '^0.28.0' } });
+    const withBundled = mergePackageJson(undefined, facts, bundled, false).json;
+    expect(withBundled.dependencies).toEqual({ organism: '^1.2.3' });
+    expect(withBundled.allowScripts).toBeUndefined();
+    const peer = versionsFrom({ ...base, peerDependencies: { esbuild: '>=0.18.0' } });
+    const withPeer = mergePackageJson(undefined, facts, peer, false).json;
+    expect(withPeer.dependencies).toEqual({ organism: '^1.2.3', esbuild: '^0.28.2' });
+    expect(withPeer.allowScripts).toEqual({ esbuild: false });
   });
 
   it('--force overwrites files and scripts but keeps the organism the project installed', async () => {

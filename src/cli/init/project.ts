@@ -50,10 +50,12 @@ export interface DependencyVersions {
   vitest: string;
   '@types/node': string;
   /**
-   * tsx, which loads the project's .ts listeners and tools at run time: set only when organism does
-   * not bring it as a dependency of its own (say, it became a peer), so `npm start` still works.
+   * esbuild, which compiles the project's .ts listeners and tools when the daemon loads them: set
+   * only when organism does not bring it as a dependency of its own (it is an optional peer), so
+   * `npm start` works. Its postinstall is not needed (the binary comes from its platform package),
+   * so the project's `allowScripts` denies it, which keeps npm from warning about it.
    */
-  tsx?: string;
+  esbuild?: string;
 }
 
 /** The versions of Organism's own package: the dev tools it is built and tested with. */
@@ -64,14 +66,15 @@ export function versionsFrom(
   const dev = (organismPackage.devDependencies ?? {}) as Record<string, string>;
   const own = (organismPackage.dependencies ?? {}) as Record<string, string>;
   const peer = (organismPackage.peerDependencies ?? {}) as Record<string, string>;
-  const tsx = own.tsx === undefined ? (peer.tsx ?? dev.tsx ?? 'latest') : undefined;
+  // The version organism is tested with (its devDependency) over the peer range.
+  const esbuild = own.esbuild === undefined ? (dev.esbuild ?? peer.esbuild ?? 'latest') : undefined;
   return {
     organism: organismSpec ?? `^${organismPackage.version}`,
     explicit: organismSpec !== undefined,
     typescript: dev.typescript ?? 'latest',
     vitest: dev.vitest ?? 'latest',
     '@types/node': dev['@types/node'] ?? 'latest',
-    ...(tsx === undefined ? {} : { tsx }),
+    ...(esbuild === undefined ? {} : { esbuild }),
   };
 }
 
@@ -130,7 +133,11 @@ export function mergePackageJson(
     if (json.devDependencies?.organism !== undefined) delete json.devDependencies.organism;
     json.dependencies.organism = versions.organism;
   }
-  if (versions.tsx !== undefined) json.dependencies.tsx ??= versions.tsx;
+  if (versions.esbuild !== undefined) {
+    json.dependencies.esbuild ??= versions.esbuild;
+    json.allowScripts ??= {};
+    json.allowScripts.esbuild ??= false;
+  }
   json.devDependencies ??= {};
   for (const name of ['typescript', 'vitest', '@types/node'] as const) {
     json.devDependencies[name] ??= versions[name];
