@@ -62,106 +62,106 @@ export interface RedisThreadStoreOptions {
 
 export class RedisThreadStore implements SharedThreadStore {
   readonly shared = true;
-  private readonly client: Redis;
-  private readonly batch: CommandBatch;
-  private readonly keys: BusKeys;
-  private readonly ttl: string;
-  private readonly ttlMs: number;
+  readonly #client: Redis;
+  readonly #batch: CommandBatch;
+  readonly #keys: BusKeys;
+  readonly #ttl: string;
+  readonly #ttlMs: number;
   /**
    * When this daemon last pushed out a thread hash's and a history list's expiry: now and then is
    * enough (a new key always gets one), instead of a PEXPIRE on every hop and every load.
    */
-  private readonly refreshed = new Map<string, number>();
-  private readonly named = new Map<string, string>();
+  readonly #refreshed = new Map<string, number>();
+  readonly #named = new Map<string, string>();
   /**
    * Threads this daemon made, or read from Redis, while it was receiving events: every stop made
    * elsewhere since has reached it, so a message that carries its frame needs no load (loadFor).
    * Emptied when the events connection drops; bounded (emptying only costs loads).
    */
-  private readonly current = new Set<string>();
+  readonly #current = new Set<string>();
   /** Frames this daemon pruned lately (two generations, so the memory stays bounded). */
-  private pruned = new Set<string>();
-  private prunedBefore = new Set<string>();
-  private registry: ThreadRegistry | undefined;
-  private history: ThreadHistory | undefined;
-  private events: ThreadStoreEvents | undefined;
+  #pruned = new Set<string>();
+  #prunedBefore = new Set<string>();
+  #registry: ThreadRegistry | undefined;
+  #history: ThreadHistory | undefined;
+  #events: ThreadStoreEvents | undefined;
   /** State read with the message being delivered now (see preload). */
-  private next: { thread: string; frame: string; reply: LoadReply } | undefined;
+  #next: { thread: string; frame: string; reply: LoadReply } | undefined;
   /** The events channel, and which threads somebody on this daemon follows live (see watch). */
-  private readonly channel: ThreadEvents;
-  private readonly watched: ReadonlySet<string>;
+  readonly #channel: ThreadEvents;
+  readonly #watched: ReadonlySet<string>;
   /** This daemon's copy of the thread histories, kept in step with Redis. */
-  private readonly histories: HistoryMirror;
-  private closed = false;
+  readonly #histories: HistoryMirror;
+  #closed = false;
 
   constructor(private readonly options: RedisThreadStoreOptions) {
-    this.client = options.client;
-    this.batch = options.batch;
-    this.keys = options.keys;
-    this.ttlMs = Math.max(options.idleMs * 2, 60_000);
-    this.ttl = String(this.ttlMs);
-    this.batch.useThreads({
-      threadPrefix: this.keys.thread(''),
-      followingKey: this.keys.following,
-      threadTtlMs: this.ttlMs,
+    this.#client = options.client;
+    this.#batch = options.batch;
+    this.#keys = options.keys;
+    this.#ttlMs = Math.max(options.idleMs * 2, 60_000);
+    this.#ttl = String(this.#ttlMs);
+    this.#batch.useThreads({
+      threadPrefix: this.#keys.thread(''),
+      followingKey: this.#keys.following,
+      threadTtlMs: this.#ttlMs,
       historyMax: options.maxHistoryPerThread,
       historyTtlMs: HISTORY_TTL_MS,
-      historyPrefix: this.keys.history(''),
+      historyPrefix: this.#keys.history(''),
     });
-    this.channel = new ThreadEvents({
-      batch: this.batch,
+    this.#channel = new ThreadEvents({
+      batch: this.#batch,
       url: options.url,
-      channel: this.keys.events,
+      channel: this.#keys.events,
       origin: options.origin,
-      threadKey: (thread) => this.threadKey(thread),
+      threadKey: (thread) => this.#threadKey(thread),
       connectTimeoutMs: options.connectTimeoutMs,
       logger: options.logger,
     });
-    this.watched = this.channel.watched;
-    this.histories = new HistoryMirror({
-      client: this.client,
-      batch: this.batch,
-      keys: this.keys,
+    this.#watched = this.#channel.watched;
+    this.#histories = new HistoryMirror({
+      client: this.#client,
+      batch: this.#batch,
+      keys: this.#keys,
       maxHistoryPerThread: options.maxHistoryPerThread,
-      channel: this.channel,
-      threadKey: (thread) => this.threadKey(thread),
+      channel: this.#channel,
+      threadKey: (thread) => this.#threadKey(thread),
     });
   }
 
   attach(registry: ThreadRegistry, history: ThreadHistory, events: ThreadStoreEvents): void {
-    this.registry = registry;
-    this.history = history;
-    this.events = events;
-    this.histories.attach(history);
+    this.#registry = registry;
+    this.#history = history;
+    this.#events = events;
+    this.#histories.attach(history);
     history.subscribe((thread, entry) => {
-      if (!this.histories.applying) this.histories.write(thread, entry);
+      if (!this.#histories.applying) this.#histories.write(thread, entry);
     });
     history.subscribeStopped((thread) => {
-      if (this.histories.applying) return;
-      this.batch.hset(this.threadKey(thread), 'stopped', '1');
-      this.batch.event(JSON.stringify({ t: thread, k: 's' }));
+      if (this.#histories.applying) return;
+      this.#batch.hset(this.#threadKey(thread), 'stopped', '1');
+      this.#batch.event(JSON.stringify({ t: thread, k: 's' }));
     });
     // Events missed (the connection dropped): from then on, every thread is read from Redis again
     // before a delivery may do without (see current).
-    this.channel.open(
-      (event) => this.apply(event),
-      () => this.current.clear(),
+    this.#channel.open(
+      (event) => this.#apply(event),
+      () => this.#current.clear(),
     );
   }
 
   // ---- ThreadRegistryObserver: write-through ----------------------------------------------------
 
   threadCreated(state: ThreadState): void {
-    const key = this.threadKey(state.id);
-    this.batch.hset(key, 'created', String(state.created));
-    this.batch.hset(key, 'scope', state.scope ? JSON.stringify(state.scope) : '');
-    this.batch.hset(key, 'hops', String(state.hops));
-    this.batch.hset(key, 'stopped', state.stopped ? '1' : '0');
+    const key = this.#threadKey(state.id);
+    this.#batch.hset(key, 'created', String(state.created));
+    this.#batch.hset(key, 'scope', state.scope ? JSON.stringify(state.scope) : '');
+    this.#batch.hset(key, 'hops', String(state.hops));
+    this.#batch.hset(key, 'stopped', state.stopped ? '1' : '0');
     // No `inflight` field: the batch sends in-flight increments ahead of everything else, so a
     // 0 written here would wipe out the first message's (HINCRBY starts a missing field at 0).
-    this.batch.pexpire(key, this.ttl);
-    this.refreshed.set(state.id, Date.now());
-    this.noteCurrent(state.id);
+    this.#batch.pexpire(key, this.#ttl);
+    this.#refreshed.set(state.id, Date.now());
+    this.#noteCurrent(state.id);
   }
 
   /**
@@ -171,29 +171,29 @@ export class RedisThreadStore implements SharedThreadStore {
    */
   frameOpened(frame: Frame): void {
     if (frame.parent === null) return;
-    this.keep(this.registry?.frame(frame.parent));
-    this.writeFrame(frame);
+    this.#keep(this.#registry?.frame(frame.parent));
+    this.#writeFrame(frame);
   }
 
   framesPruned(thread: string, frames: readonly Frame[]): void {
-    const key = this.threadKey(thread);
+    const key = this.#threadKey(thread);
     for (const frame of frames) {
       // No record to delete, and no state read can bring it back.
       if (!frame.stored) continue;
-      this.batch.hdel(key, `f:${frame.id}`);
-      this.notePruned(frame.id);
+      this.#batch.hdel(key, `f:${frame.id}`);
+      this.#notePruned(frame.id);
     }
   }
 
   hopCharged(state: ThreadState): void {
-    this.batch.hop(this.threadKey(state.id), this.refresh(state.id));
+    this.#batch.hop(this.#threadKey(state.id), this.#refresh(state.id));
   }
 
   // ---- ThreadStore ------------------------------------------------------------------------------
 
   published(thread: string, into?: Frame): void {
-    if (into) this.keep(into);
-    this.batch.inFlight(this.threadKey(thread));
+    if (into) this.#keep(into);
+    this.#batch.inFlight(this.#threadKey(thread));
   }
 
   /**
@@ -203,9 +203,9 @@ export class RedisThreadStore implements SharedThreadStore {
    * same (see apply).
    */
   settled(thread: string): Promise<number> {
-    const left = this.batch.settle(this.threadKey(thread));
-    if (!this.watched.has(thread)) return left;
-    return left.then((n) => (n > 0 ? n : this.histories.reread(thread, 0).then(ZERO, ZERO)));
+    const left = this.#batch.settle(this.#threadKey(thread));
+    if (!this.#watched.has(thread)) return left;
+    return left.then((n) => (n > 0 ? n : this.#histories.reread(thread, 0).then(ZERO, ZERO)));
   }
 
   /**
@@ -214,11 +214,11 @@ export class RedisThreadStore implements SharedThreadStore {
    * load() of that thread and frame takes it instead of asking Redis; an empty thread clears it.
    */
   preload(thread: string, frame: string, reply: LoadReply): void {
-    this.next = thread ? { thread, frame, reply } : undefined;
+    this.#next = thread ? { thread, frame, reply } : undefined;
   }
 
   load(thread: string, frame = '', wholeHistory = false): Promise<void> | undefined {
-    return this.loadNow(thread, frame, wholeHistory, undefined);
+    return this.#loadNow(thread, frame, wholeHistory, undefined);
   }
 
   /**
@@ -233,54 +233,54 @@ export class RedisThreadStore implements SharedThreadStore {
   loadFor(message: Message, wholeHistory: boolean): Promise<void> | undefined {
     const carried = frameCarriedBy(message);
     const { thread, frame } = message;
-    const next = this.next;
+    const next = this.#next;
     const preloaded = next !== undefined && next.thread === thread && next.frame === frame;
-    if (carried && !preloaded && !wholeHistory && !this.watched.has(thread) && this.current.has(thread)) {
-      const state = this.registry!.thread(thread);
+    if (carried && !preloaded && !wholeHistory && !this.#watched.has(thread) && this.#current.has(thread)) {
+      const state = this.#registry!.thread(thread);
       if (state) {
         state.hops = Math.max(state.hops, message.hop);
-        if (!this.registry!.frame(frame)) this.registry!.adoptFrame(carried);
+        if (!this.#registry!.frame(frame)) this.#registry!.adoptFrame(carried);
         return undefined;
       }
     }
-    return this.loadNow(thread, frame, wholeHistory, carried);
+    return this.#loadNow(thread, frame, wholeHistory, carried);
   }
 
-  private loadNow(
+  #loadNow(
     thread: string,
     frame: string,
     wholeHistory: boolean,
     carried: Frame | undefined,
   ): Promise<void> | undefined {
-    const next = this.next;
+    const next = this.#next;
     if (next && next.thread === thread && next.frame === frame) {
       // The common case: no round trip, and nothing to wait for unless history must be read.
-      this.next = undefined;
-      return this.applyRecord(thread, frame, next.reply, wholeHistory, carried);
+      this.#next = undefined;
+      return this.#applyRecord(thread, frame, next.reply, wholeHistory, carried);
     }
     // Queued after this daemon's own writes, in the same batch: it sees them.
-    return this.batch
-      .load(this.threadKey(thread), this.refresh(thread), frame)
-      .then((reply) => this.applyRecord(thread, frame, reply, wholeHistory, carried));
+    return this.#batch
+      .load(this.#threadKey(thread), this.#refresh(thread), frame)
+      .then((reply) => this.#applyRecord(thread, frame, reply, wholeHistory, carried));
   }
 
   /** The events connection (tests drop its subscription to lose events). */
   get subscriber(): Redis | undefined {
-    return this.channel.subscriber;
+    return this.#channel.subscriber;
   }
 
   /** Whether events from the other daemons reach this one now (subscribed). */
   get receivingEvents(): boolean {
-    return this.channel.receiving;
+    return this.#channel.receiving;
   }
 
   watch(thread: string, on: boolean): void {
-    if (!this.channel.follow(thread, on)) return;
+    if (!this.#channel.follow(thread, on)) return;
     // Entries other daemons record before the mark is in Redis are not announced: once it is,
     // read what this daemon's copy lacks, rather than leave them for when the thread goes idle.
-    this.batch
+    this.#batch
       .drain()
-      .then(() => (this.watched.has(thread) ? this.histories.reread(thread, 0) : undefined))
+      .then(() => (this.#watched.has(thread) ? this.#histories.reread(thread, 0) : undefined))
       .catch((error: unknown) => {
         this.options.logger?.warn(`cannot catch up thread ${thread}: ${(error as Error).message}`);
       });
@@ -290,18 +290,18 @@ export class RedisThreadStore implements SharedThreadStore {
    * Brings the registry in step with a thread's record from Redis. Returns a promise only when the
    * local history has to be re-read first.
    */
-  private applyRecord(
+  #applyRecord(
     thread: string,
     frame: string,
     reply: LoadReply,
     wholeHistory: boolean,
     carried: Frame | undefined,
   ): Promise<void> | undefined {
-    const registry = this.registry!;
+    const registry = this.#registry!;
     if (!reply) {
       // Unknown to the registry (never made, or idle long enough to expire): a delivery is dropped,
       // but its history (kept longer) can still be read.
-      return this.history!.has(thread) ? undefined : this.histories.sync(thread, 1, wholeHistory);
+      return this.#history!.has(thread) ? undefined : this.#histories.sync(thread, 1, wholeHistory);
     }
     const [created, scope, hops, stopped, inflight, frameJson, parentJson, hist] = reply;
     let state = registry.thread(thread);
@@ -321,21 +321,21 @@ export class RedisThreadStore implements SharedThreadStore {
       state.hops = Math.max(state.hops, Number(hops));
       state.inFlight = Number(inflight);
     }
-    if (stopped === '1' && !state.stopped) this.applyStopped(thread);
-    this.noteCurrent(thread);
+    if (stopped === '1' && !state.stopped) this.#applyStopped(thread);
+    this.#noteCurrent(thread);
     if (frame) {
-      this.syncFrame(thread, frame, frameJson ?? null, carried);
+      this.#syncFrame(thread, frame, frameJson ?? null, carried);
       // The frame as this daemon now has it names its parent (none: it was pruned here, or in Redis).
       const parent = registry.frame(frame)?.parent;
-      if (parent) this.syncFrame(thread, parent, parentJson ?? null);
+      if (parent) this.#syncFrame(thread, parent, parentJson ?? null);
     }
-    return this.histories.sync(thread, Number(hist ?? 0), wholeHistory);
+    return this.#histories.sync(thread, Number(hist ?? 0), wholeHistory);
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.channel.close();
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#channel.close();
   }
 
   // ---- internals ----------------------------------------------------------------------------------
@@ -345,8 +345,8 @@ export class RedisThreadStore implements SharedThreadStore {
    * A frame the message carries is not in Redis unless something referred to it since: then it
    * is taken from the message.
    */
-  private syncFrame(thread: string, id: string, json: string | null, carried?: Frame): void {
-    const registry = this.registry!;
+  #syncFrame(thread: string, id: string, json: string | null, carried?: Frame): void {
+    const registry = this.#registry!;
     const local = registry.frame(id);
     if (json === null && carried) {
       if (!local) registry.adoptFrame(carried);
@@ -358,15 +358,15 @@ export class RedisThreadStore implements SharedThreadStore {
       return;
     }
     // A state read before this daemon's own prune reached Redis must not bring the frame back.
-    if (local || this.pruned.has(id) || this.prunedBefore.has(id)) return;
+    if (local || this.#pruned.has(id) || this.#prunedBefore.has(id)) return;
     const [listener, caller, parent, depth] = JSON.parse(json) as FrameRecord;
     registry.adoptFrame({ id, thread, listener, caller, parent: parent || null, depth, stored: true });
   }
 
-  private writeFrame(frame: Frame): void {
+  #writeFrame(frame: Frame): void {
     frame.stored = true;
-    this.batch.frame(
-      this.threadKey(frame.thread),
+    this.#batch.frame(
+      this.#threadKey(frame.thread),
       `f:${frame.id}`,
       JSON.stringify([frame.listener, frame.caller, frame.parent ?? '', frame.depth]),
     );
@@ -376,69 +376,69 @@ export class RedisThreadStore implements SharedThreadStore {
    * A frame something other than its message refers to now (a frame opened below it, a reply or
    * report sent into it): written, if it was not, before whatever refers to it.
    */
-  private keep(frame: Frame | undefined): void {
-    if (frame && !frame.stored) this.writeFrame(frame);
+  #keep(frame: Frame | undefined): void {
+    if (frame && !frame.stored) this.#writeFrame(frame);
   }
 
   /**
    * A thread's key, made once per thread: the same string object each time, so the batch's key
    * table finds it by a hash computed once (a hop names its thread several times).
    */
-  private threadKey(thread: string): string {
-    let key = this.named.get(thread);
+  #threadKey(thread: string): string {
+    let key = this.#named.get(thread);
     if (key === undefined) {
-      if (this.named.size >= 50_000) this.named.clear();
-      key = this.keys.thread(thread);
-      this.named.set(thread, key);
+      if (this.#named.size >= 50_000) this.#named.clear();
+      key = this.#keys.thread(thread);
+      this.#named.set(thread, key);
     }
     return key;
   }
 
-  private noteCurrent(thread: string): void {
-    if (!this.channel.receiving) return;
-    if (this.current.size >= 100_000) this.current.clear();
-    this.current.add(thread);
+  #noteCurrent(thread: string): void {
+    if (!this.#channel.receiving) return;
+    if (this.#current.size >= 100_000) this.#current.clear();
+    this.#current.add(thread);
   }
 
-  private notePruned(id: string): void {
-    if (this.pruned.size >= 5_000) {
-      this.prunedBefore = this.pruned;
-      this.pruned = new Set();
+  #notePruned(id: string): void {
+    if (this.#pruned.size >= 5_000) {
+      this.#prunedBefore = this.#pruned;
+      this.#pruned = new Set();
     }
-    this.pruned.add(id);
+    this.#pruned.add(id);
   }
 
   /** Whether this daemon should push out the thread hash's expiry now (at most once per quarter of its time to live). */
-  private refresh(thread: string): boolean {
-    return due(this.refreshed, thread, this.ttlMs / 4);
+  #refresh(thread: string): boolean {
+    return due(this.#refreshed, thread, this.#ttlMs / 4);
   }
 
   /** Another daemon's event: mirror its history entry, idle or stop notice here. */
-  private apply(event: ThreadEvent): void {
+  #apply(event: ThreadEvent): void {
     if (event.k === 'm' && event.e) {
-      this.histories.announced(event.t, event.e);
+      this.#histories.announced(event.t, event.e);
     } else if (event.k === 'i') {
       const thread = event.t;
       const idle = (): void => {
-        const state = this.registry!.thread(thread);
+        const state = this.#registry!.thread(thread);
         if (state) state.inFlight = 0;
-        this.events!.idle(thread);
+        this.#events!.idle(thread);
       };
       // Watchers here read the whole thread when it goes idle: entries recorded elsewhere before
       // they started following it are read first.
-      const synced = typeof event.n === 'number' ? this.histories.sync(thread, event.n, false) : undefined;
+      const synced = typeof event.n === 'number' ? this.#histories.sync(thread, event.n, false) : undefined;
       if (synced) synced.then(idle, idle);
       else idle();
     } else if (event.k === 's') {
-      this.applyStopped(event.t);
+      this.#applyStopped(event.t);
     }
   }
 
-  private applyStopped(thread: string): void {
-    const state = this.registry!.thread(thread);
+  #applyStopped(thread: string): void {
+    const state = this.#registry!.thread(thread);
     if (state) state.stopped = true;
-    this.histories.quietly(() => this.history!.markStopped(thread));
-    this.events!.stopped(thread);
+    this.#histories.quietly(() => this.#history!.markStopped(thread));
+    this.#events!.stopped(thread);
   }
 }
 
