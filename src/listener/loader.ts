@@ -1,7 +1,7 @@
 /**
  * Loads a user's listener module (.ts or .js) and checks that its default export was made by
- * defineListener. TypeScript modules load through tsx, which bin/organism.js registers (and vitest
- * handles under test), so users never need a build step.
+ * defineListener. How the module is imported (TypeScript compiled on load, no build step; a fresh
+ * copy after an edit) is import-module.ts's business.
  */
 import { stat } from 'node:fs/promises';
 import { ListenerLoadError } from '../errors.ts';
