@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import { knownSecrets, redact } from '../audit/redact.ts';
 import type { MessageView } from '../bus/message.ts';
+import type { ToolFailureCode } from '../tools/failure-codes.ts';
 import type { ToolResult } from '../tools/types.ts';
 import { decodePayload, encodePayload } from '../xml/codec.ts';
 import type { JsonSchema } from '../xml/json-schema.ts';
@@ -166,7 +167,7 @@ export function decodeToolResult(payload: string, fallbackTool: string): ToolRes
       status: 'error',
       tool: fallbackTool,
       error: {
-        code: 'UnreadableRecord',
+        code: 'UnreadableRecord' satisfies ToolFailureCode,
         message: `the recorded result could not be read: ${(error as Error).message}`,
       },
     };

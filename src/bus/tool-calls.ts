@@ -6,7 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { knownSecrets, redact } from '../audit/redact.ts';
+import type { BudgetError } from '../errors.ts';
 import type { TraceScope } from '../telemetry/types.ts';
+import type { ToolFailureCode } from '../tools/failure-codes.ts';
 import type { ToolResult } from '../tools/types.ts';
 import { encodePayload } from '../xml/codec.ts';
 import type { BusContext } from './bus-context.ts';
@@ -29,7 +31,7 @@ export class ToolCalls {
   ): Promise<ToolResult> {
     const bus = this.bus;
     const callId = givenId ?? randomUUID();
-    const refuse = (code: string, message: string): ToolResult => ({
+    const refuse = (code: ToolFailureCode | BudgetError['code'], message: string): ToolResult => ({
       status: 'refused',
       tool,
       error: { code, message },

@@ -19,6 +19,7 @@ import {
   defaultDispatcherDefaults,
   type ToolNotice,
 } from './dispatcher-options.ts';
+import type { ToolFailureCode } from './failure-codes.ts';
 import { LoopDetector, RateLimiter } from './limits.ts';
 import { effectLogFor } from './once.ts';
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
@@ -44,7 +45,7 @@ export {
   type ToolNotice,
 } from './dispatcher-options.ts';
 
-function refuse(code: string, message: string, extra: Partial<ToolFailure> = {}): Refusal {
+function refuse(code: ToolFailureCode, message: string, extra: Partial<ToolFailure> = {}): Refusal {
   return { status: 'refused', code, message, ...extra };
 }
 
@@ -190,7 +191,10 @@ export class Dispatcher {
       result = {
         status: 'error',
         tool: request.tool,
-        error: { code: 'InternalError', message: `tool runtime failed: ${(error as Error).message}` },
+        error: {
+          code: 'InternalError' satisfies ToolFailureCode,
+          message: `tool runtime failed: ${(error as Error).message}`,
+        },
       };
     }
     record.duration_ms = Math.round((performance.now() - started) * 1000) / 1000;
@@ -398,7 +402,7 @@ export class Dispatcher {
     } catch (error) {
       return fail({
         status: 'error',
-        code: 'ResultNotSerializable',
+        code: 'ResultNotSerializable' satisfies ToolFailureCode,
         message: `${name} returned a result that is not JSON: ${(error as Error).message}`,
       });
     }

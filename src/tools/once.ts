@@ -23,6 +23,7 @@
 import { randomUUID } from 'node:crypto';
 import { kvRedisUrl, sharedKvStore } from '../kv/index.ts';
 import type { KvStore } from '../kv/types.ts';
+import type { ToolFailureCode } from './failure-codes.ts';
 import type { ToolResult, ToolServices } from './types.ts';
 
 /** Kept this long: longer than any redelivery (claim idle time times max_deliveries). */
@@ -71,7 +72,7 @@ export function kvEffectLog(store: KvStore, options: EffectLogOptions = {}): Eff
             status: 'error',
             tool,
             error: {
-              code: 'EffectInDoubt',
+              code: 'EffectInDoubt' satisfies ToolFailureCode,
               message: `${tool} call ${callId} was started before and never reported back (its daemon may have stopped mid-way); it is not repeated, so its effect happened at most once. Check whether it took place before trying again with new arguments.`,
             },
           };

@@ -5,6 +5,7 @@
  */
 import { redactString } from '../audit/redact.ts';
 import { OrganismError } from '../errors.ts';
+import type { ToolFailureCode } from './failure-codes.ts';
 import type { RegisteredTool } from './registry.ts';
 import type { ResolvedListener, ResolvedToolConfig } from './tool-config.ts';
 import type { ToolFailure, ToolServices } from './types.ts';
@@ -57,12 +58,12 @@ export async function runTool(
       return {
         failure: {
           status: 'error',
-          code: 'Timeout',
+          code: 'Timeout' satisfies ToolFailureCode,
           message: `tool ${tool.definition.name} timed out after ${settings.timeoutMs} ms`,
         },
       };
     }
-    const code = error instanceof OrganismError ? error.code : 'ToolError';
+    const code = error instanceof OrganismError ? error.code : ('ToolError' satisfies ToolFailureCode);
     // The message goes back to an agent (and its LLM): scrub anything that looks like a credential.
     const message = redactString(error instanceof Error ? error.message : String(error));
     // A tool that refuses by one of its own rules (a path outside allowed_paths, a command not in
