@@ -13,6 +13,7 @@ let runtime: ToolRuntime | undefined;
 afterEach(async () => {
   await runtime?.close();
   runtime = undefined;
+  delete process.env.DAEMON_SECRET_TOKEN;
 });
 
 describe('MCP servers over stdio', () => {
@@ -104,6 +105,8 @@ listeners:
     await mkdir(o.dataDir, { recursive: true });
     await writeFile(join(o.dataDir, 'secret.txt'), 'data-dir-secret');
     await writeFile(join(o.dir, '.env'), 'DOTENV_SECRET=dotenv-secret-value\n');
+    // In the daemon's own process environment too, where a server started unconfined would find it.
+    process.env.DAEMON_SECRET_TOKEN = 'sk-do-not-leak-1234567890';
     runtime = await startRuntime(o, { DAEMON_SECRET_TOKEN: 'sk-do-not-leak-1234567890' });
     const text = async (tool: string, args: unknown) =>
       ((await call(runtime!, 'worker', tool, args)) as { value: { text: string } }).value.text;
@@ -116,9 +119,13 @@ listeners:
     expect(await text('rug.read', { path: join(o.dir, '.env') })).not.toContain('dotenv-secret-value');
     // The daemon's own environment is out of reach too: /proc shows only the sandbox's processes.
     expect(await text('rug.read', { path: `/proc/${process.pid}/environ` })).not.toContain('sk-do-not-leak');
-    const env = await text('rug.env', {});
-    expect(env).not.toContain('sk-do-not-leak');
-    expect(env).not.toContain('DAEMON_SECRET_TOKEN');
+    const env = (await call(runtime, 'worker', 'rug.env')) as {
+      status: string;
+      value: { env: Record<string, string> };
+    };
+    expect(env.status).toBe('ok');
+    expect(Object.keys(env.value.env).sort()).toEqual(['HOME', 'LANG', 'PATH', 'PWD']);
+    expect(JSON.stringify(env.value)).not.toContain('sk-do-not-leak');
     // Its own workspace is where it runs and may write.
     expect(await text('rug.ls', { path: join(o.dataDir, 'mcp', 'rug') })).toBe('[]');
   });
