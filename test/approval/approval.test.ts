@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type DaemonProcess, runCli } from '../helpers/daemon.ts';
@@ -341,6 +342,58 @@ describe('a pending approval survives kill -9', () => {
     expect(approved.json.decided_by).toBe('anonymous');
     expect((await answer(second.url, thread)).status).toBe('ok');
     expect(await ranLines(dir)).toEqual(['survived']);
+  }, 120_000);
+});
+
+describe('an approved call cut off by kill -9 after it ran', () => {
+  it('is not run again when its handler runs again after the restart: the approval stands, the once log answers', async () => {
+    const { dir, file } = await organismDir('');
+    const { writeFile } = await import('node:fs/promises');
+    const runner = fileURLToPath(new URL('./support/slow-runner.ts', import.meta.url));
+    await writeFile(
+      file,
+      `organism:
+  name: approval-once
+  workspace: ${dir}/ws
+listeners:
+  - name: runner
+    handler: ${runner}
+    trust: high
+    timeout_ms: 900000
+    tools: [run_command]
+    tool_config:
+      run_command: { shell: true, approval: always }
+`,
+    );
+    const record = join(dir, 'record.txt');
+    await writeFile(record, '');
+    const lines = async () => (await readFile(record, 'utf8')).split('\n').filter(Boolean);
+    const first = await startOn(file, { APPROVAL_RECORD: record, APPROVAL_SLEEP_MS: '60000' });
+    let second: DaemonProcess | undefined;
+    try {
+      const injected = await call(first.url, '/api/v1/inject', {
+        body: { payload: '<slow-run><command>echo once &gt;&gt; ran.txt</command></slow-run>' },
+      });
+      const thread = injected.json.thread as string;
+      const approval = await pending(first.url, thread);
+      expect((await call(first.url, `/api/v1/approvals/${approval.id}/approve`, { body: {} })).status).toBe(
+        200,
+      );
+      // The call is answered (its effect recorded as done); the handler sleeps: the crash cuts it
+      // off before it is handled, so the journal gives its message again after the restart.
+      await until(async () =>
+        (await messages(first.url, thread)).some((m) => m.kind === 'tool-result') ? true : undefined,
+      );
+      await first.stop('SIGKILL');
+      second = await startOn(file, { APPROVAL_RECORD: record, APPROVAL_SLEEP_MS: '0' });
+      await until(async () => ((await lines()).some((l) => l.startsWith('done')) ? true : undefined), 30_000);
+      expect(await lines()).toEqual(['start', 'start', 'done ok']);
+      expect(await ranLines(dir)).toEqual(['once']);
+      expect((await call(second.url, '/api/v1/approvals')).json.approvals).toEqual([]);
+    } finally {
+      await first.stop('SIGKILL');
+      await second?.stop('SIGKILL');
+    }
   }, 120_000);
 });
 
