@@ -85,6 +85,7 @@ describe('loadConfig on valid files', () => {
       tool_config: {},
       trust: 'medium',
       max_turns: 10,
+      mcp: false,
     });
     expect(echo!.tag).toBe('echo');
     expect(echo!.definition?.description).toBe('Echoes text back to the caller.');
