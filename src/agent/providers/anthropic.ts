@@ -4,10 +4,9 @@
  * an id; every one of them is answered in the next user turn by a `tool_result` block with the
  * same `tool_use_id` (all answers of one turn in one user message, as the API requires).
  */
-import { knownSecrets } from '../../audit/redact.ts';
 import { LlmError } from '../../errors.ts';
-import type { ChatMessage, CompletionRequest, CompletionTurn, Provider, ToolCallRequest } from '../types.ts';
-import { joinUrl, postJson } from './http.ts';
+import type { ChatMessage, CompletionTurn, Provider, ToolCallRequest } from '../types.ts';
+import { joinUrl, jsonProvider } from './http.ts';
 
 export const ANTHROPIC_DEFAULTS = {
   baseUrl: 'https://api.anthropic.com',
@@ -34,38 +33,23 @@ interface WireMessage {
 
 export function createAnthropicProvider(options: AnthropicOptions): Provider {
   const model = options.model ?? ANTHROPIC_DEFAULTS.model;
-  const url = joinUrl(options.baseUrl ?? ANTHROPIC_DEFAULTS.baseUrl, '/v1/messages');
-  const label = `anthropic/${model}`;
-  knownSecrets.add(options.apiKey);
-  return {
+  return jsonProvider({
     kind: 'anthropic',
     model,
-    label,
-    async complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionTurn> {
-      const body: Record<string, unknown> = {
-        model,
-        max_tokens: request.maxTokens,
-        system: request.system,
-        messages: toWire(request.messages),
-      };
-      if (request.functions.length > 0) {
-        body.tools = request.functions.map((f) => ({
-          name: f.name,
-          description: f.description,
-          input_schema: f.parameters,
-        }));
-      }
-      const answer = await postJson(url, {
-        label,
-        headers: { 'x-api-key': options.apiKey, 'anthropic-version': ANTHROPIC_DEFAULTS.version },
-        body,
-        signal,
-        timeoutMs: options.timeoutMs,
-        secrets: [options.apiKey],
-      });
-      return fromWire(answer, label);
-    },
-  };
+    url: joinUrl(options.baseUrl ?? ANTHROPIC_DEFAULTS.baseUrl, '/v1/messages'),
+    apiKey: options.apiKey,
+    headers: { 'x-api-key': options.apiKey, 'anthropic-version': ANTHROPIC_DEFAULTS.version },
+    timeoutMs: options.timeoutMs,
+    body: (request) => ({
+      model,
+      max_tokens: request.maxTokens,
+      system: request.system,
+      messages: toWire(request.messages),
+    }),
+    tools: (functions) =>
+      functions.map((f) => ({ name: f.name, description: f.description, input_schema: f.parameters })),
+    parse: fromWire,
+  });
 }
 
 function toWire(messages: readonly ChatMessage[]): WireMessage[] {

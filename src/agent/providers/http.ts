@@ -7,6 +7,7 @@
 import { knownSecrets } from '../../audit/redact.ts';
 import { LlmError } from '../../errors.ts';
 import { lazyRequire } from '../../lazy-require.ts';
+import type { CompletionRequest, CompletionTurn, Provider } from '../types.ts';
 
 /** undici on the first call to a model over HTTP (the scripted provider makes none). */
 const undici = lazyRequire<typeof import('undici')>('undici');
@@ -20,6 +21,56 @@ export interface PostJsonOptions {
   timeoutMs: number;
   /** Strings that must never appear in an error (the API key). */
   secrets: readonly string[];
+}
+
+/** What differs between providers that make one JSON POST per model call: their wire format. */
+export interface JsonProviderSpec {
+  kind: string;
+  model: string;
+  url: string;
+  /** The API key, if the provider sends one: registered as a secret and kept out of every error. */
+  apiKey?: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  /** The request body without the functions. */
+  body(request: CompletionRequest): Record<string, unknown>;
+  /** The functions as the API wants them under `tools` (only asked when there are any). */
+  tools(functions: CompletionRequest['functions']): unknown[];
+  /** The answer as a turn. */
+  parse(answer: unknown, label: string): CompletionTurn;
+}
+
+/** A Provider over postJson: `kind/model` as label, the key kept secret, `tools` only when offered. */
+export function jsonProvider(spec: JsonProviderSpec): Provider {
+  const label = `${spec.kind}/${spec.model}`;
+  const secrets = spec.apiKey ? [spec.apiKey] : [];
+  knownSecrets.add(spec.apiKey);
+  return {
+    kind: spec.kind,
+    model: spec.model,
+    label,
+    async complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionTurn> {
+      const body = spec.body(request);
+      if (request.functions.length > 0) body.tools = spec.tools(request.functions);
+      const answer = await postJson(spec.url, {
+        label,
+        headers: spec.headers,
+        body,
+        signal,
+        timeoutMs: spec.timeoutMs,
+        secrets,
+      });
+      return spec.parse(answer, label);
+    },
+  };
+}
+
+/** Functions as OpenAI-style `tools` (OpenAI, compatible servers, Ollama). */
+export function functionTools(functions: CompletionRequest['functions']): unknown[] {
+  return functions.map((f) => ({
+    type: 'function',
+    function: { name: f.name, description: f.description, parameters: f.parameters },
+  }));
 }
 
 const ERROR_TEXT_CHARS = 300;

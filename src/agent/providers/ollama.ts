@@ -5,10 +5,9 @@
  * final. Ids are made up here, and answers go back as `role: tool` messages in call order with the
  * tool's name (`tool_name`), which is how Ollama matches them.
  */
-import { knownSecrets } from '../../audit/redact.ts';
 import { LlmError } from '../../errors.ts';
-import type { ChatMessage, CompletionRequest, CompletionTurn, Provider, ToolCallRequest } from '../types.ts';
-import { joinUrl, postJson } from './http.ts';
+import type { ChatMessage, CompletionTurn, Provider, ToolCallRequest } from '../types.ts';
+import { functionTools, joinUrl, jsonProvider } from './http.ts';
 import { parseArguments } from './openai.ts';
 
 export const OLLAMA_DEFAULTS = { model: 'llama3.1' } as const;
@@ -32,38 +31,23 @@ type WireMessage =
 
 export function createOllamaProvider(options: OllamaOptions): Provider {
   const model = options.model ?? OLLAMA_DEFAULTS.model;
-  const url = joinUrl(options.baseUrl, '/api/chat');
-  const label = `ollama/${model}`;
-  knownSecrets.add(options.apiKey);
   let seq = 0;
-  return {
+  return jsonProvider({
     kind: 'ollama',
     model,
-    label,
-    async complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionTurn> {
-      const body: Record<string, unknown> = {
-        model,
-        stream: false,
-        messages: [{ role: 'system', content: request.system }, ...toWire(request.messages)],
-        options: { num_predict: request.maxTokens },
-      };
-      if (request.functions.length > 0) {
-        body.tools = request.functions.map((f) => ({
-          type: 'function',
-          function: { name: f.name, description: f.description, parameters: f.parameters },
-        }));
-      }
-      const answer = await postJson(url, {
-        label,
-        headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
-        body,
-        signal,
-        timeoutMs: options.timeoutMs,
-        secrets: options.apiKey ? [options.apiKey] : [],
-      });
-      return fromWire(answer, label, () => `ollama_${++seq}`);
-    },
-  };
+    url: joinUrl(options.baseUrl, '/api/chat'),
+    ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+    headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
+    timeoutMs: options.timeoutMs,
+    body: (request) => ({
+      model,
+      stream: false,
+      messages: [{ role: 'system', content: request.system }, ...toWire(request.messages)],
+      options: { num_predict: request.maxTokens },
+    }),
+    tools: functionTools,
+    parse: (answer, label) => fromWire(answer, label, () => `ollama_${++seq}`),
+  });
 }
 
 function toWire(messages: readonly ChatMessage[]): WireMessage[] {

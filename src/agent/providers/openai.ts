@@ -5,10 +5,9 @@
  * *string* that may not parse: such a call gets a readable error result instead of running.
  * Answers go back as `role: tool` messages carrying the call's `tool_call_id`.
  */
-import { knownSecrets } from '../../audit/redact.ts';
 import { LlmError } from '../../errors.ts';
-import type { ChatMessage, CompletionRequest, CompletionTurn, Provider, ToolCallRequest } from '../types.ts';
-import { joinUrl, postJson } from './http.ts';
+import type { ChatMessage, CompletionTurn, Provider, ToolCallRequest } from '../types.ts';
+import { functionTools, joinUrl, jsonProvider } from './http.ts';
 
 export const OPENAI_DEFAULTS = {
   baseUrl: 'https://api.openai.com/v1',
@@ -37,37 +36,21 @@ type WireMessage =
   | { role: 'tool'; tool_call_id: string; content: string };
 
 export function createOpenAiProvider(options: OpenAiOptions): Provider {
-  const model = options.model;
-  const url = joinUrl(options.baseUrl ?? OPENAI_DEFAULTS.baseUrl, '/chat/completions');
-  const label = `${options.kind}/${model}`;
-  knownSecrets.add(options.apiKey);
-  const headers: Record<string, string> = options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {};
-  return {
+  const { model } = options;
+  return jsonProvider({
     kind: options.kind,
     model,
-    label,
-    async complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionTurn> {
-      const body: Record<string, unknown> = {
-        model,
-        messages: [{ role: 'system', content: request.system }, ...toWire(request.messages)],
-      };
-      if (request.functions.length > 0) {
-        body.tools = request.functions.map((f) => ({
-          type: 'function',
-          function: { name: f.name, description: f.description, parameters: f.parameters },
-        }));
-      }
-      const answer = await postJson(url, {
-        label,
-        headers,
-        body,
-        signal,
-        timeoutMs: options.timeoutMs,
-        secrets: options.apiKey ? [options.apiKey] : [],
-      });
-      return fromWire(answer, label);
-    },
-  };
+    url: joinUrl(options.baseUrl ?? OPENAI_DEFAULTS.baseUrl, '/chat/completions'),
+    ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+    headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
+    timeoutMs: options.timeoutMs,
+    body: (request) => ({
+      model,
+      messages: [{ role: 'system', content: request.system }, ...toWire(request.messages)],
+    }),
+    tools: functionTools,
+    parse: fromWire,
+  });
 }
 
 function toWire(messages: readonly ChatMessage[]): WireMessage[] {
