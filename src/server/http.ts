@@ -21,6 +21,7 @@ import { injectRoutes } from './routes/inject.ts';
 import { listenerRoutes } from './routes/listeners.ts';
 import { mcpRoutes } from './routes/mcp.ts';
 import { organismRoutes } from './routes/organism.ts';
+import { seriesRoutes } from './routes/series.ts';
 import { sessionRoutes } from './routes/session.ts';
 import { threadRoutes } from './routes/threads.ts';
 import { bodyLimit, sameOriginOnly, securityHeaders } from './security.ts';
@@ -81,6 +82,7 @@ export function createApp(
   approvalRoutes(app, deps);
   mcpRoutes(app, deps);
   sessionRoutes(app, deps);
+  seriesRoutes(app);
 
   app.notFound((c) =>
     fail(c, httpError(404, 'request.not_found', `no route for ${c.req.method} ${c.req.path}`)),

@@ -199,8 +199,8 @@ describe('dashboard in chromium against the real daemon', () => {
 
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.locator('tr[data-listener="runner"]').waitFor();
-    // The charts have at least two samples (a line) before the screenshot.
-    await page.locator('polyline.chart-line').first().waitFor({ timeout: 15_000 });
+    // The charts have two points (a line) before the screenshot: the daemon keeps one every 5 s.
+    await page.locator('polyline.chart-line').first().waitFor({ timeout: 30_000 });
     expect(await page.locator('figure.chart').filter({ hasText: 'LLM tokens' }).textContent()).toContain(
       'runner',
     );

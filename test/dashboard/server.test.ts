@@ -152,6 +152,22 @@ describe('the dashboard as the daemon serves it', () => {
     expect(daemon.stdout()).not.toContain(VIEWER_TOKEN);
   });
 
+  it('GET /api/v1/metrics/series: the last minutes of traffic, one point per interval (viewer)', async () => {
+    expect((await call(url, '/api/v1/metrics/series')).status).toBe(401);
+    await call(url, '/api/v1/inject', {
+      token: OPERATOR_TOKEN,
+      body: { to: 'helper', payload: '<helper><task>What is 1 + 1?</task></helper>' },
+    });
+    const page = await until(async () => {
+      const res = await call(url, '/api/v1/metrics/series', { token: VIEWER_TOKEN });
+      return res.json.points.some((p: any) => p.messages_per_second > 0) ? res.json : undefined;
+    }, 30_000);
+    expect(page.interval_ms).toBe(5000);
+    const busy = page.points.find((p: any) => p.messages_per_second > 0);
+    expect(busy.hop_latency_ms).toBeGreaterThan(0);
+    expect(Number.isNaN(Date.parse(busy.time))).toBe(false);
+  }, 40_000);
+
   it('the audit filters by thread (the thread view joins calls to their messages)', async () => {
     const threads: string[] = [];
     for (const task of ['What is 2 + 3?', 'What is 7 * 6?']) {

@@ -5,68 +5,22 @@ import { Bars, Sparkline } from '../lib/chart.js';
 import { clock, field, number, parseMetrics } from '../lib/format.js';
 import { useLive } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
-import { useEffect, useState } from '../vendor/hooks.js';
+import { useState } from '../vendor/hooks.js';
 import { failureText, Problem } from './common.js';
 
-const SAMPLE_MS = 2000;
-const KEEP = 150; // five minutes of samples
+const REFRESH_MS = 5000;
 
-/** Totals read from one /metrics text. */
-function totals(text) {
-  const t = { messages: 0, hopSum: 0, hopCount: 0, tokens: {} };
+/** LLM tokens by agent from one /metrics text. */
+function tokensByAgent(text) {
+  const tokens = {};
   for (const m of parseMetrics(text)) {
-    if (m.name === 'organism_messages_total') t.messages += m.value;
-    else if (m.name === 'organism_hop_latency_seconds_sum') t.hopSum += m.value;
-    else if (m.name === 'organism_hop_latency_seconds_count') t.hopCount += m.value;
-    else if (m.name === 'organism_llm_tokens_total') {
-      const agent = m.labels.listener ?? '?';
-      t.tokens[agent] ??= { input: 0, output: 0 };
-      t.tokens[agent][m.labels.direction === 'output' ? 'output' : 'input'] += m.value;
-    }
+    if (m.name !== 'organism_llm_tokens_total') continue;
+    const agent = m.labels.listener ?? '?';
+    tokens[agent] = (tokens[agent] ?? 0) + m.value;
   }
-  return t;
-}
-
-// Kept across visits to the page, so coming back shows the minutes already sampled.
-const samples = [];
-
-function useSeries() {
-  const [, setVersion] = useState(0);
-  const [error, setError] = useState();
-  useEffect(() => {
-    let stopped = false;
-    const sample = async () => {
-      try {
-        const t = totals(await metricsText());
-        samples.push({ at: Date.now(), ...t });
-        if (samples.length > KEEP) samples.splice(0, samples.length - KEEP);
-        if (!stopped) {
-          setError(undefined);
-          setVersion((v) => v + 1);
-        }
-      } catch (e) {
-        if (!stopped) setError(e);
-      }
-    };
-    sample();
-    const timer = setInterval(sample, SAMPLE_MS);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
-  }, []);
-  const rate = [];
-  const latency = [];
-  for (let i = 1; i < samples.length; i++) {
-    const a = samples[i - 1];
-    const b = samples[i];
-    const dt = (b.at - a.at) / 1000;
-    rate.push(dt > 0 ? Math.max(0, b.messages - a.messages) / dt : 0);
-    const n = b.hopCount - a.hopCount;
-    // An interval with no hop has no latency (not a latency of 0).
-    if (n > 0) latency.push(((b.hopSum - a.hopSum) / n) * 1000);
-  }
-  return { rate, latency, last: samples[samples.length - 1], error };
+  return Object.entries(tokens)
+    .map(([label, value]) => ({ label, value }))
+    .sort((a, b) => b.value - a.value);
 }
 
 function ListenerRow({ listener, failures, session, reload }) {
@@ -115,25 +69,31 @@ export function OverviewPage({ session }) {
   const failures = useLive(() => api('/messages?kind=failure&limit=200'), [], {
     when: (e) => e.type === 'message' && e.kind === 'failure',
   });
-  const series = useSeries();
+  // The daemon keeps the last minutes (GET /metrics/series), so the charts start full.
+  const series = useLive(() => api('/metrics/series'), [], { everyMs: REFRESH_MS });
+  const tokens = useLive(async () => tokensByAgent(await metricsText()), [], {
+    everyMs: REFRESH_MS,
+    when: (e) => e.type === 'message' && e.kind === 'model-turn',
+  });
+  const points = series.data?.points ?? [];
+  const rate = points.map((p) => p.messages_per_second);
+  const latency = points.filter((p) => p.hop_latency_ms !== null).map((p) => p.hop_latency_ms);
+  const minutes = Math.round(((series.data?.interval_ms ?? REFRESH_MS) * points.length) / 60000);
   const byListener = {};
   for (const f of failures.data?.messages ?? []) {
     const name = field(f.payload, 'listener') ?? f.from;
     byListener[name] ??= [];
     byListener[name].push(f);
   }
-  const tokens = Object.entries(series.last?.tokens ?? {})
-    .map(([agent, t]) => ({ label: agent, value: t.input + t.output }))
-    .sort((a, b) => b.value - a.value);
   return html`<section aria-labelledby="overview-title">
     <h1 id="overview-title">Overview</h1>
     <div class="charts">
-      <${Sparkline} label="Messages per second" values=${series.rate} digits=${1} />
-      <${Sparkline} label="Hop latency (mean)" values=${series.latency} unit=" ms" digits=${1} />
-      <${Bars} label="LLM tokens by agent (input + output)" rows=${tokens} />
+      <${Sparkline} label="Messages per second" values=${rate} digits=${1} />
+      <${Sparkline} label="Hop latency (mean)" values=${latency} unit=" ms" digits=${1} />
+      <${Bars} label="LLM tokens by agent (input + output)" rows=${tokens.data ?? []} />
     </div>
-    <p class="muted">Sampled from /metrics every ${SAMPLE_MS / 1000} s while this page is open (up to five minutes).</p>
-    <${Problem} error=${series.error} />
+    <p class="muted">The last ${minutes < 1 ? 'minute' : `${minutes} min`}, one point every ${(series.data?.interval_ms ?? REFRESH_MS) / 1000} s.</p>
+    <${Problem} error=${series.error ?? tokens.error} />
     <h2>Listeners</h2>
     <${Problem} error=${listeners.error} />
     <table class="grid">
@@ -149,6 +109,6 @@ export function OverviewPage({ session }) {
         )}
       </tbody>
     </table>
-    ${listeners.data ? html`<p class="muted">${listeners.data.listeners.length} listeners, ${number(series.last?.messages)} messages delivered since start.</p>` : null}
+    ${listeners.data ? html`<p class="muted">${listeners.data.listeners.length} listeners, ${number(rate.length ? rate[rate.length - 1] : 0, 1)} messages per second now.</p>` : null}
   </section>`;
 }
