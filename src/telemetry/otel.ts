@@ -55,9 +55,9 @@ export interface Telemetry {
   readonly tracing: Tracing;
   readonly endpoint: string;
   counts(): SpanCounts;
-  /** Exports what is queued (bounded by otlp.timeout_ms). */
+  /** Exports what is queued (bounded by otlp.timeout_ms); never rejects. */
   flush(): Promise<void>;
-  /** Exports what is queued, then stops; spans ended after this are not exported. */
+  /** Exports what is queued, then stops (spans ended after this are not exported); never rejects. */
   shutdown(): Promise<void>;
 }
 
@@ -235,7 +235,8 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
     tracing,
     endpoint: url,
     counts: () => ({ ...counts }),
-    flush: () => provider.forceFlush(),
-    shutdown: () => provider.shutdown(),
+    // A failed export is counted (and logged) where it fails: these only wait, they never throw.
+    flush: () => provider.forceFlush().catch(() => {}),
+    shutdown: () => provider.shutdown().catch(() => {}),
   };
 }

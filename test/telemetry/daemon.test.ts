@@ -157,6 +157,30 @@ describe('tracing the default organism', { timeout: 30_000 }, () => {
     expect(printer.traceId).toBe(hop.traceId);
   });
 
+  it("a refused tool call: the guard's verdict and rule, and the dispatcher's code, on execute_tool", async () => {
+    const thread = await inject(
+      'toolbox',
+      '<use-tool><tool>fetch_url</tool><args>{"url": "http://127.0.0.1:9/secret"}</args></use-tool>',
+    );
+    const spans = await traceOf(thread, 2);
+    const hop = byName(spans, 'deliver toolbox');
+    const tool = byName(spans, 'execute_tool fetch_url');
+    expect(tool.parentSpanId).toBe(hop.spanId);
+    expect(tool.attributes).toMatchObject({
+      'organism.tool.outcome': 'refused',
+      'organism.guard.verdict': 'deny',
+      'organism.tool.code': 'GuardDenied',
+      'error.type': 'GuardDenied',
+    });
+    expect(String(tool.attributes['organism.guard.rule_id'])).toMatch(/^web\./);
+    expect(tool.status.code).toBe(2); // ERROR
+    // Not granted: refused before any guard, so no verdict.
+    const other = await inject('toolbox', '<use-tool><tool>run_command</tool><args>{}</args></use-tool>');
+    const refused = byName(await traceOf(other, 2), 'execute_tool run_command');
+    expect(refused.attributes['organism.tool.code']).toBe('PermissionDenied');
+    expect(refused.attributes['organism.guard.verdict']).toBeUndefined();
+  });
+
   it('records no content without capture_content: no payload, prompt, output, arguments or result', async () => {
     const thread = await inject('assistant', '<assistant><task>What is 6 * 7?</task></assistant>');
     const spans = await traceOf(thread, 7);

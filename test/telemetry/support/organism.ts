@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 export const LISTENERS = fileURLToPath(new URL('../../../listeners/', import.meta.url));
 
-/** The default organism's greeter -> shouter -> printer and its scripted assistant (calculate). */
+/** The default organism's greeter -> shouter -> printer, its toolbox and its scripted assistant (calculate). */
 export const DEFAULT_LISTENERS = `listeners:
   - name: greeter
     handler: ${LISTENERS}greeter.ts
@@ -16,6 +16,9 @@ export const DEFAULT_LISTENERS = `listeners:
     peers: [printer]
   - name: printer
     handler: ${LISTENERS}printer.ts
+  - name: toolbox
+    handler: ${LISTENERS}toolbox.ts
+    tools: [calculate, fetch_url]
   - name: assistant
     agent: true
     description: Answers questions, working out arithmetic with the calculate tool.
