@@ -130,7 +130,16 @@ function App() {
   useEffect(() => {
     if (!session) return;
     openStream();
-    return closeStream;
+    const expired = () => {
+      token.clear();
+      setProblem('The token is no longer accepted; sign in again.');
+      setSession(null);
+    };
+    addEventListener('organism:signed-out', expired);
+    return () => {
+      removeEventListener('organism:signed-out', expired);
+      closeStream();
+    };
   }, [session]);
   if (session === undefined) return html`<p class="loading">Loading…</p>`;
   if (session === null) return html`<${SignIn} onSession=${setSession} problem=${problem} />`;

@@ -43,6 +43,8 @@ export async function api(path, { method, body } = {}) {
     json = undefined;
   }
   if (!res.ok) {
+    // The token stopped working (rotated, removed by a reload): back to the sign-in page.
+    if (res.status === 401 && token.get()) dispatchEvent(new Event('organism:signed-out'));
     throw new ApiError(res.status, json?.error?.code ?? `http.${res.status}`, json?.error?.message ?? text);
   }
   return json;

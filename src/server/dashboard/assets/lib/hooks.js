@@ -1,5 +1,5 @@
-// Data loading for pages: fetch, then fetch again when a matching stream event arrives (debounced,
-// so a burst of events costs one request) or every `everyMs`.
+// Data loading for pages: fetch, then fetch again when a matching stream event arrives (at most
+// every 250 ms, so a burst of events costs one request) or every `everyMs`.
 import { useCallback, useEffect, useRef, useState } from '../vendor/hooks.js';
 import { onEvent } from './api.js';
 
@@ -22,10 +22,14 @@ export function useLive(load, deps, { when, everyMs } = {}) {
   useEffect(() => {
     setState({ data: undefined, error: undefined });
     reload();
+    // Throttled, not debounced: under a steady stream of events the page still refreshes
+    // every 250 ms instead of waiting for a quiet moment that may never come.
     let timer;
     const stale = () => {
-      clearTimeout(timer);
-      timer = setTimeout(reload, 200);
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        reload();
+      }, 250);
     };
     const off = when ? onEvent((e) => when(e) && stale()) : () => {};
     const every = everyMs ? setInterval(reload, everyMs) : undefined;
