@@ -10,7 +10,8 @@
  *
  * Why not a loader (tsx): Node 20 runs module hooks on a thread of their own, which with tsx and
  * esbuild loaded into it costs the daemon ~50 MB for as long as it runs. esbuild's service is a
- * separate process here, stopped shortly after the last compile.
+ * separate process here, stopped shortly after the last compile; and a module compiled before and
+ * unchanged since comes from compiled-cache.ts without esbuild.
  *
  * A listener is an ES module (`import ... from 'organism'`), so it is compiled as one whatever the
  * project's "type" (commonjs too). Being one bundle, a module whose files changed is a new module:
@@ -21,9 +22,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ListenerLoadError } from '../errors.ts';
+import { cacheDir, cachedModule, storeModule } from './compiled-cache.ts';
 
 type Esbuild = typeof import('esbuild');
 
@@ -66,31 +68,47 @@ function idleStop(api: Esbuild): void {
   stopTimer.unref();
 }
 
-/** Compiles `absPath` with its local imports into one ES module and imports it. */
+/** Compiles `absPath` with its local imports into one ES module (or takes it from the cache) and imports it. */
 export async function importTypescriptModule(absPath: string): Promise<Record<string, unknown>> {
+  const cache = cacheDir(absPath);
+  const hit = cache === undefined ? undefined : await cachedModule(cache, absPath);
+  if (hit !== undefined) {
+    enableSourceMaps();
+    try {
+      return (await import(pathToFileURL(hit).href)) as Record<string, unknown>;
+    } catch {
+      // A package it imports moved or went away since: compile again below.
+    }
+  }
   const api = await loadEsbuild(absPath);
   clearTimeout(stopTimer);
-  let code: string;
+  let compiled: { code: string; inputs: string[] };
   try {
-    code = await compile(api, absPath);
+    compiled = await compile(api, absPath);
   } finally {
     idleStop(api);
   }
-  if (!sourceMapsOn) {
-    // Stack traces through the source map: the user's file:line, not the compiled file's.
-    process.setSourceMapsEnabled(true);
-    sourceMapsOn = true;
-  }
+  enableSourceMaps();
+  const stored =
+    cache === undefined ? undefined : await storeModule(cache, absPath, compiled.code, compiled.inputs);
+  if (stored !== undefined) return (await import(pathToFileURL(stored).href)) as Record<string, unknown>;
   const file = join(
     outputDir(),
-    `${basename(absPath)}.${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`,
+    `${basename(absPath)}.${createHash('sha256').update(compiled.code).digest('hex').slice(0, 16)}.mjs`,
   );
-  await writeFile(file, code, { mode: 0o600 });
+  await writeFile(file, compiled.code, { mode: 0o600 });
   try {
     return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } finally {
     await rm(file, { force: true });
   }
+}
+
+/** Stack traces through the source maps: the user's file:line, not the compiled file's. */
+function enableSourceMaps(): void {
+  if (sourceMapsOn) return;
+  process.setSourceMapsEnabled(true);
+  sourceMapsOn = true;
 }
 
 let dir: string | undefined;
@@ -105,7 +123,7 @@ function outputDir(): string {
   return dir;
 }
 
-async function compile(api: Esbuild, absPath: string): Promise<string> {
+async function compile(api: Esbuild, absPath: string): Promise<{ code: string; inputs: string[] }> {
   const result = await api.build({
     entryPoints: [absPath],
     absWorkingDir: dirname(absPath),
@@ -122,6 +140,7 @@ async function compile(api: Esbuild, absPath: string): Promise<string> {
     sourcesContent: false,
     outfile: `${absPath}.organism.mjs`,
     logLevel: 'silent',
+    metafile: true,
     plugins: [
       {
         name: 'organism-user-module',
@@ -164,5 +183,10 @@ async function compile(api: Esbuild, absPath: string): Promise<string> {
   delete sourceMap.sourceRoot;
   const body = js.text.replace(/\n\/\/# sourceMappingURL=.*\n?$/, '\n');
   const inline = Buffer.from(JSON.stringify(sourceMap)).toString('base64');
-  return `${body}//# sourceMappingURL=data:application/json;base64,${inline}\n`;
+  const code = `${body}//# sourceMappingURL=data:application/json;base64,${inline}\n`;
+  // The local files compiled in (packages stay outside): what the cache checks for edits.
+  const inputs = Object.keys(result.metafile?.inputs ?? {})
+    .filter((path) => !path.includes('node_modules/'))
+    .map((path) => resolve(dirname(absPath), path));
+  return { code, inputs };
 }
