@@ -4,6 +4,7 @@
  * waits without holding its call id, so a restart while it waits leaves nothing "in doubt", and the
  * re-run of the same call finds its approval again (see gate.ts) and acts once when approved.
  */
+import type { ToolFailureCode } from '../failure-codes.ts';
 import type { Refusal } from '../run-tool.ts';
 import type { ToolDefinition } from '../types.ts';
 import type { ApprovalGate } from './gate.ts';
@@ -21,7 +22,8 @@ export async function approvalStep(
 ): Promise<Refusal | null> {
   const why = approvalReason(input.settings.mode, input.definition, input.verdict);
   if (why === null) return null;
-  const denied = (message: string): Refusal => ({ status: 'refused', code: 'ApprovalDenied', message });
+  const code = 'ApprovalDenied' satisfies ToolFailureCode;
+  const denied = (message: string): Refusal => ({ status: 'refused', code, message });
   // Fail closed: a call that must be approved never runs where nobody can approve it.
   if (!gate) return denied(`${input.tool} needs approval (${why}), and this runtime has no approval service`);
   const { definition: _definition, ...ask } = input;
