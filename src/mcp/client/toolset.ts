@@ -160,9 +160,11 @@ export class ServerToolset {
         // A lazy server is listed only now: its schema and pin are checked here before anything is sent.
         const now = connection.tools.get(tool);
         if (!now) throw new McpError('mcp.unavailable', `MCP server ${server.name} does not offer ${tool}`);
-        const pin = pinProblem(this.#deps.pins(), server.name, now);
-        if (pin) throw new OrganismError('IntegrityFailure', pin, { rule_id: 'mcp.integrity' });
+        // The dispatcher checked pin and schema of the listing this definition was built from;
+        // a newer listing (a lazy server's first, or a relisting since) is checked here.
         if (now !== remote) {
+          const pin = pinProblem(this.#deps.pins(), server.name, now);
+          if (pin) throw new OrganismError('IntegrityFailure', pin, { rule_id: 'mcp.integrity' });
           const check = compileRemote(now.inputSchema);
           if (!check(args)) {
             const why = (check.errors ?? [])
