@@ -70,6 +70,7 @@ export class Deliverer {
             {
               id: message.id,
               seq: 0,
+              trace: span,
             },
           );
           return Promise.resolve();
@@ -91,6 +92,7 @@ export class Deliverer {
       this.failures.huhToSender(thread, frame, message, 'parse', message.envelope, undefined, {
         id: message.id,
         seq: 0,
+        trace: span,
       });
       return Promise.resolve();
     }
@@ -111,7 +113,7 @@ export class Deliverer {
       if (!queue.offer(thread.id, delivery)) {
         bus.hooks.delivered?.(target.name, 'busy', Date.now() - message.time, thread.id);
         span?.end('busy');
-        this.failures.failFrame(thread, frame, 'bus.busy', { id: message.id, seq: 0 });
+        this.failures.failFrame(thread, frame, 'bus.busy', { id: message.id, seq: 0, trace: span });
         this.inFlight.settle(thread);
         resolve();
       }
