@@ -31,8 +31,9 @@ export function opsPerSecond(fn: () => void, ms = 1_000): number {
 }
 
 /**
- * The V8 flags the daemon runs with (package.json `start`, bin/organism.js, the README's systemd
- * unit); RSS and the two-daemon throughput are measured with them.
+ * The V8 flags the in-process RSS and two-daemon throughput benches run their children with. The
+ * daemon itself sets its own flags in bin/organism.js (in-process, so every way of starting it
+ * gets them); bench/daemon.ts measures it started as a user starts it.
  */
 export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=4', '--single-threaded-gc'];
 
