@@ -5,23 +5,14 @@
  */
 import type { Logger } from 'pino';
 import type { BusSection, LimitsSection } from '../config/types.ts';
-import type { Capability, ToolResult } from '../tools/types.ts';
-import type { TraceScope, Tracing } from '../telemetry/types.ts';
+import type { Tracing } from '../telemetry/types.ts';
+import type { CallRequest, ToolResult } from '../tools/types.ts';
 import type { ThreadHistory } from './history/index.ts';
 import type { ThreadStore } from './thread-store.ts';
 
 /** How the bus reaches the tool dispatcher (src/tools), without depending on it. */
 export interface ToolPort {
-  call(request: {
-    tool: string;
-    args: unknown;
-    listener: string;
-    thread: string;
-    scope?: readonly Capability[];
-    callId?: string;
-    /** The span the call's `execute_tool` span starts under (tracing on). */
-    trace?: TraceScope;
-  }): Promise<ToolResult>;
+  call(request: CallRequest): Promise<ToolResult>;
 }
 
 export interface BusOptions {

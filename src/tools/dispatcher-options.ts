@@ -4,28 +4,15 @@ import type { AuditSink } from '../audit/log.ts';
 import { schemaDefault } from '../config/schema.ts';
 import type { TrustLevel } from '../config/types.ts';
 import type { GuardInput, Verdict } from '../guard/types.ts';
-import type { TraceScope } from '../telemetry/types.ts';
 import type { ApprovalGate } from './approval/gate.ts';
 import type { RegisteredTool, ToolRegistry } from './registry.ts';
 import type { ListenerGrants } from './tool-config.ts';
-import type { Capability, GuardKind, ToolServices } from './types.ts';
+import type { CallRequest, GuardKind, ToolServices } from './types.ts';
+
+export type { CallRequest };
 
 /** The guard entry point (src/guard's checkCall); tests may pass their own. */
 export type GuardCheck = (kind: GuardKind, input: GuardInput) => Verdict | Promise<Verdict>;
-
-export interface CallRequest {
-  tool: string;
-  args: unknown;
-  /** The calling listener; its grants and tool_config apply. */
-  listener: string;
-  thread: string;
-  /** The thread's capability scope; grants are intersected with it. Absent means unscoped. */
-  scope?: readonly Capability[];
-  /** Idempotency key for side-effecting tools; one is made up when absent. */
-  callId?: string;
-  /** Tracing on: the span this call's `execute_tool` span starts under (the hop or the agent's task). */
-  trace?: Pick<TraceScope, 'tool'>;
-}
 
 export interface Availability {
   tool: string;

@@ -4,6 +4,7 @@
  * so a tool's `run` only does the work.
  */
 import type { OrganismConfig, ToolConfig, TrustLevel } from '../config/types.ts';
+import type { TraceScope } from '../telemetry/types.ts';
 import type { JsonSchema } from '../xml/json-schema.ts';
 
 /** The one capability a tool needs. A thread's capability scope is a subset of these. */
@@ -103,6 +104,21 @@ export interface ToolDefinition<Args = any, Result = unknown> {
    */
   notice?(config: ToolConfig): string | null;
   run(args: Args, ctx: ToolRunContext): Promise<Result>;
+}
+
+/** One tool call as the runtime asks for it: what the bus hands the dispatcher (its ToolPort). */
+export interface CallRequest {
+  tool: string;
+  args: unknown;
+  /** The calling listener; its grants and tool_config apply. */
+  listener: string;
+  thread: string;
+  /** The thread's capability scope; grants are intersected with it. Absent means unscoped. */
+  scope?: readonly Capability[];
+  /** Idempotency key for side-effecting tools; one is made up when absent. */
+  callId?: string;
+  /** Tracing on: the span this call's `execute_tool` span starts under (the hop or the agent's task). */
+  trace?: Pick<TraceScope, 'tool'>;
 }
 
 /** Why a call was refused or failed; readable by an agent so it can recover. */

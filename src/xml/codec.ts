@@ -105,20 +105,26 @@ interface Plan {
   items: Plan;
 }
 
-const GENERIC: Plan = {
-  any: true,
-  str: false,
-  num: false,
-  bool: false,
-  nul: false,
-  obj: false,
-  arr: false,
-  props: null,
-  extra: null as unknown as Plan,
-  items: null as unknown as Plan,
-};
-GENERIC.extra = GENERIC;
-GENERIC.items = GENERIC;
+/** A plan that accepts nothing yet (`any` aside); unnamed properties and items follow `rest`, else itself. */
+function blankPlan(any: boolean, rest?: Plan): Plan {
+  // extra and items are set right below: a plan may be its own (GENERIC is, at any depth).
+  const plan = {
+    any,
+    str: false,
+    num: false,
+    bool: false,
+    nul: false,
+    obj: false,
+    arr: false,
+    props: null,
+  } as Plan;
+  plan.extra = rest ?? plan;
+  plan.items = rest ?? plan;
+  return plan;
+}
+
+/** Anything goes, at any depth. */
+const GENERIC: Plan = blankPlan(true);
 
 const plans = new WeakMap<object, Plan>();
 
@@ -137,18 +143,7 @@ function planFor(schema: unknown): Plan {
   if (!isSchema(schema)) return GENERIC;
   const cached = plans.get(schema);
   if (cached !== undefined) return cached;
-  const plan: Plan = {
-    any: false,
-    str: false,
-    num: false,
-    bool: false,
-    nul: false,
-    obj: false,
-    arr: false,
-    props: null,
-    extra: GENERIC,
-    items: GENERIC,
-  };
+  const plan = blankPlan(false, GENERIC);
   plans.set(schema, plan);
   fillPlan(plan, schema);
   if (!(plan.str || plan.num || plan.bool || plan.nul || plan.obj || plan.arr)) plan.any = true;
