@@ -185,6 +185,15 @@ export async function createToolRuntime(
             manifestPath: paths.manifest,
             publicKey: publicKey.key,
             warn,
+            threat: (tool, reason) =>
+              audit.append({
+                type: 'threat',
+                time: new Date().toISOString(),
+                kind: 'integrity',
+                tool,
+                reason,
+                module: null,
+              }),
           })
         : undefined;
 

@@ -4,7 +4,9 @@
  * cancels the request on the server, a lazy server starts at its first call, and annotations count
  * only when tool_config trusts the server.
  */
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readAuditLines } from '../../src/audit/read.ts';
 import { captureIo } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import type { ToolRuntime } from '../../src/tools/runtime.ts';
@@ -57,6 +59,13 @@ describe('MCP server lifecycle and integrity', () => {
     expect(message(refused)).toContain('changed since it was signed');
     const listed = runtime.dispatcher.availability('worker').find((a) => a.tool === 'rug.greet');
     expect(listed?.available).toBe(false);
+    // Written to the audit log as a threat, once.
+    await runtime.audit.flush();
+    const threats = (await readAuditLines(join(o.dataDir, 'audit.jsonl')))
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.type === 'threat');
+    expect(threats).toHaveLength(1);
+    expect(threats[0]).toMatchObject({ kind: 'integrity', tool: 'rug.greet' });
 
     // Signed again (someone read the new description and accepts it): usable again, no restart needed.
     expect(await sign()).toMatch(/pinned/);

@@ -62,6 +62,8 @@ export interface AttachOptions {
   manifestPath: string;
   publicKey: KeyObject | undefined;
   warn(message: string): void;
+  /** A tool failing its pin (a rug pull): a threat record in the audit log, once per tool and reason. */
+  threat?(tool: string, reason: string): void;
 }
 
 export interface AttachedMcp {
@@ -93,6 +95,7 @@ export async function attachMcp(options: AttachOptions): Promise<AttachedMcp> {
   pool.retain(new Set(servers.map((s) => s.name)));
   const granted = grantedMcpTools(config);
   const sets = new Map<string, ServerToolset>();
+  const reported = new Set<string>();
   for (const server of servers) {
     const connection = pool.acquire(server, { config, env });
     sets.set(server.name, new ServerToolset({ registry, connection, pins, granted }));
@@ -113,7 +116,16 @@ export async function attachMcp(options: AttachOptions): Promise<AttachedMcp> {
       if (tool.definition.source !== 'external') return undefined;
       const parts = splitQualified(tool.definition.name);
       const set = parts ? sets.get(parts.server) : undefined;
-      return set && parts ? set.integrity(parts.tool) : undefined;
+      if (!set || !parts) return undefined;
+      const reason = set.integrity(parts.tool);
+      if (reason !== null) {
+        const key = `${tool.definition.name}\u0000${reason}`;
+        if (!reported.has(key)) {
+          reported.add(key);
+          options.threat?.(tool.definition.name, reason);
+        }
+      }
+      return reason;
     },
     close() {
       for (const set of sets.values()) set.close();
