@@ -56,20 +56,27 @@ function fail(span: Span, error: unknown): void {
   });
 }
 
-/** `invoke_agent {agent}` under `parent`. */
-export function startAgent(f: SpanFactory, parent: Context, agent: string, thread: string): AgentSpan {
-  const span = f.tracer.startSpan(
-    `invoke_agent ${agent}`,
-    {
-      kind: SpanKind.INTERNAL,
-      attributes: {
-        'gen_ai.operation.name': 'invoke_agent',
-        'gen_ai.agent.name': agent,
-        'gen_ai.conversation.id': thread,
-      },
-    },
+/** An INTERNAL `{operation} {name}` span under `parent`, its gen_ai.operation.name set. */
+function operationSpan(
+  f: SpanFactory,
+  parent: Context,
+  operation: string,
+  name: string,
+  attributes: Attributes,
+): Span {
+  return f.tracer.startSpan(
+    `${operation} ${name}`,
+    { kind: SpanKind.INTERNAL, attributes: { 'gen_ai.operation.name': operation, ...attributes } },
     parent,
   );
+}
+
+/** `invoke_agent {agent}` under `parent`. */
+export function startAgent(f: SpanFactory, parent: Context, agent: string, thread: string): AgentSpan {
+  const span = operationSpan(f, parent, 'invoke_agent', agent, {
+    'gen_ai.agent.name': agent,
+    'gen_ai.conversation.id': thread,
+  });
   return new AgentScope(f, span, thread);
 }
 
@@ -81,20 +88,12 @@ export function startTool(
   callId: string,
   thread: string,
 ): ToolSpan {
-  const span = f.tracer.startSpan(
-    `execute_tool ${tool}`,
-    {
-      kind: SpanKind.INTERNAL,
-      attributes: {
-        'gen_ai.operation.name': 'execute_tool',
-        'gen_ai.tool.name': tool,
-        'gen_ai.tool.call.id': callId,
-        'gen_ai.tool.type': 'function',
-        'gen_ai.conversation.id': thread,
-      },
-    },
-    parent,
-  );
+  const span = operationSpan(f, parent, 'execute_tool', tool, {
+    'gen_ai.tool.name': tool,
+    'gen_ai.tool.call.id': callId,
+    'gen_ai.tool.type': 'function',
+    'gen_ai.conversation.id': thread,
+  });
   return new ToolCallSpan(f, span);
 }
 
