@@ -100,6 +100,25 @@ describe('MCP server lifecycle and integrity', () => {
     });
   });
 
+  it('organism tools list --as marks the tools of a server that cannot start [UNAVAILABLE: why]', async () => {
+    const o = await tempOrganism(`mcp_servers:
+  - name: broken
+    command: /bin/false
+    capabilities: { thing: read }
+listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [broken.thing]
+`);
+    const io = captureIo();
+    expect(await main(['tools', 'list', '--config', o.config, '--as', 'worker'], io)).toBe(0);
+    const line = io.stdout.find((l) => l.startsWith('broken.thing'));
+    expect(line).toMatch(
+      /\[UNAVAILABLE: server broken is down: its process exited before it was ready; restarting in/,
+    );
+  });
+
   it('a timeout answers the agent and sends notifications/cancelled to the server', async () => {
     const o = await tempOrganism(`${rugServer()}listeners:
   - name: worker

@@ -117,7 +117,14 @@ export class McpConnection {
       const { ToolListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
       client = new Client({ name: 'organism', version: '1' }, { capabilities: {} });
       client.onclose = () => {
-        if (generation === this.#generation) this.#lost('its connection closed');
+        if (generation !== this.#generation) return;
+        const stdio = this.server.url === undefined;
+        const starting = this.#state === 'starting';
+        this.#lost(
+          stdio
+            ? `its process exited${starting ? ' before it was ready' : ''}`
+            : `its connection closed${starting ? ' while starting' : ''}`,
+        );
       };
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         if (generation === this.#generation)
