@@ -1,7 +1,8 @@
 /**
  * The OpenTelemetry side, imported only when organism.yaml has a `telemetry:` section (index.ts):
- * a tracer provider with a parent-based ratio sampler, spans exported over OTLP/HTTP (JSON) through
- * a BatchSpanProcessor whose queue is bounded. An exporter that is down or slow never slows the
+ * hop spans (hop.ts) sampled by the thread's first hop or their parent's flag, agent, chat and tool
+ * spans from a tracer provider with the same parent-based ratio sampler, all exported over OTLP/HTTP
+ * (JSON) through a BatchSpanProcessor whose queue is bounded. An exporter that is down or slow never slows the
  * bus: a span that finds the queue full is dropped, and every span lost (queue full, or an export
  * the collector refused or never answered) is counted in /metrics.
  */
