@@ -2,8 +2,9 @@
  * The package as a new user gets it: `npm run build`, `npm pack`, a fresh project, `npm install
  * <tarball>`, `npx organism init`, `npm install`; then the project's own `npm test` and `npx tsc
  * --noEmit` pass, and `npx organism run` carries a thread through the project's listener and a call
- * of the project's own tool. Slow (several npm installs, from the npm cache where it has the
- * packages), so one describe with one long timeout.
+ * of the project's own tool. The installs are --offline, from npm's cache (.ci/run fills it with
+ * one install before the tests), so the test reaches nothing past loopback. Slow (several npm
+ * installs), so one describe with one long timeout.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/daemon.ts';
 
-const NPM_INSTALL_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund'];
+const NPM_INSTALL_FLAGS = ['--offline', '--no-audit', '--no-fund'];
 
 /**
  * The environment of a user's shell: without what `npm test` and vitest set for this run (npm_*
