@@ -28,9 +28,16 @@ export function unescapeXml(text) {
   return text.replace(/&(?:lt|gt|quot|apos|amp);/g, (e) => ENTITIES[e]);
 }
 
+const FIELD_PATTERNS = new Map();
+
 /** The text of the first `<tag>` in `xml` (unescaped), or undefined; `<tag/>` is ''. */
 export function field(xml, tag) {
-  const open = new RegExp(`<${tag}(?:\\s[^>]*)?(?:/>|>([\\s\\S]*?)</${tag}>)`).exec(xml);
+  let pattern = FIELD_PATTERNS.get(tag);
+  if (!pattern) {
+    pattern = new RegExp(`<${tag}(?:\\s[^>]*)?(?:/>|>([\\s\\S]*?)</${tag}>)`);
+    FIELD_PATTERNS.set(tag, pattern);
+  }
+  const open = pattern.exec(xml);
   if (!open) return undefined;
   return unescapeXml(open[1] ?? '');
 }

@@ -1,18 +1,25 @@
 // Pieces several pages use: error and empty states, a payload viewer, the role check.
 import { field, prettyXml } from '../lib/format.js';
 import { html } from '../lib/html.js';
+import { useState } from '../vendor/hooks.js';
 
 export function Problem({ error }) {
   if (!error) return null;
   return html`<p class="error" role="alert">${error.code ? `${error.code}: ` : ''}${error.message}</p>`;
 }
 
-/** XML payload, indented; folded behind a summary when longer than `fold` lines. */
+/**
+ * XML payload, indented; folded behind a summary when longer than `fold` lines. A folded payload
+ * is laid out only once opened, so a long thread renders quickly.
+ */
 export function Payload({ xml, fold = 12, label = 'payload' }) {
+  const [open, setOpen] = useState(false);
   const text = prettyXml(xml);
   const lines = text.split('\n').length;
   if (lines <= fold) return html`<pre class="xml">${text}</pre>`;
-  return html`<details class="fold"><summary>${label} (${lines} lines)</summary><pre class="xml">${text}</pre></details>`;
+  return html`<details class="fold" onToggle=${(e) => setOpen(e.currentTarget.open)}>
+    <summary>${label} (${lines} lines)</summary>${open ? html`<pre class="xml">${text}</pre>` : null}
+  </details>`;
 }
 
 /** A short JSON text of a value, folded when long. */
