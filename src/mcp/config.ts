@@ -4,39 +4,16 @@
  * the SDK, so the config, validate and the grant check never load it.
  */
 
-import type { TrustLevel } from '../config/types.ts';
+import type { McpServerSection, TrustLevel } from '../config/types.ts';
 import type { Capability, GuardKind } from '../tools/types.ts';
 
-export interface McpServerConfig {
-  name: string;
-  /** stdio: the program (a path with `/` is taken relative to organism.yaml's folder). */
-  command?: string;
-  args?: string[];
-  /** `NAME_env: DAEMON_VAR`: the server gets NAME set to the daemon's DAEMON_VAR, and nothing else. */
-  env?: Record<string, string>;
-  /** stdio: the server's own folder, its working directory and the one it may write. */
-  workspace?: string;
-  sandbox?: 'bubblewrap' | 'none';
-  network?: boolean;
-  max_memory_mb?: number;
-  max_processes?: number;
-  /** Streamable HTTP endpoint. */
-  url?: string;
-  /** Environment variable holding the bearer token for `url`. */
-  token_env?: string;
-  headers?: Record<string, string>;
-  timeout_ms?: number;
-  startup_timeout_ms?: number;
-  include?: string[];
-  exclude?: string[];
-  start?: 'daemon' | 'lazy';
+/** One entry of `mcp_servers:` as organism.yaml has it (the schema checked the names below). */
+export type McpServerConfig = Omit<McpServerSection, 'capabilities' | 'guards'> & {
   /** Capability each tool needs, as the operator says (by the server's tool name). */
   capabilities?: Record<string, Capability>;
   /** Guard judging each tool's calls (by the server's tool name). */
   guards?: Record<string, GuardKind>;
-  restart_initial_ms?: number;
-  restart_max_ms?: number;
-}
+};
 
 /** A server config with every default applied. */
 export type ResolvedServerConfig = Required<

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/index.ts';
+import { type Daemon, startDaemon } from '../../src/daemon.ts';
 import { createToolRuntime, type ToolRuntime } from '../../src/tools/runtime.ts';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -68,4 +69,36 @@ export async function until(
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+export const OPERATOR_TOKEN = 'operator-token-0123456789abcdef';
+export const VIEWER_TOKEN = 'viewer-token-0123456789abcdef';
+
+/**
+ * The real daemon serving MCP: tokens for an operator (`ops`) and a viewer (`watcher`), the `mcp`
+ * identity granted calculate, the `upper` listener offered (mcp: true), and `extraListeners`.
+ */
+export async function servingDaemon(
+  extraListeners = '',
+): Promise<{ daemon: Daemon; organism: TempOrganism }> {
+  const upper = JSON.stringify(join(REPO, 'test/mcp/fixtures/upper.ts'));
+  const organism = await tempOrganism(`auth:
+  tokens:
+    - { name: ops, role: operator, token_env: MCP_OPS_TOKEN }
+    - { name: watcher, role: viewer, token_env: MCP_VIEW_TOKEN }
+mcp:
+  tools: [calculate]
+listeners:
+  - name: upper
+    handler: ${upper}
+    mcp: true
+${extraListeners.replaceAll('$UPPER', upper)}`);
+  const daemon = await startDaemon({
+    configPath: organism.config,
+    port: 0,
+    host: '127.0.0.1',
+    reloadOnSighup: false,
+    env: { ...process.env, MCP_OPS_TOKEN: OPERATOR_TOKEN, MCP_VIEW_TOKEN: VIEWER_TOKEN },
+  });
+  return { daemon, organism };
 }

@@ -7,38 +7,22 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAuditLines } from '../../src/audit/read.ts';
-import { type Daemon, startDaemon } from '../../src/daemon.ts';
-import { REPO, tempOrganism } from './helpers.ts';
+import type { Daemon } from '../../src/daemon.ts';
+import { OPERATOR_TOKEN, servingDaemon, VIEWER_TOKEN } from './helpers.ts';
 
-const OPERATOR = 'operator-token-0123456789abcdef';
-const VIEWER = 'viewer-token-0123456789abcdef';
-
+const OPERATOR = OPERATOR_TOKEN;
+const VIEWER = VIEWER_TOKEN;
 let daemon: Daemon;
 let dataDir: string;
 
 beforeAll(async () => {
-  const o = await tempOrganism(`auth:
-  tokens:
-    - { name: ops, role: operator, token_env: MCP_OPS_TOKEN }
-    - { name: watcher, role: viewer, token_env: MCP_VIEW_TOKEN }
-mcp:
-  tools: [calculate]
-listeners:
-  - name: upper
-    handler: ${JSON.stringify(join(REPO, 'test/mcp/fixtures/upper.ts'))}
-    mcp: true
-  - name: hidden
-    handler: ${JSON.stringify(join(REPO, 'test/mcp/fixtures/upper.ts'))}
+  // `hidden` is not offered: it has no mcp: true.
+  const started = await servingDaemon(`  - name: hidden
+    handler: $UPPER
     payload: hidden
 `);
-  dataDir = o.dataDir;
-  daemon = await startDaemon({
-    configPath: o.config,
-    port: 0,
-    host: '127.0.0.1',
-    reloadOnSighup: false,
-    env: { ...process.env, MCP_OPS_TOKEN: OPERATOR, MCP_VIEW_TOKEN: VIEWER },
-  });
+  daemon = started.daemon;
+  dataDir = started.organism.dataDir;
 });
 afterAll(async () => {
   await daemon?.close(100);

@@ -2,37 +2,19 @@
  * `organism mcp` (stdio) as a desktop client starts it: the SDK's Client spawns the real CLI,
  * which relays to the daemon's /mcp under the token in $ORGANISM_TOKEN.
  */
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Daemon, startDaemon } from '../../src/daemon.ts';
+import type { Daemon } from '../../src/daemon.ts';
 import { ORGANISM_BIN } from '../helpers/daemon.ts';
-import { REPO, tempOrganism } from './helpers.ts';
+import { OPERATOR_TOKEN, servingDaemon, VIEWER_TOKEN } from './helpers.ts';
 
-const OPERATOR = 'operator-token-0123456789abcdef';
-const VIEWER = 'viewer-token-0123456789abcdef';
+const OPERATOR = OPERATOR_TOKEN;
+const VIEWER = VIEWER_TOKEN;
 let daemon: Daemon;
 
 beforeAll(async () => {
-  const o = await tempOrganism(`auth:
-  tokens:
-    - { name: ops, role: operator, token_env: MCP_OPS_TOKEN }
-    - { name: watcher, role: viewer, token_env: MCP_VIEW_TOKEN }
-mcp:
-  tools: [calculate]
-listeners:
-  - name: upper
-    handler: ${JSON.stringify(join(REPO, 'test/mcp/fixtures/upper.ts'))}
-    mcp: true
-`);
-  daemon = await startDaemon({
-    configPath: o.config,
-    port: 0,
-    host: '127.0.0.1',
-    reloadOnSighup: false,
-    env: { ...process.env, MCP_OPS_TOKEN: OPERATOR, MCP_VIEW_TOKEN: VIEWER },
-  });
+  ({ daemon } = await servingDaemon());
 });
 afterAll(async () => {
   await daemon?.close(100);
