@@ -120,11 +120,9 @@ export class ServerToolset {
       schemaProblem = `its input schema does not compile: ${(error as Error).message}`;
       validate = refuseAll(schemaProblem);
     }
+    // The server's words, said to be the server's: an agent's prompt shows where a tool comes from.
     const said = remote?.description.trim() ?? '';
-    const description =
-      said.length >= 10
-        ? said
-        : `Tool ${tool} of MCP server ${server.name}${said ? `: ${said}` : remote ? '' : ' (not listed yet)'}.`;
+    const description = `Tool ${tool} of MCP server ${server.name}${said ? `: ${said}` : remote ? '.' : ' (not listed yet).'}`;
     const operator = server.capabilities[tool];
     const guard = server.guards[tool];
     const definition: ToolDefinition<Record<string, unknown>> = {
