@@ -322,6 +322,46 @@ describe('dashboard in chromium against the real daemon', () => {
     await context.close();
   }, 90_000);
 
+  it('every page: one h1, a main landmark, every control named (Chromium accessibility tree); tools say why not; audit filters', async () => {
+    const { context, page } = await signIn(ADMIN_TOKEN, 'root (admin)');
+    const cdp = await context.newCDPSession(page);
+    const ROLES = new Set(['button', 'link', 'textbox', 'combobox', 'checkbox', 'searchbox', 'listbox']);
+    for (const name of ['Overview', 'Threads', 'Approvals', 'Audit', 'Dead letters', 'Tools']) {
+      await page.getByRole('navigation').getByRole('link', { name, exact: false }).first().click();
+      await page.locator('h1').filter({ hasText: name }).waitFor();
+      if (name === 'Threads') await page.locator('tr[data-thread]').first().waitFor();
+      expect(await page.locator('h1').count(), name).toBe(1);
+      expect(await page.getByRole('main').count(), name).toBe(1);
+      const { nodes } = (await cdp.send('Accessibility.getFullAXTree')) as {
+        nodes: Array<{ ignored: boolean; role?: { value: string }; name?: { value: string } }>;
+      };
+      // The check sees the page's controls at all (the nav's links at least).
+      expect(nodes.filter((n) => !n.ignored && n.role?.value === 'link').length, name).toBeGreaterThan(5);
+      const unnamed = nodes.filter(
+        (n) => !n.ignored && ROLES.has(n.role?.value ?? '') && !(n.name?.value ?? '').trim(),
+      );
+      expect(
+        unnamed.map((n) => n.role?.value),
+        `${name}: controls without an accessible name`,
+      ).toEqual([]);
+    }
+
+    // Tools: for a listener without grants, every tool unavailable with the reason.
+    await page.getByRole('navigation').getByRole('link', { name: 'Tools' }).click();
+    await page.getByLabel('Listener').selectOption('printer');
+    const row = page.locator('tr[data-tool="run_command"]');
+    await row.filter({ hasText: 'not granted to printer' }).waitFor();
+    await page.getByLabel('Listener').selectOption('runner');
+    await row.filter({ hasText: 'yes' }).waitFor();
+
+    // Audit: the approval decisions made above, filtered by type, name who decided and why.
+    await page.getByRole('navigation').getByRole('link', { name: 'Audit' }).click();
+    await page.getByLabel('Type').selectOption('approval');
+    await page.locator('tr[data-type="approval"]').filter({ hasText: 'not on a Friday' }).waitFor();
+    expect(await page.locator('tbody tr:not([data-type="approval"])').count()).toBe(0);
+    await context.close();
+  }, 60_000);
+
   it('the token is never in a URL, a request line or the log; the page raised no error', () => {
     expect(requested.length).toBeGreaterThan(10);
     for (const token of TOKENS) {

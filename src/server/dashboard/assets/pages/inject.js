@@ -10,7 +10,8 @@ export function InjectForm({ listeners }) {
   const [error, setError] = useState();
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    if (!to && listeners.length > 0) setTo(listeners[0].name);
+    // Functional: a choice the user made before this effect ran is kept, not overwritten.
+    if (listeners.length > 0) setTo((current) => current || listeners[0].name);
   }, [listeners]);
   useEffect(() => {
     if (!to) return;

@@ -10,7 +10,7 @@ export function ToolsPage() {
   const names = (listeners.data?.listeners ?? []).map((l) => l.name);
   const [as, setAs] = useState('');
   useEffect(() => {
-    if (!as && names.length) setAs(names[0]);
+    if (names.length) setAs((current) => current || names[0]);
   }, [names.join()]);
   const tools = useLive(
     () => (as ? api(`/tools?as=${encodeURIComponent(as)}`) : Promise.resolve(undefined)),
