@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolRuntime } from '../../src/tools/runtime.ts';
-import { call, EVERYTHING, FILESYSTEM, RUG, startRuntime, tempOrganism } from './helpers.ts';
+import { call, EVERYTHING, FILESYSTEM, RUG, startRuntime, tempOrganism, until } from './helpers.ts';
 
 let runtime: ToolRuntime | undefined;
 afterEach(async () => {
@@ -37,6 +37,42 @@ listeners:
     expect(runtime.registry.has('every.get-sum')).toBe(true);
     const denied = await call(runtime, 'worker', 'every.get-sum', { a: 1, b: 2 });
     expect(denied).toMatchObject({ status: 'refused', error: { code: 'PermissionDenied' } });
+  });
+
+  it('server-everything: arguments its schema refuses are refused before they are sent; killed, it is restarted', async () => {
+    const o = await tempOrganism(`mcp_servers:
+  - name: every
+    command: /usr/bin/node
+    args: [${JSON.stringify(EVERYTHING)}, stdio]
+    capabilities: { get-sum: read }
+    restart_initial_ms: 100
+listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [every.get-sum]
+`);
+    runtime = await startRuntime(o);
+    // Sent, the server itself would answer with an error (status 'error'); refused here, it never is.
+    const bad = await call(runtime, 'worker', 'every.get-sum', { a: 'one', b: 2 });
+    expect(bad).toMatchObject({ status: 'refused', error: { code: 'InvalidArguments' } });
+    expect((bad as { error: { message: string } }).error.message).toContain('a');
+    expect(await call(runtime, 'worker', 'every.get-sum', { a: 1, b: 2 })).toMatchObject({
+      status: 'ok',
+      value: { text: 'The sum of 1 and 2 is 3.' },
+    });
+
+    const connection = runtime.mcp!.pool.get('every')!;
+    const pid = connection.pid;
+    expect(pid).toBeGreaterThan(0);
+    process.kill(pid!, 'SIGKILL');
+    await until(() => connection.state !== 'ready', 'the killed server to be seen down');
+    await until(() => connection.state === 'ready', 'the restarted server');
+    expect(connection.pid).not.toBe(pid);
+    expect(await call(runtime, 'worker', 'every.get-sum', { a: 2, b: 2 })).toMatchObject({
+      status: 'ok',
+      value: { text: 'The sum of 2 and 2 is 4.' },
+    });
   });
 
   it('arguments the server schema refuses never reach the server', async () => {

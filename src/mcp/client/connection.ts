@@ -40,6 +40,7 @@ export class McpConnection {
   #timer: NodeJS.Timeout | undefined;
   #tools = new Map<string, RemoteTool>();
   #stderr = '';
+  #pid: number | null = null;
   /** Bumped per connection, so a late close of an old one is not taken for the new one's. */
   #generation = 0;
   readonly #watchers = new Set<() => void>();
@@ -62,6 +63,11 @@ export class McpConnection {
     if (this.#state === 'starting') return this.#reason ?? `server ${this.server.name} is starting`;
     if (this.#state === 'closed') return `server ${this.server.name} is shut down`;
     return this.#reason ?? `server ${this.server.name} is down`;
+  }
+
+  /** A stdio server's process id (its sandbox's, outside it) while it runs; null otherwise. */
+  get pid(): number | null {
+    return this.#client ? this.#pid : null;
   }
 
   /** The SDK client while connected (the benchmark's floor calls the same server through it). */
@@ -131,6 +137,7 @@ export class McpConnection {
           this.#relist().catch((error: unknown) => this.#lost(message(error)));
       });
       await withTimeout(client.connect(built.transport), this.server.startup_timeout_ms, 'connecting');
+      this.#pid = (built.transport as { pid?: number | null }).pid ?? null;
       this.#client = client;
       await this.#relist();
       if (generation !== this.#generation) return;
