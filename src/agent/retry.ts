@@ -6,14 +6,12 @@
  * up and the client fails over to the next backend instead.
  */
 import { LlmError } from '../errors.ts';
+import type { LlmClientOptions } from './options.ts';
 
-export interface RetryOptions {
+/** The client's backoff settings (see LlmClientOptions), with the call's retries and signal. */
+export interface RetryOptions
+  extends Pick<LlmClientOptions, 'backoffBaseMs' | 'backoffMaxMs' | 'maxRetryAfterMs' | 'sleep' | 'random'> {
   retries: number;
-  backoffBaseMs: number;
-  backoffMaxMs: number;
-  maxRetryAfterMs: number;
-  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
-  random: () => number;
   signal: AbortSignal;
   /** Told before each wait (for logs). */
   onRetry?: (error: LlmError, delayMs: number, attempt: number) => void;
