@@ -13,6 +13,7 @@ import type { AuditSink } from '../../audit/log.ts';
 import { redact, redactString } from '../../audit/redact.ts';
 import { ApprovalError } from '../../errors.ts';
 import type { KvStore } from '../../kv/types.ts';
+import { canonicalJson } from '../canonical.ts';
 import { ApprovalStore, type Decision, type Requested } from './store.ts';
 import type { Approval, ApprovalAsk } from './types.ts';
 
@@ -33,10 +34,16 @@ export interface ApprovalObserver {
 
 export const MAX_REASON_CHARS = 1000;
 
-/** Stable per call: the same call id (and thread, listener, tool) gives the same approval. */
-export function approvalId(ask: Pick<ApprovalAsk, 'callId' | 'thread' | 'listener' | 'tool'>): string {
+/**
+ * Stable per call: the same call id (and thread, listener, tool) with the same arguments gives the
+ * same approval. The arguments are part of it because a person approves what they were shown: a
+ * re-run of the call id with other arguments (a handler that is not deterministic) asks again.
+ */
+export function approvalId(
+  ask: Pick<ApprovalAsk, 'callId' | 'thread' | 'listener' | 'tool' | 'args'>,
+): string {
   const digest = createHash('sha256')
-    .update([ask.thread, ask.listener, ask.tool, ask.callId].join('\u0000'))
+    .update([ask.thread, ask.listener, ask.tool, ask.callId, canonicalJson(ask.args)].join('\u0000'))
     .digest('hex');
   return `ap_${digest.slice(0, 24)}`;
 }
