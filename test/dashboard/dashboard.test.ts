@@ -58,6 +58,8 @@ listeners:
     peers: [printer]
   - name: printer
     handler: ${LISTENERS}printer.ts
+  - name: broken
+    handler: ${FIXTURES}broken.ts
   - name: runner
     agent: true
     description: Runs the shell command it is given, once a person approves it.
@@ -321,6 +323,26 @@ describe('dashboard in chromium against the real daemon', () => {
     );
     await context.close();
   }, 90_000);
+
+  it("a failing handler: its cause in the thread view and among the listener's recent failures; go to a thread by id", async () => {
+    const thread = await inject('<break><why>for the dashboard</why></break>');
+    const { context, page } = await signIn(VIEWER_TOKEN, 'watcher (viewer)');
+    await page.getByRole('link', { name: 'Threads' }).click();
+    await page.getByLabel('Thread id').fill(thread);
+    await page.getByRole('button', { name: 'Open' }).click();
+    const failure = page.locator('li[data-kind="failure"]');
+    await failure.waitFor();
+    expect(await failure.locator('.detail').textContent()).toContain(
+      'RangeError: broken on purpose: for the dashboard',
+    );
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page
+      .locator('tr[data-listener="broken"]')
+      .filter({ hasText: 'RangeError: broken on purpose: for the dashboard' })
+      .waitFor();
+    expect(await page.locator('tr[data-listener="runner"]').textContent()).toContain('none');
+    await context.close();
+  }, 30_000);
 
   it('every page: one h1, a main landmark, every control named (Chromium accessibility tree); tools say why not; audit filters', async () => {
     const { context, page } = await signIn(ADMIN_TOKEN, 'root (admin)');
