@@ -36,6 +36,8 @@ describe('npm pack', () => {
       'bin/organism.js',
       'dist/src/index.js',
       'dist/src/index.d.ts',
+      'dist/src/testing/index.js',
+      'dist/src/testing/index.d.ts',
       'dist/src/cli/main.js',
       'dist/tools/calculate.js',
       'dist/librarian/embedded/query-worker.js',
@@ -73,7 +75,8 @@ describe('a user project typechecks against the package', () => {
       join(dir, 'package.json'),
       JSON.stringify({ name: 'user', private: true, type: 'module' }),
     );
-    // What `tsc --init` style projects have: nothing organism-specific.
+    // What `tsc --init` style projects have: nothing organism-specific (skipLibCheck left off, so
+    // the package's own .d.ts files are checked too).
     await writeFile(
       join(dir, 'tsconfig.json'),
       JSON.stringify({
@@ -108,6 +111,9 @@ describe('a user project typechecks against the package', () => {
 
   const listener = (respond: string) => `import { defineListener, OrganismError } from 'organism';
 import type { HandlerContext } from 'organism';
+import { until } from 'organism/testing';
+
+export const ready = (): Promise<boolean> => until(() => true);
 
 interface Greeting { name: string }
 interface Reply { text: string }
