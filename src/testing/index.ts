@@ -24,6 +24,7 @@ export { WaitTimeoutError } from '../errors.ts';
 export { type TestAgentOptions, type TestedAgent, testAgent } from './agent.ts';
 export { type DeepPartial, type TestConfigInput, type TestConfigOptions, testConfig } from './config.ts';
 export {
+  type LogLine,
   type Replies,
   type Reply,
   type SendOptions,

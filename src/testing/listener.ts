@@ -70,8 +70,21 @@ export interface SendOptions {
   thread?: string;
 }
 
+/** One line a listener (ctx.log) or the runtime logged while the test ran. */
+export interface LogLine {
+  level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+  msg: string;
+  /** The listener that logged it (absent for the runtime's own lines). */
+  listener?: string;
+  thread?: string;
+  /** The fields given with the message. */
+  fields: Record<string, unknown>;
+}
+
 export interface TestedListener {
   readonly name: string;
+  /** Everything logged so far, debug and up, in order (what the daemon would write as JSON lines). */
+  readonly logs: readonly LogLine[];
   /** The organism config it runs under (schema defaults applied). */
   readonly config: OrganismConfig;
   /**
@@ -159,10 +172,14 @@ export async function startHarness(
   }));
   const ownTag = specs[0]!.tag;
   const { dispatcher, resources } = toolRuntime(config, registry, tools.length > 0);
+  const logs: LogLine[] = [];
   const running = new Bus(specs, new MemoryTransport(), {
     limits: config.limits,
     bus: config.bus,
-    logger: pino({ level: 'silent' }),
+    logger: pino(
+      { level: 'debug', base: null, timestamp: false },
+      { write: (line) => logs.push(logLine(line)) },
+    ),
     ...(dispatcher ? { tools: dispatcher } : {}),
   });
   bus = running;
@@ -171,6 +188,7 @@ export async function startHarness(
   return {
     name,
     config,
+    logs,
     async send(payload, sendOptions = {}) {
       const text =
         typeof payload === 'string' ? payload : encodePayload(ownTag, payload, definition.payload.schema);
@@ -226,6 +244,26 @@ function toolRuntime(
     configFile: config.file,
   });
   return { dispatcher, resources };
+}
+
+const LEVELS: Record<number, LogLine['level']> = {
+  10: 'trace',
+  20: 'debug',
+  30: 'info',
+  40: 'warn',
+  50: 'error',
+  60: 'fatal',
+};
+
+function logLine(json: string): LogLine {
+  const { level, msg, listener, thread, ...fields } = JSON.parse(json) as Record<string, unknown>;
+  return {
+    level: LEVELS[level as number] ?? 'info',
+    msg: typeof msg === 'string' ? msg : '',
+    ...(typeof listener === 'string' ? { listener } : {}),
+    ...(typeof thread === 'string' ? { thread } : {}),
+    fields,
+  };
 }
 
 function toReply(m: MessageView, definition: ListenerDefinition<any>, config: OrganismConfig): Reply {

@@ -55,6 +55,21 @@ describe('testListener', () => {
     ]);
   });
 
+  it('keeps what the listener logged through ctx.log, with its listener, thread and fields', async () => {
+    const t = kept(await testListener(new URL('../../listeners/printer.ts', import.meta.url)));
+    const replies = await t.send('<print><text>hello</text><source>ada</source></print>');
+    expect([...replies]).toEqual([]);
+    expect(t.logs.filter((l) => l.listener === 'print')).toEqual([
+      {
+        level: 'info',
+        msg: '[ada] hello',
+        listener: 'print',
+        thread: replies.thread,
+        fields: { printed: 'hello' },
+      },
+    ]);
+  });
+
   it('gives back the response, decoded by the listener response schema, for an object sent', async () => {
     const echo = defineListener<{ text: string }>({
       payload: text('echo'),
