@@ -162,7 +162,7 @@ export function resolveListeners(
       }
       resolved.tools.set(tool, {
         config,
-        timeoutMs: config.timeout_ms ?? defaults.timeoutMs,
+        timeoutMs: config.timeout_ms ?? registered.definition.timeoutMs ?? defaults.timeoutMs,
         maxResultBytes: config.max_result_bytes ?? defaults.maxResultBytes,
         rateLimit: config.rate_limit,
         approval: {

@@ -83,6 +83,8 @@ export interface ToolDefinition<Args = any, Result = unknown> {
    * see src/mcp/client/toolset.ts); `capability` otherwise.
    */
   capabilityFor?(config: ToolConfig): Capability;
+  /** Time limit of a call unless tool_config.timeout_ms says otherwise (MCP: the server's timeout_ms). */
+  timeoutMs?: number;
   source: 'native' | 'external';
   /** The guard that judges each call, if any. */
   guard?: GuardKind;

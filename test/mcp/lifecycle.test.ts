@@ -120,13 +120,12 @@ listeners:
   });
 
   it('a timeout answers the agent and sends notifications/cancelled to the server', async () => {
-    const o = await tempOrganism(`${rugServer()}listeners:
+    // The server's timeout_ms is its tools' time limit (tool_config.timeout_ms would win).
+    const o = await tempOrganism(`${rugServer('    timeout_ms: 300\n')}listeners:
   - name: worker
     agent: true
     description: works
     tools: [rug.slow, rug.cancelled]
-    tool_config:
-      rug.slow: { timeout_ms: 300 }
 `);
     runtime = await startRuntime(o);
     const slow = await call(runtime, 'worker', 'rug.slow', { ms: 20_000 });

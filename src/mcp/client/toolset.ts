@@ -136,6 +136,7 @@ export class ServerToolset {
       source: 'external',
       ...(guard ? { guard } : {}),
       sideEffect: operator !== 'read',
+      timeoutMs: server.timeout_ms,
       config: mcpToolConfigSchema(guard),
       unavailable: (_services, config) => {
         const down = connection.reason;
