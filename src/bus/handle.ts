@@ -39,6 +39,7 @@ export class Handler {
     // runs its handler again makes the same calls with the same ids (side effects act once). A
     // handler that names its calls (an agent resuming: turn and place) gets the id from that name.
     let calls = 0;
+    const clock = new HandlerClock(target.timeoutMs);
     const ctx = new DeliveryContext(
       target,
       thread.id,
@@ -54,12 +55,12 @@ export class Handler {
           args,
           key === undefined ? `${message.id}.call-${++calls}` : `${message.id}.${key}`,
           traceScopeOf(ctx),
+          (on) => clock.waiting(on),
         ),
     );
     // Tracing on: the handler's tool calls and an agent's spans start under this hop's span.
     if (delivery.span) setTraceScope(ctx, delivery.span);
     bus.running.add(ctx);
-    let timer: NodeJS.Timeout | undefined;
     let outcome: DeliveryOutcome = 'ok';
     // A transport shared by daemons confirms outputs a round trip later: collected, not awaited,
     // so the handler's slot is not held for it. In memory they are confirmed at once.
@@ -70,7 +71,7 @@ export class Handler {
       // (nothing could have interrupted it anyway), so it costs no timer and no extra promise.
       const result = isThenable(returned)
         ? await new Promise<HandlerResult>((resolve, reject) => {
-            timer = setTimeout(() => reject(TIMED_OUT), target.timeoutMs);
+            clock.start(() => reject(TIMED_OUT));
             returned.then(resolve, reject);
           })
         : returned;
@@ -92,7 +93,7 @@ export class Handler {
         this.failures.failFrame(thread, frame, cause.code, { id: message.id, seq: 0, trace: delivery.span });
       }
     } finally {
-      clearTimeout(timer);
+      clock.stop();
       bus.running.delete(ctx);
       // Nothing can be delivered into the frame of a listener without onReply once it is handled.
       if (!target.onReply) bus.threads.pruneFrame(frame);
@@ -111,6 +112,49 @@ export class Handler {
     // Confirmations never reject (the publisher handles a failure).
     delivery.handled?.();
     void Promise.all(confirmations).then(delivery.done, delivery.done);
+  }
+}
+
+/**
+ * The handler's time limit. It stands still while one of its tool calls waits for a person (the
+ * approval step, README "Approval"): the time a person takes to answer is not the handler's.
+ */
+class HandlerClock {
+  #left: number;
+  #since = 0;
+  #paused = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #expire: (() => void) | undefined;
+
+  constructor(timeoutMs: number) {
+    this.#left = timeoutMs;
+  }
+
+  start(expire: () => void): void {
+    this.#expire = expire;
+    if (this.#paused === 0) this.#run();
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#expire = undefined;
+  }
+
+  /** A call of the handler starts (true) or stops (false) waiting for a person. */
+  waiting(on: boolean): void {
+    if (on) {
+      if (this.#paused++ > 0 || this.#timer === undefined) return;
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#left -= Date.now() - this.#since;
+    } else if (this.#paused > 0 && --this.#paused === 0 && this.#expire) {
+      this.#run();
+    }
+  }
+
+  #run(): void {
+    this.#since = Date.now();
+    this.#timer = setTimeout(this.#expire!, Math.max(0, this.#left));
   }
 }
 

@@ -28,6 +28,8 @@ export class ToolCalls {
     args: unknown,
     givenId?: string,
     trace?: TraceScope,
+    /** Told while the call waits for a person's approval, so the handler's clock stands still. */
+    waiting?: (on: boolean) => void,
   ): Promise<ToolResult> {
     const bus = this.bus;
     const callId = givenId ?? randomUUID();
@@ -48,6 +50,7 @@ export class ToolCalls {
           scope: thread.scope,
           callId,
           ...(trace ? { trace } : {}),
+          ...(waiting ? { waiting } : {}),
         })
       : refuse('ToolsUnavailable', 'this organism has no tool runtime');
     bus.threads.chargeHop(thread, frame.depth);

@@ -311,6 +311,7 @@ export class Dispatcher {
       ruleId: record.rule_id,
       settings: settings.approval,
       definition: tool.definition,
+      ...(request.waiting ? { waiting: request.waiting } : {}),
     });
     if (approval) return fail(approval);
     // 9. once: a call repeated under its id gets the first call's answer, taking no rate or loop budget.

@@ -15,7 +15,6 @@ import { checkCall } from '../guard/index.ts';
 import type { AttachedMcp } from '../mcp/client/index.ts';
 import { mcpIdentityGrants, mcpServers } from '../mcp/config.ts';
 import type { ApprovalGate } from './approval/gate.ts';
-import { approvalTimeoutWarnings } from './approval/warnings.ts';
 import { loadOrganismCatalog, PACKAGE_ROOT } from './catalog.ts';
 import { Dispatcher, type DispatcherDefaults, type GuardCheck } from './dispatcher.ts';
 import { IntegrityChecker, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, parsePublicKey } from './integrity.ts';
@@ -222,7 +221,6 @@ export async function createToolRuntime(
     // Say it at every start: a listener running a tool less contained than the default (sandbox: none).
     for (const { listener, tool, notice } of dispatcher.notices())
       warn(`listener ${listener}: ${tool} ${notice}`);
-    for (const warning of approvalTimeoutWarnings(config)) warn(warning);
 
     let closing: Promise<void> | undefined;
     return {

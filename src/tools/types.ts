@@ -121,6 +121,11 @@ export interface CallRequest {
   callId?: string;
   /** Tracing on: the span this call's `execute_tool` span starts under (the hop or the agent's task). */
   trace?: Pick<TraceScope, 'tool'>;
+  /**
+   * Told when the call starts (true) and stops (false) waiting for a person's approval, so the
+   * calling handler's time limit can stand still meanwhile (src/bus/handle.ts).
+   */
+  waiting?: (on: boolean) => void;
 }
 
 /** Why a call was refused or failed; readable by an agent so it can recover. */

@@ -16,7 +16,6 @@ import { openRedisKvStore } from '../../src/kv/redis.ts';
 import type { KvStore } from '../../src/kv/types.ts';
 import { ApprovalGate, approvalReason, approvalStep } from '../../src/tools/approval/index.ts';
 import type { ApprovalAsk } from '../../src/tools/approval/types.ts';
-import { approvalTimeoutWarnings } from '../../src/tools/approval/warnings.ts';
 
 const stores: KvStore[] = [];
 afterEach(async () => {
@@ -220,24 +219,6 @@ describe('ApprovalGate on Redis, shared by two daemons', () => {
     });
     expect(audit).toHaveLength(1);
     expect(await a.list()).toEqual([]);
-  });
-});
-
-describe('approvalTimeoutWarnings', () => {
-  it('names a listener whose handler would time out before its approval, and no other', () => {
-    const listener = (name: string, extra: object) => ({ name, tool_config: { run_command: extra } }) as any;
-    const warnings = approvalTimeoutWarnings({
-      limits: { handler_timeout_ms: 30_000 } as any,
-      listeners: [
-        listener('quick', { approval: 'always' }),
-        { ...listener('patient', { approval: 'always' }), timeout_ms: 700_000 },
-        listener('never', {}),
-        listener('short', { approval: 'destructive', approval_timeout_ms: 10_000 }),
-      ],
-    });
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain('listener quick: run_command may wait 600000 ms for approval');
-    expect(warnings[0]).toContain('listeners[0].timeout_ms');
   });
 });
 

@@ -13,6 +13,8 @@ import { type ApprovalAsk, type ApprovalSettings, approvalReason } from './types
 export interface ApprovalStepInput extends Omit<ApprovalAsk, 'why' | 'settings'> {
   settings: ApprovalSettings;
   definition: Pick<ToolDefinition, 'sideEffect' | 'source' | 'readOnly'>;
+  /** Told when the call starts (true) and stops (false) waiting for a person: see CallRequest.waiting. */
+  waiting?: (on: boolean) => void;
 }
 
 /** Null when the call may go on; otherwise the ApprovalDenied refusal the caller reads. */
@@ -26,8 +28,14 @@ export async function approvalStep(
   const denied = (message: string): Refusal => ({ status: 'refused', code, message });
   // Fail closed: a call that must be approved never runs where nobody can approve it.
   if (!gate) return denied(`${input.tool} needs approval (${why}), and this runtime has no approval service`);
-  const { definition: _definition, ...ask } = input;
-  const decided = await gate.ask({ ...ask, why });
+  const { definition: _definition, waiting, ...ask } = input;
+  waiting?.(true);
+  let decided: Awaited<ReturnType<ApprovalGate['ask']>>;
+  try {
+    decided = await gate.ask({ ...ask, why });
+  } finally {
+    waiting?.(false);
+  }
   if (decided.state === 'approved') return null;
   const reason = decided.reason ?? 'no reason given';
   return denied(
