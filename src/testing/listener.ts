@@ -89,7 +89,8 @@ export interface TestedListener {
   readonly config: OrganismConfig;
   /**
    * Sends a payload to the listener and resolves when its thread has nothing left to do, with the
-   * replies that came back. XML text goes as is; an object is encoded under the listener's tag.
+   * replies to it (what came back to the test after this send). XML text goes as is; an object is
+   * encoded under the listener's tag.
    */
   send(payload: string | Record<string, unknown>, options?: SendOptions): Promise<Replies>;
   /** Every message of a thread so far. */
@@ -192,14 +193,19 @@ export async function startHarness(
     async send(payload, sendOptions = {}) {
       const text =
         typeof payload === 'string' ? payload : encodePayload(ownTag, payload, definition.payload.schema);
-      const { thread } = await running.inject({
+      const { thread, message } = await running.inject({
         to: name,
         payload: text,
         from: TEST_SENDER,
         ...(sendOptions.thread ? { thread: sendOptions.thread } : {}),
       });
       const messages = await settled(running, thread, timeoutMs);
-      const replies = messages.filter((m) => m.to === TEST_SENDER).map((m) => toReply(m, definition, config));
+      // The replies to this send: what came back after it (a continued thread holds earlier ones).
+      const since = messages.findIndex((m) => m.id === message) + 1;
+      const replies = messages
+        .slice(since)
+        .filter((m) => m.to === TEST_SENDER)
+        .map((m) => toReply(m, definition, config));
       return Object.assign(replies, { thread, messages });
     },
     messages: (thread) => running.thread(thread)?.messages ?? [],
