@@ -15,6 +15,8 @@ export const FAILURE_KIND = 'failure';
 
 /** Longest error message kept in the record; a handler's message can be anything it likes. */
 const MAX_MESSAGE_CHARS = 1000;
+/** Longest error class name kept (a class can be named anything). */
+const MAX_CLASS_CHARS = 200;
 /** A frame's location longer than this (a `data:` URL of a transpiled module) is not worth showing. */
 const MAX_LOCATION_CHARS = 300;
 
@@ -38,14 +40,28 @@ export interface FailureCause {
  * runtime and node_modules.
  */
 export function describeFailure(error: unknown, module: string | undefined): FailureCause {
+  // What was thrown is the handler's: a Proxy whose traps throw, a getter that throws, a class
+  // named with a secret. Reading it never throws out of here, and every part is redacted and cut.
   const cause: FailureCause = {
     code: 'handler.failed',
-    error: errorClass(error),
-    message: cut(redactString(errorMessage(error)), MAX_MESSAGE_CHARS),
+    error: cut(redactString(safely(() => errorClass(error), 'unknown')), MAX_CLASS_CHARS),
+    message: cut(
+      redactString(safely(() => errorMessage(error), '(the thrown value could not be read)')),
+      MAX_MESSAGE_CHARS,
+    ),
   };
-  const at = topFrame(error instanceof Error ? error.stack : undefined, module);
+  const at = safely(() => topFrame(error instanceof Error ? error.stack : undefined, module), undefined);
   if (at) cause.at = at;
   return cause;
+}
+
+function safely<T>(read: () => T, otherwise: T): T {
+  try {
+    const value = read();
+    return typeof value === 'string' || value === undefined ? value : otherwise;
+  } catch {
+    return otherwise;
+  }
 }
 
 /** The cause of a handler that did not finish within `ms`. */

@@ -54,6 +54,15 @@ export const LOG_REDACT_PATHS = [
   '*.api_key',
 ];
 
+/** pino's error serializer, or a stand-in when the value cannot be read. */
+function safeErr(err: unknown): unknown {
+  try {
+    return pino.stdSerializers.err(err as Error);
+  } catch {
+    return { type: 'unreadable', message: 'the thrown value could not be read' };
+  }
+}
+
 export function createLogger(options: LoggerOptions): Logger {
   const config: pino.LoggerOptions = {
     level: options.level,
@@ -64,6 +73,9 @@ export function createLogger(options: LoggerOptions): Logger {
     // form audit/redact.ts knows (prefixes, base64, other case, without `sk-`). No secrets known,
     // no scan.
     hooks: { streamWrite: (line) => knownSecrets.redact(line) },
+    // A handler's thrown value is logged as `err`; it can be anything (a Proxy whose traps throw),
+    // and a log line must never throw into the code that reports the failure.
+    serializers: { err: safeErr },
   };
   if (options.destination) return pino(config, options.destination);
   return (options.format ?? logFormat()) === 'pretty' ? pino(config, prettyStdout()) : pino(config);
