@@ -324,7 +324,7 @@ describe('dashboard in chromium against the real daemon', () => {
     await context.close();
   }, 90_000);
 
-  it("a failing handler: its cause in the thread view and among the listener's recent failures; go to a thread by id", async () => {
+  it("a failing handler's cause in the thread view and the overview; a guard's denial with rule and suggestion; go to a thread by id", async () => {
     const thread = await inject('<break><why>for the dashboard</why></break>');
     const { context, page } = await signIn(VIEWER_TOKEN, 'watcher (viewer)');
     await page.getByRole('link', { name: 'Threads' }).click();
@@ -341,6 +341,17 @@ describe('dashboard in chromium against the real daemon', () => {
       .filter({ hasText: 'RangeError: broken on purpose: for the dashboard' })
       .waitFor();
     expect(await page.locator('tr[data-listener="runner"]').textContent()).toContain('none');
+
+    // A call the guard denies: its verdict, rule and suggestion beside the call; the agent reads it.
+    const denied = await inject('<runner><task>run: rm -rf /</task></runner>');
+    await page.goto(`${url}/#/threads/${denied}`);
+    const facts = page.locator('li[data-kind="tool-call"] dl.facts');
+    await facts.filter({ hasText: 'shell.filesystem.rm_root' }).waitFor();
+    const text = (await facts.textContent()) ?? '';
+    expect(text).toContain('deny');
+    expect(text).toContain('suggestion');
+    expect(text).toContain('GuardDenied');
+    await page.locator('li[data-kind="response"]').filter({ hasText: 'GuardDenied' }).waitFor();
     await context.close();
   }, 30_000);
 
