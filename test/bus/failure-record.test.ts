@@ -15,6 +15,7 @@ import { topFrame } from '../../src/bus/failure.ts';
 import type { MessageView } from '../../src/bus/message.ts';
 import { type BusBackend, createBusBackend } from '../../src/bus/transport/factory.ts';
 import { defineListener, type IncomingReply } from '../../src/listener/types.ts';
+import { until } from '../../src/testing/index.ts';
 import { dropGroup, SHARED_REDIS } from '../e2e/redis-support/harness.ts';
 import {
   listenerSpec,
@@ -178,13 +179,10 @@ describe('failure records on Redis', () => {
     const b = daemon(group, []);
     const { thread } = await a.inject({ to: 'caller', payload: '<ask><text>thrower</text></ask>' });
     await settled(a, thread);
-    let messages: MessageView[] = [];
-    for (let i = 0; i < 100 && !failureOf(messages); i++) {
+    const failure = await until(async () => {
       await b.loadThread(thread);
-      messages = b.thread(thread)?.messages ?? [];
-      if (!failureOf(messages)) await new Promise((r) => setTimeout(r, 50));
-    }
-    const failure = failureOf(messages);
+      return failureOf(b.thread(thread)?.messages ?? []);
+    }, 'daemon b to read the failure record');
     expect(failure?.from).toBe('thrower');
     expect(failure?.payload).toContain('<error>TypeError</error>');
     expect(failure?.payload).toContain('key [REDACTED]');

@@ -131,10 +131,12 @@ describe('a daemon seen by its operator', () => {
       done = true;
     });
     // The stream only carries what happens once it is open: fail until tail has seen one.
-    for (let i = 0; i < 100 && !done; i++) {
-      await inject('thrower', `<boom><text>${i}</text></boom>`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    let n = 0;
+    await until(async () => {
+      if (done) return true;
+      await inject('thrower', `<boom><text>${n++}</text></boom>`);
+      return false;
+    });
     const { code, stdout, stderr } = await tail;
     expect(stderr).toBe('');
     expect(code).toBe(0);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/index.ts';
 import { type Daemon, startDaemon } from '../../src/daemon.ts';
+import { until as waitFor } from '../../src/testing/index.ts';
 import { createToolRuntime, type ToolRuntime } from '../../src/tools/runtime.ts';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -58,17 +59,9 @@ export function call(
   });
 }
 
-/** Waits until `check` is true (each 50 ms), or fails after `ms` with `what`. */
-export async function until(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  ms = 15_000,
-): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** The kit's until() (src/testing) with room for an MCP server to start: 15 s, probes 50 ms apart. */
+export function until(check: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<boolean> {
+  return waitFor(check, { what, timeoutMs: ms, intervalMs: 50 });
 }
 
 export const OPERATOR_TOKEN = 'operator-token-0123456789abcdef';

@@ -2,6 +2,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Daemon, startDaemon } from '../../src/daemon.ts';
+import { until } from '../../src/testing/index.ts';
 import { RUG, tempOrganism } from './helpers.ts';
 
 let daemon: Daemon | undefined;
@@ -56,7 +57,6 @@ listeners:
     expect(second).not.toBe(first);
     expect(await greet()).toMatchObject({ status: 'ok', value: { text: 'hello x' } });
     // The old server is stopped (its close kills the sandbox); give the kernel its moment.
-    for (let i = 0; i < 100 && alive(first); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(alive(first)).toBe(false);
+    await until(() => !alive(first), { what: 'the old server to be gone', intervalMs: 50 });
   });
 });
