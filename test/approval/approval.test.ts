@@ -294,6 +294,20 @@ describe('approval with the real daemon and tokens', () => {
     expect(await ranLines(dir)).not.toContain('killed');
   }, 120_000);
 
+  it('organism approvals: usage mistakes exit 2 naming them; an unknown id exits 1 with the API error', async () => {
+    const bad = await runCli(['approvals', 'frobnicate', '--url', url], { ORGANISM_TOKEN: VIEWER_TOKEN });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("unknown action 'frobnicate'; use list, approve or deny");
+    const noId = await runCli(['approvals', 'approve', '--url', url], { ORGANISM_TOKEN: OPERATOR_TOKEN });
+    expect(noId.code).toBe(2);
+    expect(noId.stderr).toContain('give the id of the approval to approve');
+    const unknown = await runCli(['approvals', 'approve', 'ap_000000000000000000000000', '--url', url], {
+      ORGANISM_TOKEN: OPERATOR_TOKEN,
+    });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('404 approval.not_found');
+  }, 60_000);
+
   it('a bad reason and an unknown id are refused with what is wrong', async () => {
     const unknown = await call(url, '/api/v1/approvals/ap_000000000000000000000000/approve', {
       token: OPERATOR_TOKEN,
