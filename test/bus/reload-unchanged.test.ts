@@ -10,6 +10,7 @@ import type { Bus } from '../../src/bus/bus.ts';
 import type { ListenerSpec } from '../../src/bus/listeners.ts';
 import type { ListenerConfig } from '../../src/config/types.ts';
 import { defineListener } from '../../src/listener/types.ts';
+import { testConfig } from '../../src/testing/index.ts';
 import { listenerSpec, startBus, type TestListener, textPayload } from '../helpers/bus.ts';
 
 const echo = defineListener<{ text: string }>({
@@ -18,20 +19,27 @@ const echo = defineListener<{ text: string }>({
   handler: (p, ctx) => ctx.respond(`<echoed><text>${p.text}</text></echoed>`),
 });
 
+/** The agent's organism.yaml entry, the schema's defaults applied. */
+function agentConfig(overrides: Partial<ListenerConfig> = {}): ListenerConfig {
+  const [config] = testConfig({
+    listeners: [
+      {
+        name: 'assistant',
+        description: 'Answers questions.',
+        agent: true,
+        peers: ['echo'],
+        tools: ['calculate'],
+        max_turns: 5,
+        ...overrides,
+      },
+    ],
+  }).listeners;
+  return config!;
+}
+
 /** The agent as a reload builds it: a new definition (and LLM client) from its config each time. */
 function agent(overrides: Partial<ListenerConfig> = {}): TestListener {
-  const config = {
-    name: 'assistant',
-    description: 'Answers questions.',
-    agent: true,
-    peers: ['echo'],
-    broadcast: false,
-    tools: ['calculate'],
-    tool_config: {},
-    trust: 'medium',
-    max_turns: 5,
-    ...overrides,
-  } as ListenerConfig;
+  const config = agentConfig(overrides);
   const definition = createAgentDefinition(config, {
     llm: new LlmClient([{ provider: createScriptedProvider({ script: { scripts: [] } }) }], {
       strategy: 'failover',
@@ -67,7 +75,7 @@ describe('reload reports', () => {
     expect(bus.reconfigure(specs(agent({ prompt: 'Be brief.' }), code())).replaced).toEqual([]);
     // Same config, but a peer's description changed: the agent's prompt is not the same any more.
     const changedPeer = agent({ prompt: 'Be brief.' });
-    const other = createAgentDefinition(changedPeer.config as ListenerConfig, {
+    const other = createAgentDefinition(agentConfig({ prompt: 'Be brief.' }), {
       llm: new LlmClient([{ provider: createScriptedProvider({ script: { scripts: [] } }) }], {
         strategy: 'failover',
         retries: 0,
