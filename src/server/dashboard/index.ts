@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { Context, Hono } from 'hono';
 
-/** The page's policy: its own files only; `data:` images for the screenshot-free inline SVGs' fallbacks. */
+/** The page's policy: its own files only (`data:` images for the empty favicon). */
 export const DASHBOARD_CSP = [
   "default-src 'none'",
   "script-src 'self'",

@@ -6,6 +6,7 @@ import { clock, field, jsonField } from '../lib/format.js';
 import { useLive } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { useState } from '../vendor/hooks.js';
+import { Component } from '../vendor/preact.js';
 import { ApprovalActions } from './approval-actions.js';
 import { failureText, Json, Kind, Payload, Problem, Verdict } from './common.js';
 
@@ -45,9 +46,8 @@ function ToolResult({ m }) {
   </div>`;
 }
 
-function ApprovalRequest({ m, pending, session, reload }) {
+function ApprovalRequest({ m, open, session, reload }) {
   const id = field(m.payload, 'approval');
-  const open = pending.find((a) => a.id === id);
   return html`<div class="detail">
     <p>approval <code>${id}</code> for <code>${field(m.payload, 'tool')}</code> (${field(m.payload, 'why')}; verdict${' '}
       <${Verdict} value=${field(m.payload, 'verdict') || null} />; needs ${field(m.payload, 'role')})</p>
@@ -66,13 +66,13 @@ function Failure({ m }) {
   return html`<div class="detail"><p class="error-text">${field(m.payload, 'code')} · ${failureText(m.payload)}</p></div>`;
 }
 
-function Entry({ m, index, records, pending, session, reload }) {
+function Entry({ m, index, record, open, session, reload }) {
   let detail = null;
   if (m.kind === 'model-turn') detail = html`<${ModelTurn} m=${m} />`;
-  else if (m.kind === 'tool-call') detail = html`<${ToolCall} m=${m} record=${records.get(m.id)} />`;
+  else if (m.kind === 'tool-call') detail = html`<${ToolCall} m=${m} record=${record} />`;
   else if (m.kind === 'tool-result') detail = html`<${ToolResult} m=${m} />`;
   else if (m.kind === 'approval-request')
-    detail = html`<${ApprovalRequest} m=${m} pending=${pending} session=${session} reload=${reload} />`;
+    detail = html`<${ApprovalRequest} m=${m} open=${open} session=${session} reload=${reload} />`;
   else if (m.kind === 'approval-decision') detail = html`<${ApprovalDecision} m=${m} />`;
   else if (m.kind === 'failure') detail = html`<${Failure} m=${m} />`;
   return html`<li class=${`entry e-${m.kind}`} data-kind=${m.kind} data-id=${m.id}>
@@ -85,6 +85,27 @@ function Entry({ m, index, records, pending, session, reload }) {
     ${detail}
     <${Payload} xml=${m.payload} fold=${detail ? 0 : 12} label="XML" />
   </li>`;
+}
+
+/**
+ * An entry is drawn again only when what it shows changed: a message never changes once recorded
+ * (same id), so a live update of a long thread redraws the new entries, not all of them.
+ */
+class StableEntry extends Component {
+  shouldComponentUpdate(next) {
+    const p = this.props;
+    return (
+      p.m.id !== next.m.id ||
+      p.index !== next.index ||
+      p.record?.hash !== next.record?.hash ||
+      p.open?.id !== next.open?.id ||
+      p.session !== next.session
+    );
+  }
+
+  render(props) {
+    return html`<${Entry} ...${props} />`;
+  }
 }
 
 export function ThreadPage({ session, arg: id }) {
@@ -126,7 +147,9 @@ export function ThreadPage({ session, arg: id }) {
           <ol class="timeline" aria-label="Messages">
             ${view.messages.map(
               (m, i) =>
-                html`<${Entry} key=${m.id} m=${m} index=${i} records=${records} pending=${pending} session=${session} reload=${reload} />`,
+                html`<${StableEntry} key=${m.id} m=${m} index=${i} record=${records.get(m.id)}
+                  open=${m.kind === 'approval-request' ? pending.find((a) => a.id === field(m.payload, 'approval')) : undefined}
+                  session=${session} reload=${reload} />`,
             )}
           </ol>`
         : thread.error
