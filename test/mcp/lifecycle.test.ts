@@ -119,6 +119,20 @@ listeners:
     );
   });
 
+  it('a server run without a sandbox is warned about at every start', async () => {
+    const o = await tempOrganism(`${rugServer('    sandbox: none\n')}listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [rug.greet]
+`);
+    const warnings: string[] = [];
+    runtime = await startRuntime(o, {}, warnings);
+    expect(
+      warnings.some((w) => /listener worker: rug\.greet .*runs without a sandbox \(sandbox: none\)/.test(w)),
+    ).toBe(true);
+  });
+
   it('a timeout answers the agent and sends notifications/cancelled to the server', async () => {
     // The server's timeout_ms is its tools' time limit (tool_config.timeout_ms would win).
     const o = await tempOrganism(`${rugServer('    timeout_ms: 300\n')}listeners:

@@ -138,6 +138,12 @@ export class ServerToolset {
       sideEffect: operator !== 'read',
       timeoutMs: server.timeout_ms,
       config: mcpToolConfigSchema(guard),
+      ...(server.url === undefined && server.sandbox === 'none'
+        ? {
+            notice: () =>
+              `comes from MCP server ${server.name}, which runs without a sandbox (sandbox: none): it can read what the daemon can, its environment and data dir included`,
+          }
+        : {}),
       unavailable: (_services, config) => {
         const down = connection.reason;
         if (down) return down;
