@@ -1,5 +1,5 @@
 /**
- * Dispatcher step 9: after the guard (it needs the verdict; a denied call is never put to a person)
+ * Dispatcher step 8a: after the guard (it needs the verdict; a denied call is never put to a person)
  * and before the once claim, rate limit, loop check and run. Before the once claim on purpose: a call
  * waits without holding its call id, so a restart while it waits leaves nothing "in doubt", and the
  * re-run of the same call finds its approval again (see gate.ts) and acts once when approved.
