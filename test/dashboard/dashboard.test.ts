@@ -2,22 +2,20 @@
  * The dashboard in a real browser (Debian's chromium through playwright-core) against the real
  * daemon on 127.0.0.1, signed in with each role's token: a viewer watches threads appear and fill
  * live and sees no action controls; an operator injects from the form; an admin approves one
- * pending run_command (the agent's thread goes on) and denies another (the agent reads
- * ApprovalDenied). The token is never in a URL, a request line or the daemon's log. Screenshots of
- * the overview and a thread view, and the first load's size, go to test-results/dashboard/
- * (gitignored).
+ * pending run_command (the agent's thread goes on), denies another (the agent reads
+ * ApprovalDenied), kills a thread, pauses and resumes a listener. Failures and guard denials show
+ * their cause; every page's controls have names. The token is never in a URL, a request line or
+ * the daemon's log. Screenshots of the overview and a thread view, and the first load's bytes and
+ * a 1,000-message thread's render time (report.json), go to test-results/dashboard/ (gitignored).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonProcess } from '../helpers/daemon.ts';
 import {
   ADMIN_TOKEN,
-  AUTH_YAML,
   call,
-  LISTENERS,
   OPERATOR_TOKEN,
   organismDir,
   startOn,
@@ -25,70 +23,9 @@ import {
   until,
   VIEWER_TOKEN,
 } from '../server/helpers.ts';
+import { ACTION_CONTROLS, ARTIFACTS, CHROMIUM_ARGS, organismYaml, SCRIPT } from './support.ts';
 
-const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
-const ARTIFACTS = fileURLToPath(new URL('../../test-results/dashboard/', import.meta.url));
 const TOKENS = [ADMIN_TOKEN, OPERATOR_TOKEN, VIEWER_TOKEN];
-
-/** The agent asks to run the command in its task; run_command waits for a person's approval. */
-const SCRIPT = `name: runner-script
-scripts:
-  - when: 'run: (?<cmd>.+)'
-    turns:
-      - text: Running it.
-        tool_calls:
-          - name: run_command
-            args: { command: "{{match.cmd}}" }
-      - text: "It ran: {{result.stdout}}"
-        on_error:
-          text: "I could not run it, {{result.error.code}}: {{result.error.message}}"
-  - turns:
-      - text: "Hello from the runner: {{task}}"
-`;
-
-function organismYaml(dir: string): string {
-  return `organism:
-  name: dashboard-test
-  workspace: ${dir}/ws
-${AUTH_YAML}limits:
-  max_thread_hops: 5000
-listeners:
-  - name: burst
-    handler: ${FIXTURES}burst.ts
-    peers: [printer]
-  - name: printer
-    handler: ${LISTENERS}printer.ts
-  - name: broken
-    handler: ${FIXTURES}broken.ts
-  - name: runner
-    agent: true
-    description: Runs the shell command it is given, once a person approves it.
-    prompt: Run the command you are given.
-    tools: [run_command]
-    trust: high
-    max_turns: 4
-    timeout_ms: 900000
-    tool_config:
-      run_command: { shell: true, approval: always }
-llm:
-  backends:
-    - { provider: scripted, script: ${dir}/runner.script.yaml }
-`;
-}
-
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-
-/** Buttons and forms that act on the organism (none of them may show for a viewer). */
-const ACTION_CONTROLS =
-  'button.approve, button.deny, button.danger, form.inject, button:text-matches("^(Pause|Resume|Approve|Deny|Kill thread|Inject)$")';
 
 describe('dashboard in chromium against the real daemon', () => {
   let daemon: DaemonProcess;

@@ -1,0 +1,69 @@
+/**
+ * The organism the browser test runs (a scripted agent whose run_command waits for approval, a
+ * listener that sends many messages, one that always fails) and the browser's settings.
+ */
+import { fileURLToPath } from 'node:url';
+import { AUTH_YAML, LISTENERS } from '../server/helpers.ts';
+
+export const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
+export const ARTIFACTS = fileURLToPath(new URL('../../test-results/dashboard/', import.meta.url));
+
+/** The agent asks to run the command in its task; run_command waits for a person's approval. */
+export const SCRIPT = `name: runner-script
+scripts:
+  - when: 'run: (?<cmd>.+)'
+    turns:
+      - text: Running it.
+        tool_calls:
+          - name: run_command
+            args: { command: "{{match.cmd}}" }
+      - text: "It ran: {{result.stdout}}"
+        on_error:
+          text: "I could not run it, {{result.error.code}}: {{result.error.message}}"
+  - turns:
+      - text: "Hello from the runner: {{task}}"
+`;
+
+export function organismYaml(dir: string): string {
+  return `organism:
+  name: dashboard-test
+  workspace: ${dir}/ws
+${AUTH_YAML}limits:
+  max_thread_hops: 5000
+listeners:
+  - name: burst
+    handler: ${FIXTURES}burst.ts
+    peers: [printer]
+  - name: printer
+    handler: ${LISTENERS}printer.ts
+  - name: broken
+    handler: ${FIXTURES}broken.ts
+  - name: runner
+    agent: true
+    description: Runs the shell command it is given, once a person approves it.
+    prompt: Run the command you are given.
+    tools: [run_command]
+    trust: high
+    max_turns: 4
+    timeout_ms: 900000
+    tool_config:
+      run_command: { shell: true, approval: always }
+llm:
+  backends:
+    - { provider: scripted, script: ${dir}/runner.script.yaml }
+`;
+}
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/** Buttons and forms that act on the organism (none of them may show for a viewer). */
+export const ACTION_CONTROLS =
+  'button.approve, button.deny, button.danger, form.inject, button:text-matches("^(Pause|Resume|Approve|Deny|Kill thread|Inject)$")';
