@@ -121,3 +121,20 @@ export function mcpIdentityGrants(config: object): Array<{
     { name: MCP_IDENTITY, tools: identity.tools, tool_config: identity.tool_config, trust: identity.trust },
   ];
 }
+
+/**
+ * Problems found in the `mcp:` identity's grants, which the dispatcher checks as one more
+ * listener after the file's: their `listeners[<n>]` paths, renamed to the `mcp` section they
+ * come from.
+ */
+export function renameIdentityIssues<T extends { path: string }>(
+  issues: readonly T[],
+  listenerCount: number,
+): T[] {
+  const prefix = `listeners[${listenerCount}]`;
+  return issues.map((issue) =>
+    issue.path === prefix || issue.path.startsWith(`${prefix}.`)
+      ? { ...issue, path: `mcp${issue.path.slice(prefix.length)}` }
+      : issue,
+  );
+}

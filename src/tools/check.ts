@@ -5,6 +5,7 @@
  */
 import type { OrganismConfig } from '../config/types.ts';
 import { ConfigError, type ConfigIssue, ToolRegistrationError } from '../errors.ts';
+import { mcpIdentityGrants, renameIdentityIssues } from '../mcp/config.ts';
 import { mcpPlaceholders } from '../mcp/tool-config.ts';
 import { type CatalogEntry, loadToolCatalog, loadUserTools, PACKAGE_ROOT } from './catalog.ts';
 import { defaultDispatcherDefaults } from './dispatcher.ts';
@@ -46,10 +47,11 @@ export async function checkOrganismTools(
   for (const definition of mcpPlaceholders(config)) registry.register(definition);
   try {
     const defaults = defaultDispatcherDefaults();
-    resolveListeners(config.listeners, registry, defaults, config.file);
+    // The `mcp:` identity's grants are checked as the dispatcher will: one more listener.
+    resolveListeners([...config.listeners, ...mcpIdentityGrants(config)], registry, defaults, config.file);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    issues.push(...error.issues);
+    issues.push(...renameIdentityIssues(error.issues, config.listeners.length));
   }
   return issues;
 }

@@ -11,9 +11,10 @@ import { auditKeyOptions, loadAuditKeys } from '../audit/key.ts';
 import { AuditLog, type AuditSink } from '../audit/log.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import type { OrganismConfig } from '../config/types.ts';
+import { ConfigError } from '../errors.ts';
 import { checkCall } from '../guard/index.ts';
 import type { AttachedMcp } from '../mcp/client/index.ts';
-import { mcpIdentityGrants, mcpServers } from '../mcp/config.ts';
+import { mcpIdentityGrants, mcpServers, renameIdentityIssues } from '../mcp/config.ts';
 import type { ApprovalGate } from './approval/gate.ts';
 import { loadOrganismCatalog, PACKAGE_ROOT } from './catalog.ts';
 import { Dispatcher, type DispatcherDefaults, type GuardCheck } from './dispatcher.ts';
@@ -238,6 +239,9 @@ export async function createToolRuntime(
     };
   } catch (error) {
     await shutdown().catch(() => {});
+    // A bad grant of the `mcp:` identity is named by its section, not as a listener it is not.
+    if (error instanceof ConfigError)
+      throw new ConfigError(renameIdentityIssues(error.issues, config.listeners.length));
     throw error;
   }
 }

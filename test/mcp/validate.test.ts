@@ -59,6 +59,19 @@ listeners:
     expect(r.err).toMatch(/tool_config\.fs\.read_file\.trusted/);
   });
 
+  it("checks the mcp identity's grants and names them by the mcp section", async () => {
+    const r = await validate(`mcp:
+  tools: [calculate, calculat]
+listeners:
+  - name: solo
+    agent: true
+    description: alone
+`);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/mcp\.tools\[1\]: unknown tool "calculat"/);
+    expect(r.err).not.toContain('listeners[1]');
+  });
+
   it('refuses env values given directly instead of through *_env names', async () => {
     const r = await validate(`mcp_servers:
   - name: gh
