@@ -3,7 +3,8 @@
  * `"type": "commonjs"` project (what `npm init -y` writes) and in a `"type": "module"` one: it
  * loads, a handler's stack trace names the user's file and line (not a `data:` URL of transpiled
  * code), and an edit of the module, or of a helper it imports, is what the next import returns.
- * Each case runs in a child `node` process, because under vitest TypeScript loads through vite.
+ * Each case runs in a child `node` process, because under vitest TypeScript loads through vite;
+ * the last one through the real daemon and its reload endpoint.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startDaemonProcess } from '../helpers/daemon.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -100,6 +102,58 @@ for (const type of ['commonjs', 'module'] as const) {
       for (const { frame } of seen) {
         expect(frame).toContain(`${file}:9:`);
         expect(frame).not.toContain('data:');
+      }
+    }, 60_000);
+  });
+}
+
+const SAYER = `import { defineListener } from 'organism';
+import { word } from './lib/word.js';
+
+export default defineListener<{ n: string }>({
+  payload: { tag: 'say', schema: { type: 'object', properties: { n: { type: 'string' } }, required: ['n'] } },
+  handler: (payload, ctx) => {
+    ctx.log.info('said ' + word() + ' ' + payload.n);
+  },
+});
+`;
+const WORD = (word: string) => `export const word = (): string => '${word}';\n`;
+
+for (const type of ['commonjs', 'module'] as const) {
+  describe(`the daemon, with a TypeScript listener in a "type": "${type}" project`, () => {
+    it('POST /api/v1/organism/reload runs the edited helper of the listener from then on', async () => {
+      const dir = await project(type);
+      await writeFile(join(dir, 'listeners', 'say.ts'), SAYER);
+      await writeFile(join(dir, 'listeners', 'lib', 'word.ts'), WORD('one'));
+      const config = join(dir, 'organism.yaml');
+      await writeFile(
+        config,
+        'organism:\n  name: reload-test\nlisteners:\n  - name: say\n    description: says\n    handler: ./listeners/say.ts\n',
+      );
+      const daemon = await startDaemonProcess(['--config', config]);
+      try {
+        const inject = async (n: string) => {
+          const res = await fetch(`${daemon.url}/api/v1/inject`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ to: 'say', payload: `<say><n>${n}</n></say>` }),
+          });
+          expect(res.status).toBe(202);
+        };
+        const said = () => [...daemon.stdout().matchAll(/said (\w+ \w+)/g)].map((m) => m[1]);
+        const until = async (count: number) => {
+          for (let i = 0; i < 200 && said().length < count; i++) await new Promise((r) => setTimeout(r, 25));
+        };
+        await inject('a');
+        await until(1);
+        await writeFile(join(dir, 'listeners', 'lib', 'word.ts'), WORD('two'));
+        const reload = await fetch(`${daemon.url}/api/v1/organism/reload`, { method: 'POST' });
+        expect(reload.status).toBe(200);
+        await inject('b');
+        await until(2);
+        expect(said()).toEqual(['one a', 'two b']);
+      } finally {
+        await daemon.stop();
       }
     }, 60_000);
   });
