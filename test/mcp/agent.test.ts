@@ -5,7 +5,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type AgentDefinition, agentFunctions } from '../../src/agent/definition.ts';
+import { agentFunctions } from '../../src/agent/definition.ts';
 import { frameToolResult } from '../../src/agent/frame.ts';
 import { type Daemon, startDaemon } from '../../src/daemon.ts';
 import { modelToolName } from '../../src/mcp/names.ts';
