@@ -114,7 +114,9 @@ export function ThreadPage({ session, arg: id }) {
   const audit = useLive(() => api(`/audit?type=call&limit=1000&thread=${encodeURIComponent(id)}`), [id], {
     when: (e) => touches(e) && (e.type === 'tool' || e.kind === 'tool-result'),
   });
-  const approvals = useLive(() => api('/approvals'), [id], { when: (e) => e.type === 'approval' });
+  const approvals = useLive(() => api(`/approvals?thread=${encodeURIComponent(id)}`), [id], {
+    when: (e) => e.type === 'approval' && e.thread === id,
+  });
   const [killError, setKillError] = useState();
   const records = new Map((audit.data?.records ?? []).map((r) => [r.call_id, r]));
   const pending = (approvals.data?.approvals ?? []).filter((a) => a.thread === id);
