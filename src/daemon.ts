@@ -21,7 +21,7 @@ import { createBusBackend } from './bus/transport/factory.ts';
 import { MemoryTransport } from './bus/transport/memory.ts';
 import { loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
-import { createDaemonApprovals, recordApprovals } from './daemon/approvals.ts';
+import { createDaemonApprovals, recordApprovals, usesApproval } from './daemon/approvals.ts';
 import { ensureOrganismFolders } from './daemon/folders.ts';
 import { createOrganismService } from './daemon/service.ts';
 import { RELEASE_TIMEOUT_MS } from './daemon/shutdown.ts';
@@ -182,7 +182,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       if (event === 'started') metrics.threadsStarted.inc();
       hub.lifecycle(`thread.${event}`, { thread });
       // A stopped thread's calls must not run when someone approves them later.
-      if (event === 'stopped') void approvals.denyThread(thread, 'its thread was stopped').catch(() => {});
+      if (event === 'stopped' && usesApproval(tools.runtime.services.config))
+        void approvals.denyThread(thread, 'its thread was stopped').catch(() => {});
     },
   };
   // Tracing: loaded only with a `telemetry:` section (nothing of OpenTelemetry is imported without).

@@ -8,6 +8,7 @@
 import type { AuditSink } from '../audit/log.ts';
 import type { ThreadHistory } from '../bus/history/memory.ts';
 import type { MessageKind } from '../bus/message.ts';
+import type { OrganismConfig } from '../config/types.ts';
 import { sharedKvStore } from '../kv/index.ts';
 import type { EventHub } from '../server/events.ts';
 import { ApprovalGate } from '../tools/approval/gate.ts';
@@ -23,6 +24,16 @@ export interface DaemonApprovalsOptions {
 
 export function createDaemonApprovals(options: DaemonApprovalsOptions): ApprovalGate {
   return new ApprovalGate({ store: () => sharedKvStore(options.services()), audit: options.audit });
+}
+
+/**
+ * Whether any listener's tool_config asks for approval. Approvals left from an earlier config still
+ * expire in the list; this spares an organism without approvals the kv store on every stopped thread.
+ */
+export function usesApproval(config: Pick<OrganismConfig, 'listeners'>): boolean {
+  return config.listeners.some((listener) =>
+    Object.values(listener.tool_config ?? {}).some((c) => c.approval !== undefined && c.approval !== 'never'),
+  );
 }
 
 /** Wires the gate to the thread history and the stream, once both exist. */
