@@ -4,6 +4,7 @@
  * dispatcher exactly as a listener's would.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolRuntime } from '../../src/tools/runtime.ts';
@@ -164,6 +165,40 @@ listeners:
     expect(JSON.stringify(env.value)).not.toContain('sk-do-not-leak');
     // Its own workspace is where it runs and may write.
     expect(await text('rug.ls', { path: join(o.dataDir, 'mcp', 'rug') })).toBe('[]');
+  });
+
+  it('a stdio server has no network unless network: true (it cannot reach the daemon on loopback)', async () => {
+    const listener = createServer((socket) => socket.end());
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const { port } = listener.address() as AddressInfo;
+    try {
+      const organism = (network: boolean) =>
+        tempOrganism(`mcp_servers:
+  - name: rug
+    command: /usr/bin/node
+    args: [${JSON.stringify(RUG)}]
+    network: ${network}
+    capabilities: { connect: read }
+listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [rug.connect]
+`);
+      runtime = await startRuntime(await organism(false));
+      expect(await call(runtime, 'worker', 'rug.connect', { port })).toMatchObject({
+        status: 'ok',
+        value: { text: 'ERR ECONNREFUSED' },
+      });
+      await runtime.close();
+      runtime = await startRuntime(await organism(true));
+      expect(await call(runtime, 'worker', 'rug.connect', { port })).toMatchObject({
+        status: 'ok',
+        value: { text: 'connected' },
+      });
+    } finally {
+      listener.close();
+    }
   });
 
   it('server-filesystem: a read in its folder works; a guard denial stops a path outside the workspace', async () => {
