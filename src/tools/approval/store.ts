@@ -6,16 +6,23 @@
  *   approvals / d.<id>   the decision (written once: setIfAbsent, so the first decision wins, whether a
  *                        person's or the timeout's, on any daemon)
  *   approvals / index    ids of the approvals not yet decided, for listing
+ *   approvals / index.lock   held while one daemon rewrites the index
  *
- * The kv store cannot list keys, hence the index. It is rewritten whole, one update at a time in
- * this process; two daemons on one Redis updating it at the same instant can lose an entry from the
- * list (never a request or a decision: the waiting call still gets its answer).
+ * The kv store cannot list keys, hence the index. It is rewritten whole (read, change, write), so
+ * two daemons on one Redis must not do that at the same instant or one's change is lost: each
+ * update holds `index.lock` (setIfAbsent with a short lifetime, so a daemon killed while holding it
+ * stops blocking the others after LOCK_SECONDS).
  */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KvStore } from '../../kv/types.ts';
 import type { Approval, ApprovalState } from './types.ts';
 
 const NAMESPACE = 'approvals';
 const INDEX = 'index';
+const INDEX_LOCK = 'index.lock';
+/** How long a held index lock lives at most: far longer than one read and write of the index. */
+const LOCK_SECONDS = 5;
 /** Kept this long after the approval expires (the once log keeps effects 24 h as well). */
 const KEEP_SECONDS = 24 * 3600;
 /** The list holds at most this many waiting approvals; older ids drop off it (never the records). */
@@ -72,12 +79,18 @@ export class ApprovalStore {
     return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
   }
 
-  /** One index update at a time (read, change, write), in call order. */
+  /** One index update at a time (read, change, write): in call order here, under the lock across daemons. */
   #updateIndex(change: (ids: string[]) => string[]): Promise<void> {
     const next = this.#indexing.then(async () => {
       const kv = await this.#kv();
-      const ids = change(await this.pendingIds());
-      await kv.set(NAMESPACE, INDEX, ids.slice(-MAX_INDEX));
+      const token = await lockIndex(kv);
+      try {
+        const ids = change(await this.pendingIds());
+        await kv.set(NAMESPACE, INDEX, ids.slice(-MAX_INDEX));
+      } finally {
+        // Only our own lock: after LOCK_SECONDS it may have passed to another daemon.
+        if ((await kv.get(NAMESPACE, INDEX_LOCK)) === token) await kv.delete(NAMESPACE, INDEX_LOCK);
+      }
     });
     this.#indexing = next.catch(() => {}); // a failed update must not block the next
     return next;
@@ -92,6 +105,19 @@ export function withDecision(request: Requested, decision: Decision | undefined)
     decided_at: decision?.at ?? null,
     reason: decision?.reason ?? null,
   };
+}
+
+/** Waits for the index lock (backing off from 1 ms to 50 ms) and returns the token that holds it. */
+async function lockIndex(kv: KvStore): Promise<string> {
+  const token = randomUUID();
+  for (
+    let wait = 1;
+    !(await kv.setIfAbsent(NAMESPACE, INDEX_LOCK, token, LOCK_SECONDS));
+    wait = Math.min(wait * 2, 50)
+  ) {
+    await sleep(wait);
+  }
+  return token;
 }
 
 function ttl(expires: string): number {
