@@ -8,6 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { redactString } from '../../audit/redact.ts';
 import { McpError } from '../../errors.ts';
 import type { ResolvedServerConfig } from '../config.ts';
+import { REMOTE_TOOL_NAME } from '../names.ts';
 import { buildTransport, type TransportDeps } from './transport.ts';
 
 /** A tool as the server lists it. */
@@ -44,6 +45,8 @@ export class McpConnection {
   /** Bumped per connection, so a late close of an old one is not taken for the new one's. */
   #generation = 0;
   readonly #watchers = new Set<() => void>();
+  /** Tools of the last listing whose names MCP does not allow, left out (JSON-quoted in warnings). */
+  skipped: string[] = [];
   /** How many times the server was (re)started; for tests and `describe`. */
   starts = 0;
 
@@ -160,6 +163,7 @@ export class McpConnection {
     const client = this.#client;
     if (!client) return;
     const tools = new Map<string, RemoteTool>();
+    const skipped: string[] = [];
     let cursor: string | undefined;
     do {
       const page = await withTimeout(
@@ -168,6 +172,11 @@ export class McpConnection {
         'listing tools',
       );
       for (const tool of page.tools) {
+        // A name MCP does not allow (markup, spaces, other scripts) cannot be granted: not offered.
+        if (!REMOTE_TOOL_NAME.test(tool.name)) {
+          skipped.push(tool.name);
+          continue;
+        }
         if (this.server.include && !this.server.include.includes(tool.name)) continue;
         if (this.server.exclude.includes(tool.name)) continue;
         tools.set(tool.name, {
@@ -180,6 +189,7 @@ export class McpConnection {
       cursor = page.nextCursor;
     } while (cursor);
     this.#tools = tools;
+    this.skipped = skipped;
     this.#notify();
   }
 

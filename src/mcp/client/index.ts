@@ -107,6 +107,13 @@ export async function attachMcp(options: AttachOptions): Promise<AttachedMcp> {
         pool
           .get(s.name)
           ?.start()
+          .then(() => {
+            const skipped = pool.get(s.name)?.skipped ?? [];
+            if (skipped.length > 0)
+              warn(
+                `MCP server ${s.name}: tools with names MCP does not allow left out: ${skipped.map((n) => JSON.stringify(n.slice(0, 80))).join(', ')}`,
+              );
+          })
           .catch((error: unknown) => warn(`MCP server ${s.name}: ${(error as Error).message}`)),
       ),
   );

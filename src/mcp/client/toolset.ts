@@ -10,8 +10,7 @@
  * tool a trusted server marks readOnlyHint (and not destructiveHint). Otherwise (destructive,
  * unannotated, or untrusted) the tool is unavailable until one of the first two names one.
  */
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { McpError, OrganismError } from '../../errors.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
 import type { Capability, ToolConfig, ToolDefinition } from '../../tools/types.ts';
@@ -22,18 +21,7 @@ import { mcpToolConfigSchema } from '../tool-config.ts';
 import type { McpConnection, RemoteTool } from './connection.ts';
 import { type PinState, pinProblem } from './pins.ts';
 import { resultValue } from './result.ts';
-
-let lenient: Ajv2020 | undefined;
-
-/** Servers write schemas for many drafts and with their own keywords: checked, not policed. */
-function compileRemote(schema: Record<string, unknown>): ValidateFunction {
-  if (!lenient) {
-    lenient = new Ajv2020({ allErrors: true, strict: false, validateFormats: true, allowUnionTypes: true });
-    addFormats.default(lenient);
-  }
-  const { $schema: _draft, $id: _id, ...rest } = schema;
-  return lenient.compile({ ...rest, type: 'object' });
-}
+import { compileRemote } from './schema.ts';
 
 /** A validator that refuses everything, naming why (a schema that does not compile). */
 function refuseAll(reason: string): ValidateFunction {
@@ -91,7 +79,11 @@ export class ServerToolset {
     for (const name of this.#names) {
       const remote = listed.get(name);
       const { definition, validate } = this.#definition(name, remote);
-      this.#deps.registry.replace(definition, { validate });
+      try {
+        this.#deps.registry.replace(definition, { validate });
+      } catch {
+        // What a server lists costs at most that tool (it stays unregistered), never the runtime.
+      }
     }
   }
 
@@ -128,7 +120,7 @@ export class ServerToolset {
     const definition: ToolDefinition<Record<string, unknown>> = {
       name,
       description,
-      args: { type: 'object', ...(remote?.inputSchema ?? {}) } as JsonSchema,
+      args: { ...(remote?.inputSchema ?? {}), type: 'object' } as JsonSchema,
       readOnly: operator === 'read',
       capability: operator ?? 'write',
       capabilityFor: (config) =>
