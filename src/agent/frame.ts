@@ -6,7 +6,7 @@
  * and speak as the runtime. The preamble tells the model that framed text is data, never orders.
  */
 import { knownSecrets, redactKnown } from '../audit/redact.ts';
-import type { MessageView } from '../bus/message.ts';
+import type { MessageKind, MessageView } from '../bus/message.ts';
 import type { IncomingReply } from '../listener/types.ts';
 import type { ToolResult } from '../tools/types.ts';
 import { escapeAttr } from '../xml/codec.ts';
@@ -162,6 +162,18 @@ export function frameTask(from: string, task: string): string {
  * not its business; its model-turn records are its own notes, not messages), the latest `count`,
  * framed.
  */
+/**
+ * Records, not messages: model turns are the agent's own notes (replayed as turns, not as history);
+ * failure and approval records are for operators (the agent reads an approval's outcome as its
+ * tool result, ApprovalDenied included).
+ */
+const NOT_FOR_PROMPTS: ReadonlySet<MessageKind> = new Set<MessageKind>([
+  'model-turn',
+  'failure',
+  'approval-request',
+  'approval-decision',
+]);
+
 export function frameOwnHistory(
   all: readonly MessageView[],
   end: number,
@@ -170,10 +182,9 @@ export function frameOwnHistory(
   maxBytes: number,
 ): string {
   if (end === 0) return '';
-  // Records are not messages: model turns are its own notes, failure records are for operators.
   const own = all
     .slice(0, end)
-    .filter((m) => (m.from === self || m.to === self) && m.kind !== 'model-turn' && m.kind !== 'failure');
+    .filter((m) => (m.from === self || m.to === self) && !NOT_FOR_PROMPTS.has(m.kind));
   return frameHistory(own.slice(Math.max(0, own.length - count)), maxBytes);
 }
 

@@ -1,6 +1,13 @@
 /** Framing and neutralizing what tools and peers say, and the assembled system prompt. */
 import { describe, expect, it } from 'vitest';
-import { frameHistory, framePeerReply, frameToolResult, neutralize } from '../../src/agent/frame.ts';
+import {
+  frameHistory,
+  frameOwnHistory,
+  framePeerReply,
+  frameToolResult,
+  neutralize,
+} from '../../src/agent/frame.ts';
+import type { MessageKind, MessageView } from '../../src/bus/message.ts';
 import { buildSystemPrompt, PREAMBLE } from '../../src/agent/prompt.ts';
 import { retryAfter } from '../../src/agent/providers/http.ts';
 import { backoffDelay } from '../../src/agent/retry.ts';
@@ -152,5 +159,30 @@ describe('retry timing', () => {
       50, 100, 200, 400, 500, 500,
     ]);
     expect(backoffDelay(2, { ...options, random: () => 0.999999 })).toBe(400);
+  });
+});
+
+describe('own history', () => {
+  it('leaves out the records meant for operators: failures, approval requests and decisions, model turns', () => {
+    const at = (kind: MessageKind, payload: string, from = 'assistant', to = 'system'): MessageView => ({
+      id: `m-${payload}`,
+      from,
+      to,
+      kind,
+      payload,
+      time: '2026-11-25T00:00:00.000Z',
+    });
+    const all = [
+      at('message', '<ask>first</ask>', 'console', 'assistant'),
+      at('model-turn', '<turn>NOTE-TURN</turn>'),
+      at('approval-request', '<approval-request>NOTE-REQUEST</approval-request>'),
+      at('approval-decision', '<approval-decision>NOTE-DECISION</approval-decision>'),
+      at('failure', '<failure>NOTE-FAILURE</failure>'),
+      at('message', '<ask>second</ask>', 'console', 'assistant'),
+    ];
+    const framed = frameOwnHistory(all, all.length, 'assistant', 20, 10_000);
+    expect(framed).toContain('first');
+    expect(framed).toContain('second');
+    expect(framed).not.toMatch(/NOTE-/);
   });
 });
