@@ -160,6 +160,7 @@ const root: Presence<Omit<OrganismConfig, 'file'>> = {
   durability: 'always',
   mcp_servers: 'always',
   mcp: 'optional',
+  telemetry: 'optional',
 };
 
 /** Keys the loader fills although the schema has no literal default for them. */
