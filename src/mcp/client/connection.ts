@@ -42,6 +42,8 @@ export class McpConnection {
   #tools = new Map<string, RemoteTool>();
   #stderr = '';
   #pid: number | null = null;
+  #relisting = false;
+  #relistAgain = false;
   /** Bumped per connection, so a late close of an old one is not taken for the new one's. */
   #generation = 0;
   readonly #watchers = new Set<() => void>();
@@ -136,8 +138,7 @@ export class McpConnection {
         );
       };
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-        if (generation === this.#generation)
-          this.#relist().catch((error: unknown) => this.#lost(message(error)));
+        if (generation === this.#generation) this.#relistSoon(generation);
       });
       await withTimeout(client.connect(built.transport), this.server.startup_timeout_ms, 'connecting');
       this.#pid = (built.transport as { pid?: number | null }).pid ?? null;
@@ -156,6 +157,29 @@ export class McpConnection {
       }
       throw new McpError('mcp.unavailable', `server ${this.server.name} ${this.#reason ?? message(error)}`);
     }
+  }
+
+  /**
+   * A list_changed: one listing at a time, and the notifications that came meanwhile make one more
+   * (a server announcing changes in a loop gets a listing per round trip, not one per notification).
+   */
+  #relistSoon(generation: number): void {
+    if (this.#relisting) {
+      this.#relistAgain = true;
+      return;
+    }
+    this.#relisting = true;
+    this.#relist()
+      .catch((error: unknown) => {
+        if (generation === this.#generation) this.#lost(message(error));
+      })
+      .finally(() => {
+        this.#relisting = false;
+        if (this.#relistAgain && generation === this.#generation) {
+          this.#relistAgain = false;
+          this.#relistSoon(generation);
+        }
+      });
   }
 
   /** Lists the tools again (every page), keeping those include/exclude let through. */

@@ -13,6 +13,7 @@ import {
   ReadResourceRequestSchema,
   McpError as SdkMcpError,
 } from '@modelcontextprotocol/sdk/types.js';
+import { redactKnown } from '../../audit/redact.ts';
 import type { Principal } from '../../server/auth.ts';
 import { hasRole } from '../../server/auth.ts';
 import type { McpHost } from './host.ts';
@@ -47,9 +48,11 @@ export function createMcpServer(host: McpHost, principal: Principal, version: st
       (request.params.arguments ?? {}) as Record<string, unknown>,
       extra.signal,
     );
+    // What leaves for the client carries no secret the daemon knows (invariant 7), as the thread
+    // history's copy of a tool result and `organism tools call` do not.
     return {
-      content: [{ type: 'text' as const, text: outcome.text }],
-      structuredContent: outcome.structured,
+      content: [{ type: 'text' as const, text: redactKnown(outcome.text) }],
+      structuredContent: redactKnown(outcome.structured),
       isError: outcome.isError,
     };
   });
@@ -68,7 +71,7 @@ export function createMcpServer(host: McpHost, principal: Principal, version: st
     const text = host.thread(request.params.uri);
     if (text === undefined)
       throw new SdkMcpError(ErrorCode.InvalidParams, `no resource ${request.params.uri}`);
-    return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text }] };
+    return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: redactKnown(text) }] };
   });
   return server;
 }
