@@ -10,7 +10,7 @@ import { readAuditLines } from '../../src/audit/read.ts';
 import { captureIo } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import type { ToolRuntime } from '../../src/tools/runtime.ts';
-import { call, RUG, startRuntime, tempOrganism, until } from './helpers.ts';
+import { call, REPO, RUG, startRuntime, tempOrganism, until } from './helpers.ts';
 
 let runtime: ToolRuntime | undefined;
 afterEach(async () => {
@@ -131,6 +131,27 @@ listeners:
     expect(
       warnings.some((w) => /listener worker: rug\.greet .*runs without a sandbox \(sandbox: none\)/.test(w)),
     ).toBe(true);
+  });
+
+  it('a server whose tools/list pages without end is cut off after 100 pages; the runtime starts', async () => {
+    const o = await tempOrganism(`mcp_servers:
+  - name: endless
+    command: /usr/bin/node
+    args: [${JSON.stringify(join(REPO, 'test/mcp/fixtures/endless-server.mjs'))}]
+    capabilities: { t0: read }
+listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [endless.t0]
+`);
+    runtime = await startRuntime(o);
+    const listed = runtime.registry.names().filter((n) => n.startsWith('endless.'));
+    expect(listed).toHaveLength(100);
+    expect(await call(runtime, 'worker', 'endless.t0')).toMatchObject({
+      status: 'ok',
+      value: { text: 'called t0' },
+    });
   });
 
   it('a timeout answers the agent and sends notifications/cancelled to the server', async () => {

@@ -27,6 +27,10 @@ export interface RemoteTool {
 
 export type ConnectionState = 'idle' | 'starting' | 'ready' | 'down' | 'closed';
 
+/** Pages of tools/list followed, and tools kept, per listing. */
+const MAX_PAGES = 100;
+const MAX_TOOLS = 1000;
+
 /** The most a server's stderr tail may hold, for the reason it died. */
 const STDERR_TAIL = 2048;
 
@@ -188,6 +192,7 @@ export class McpConnection {
     if (!client) return;
     const tools = new Map<string, RemoteTool>();
     const skipped: string[] = [];
+    let pages = 0;
     let cursor: string | undefined;
     do {
       const page = await withTimeout(
@@ -211,6 +216,8 @@ export class McpConnection {
         });
       }
       cursor = page.nextCursor;
+      // A server that pages forever, or lists without end, is cut off; what came so far is kept.
+      if (++pages >= MAX_PAGES || tools.size >= MAX_TOOLS) break;
     } while (cursor);
     this.#tools = tools;
     this.skipped = skipped;
