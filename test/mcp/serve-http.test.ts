@@ -86,6 +86,19 @@ describe('POST /mcp', () => {
     await client.close();
   });
 
+  it("arguments the listener's schema refuses come back as a tool error, and the daemon goes on", async () => {
+    const client = await connect(OPERATOR);
+    const bad = await client.callTool({ name: 'upper', arguments: { text: 'x'.repeat(2000) } }).then(
+      (r) => ({ isError: r.isError, text: JSON.stringify(r.content) }),
+      (e: Error) => ({ isError: true, text: e.message }),
+    );
+    expect(bad.isError).toBe(true);
+    expect(bad.text).toMatch(/text|1000|long/i);
+    const good = await client.callTool({ name: 'upper', arguments: { text: 'still here' } });
+    expect((good.structuredContent as { reply: string }).reply).toContain('STILL HERE');
+    await client.close();
+  });
+
   it("calls a native tool under the mcp identity's grants, through the dispatcher (audited as mcp)", async () => {
     const client = await connect(OPERATOR);
     const result = await client.callTool({ name: 'calculate', arguments: { expression: '6 * 7' } });
