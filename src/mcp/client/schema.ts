@@ -11,7 +11,8 @@ type Node = Record<string, unknown>;
 
 const isNode = (v: unknown): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const MAPS = ['properties', '$defs', 'definitions', 'dependentSchemas'];
+// `dependencies` too: Ajv2020 still runs its schema form (draft 7), where a pattern hid from us.
+const MAPS = ['properties', '$defs', 'definitions', 'dependentSchemas', 'dependencies'];
 const ONE = [
   'items',
   'additionalItems',

@@ -48,7 +48,11 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
   local.onmessage = (message: JSONRPCMessage) => {
     remote.send(message).catch((error: unknown) => {
       const id = (message as { id?: string | number }).id;
-      const text = (error as Error).message ?? String(error);
+      const said = (error as Error).message ?? String(error);
+      // "fetch failed" alone does not say where: name the daemon's endpoint.
+      const text = /fetch failed|ECONNREFUSED/.test(said)
+        ? `cannot reach the daemon at ${endpoint.href}: ${said}`
+        : said;
       options.log(`daemon refused a message: ${text}`);
       if (id === undefined) return;
       void local.send({ jsonrpc: '2.0', id, error: { code: -32001, message: text } });
