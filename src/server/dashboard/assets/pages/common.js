@@ -9,15 +9,20 @@ export function Problem({ error }) {
 }
 
 /**
- * XML payload, indented; folded behind a summary when longer than `fold` lines. A folded payload
- * is laid out only once opened, so a long thread renders quickly.
+ * XML payload, indented; folded behind a summary when longer than `fold` lines (`fold` 0: always
+ * folded, and then indented only once opened, so a long thread of folded payloads renders quickly).
  */
 export function Payload({ xml, fold = 12, label = 'payload' }) {
   const [open, setOpen] = useState(false);
+  const toggle = (e) => setOpen(e.currentTarget.open);
+  if (fold === 0)
+    return html`<details class="fold" onToggle=${toggle}>
+      <summary>${label} (${xml.length} characters)</summary>${open ? html`<pre class="xml">${prettyXml(xml)}</pre>` : null}
+    </details>`;
   const text = prettyXml(xml);
   const lines = text.split('\n').length;
   if (lines <= fold) return html`<pre class="xml">${text}</pre>`;
-  return html`<details class="fold" onToggle=${(e) => setOpen(e.currentTarget.open)}>
+  return html`<details class="fold" onToggle=${toggle}>
     <summary>${label} (${lines} lines)</summary>${open ? html`<pre class="xml">${text}</pre>` : null}
   </details>`;
 }
