@@ -4,9 +4,10 @@
  * live and sees no action controls; an operator injects from the form; an admin approves one
  * pending run_command (the agent's thread goes on), denies another (the agent reads
  * ApprovalDenied), kills a thread, pauses and resumes a listener. Failures and guard denials show
- * their cause; every page's controls have names. The token is never in a URL, a request line or
- * the daemon's log. Screenshots of the overview and a thread view, and the first load's bytes and
- * a 1,000-message thread's render time (report.json), go to test-results/dashboard/ (gitignored).
+ * their cause; axe-core finds no serious or critical violation on any page (the sign-in page and
+ * a thread view included). The token is never in a URL, a request line or the daemon's log.
+ * Screenshots of the overview and a thread view, and the first load's bytes and a 1,000-message
+ * thread's render times over 5 opens (report.json), go to test-results/dashboard/ (gitignored).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -23,6 +24,8 @@ import {
   until,
   VIEWER_TOKEN,
 } from '../server/helpers.ts';
+import { AXE_PATH, axeProblems } from './axe.ts';
+import { median, type ThreadTiming, timeThreadView } from './measure.ts';
 import { ACTION_CONTROLS, ARTIFACTS, CHROMIUM_ARGS, organismYaml, SCRIPT } from './support.ts';
 
 const TOKENS = [ADMIN_TOKEN, OPERATOR_TOKEN, VIEWER_TOKEN];
@@ -33,7 +36,7 @@ describe('dashboard in chromium against the real daemon', () => {
   let url: string;
   const requested: string[] = [];
   /** Figures for test-results/dashboard/report.json. */
-  const report: Record<string, number> = {};
+  const report: Record<string, number | number[]> = {};
   const pageErrors: string[] = [];
 
   async function inject(payload: string, to?: string): Promise<string> {
@@ -85,10 +88,15 @@ describe('dashboard in chromium against the real daemon', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(url);
+    // The page's policy refuses a script added to it (axe is evaluated over the DevTools protocol).
+    await expect(page.addScriptTag({ path: AXE_PATH })).rejects.toThrow(/Content Security Policy/);
+    await page.getByLabel('API token').waitFor();
+    expect((await axeProblems(page)).problems, 'sign-in').toEqual([]);
     await page.getByLabel('API token').fill('not-a-token-at-all-123');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').filter({ hasText: 'not valid' }).waitFor();
     expect(await page.locator('nav').count()).toBe(0);
+    expect((await axeProblems(page)).problems, 'sign-in refused').toEqual([]);
     await context.close();
   }, 30_000);
 
@@ -224,40 +232,38 @@ describe('dashboard in chromium against the real daemon', () => {
     await context.close();
   }, 60_000);
 
-  it('renders a thread of 1,000 messages (the time it took goes to the report)', async () => {
+  it('renders a thread of 1,000 messages, all of it usable (the times it took, over 5 opens, go to the report)', async () => {
     const thread = await inject('<burst><count>999</count></burst>');
     await until(async () => {
       const res = await call(url, `/api/v1/threads/${thread}`, { token: VIEWER_TOKEN });
       return res.json.messages.length === 1000 && res.json.status !== 'active';
     }, 60_000);
     const { context, page } = await signIn(VIEWER_TOKEN, 'watcher (viewer)');
-    // From the moment the route changes to the moment the last entry is in the document.
-    const ms = await page.evaluate(
-      (id) =>
-        new Promise<number>((resolve) => {
-          const start = performance.now();
-          location.hash = `#/threads/${id}`;
-          const check = () => {
-            if (document.querySelectorAll('ol.timeline > li').length >= 1000)
-              resolve(performance.now() - start);
-            else requestAnimationFrame(check);
-          };
-          check();
-        }),
-      thread,
-    );
-    expect(await page.locator('ol.timeline > li').count()).toBe(1000);
+    const runs: ThreadTiming[] = [];
+    for (let i = 0; i < 5; i++) {
+      // From another page each time, so every open fetches and draws the whole thread again.
+      await page.getByRole('navigation').getByRole('link', { name: 'Overview' }).click();
+      await page.locator('tr[data-listener="burst"]').waitFor();
+      runs.push(await timeThreadView(page, thread, 1000));
+      expect(await page.locator('ol.timeline > li').count()).toBe(1000);
+    }
     expect(await page.getByTestId('message-count').textContent()).toBe('1000');
-    report.thread_1000_messages_render_ms = Math.round(ms);
-    // Of which the daemon's answer (GET /api/v1/threads/:id with 1,000 messages) took:
-    report.thread_1000_messages_fetch_ms = Math.round(
-      await page.evaluate((id) => {
-        const entry = performance
-          .getEntriesByType('resource')
-          .find((e) => e.name.endsWith(`/api/v1/threads/${id}`)) as PerformanceResourceTiming;
-        return entry.responseEnd - entry.startTime;
-      }, thread),
-    );
+    // Every entry is there to read: the last one, scrolled to, shows its message.
+    const last = page.locator('ol.timeline > li').last();
+    await last.scrollIntoViewIfNeeded();
+    expect(await last.isVisible()).toBe(true);
+    expect(await last.locator('pre.xml').textContent()).toContain('line 999 of 999');
+    expect(await last.locator('.seq').textContent()).toBe('1000');
+    for (const [key, pick] of [
+      ['thread_1000_messages_render_ms', (r: ThreadTiming) => r.drawn],
+      ['thread_1000_messages_in_document_ms', (r: ThreadTiming) => r.dom],
+      ['thread_1000_messages_fetch_ms', (r: ThreadTiming) => r.fetch],
+    ] as const) {
+      const values = runs.map((r) => Math.round(pick(r)));
+      report[key] = values;
+      report[`${key}_median`] = median(values);
+      report[`${key}_max`] = Math.max(...values);
+    }
     await context.close();
   }, 90_000);
 
@@ -292,29 +298,38 @@ describe('dashboard in chromium against the real daemon', () => {
     await context.close();
   }, 30_000);
 
-  it('every page: one h1, a main landmark, every control named (Chromium accessibility tree); tools say why not; audit filters', async () => {
+  it('every page, the sign-in page above and a thread view: axe finds no serious or critical violation; one h1 and a main landmark; tools say why not; audit filters', async () => {
+    // One call waiting for approval: the approvals page and the thread view show their controls.
+    const waiting = await inject('<runner><task>run: echo for axe</task></runner>');
+    await pendingIn(waiting);
     const { context, page } = await signIn(ADMIN_TOKEN, 'root (admin)');
-    const cdp = await context.newCDPSession(page);
-    const ROLES = new Set(['button', 'link', 'textbox', 'combobox', 'checkbox', 'searchbox', 'listbox']);
+    // axe is seen to fail: a control without a name, put on the page for a moment.
+    await page.evaluate(() =>
+      document.body.append(Object.assign(document.createElement('button'), { id: 'unnamed' })),
+    );
+    expect((await axeProblems(page)).problems.join('\n')).toContain('button-name (critical)');
+    await page.evaluate(() => document.getElementById('unnamed')?.remove());
+
     for (const name of ['Overview', 'Threads', 'Approvals', 'Audit', 'Dead letters', 'Tools']) {
       await page.getByRole('navigation').getByRole('link', { name, exact: false }).first().click();
       await page.locator('h1').filter({ hasText: name }).waitFor();
+      // Each page with its data in it (rows, cards, charts), not its loading state.
+      if (name === 'Overview') await page.locator('tr[data-listener="runner"]').waitFor();
       if (name === 'Threads') await page.locator('tr[data-thread]').first().waitFor();
+      if (name === 'Approvals') await page.locator('li[data-approval] button.approve').first().waitFor();
+      if (name === 'Audit') await page.locator('tbody tr').first().waitFor();
+      if (name === 'Tools') await page.locator('tr[data-tool]').first().waitFor();
       expect(await page.locator('h1').count(), name).toBe(1);
       expect(await page.getByRole('main').count(), name).toBe(1);
-      const { nodes } = (await cdp.send('Accessibility.getFullAXTree')) as {
-        nodes: Array<{ ignored: boolean; role?: { value: string }; name?: { value: string } }>;
-      };
-      // The check sees the page's controls at all (the nav's links at least).
-      expect(nodes.filter((n) => !n.ignored && n.role?.value === 'link').length, name).toBeGreaterThan(5);
-      const unnamed = nodes.filter(
-        (n) => !n.ignored && ROLES.has(n.role?.value ?? '') && !(n.name?.value ?? '').trim(),
-      );
-      expect(
-        unnamed.map((n) => n.role?.value),
-        `${name}: controls without an accessible name`,
-      ).toEqual([]);
+      const { problems, passed } = await axeProblems(page);
+      expect(problems, name).toEqual([]);
+      expect(passed, `${name}: axe checked something`).toBeGreaterThan(10);
     }
+    await page.goto(`${url}/#/threads/${waiting}`);
+    await page.locator(`.approval-actions button.approve`).waitFor();
+    await page.locator('li[data-kind="model-turn"] details.fold summary').first().click();
+    await page.locator('li[data-kind="model-turn"] details.fold pre.xml').waitFor();
+    expect((await axeProblems(page)).problems, 'thread view').toEqual([]);
 
     // Tools: for a listener without grants, every tool unavailable with the reason.
     await page.getByRole('navigation').getByRole('link', { name: 'Tools' }).click();
