@@ -8,7 +8,7 @@
  * A module with no node_modules folder above it is not cached (nowhere private to put it).
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync, type Stats } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
@@ -21,12 +21,37 @@ interface Entry {
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 
-/** The cache folder for a module: `node_modules/.cache/organism` of the nearest folder above it that has node_modules. */
+/**
+ * The cache folder for a module: `node_modules/.cache/organism` of the nearest folder above it that
+ * has node_modules, when it is this user's. What is in it runs in the daemon, so a node_modules
+ * someone else owns or everyone may write (one in a shared folder such as /tmp, above a project
+ * that has none) would let them plant code in place of the module: no cache then.
+ */
 export function cacheDir(absPath: string): string | undefined {
   for (let dir = dirname(absPath); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'node_modules'))) return join(dir, 'node_modules', '.cache', 'organism');
+    const modules = join(dir, 'node_modules');
+    if (existsSync(modules)) {
+      const cache = join(modules, '.cache', 'organism');
+      return [modules, join(modules, '.cache'), cache].every(ours) ? cache : undefined;
+    }
     if (dirname(dir) === dir) return undefined;
   }
+}
+
+/**
+ * True when `path` is absent, or is a folder of this user's that not everyone may write. (Group
+ * write is let through: under umask 002 a user's own group does, and npm makes node_modules so.)
+ */
+function ours(path: string): boolean {
+  let info: Stats;
+  try {
+    info = lstatSync(path);
+  } catch {
+    return true; // made by us when first stored
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && info.uid !== uid) return false;
+  return !info.isSymbolicLink() && (info.mode & 0o002) === 0;
 }
 
 function entryFile(dir: string, absPath: string): string {
