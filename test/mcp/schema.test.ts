@@ -25,7 +25,10 @@ describe("checking arguments against a server's schema", () => {
         items: { type: 'array', items: { pattern: 'y' } },
       },
       $defs: { d: { anyOf: [{ pattern: 'z' }] } },
+      dependencies: { pattern: { properties: { q: { pattern: 'w' } } }, other: ['pattern'] },
     }) as Record<string, any>;
+    expect(schema.dependencies.pattern.properties.q).toEqual({});
+    expect(schema.dependencies.other).toEqual(['pattern']);
     expect(schema.properties.pattern).toEqual({ type: 'string' });
     expect(schema.properties.items.items).toEqual({});
     expect(schema.$defs.d.anyOf[0]).toEqual({});
