@@ -10,20 +10,22 @@ export function Problem({ error }) {
 
 /**
  * XML payload, indented; folded behind a summary when longer than `fold` lines (`fold` 0: always
- * folded, and then indented only once opened, so a long thread of folded payloads renders quickly).
+ * folded, and then indented only once opened). A function, not a component: a short payload is a
+ * plain <pre> with no state of its own, and a long thread has a thousand of them.
  */
-export function Payload({ xml, fold = 12, label = 'payload' }) {
-  const [open, setOpen] = useState(false);
-  const toggle = (e) => setOpen(e.currentTarget.open);
-  if (fold === 0)
-    return html`<details class="fold" onToggle=${toggle}>
-      <summary>${label} (${xml.length} characters)</summary>${open ? html`<pre class="xml">${prettyXml(xml)}</pre>` : null}
-    </details>`;
+export function payload(xml, { fold = 12, label = 'payload' } = {}) {
+  if (fold === 0) return html`<${Folded} xml=${xml} summary=${`${label} (${xml.length} characters)`} />`;
   const text = prettyXml(xml);
   const lines = text.split('\n').length;
   if (lines <= fold) return html`<pre class="xml">${text}</pre>`;
-  return html`<details class="fold" onToggle=${toggle}>
-    <summary>${label} (${lines} lines)</summary>${open ? html`<pre class="xml">${text}</pre>` : null}
+  return html`<${Folded} xml=${xml} text=${text} summary=${`${label} (${lines} lines)`} />`;
+}
+
+/** A folded payload: its text laid out only once opened. */
+function Folded({ xml, text, summary }) {
+  const [open, setOpen] = useState(false);
+  return html`<details class="fold" onToggle=${(e) => setOpen(e.currentTarget.open)}>
+    <summary>${summary}</summary>${open ? html`<pre class="xml">${text ?? prettyXml(xml)}</pre>` : null}
   </details>`;
 }
 
@@ -38,10 +40,6 @@ export function Json({ value, fold = 400 }) {
 export function Verdict({ value }) {
   const v = value ?? 'none';
   return html`<span class=${`verdict v-${v}`}>${v}</span>`;
-}
-
-export function Kind({ kind }) {
-  return html`<span class=${`kind k-${kind}`}>${kind}</span>`;
 }
 
 /** The listener's failure record's cause, in one line. */

@@ -8,7 +8,7 @@ import { html } from '../lib/html.js';
 import { useState } from '../vendor/hooks.js';
 import { Component } from '../vendor/preact.js';
 import { ApprovalActions } from './approval-actions.js';
-import { failureText, Json, Kind, Payload, Problem, Verdict } from './common.js';
+import { failureText, Json, Problem, payload, Verdict } from './common.js';
 
 function ModelTurn({ m }) {
   const calls = jsonField(m.payload, 'calls');
@@ -80,10 +80,10 @@ function Entry({ m, index, record, open, session, reload }) {
       <span class="seq">${index + 1}</span>
       <time datetime=${m.time}>${clock(m.time)}</time>
       <span class="route"><strong>${m.from}</strong> → <strong>${m.to}</strong></span>
-      <${Kind} kind=${m.kind} />
+      <span class=${`kind k-${m.kind}`}>${m.kind}</span>
     </div>
     ${detail}
-    <${Payload} xml=${m.payload} fold=${detail ? 0 : 12} label="XML" />
+    ${payload(m.payload, { fold: detail ? 0 : 12, label: 'XML' })}
   </li>`;
 }
 
@@ -103,8 +103,9 @@ class StableEntry extends Component {
     );
   }
 
+  // Entry has no state of its own: called, not mounted, so an entry is one component, not two.
   render(props) {
-    return html`<${Entry} ...${props} />`;
+    return Entry(props);
   }
 }
 
