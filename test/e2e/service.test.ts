@@ -572,6 +572,31 @@ describe('starting safely', () => {
     expect(error).toContain('the token in TEST_VIEWER_TOKEN is shorter than 16 characters');
     expect(error).not.toContain(ADMIN_TOKEN);
   });
+
+  it('says where it listens whatever log_level is, and keeps quiet at that level otherwise', async () => {
+    for (const level of ['error', 'silent']) {
+      const quiet = await organismDir(
+        `organism:\n  name: quiet\n  log_level: ${level}\nlisteners:\n${chainYaml()}`,
+      );
+      const daemon = await startOn(quiet.file);
+      try {
+        const lines = daemon
+          .stdout()
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line));
+        const announced = lines.filter((line) => /listening on/.test(line.msg));
+        expect(announced).toHaveLength(1);
+        expect(announced[0].url).toBe(daemon.url);
+        expect(announced[0].level).toBe(30); // info, above the configured level
+        expect((await fetch(`${daemon.url}/healthz`)).status).toBe(200);
+        // Nothing else at info got through: the level still holds for every other record.
+        expect(lines.filter((line) => line.level < 40 && !/listening on/.test(line.msg))).toEqual([]);
+      } finally {
+        await daemon.stop();
+      }
+    }
+  });
 });
 
 /** The HTTP status of a WebSocket handshake (101 when it opened). */

@@ -38,11 +38,12 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   });
   const { startDaemon } = await import('../../daemon.ts');
   const daemon = await startDaemon({ configPath: values.config, port, host: values.host });
-  // A log record like every other line on stdout (JSON when piped: `jq` reads all of it).
-  daemon.logger.info(
-    { url: daemon.url },
-    `organism '${daemon.config.organism.name}' listening on ${daemon.url}`,
-  );
+  // A log record like every other line on stdout (JSON when piped: `jq` reads all of it). Logged at
+  // info whatever organism.log_level says (warn, error, even silent): where the daemon listens is
+  // what a service manager, a script or a person needs from it first.
+  daemon.logger
+    .child({}, { level: 'info' })
+    .info({ url: daemon.url }, `organism '${daemon.config.organism.name}' listening on ${daemon.url}`);
   await new Promise<void>((resolve) => {
     stop = (signal) => {
       const drainMs = daemon.config.bus.drain_timeout_ms;
