@@ -50,8 +50,9 @@ describe('MCP server lifecycle and integrity', () => {
 
     // The server changes greet's description and says so: the runtime lists again.
     expect(await call(runtime, 'worker', 'rug.flip')).toMatchObject({ status: 'ok' });
+    // (Waited for on the connection's listing: the registry withholds the unsigned words.)
     await until(
-      () => runtime!.registry.get('rug.greet')!.definition.description.includes('id_rsa'),
+      () => runtime!.mcp!.pool.get('rug')!.tools.get('greet')?.description.includes('id_rsa') === true,
       'the relisted description',
     );
     const refused = await call(runtime, 'worker', 'rug.greet', { name: 'ada' });

@@ -115,12 +115,24 @@ export class ServerToolset {
     // The server's words, said to be the server's: an agent's prompt shows where a tool comes from.
     const said = remote?.description.trim() ?? '';
     const description = `Tool ${tool} of MCP server ${server.name}${said ? `: ${said}` : remote ? '.' : ' (not listed yet).'}`;
+    const schema = { ...(remote?.inputSchema ?? {}), type: 'object' } as JsonSchema;
+    // A listing that fails its pin (changed since it was signed: a rug pull) is refused at call
+    // time, and its words are withheld from agents too: an injected description or schema would
+    // steer the model towards the other tools it holds. Read at each use, so signing the change
+    // offers the words again without a relisting.
+    const pins = this.#deps.pins;
+    const changed = () => (remote ? pinProblem(pins(), server.name, remote) : null);
+    const withheld = `Tool ${tool} of MCP server ${server.name} (its description is withheld: it changed since it was signed).`;
     const operator = server.capabilities[tool];
     const guard = server.guards[tool];
     const definition: ToolDefinition<Record<string, unknown>> = {
       name,
-      description,
-      args: { ...(remote?.inputSchema ?? {}), type: 'object' } as JsonSchema,
+      get description() {
+        return changed() === null ? description : withheld;
+      },
+      get args() {
+        return changed() === null ? schema : ({ type: 'object' } as JsonSchema);
+      },
       readOnly: operator === 'read',
       capability: operator ?? 'write',
       capabilityFor: (config) =>
