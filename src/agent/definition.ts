@@ -178,14 +178,17 @@ export function agentFunctions(
       source: 'peer',
     });
   }
-  const seen = new Set<string>();
+  // Two functions under one name would send the model's call to whichever came first. MCP names
+  // are mapped (`a._x` and `a_.x` both become `a___x`), so two tools can meet here too.
+  const seen = new Map<string, AgentFunction>();
   for (const f of functions) {
-    if (seen.has(f.name))
+    const first = seen.get(f.name);
+    if (first)
       throw new AgentConfigError(
         listener.name,
-        `the tool and the peer function '${f.name}' share a name; rename one`,
+        `${first.target} and ${f.target} would both be offered to the model as '${f.name}'; grant or name one otherwise`,
       );
-    seen.add(f.name);
+    seen.set(f.name, f);
   }
   return functions;
 }
