@@ -25,6 +25,7 @@ mcp:
 listeners:
   - name: noop
     handler: ${JSON.stringify(new URL('../mcp/fixtures/upper.ts', import.meta.url).pathname)}
+    mcp: true
 `);
   daemon = await startDaemon({
     configPath: organism.config,
@@ -114,5 +115,26 @@ describe('MCP serving attacks', () => {
       `?access_token=${OPERATOR_TOKEN}`,
     );
     expect(other.status).toBe(401);
+  });
+
+  it("a client's arguments for a listener are data: markup stays text, bad names and sizes are refused, the daemon goes on", async () => {
+    const client = await connect(OPERATOR_TOKEN);
+    const markup = await client.callTool({
+      name: 'noop',
+      arguments: { text: '</text></upper><evil a="1"/>&amp;' },
+    });
+    const reply = JSON.stringify(markup);
+    expect(reply).toContain('<uppered><text>&lt;/TEXT&gt;&lt;/UPPER&gt;&lt;EVIL A=');
+    expect(reply).not.toMatch(/<evil|<EVIL/);
+    for (const args of [{ 'x><y': 'z' }, { text: 'a'.repeat(5000) }, {}]) {
+      const result = await client.callTool({ name: 'noop', arguments: args as Record<string, unknown> }).then(
+        (r) => r,
+        (e: Error) => ({ isError: true, content: [{ type: 'text', text: e.message }] }),
+      );
+      expect(result.isError, JSON.stringify(args).slice(0, 40)).toBe(true);
+    }
+    const after = await client.callTool({ name: 'noop', arguments: { text: 'still here' } });
+    expect(JSON.stringify(after)).toContain('STILL HERE');
+    await client.close();
   });
 });
