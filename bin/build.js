@@ -30,7 +30,14 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 /** Folders compiled, and searched for the assets their modules read at run time. */
 const FOLDERS = ['src', 'tools', 'librarian'];
-const CONFIGS = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.types.json'];
+const CONFIGS = [
+  'package.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'tsconfig.types.json',
+  'organism.schema.json',
+  'bin/precompile-validators.js',
+];
 const ASSET = /\.lua$|[\\/]dashboard[\\/]assets[\\/]/;
 const SIGNATURE_FILE = '.source-signature';
 
@@ -90,6 +97,12 @@ for (const folder of FOLDERS) {
     cpSync(path, target);
   }
 }
+// ajv's standalone code for the schemas every start checks (see the script). Without it the
+// runtime compiles them itself, slower; a failure here fails the build after it finishes.
+const precompile = join(root, 'bin', 'precompile-validators.js');
+if (spawnSync(process.execPath, [precompile, next], { stdio: 'inherit', cwd: root }).status !== 0) {
+  failed.push('bin/precompile-validators.js');
+}
 writeFileSync(join(next, SIGNATURE_FILE), signature);
 
 // Swap: another build running at the same moment may have swapped its own in first; either is
@@ -109,6 +122,6 @@ rmSync(old, { recursive: true, force: true });
 rmSync(next, { recursive: true, force: true });
 
 if (failed.length > 0) {
-  console.error(`organism build: tsc reported errors (${failed.join(', ')}); dist/ was written anyway`);
+  console.error(`organism build: errors from ${failed.join(', ')}; dist/ was written anyway`);
   process.exit(1);
 }

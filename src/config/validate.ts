@@ -2,12 +2,19 @@
  * Validation against organism.schema.json with ajv (defaults applied in place), and the mapping of
  * each ajv error to a positioned issue that says what was expected and what was found.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ErrorObject, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { ConfigIssue } from '../errors.ts';
 import type { JsonSchema } from '../xml/json-schema.ts';
 import { organismSchema, WHEN_UNSET } from './schema.ts';
 import { type ConfigSource, type KeyPath, pointerToPath } from './source.ts';
 import { suggestion } from './suggest.ts';
+
+/** File name of the precompiled validator, beside the compiled validate.js in dist/. */
+export const PRECOMPILED_CONFIG_VALIDATOR = 'organism-schema.validator.cjs';
 
 /** What a pattern means, in words, for the patterns the schema uses. */
 const PATTERN_WORDS: Record<string, string> = {
@@ -24,19 +31,41 @@ const PATTERN_WORDS: Record<string, string> = {
 
 let compiled: ValidateFunction | undefined;
 
+/** An ajv set up for organism.schema.json; the build's precompiled validator is made with the same. */
+export function configAjv(extra: Options = {}): Ajv2020 {
+  const ajv = new Ajv2020({
+    allErrors: true,
+    useDefaults: true,
+    verbose: true,
+    strict: true,
+    strictRequired: false,
+    ...extra,
+  });
+  ajv.addVocabulary([WHEN_UNSET]);
+  return ajv;
+}
+
+/** Identifies the schema a precompiled validator was made from. */
+export function configSchemaDigest(): string {
+  return createHash('sha256').update(JSON.stringify(organismSchema)).digest('hex');
+}
+
+/**
+ * The validator `npm run build` wrote beside this module (bin/precompile-validators.js): compiling
+ * organism.schema.json costs ~150 ms of every start. Used only when made from the schema as it is
+ * now; from source (vitest, tsx) there is none, and the schema compiles here.
+ */
+function precompiled(): ValidateFunction | undefined {
+  const file = fileURLToPath(new URL(`./${PRECOMPILED_CONFIG_VALIDATOR}`, import.meta.url));
+  if (!existsSync(file)) return undefined;
+  // The module is the validating function, with the digest of its schema as a property.
+  const validate = createRequire(import.meta.url)(file) as ValidateFunction & { digest?: string };
+  return validate.digest === configSchemaDigest() ? validate : undefined;
+}
+
 /** The compiled validator for organism.schema.json (compiled once per process). */
 export function schemaValidator(): ValidateFunction {
-  if (!compiled) {
-    const ajv = new Ajv2020({
-      allErrors: true,
-      useDefaults: true,
-      verbose: true,
-      strict: true,
-      strictRequired: false,
-    });
-    ajv.addVocabulary([WHEN_UNSET]);
-    compiled = ajv.compile(organismSchema);
-  }
+  compiled ??= precompiled() ?? configAjv().compile(organismSchema);
   return compiled;
 }
 

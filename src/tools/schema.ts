@@ -2,15 +2,21 @@
  * One ajv instance for tool argument and tool_config schemas, and the wording of its errors. An
  * agent reads these messages to fix its next call, so each names the field and what was expected.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ErrorObject, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { JsonSchema } from '../xml/json-schema.ts';
 
 let shared: Ajv2020 | undefined;
 
-/** Lazily built so importing the runtime costs nothing until a schema is compiled. */
-export function toolAjv(): Ajv2020 {
-  if (shared) return shared;
+/**
+ * A new ajv set up for tool schemas; the build's precompiled validators are made with the same
+ * (plus `extra`: the options standalone code needs).
+ */
+export function newToolAjv(extra: Options = {}): Ajv2020 {
   // strictSchema catches typos such as `requried` at registration; union types are common in args.
   const ajv = new Ajv2020({
     allErrors: true,
@@ -20,14 +26,45 @@ export function toolAjv(): Ajv2020 {
     strictTuples: false,
     strictRequired: false,
     allowUnionTypes: true,
+    ...extra,
   });
   addFormats.default(ajv);
-  shared = ajv;
   return ajv;
 }
 
+/** Lazily built so importing the runtime costs nothing until a schema is compiled. */
+export function toolAjv(): Ajv2020 {
+  shared ??= newToolAjv();
+  return shared;
+}
+
+/** File name of the precompiled validators, beside the compiled schema.js in dist/. */
+export const PRECOMPILED_TOOL_VALIDATORS = 'tool-schemas.validators.cjs';
+
+/** What a precompiled validator is found by: the schema's JSON, hashed. */
+export function schemaKey(schema: JsonSchema): string {
+  return `s${createHash('sha256').update(JSON.stringify(schema)).digest('hex').slice(0, 40)}`;
+}
+
+let precompiled: Record<string, ValidateFunction> | undefined;
+
+/**
+ * The validators `npm run build` made for Organism's own tools' argument and tool_config schemas
+ * (bin/precompile-validators.js): the config schemas of the tools an organism grants are checked at
+ * every start, ~30 ms of ajv each. Found by the schema's JSON, so a schema that changed since the
+ * build, a user's tool or a run from source compiles as before.
+ */
+function precompiledValidators(): Record<string, ValidateFunction> {
+  if (precompiled) return precompiled;
+  const file = fileURLToPath(new URL(`./${PRECOMPILED_TOOL_VALIDATORS}`, import.meta.url));
+  precompiled = existsSync(file)
+    ? (createRequire(import.meta.url)(file) as Record<string, ValidateFunction>)
+    : {};
+  return precompiled;
+}
+
 export function compileSchema(schema: JsonSchema): ValidateFunction {
-  return toolAjv().compile(schema);
+  return precompiledValidators()[schemaKey(schema)] ?? toolAjv().compile(schema);
 }
 
 /** Path in dotted/bracket form: `/a/0/b` -> `a[0].b`. */

@@ -75,7 +75,8 @@ export function didYouMean(word: string, candidates: readonly string[]): string 
     : '';
 }
 
-function configSchema(own: JsonSchema | undefined): JsonSchema {
+/** The schema a tool's tool_config is checked against: its own keys and the common ones. */
+export function configSchema(own: JsonSchema | undefined): JsonSchema {
   const properties = {
     ...((own?.properties as Record<string, JsonSchema> | undefined) ?? {}),
     ...COMMON_TOOL_CONFIG,
