@@ -39,12 +39,18 @@ function moduleVersion(absPath: string): string {
   return hash.digest('hex').slice(0, 12);
 }
 
-/** Imports the module at `absPath` (see the top of this file for how). */
-export async function importUserModule(absPath: string): Promise<Record<string, unknown>> {
+/**
+ * Imports the module at `absPath` (see the top of this file for how). `cache: false`: a TypeScript
+ * module is compiled from its source every time, never taken from the compiled-module cache.
+ */
+export async function importUserModule(
+  absPath: string,
+  options: { cache?: boolean } = {},
+): Promise<Record<string, unknown>> {
   if (!isAbsolute(absPath)) throw new TypeError(`importUserModule needs an absolute path, got ${absPath}`);
   if (COMPILED && TYPESCRIPT.test(absPath)) {
     const { importTypescriptModule } = await import('./typescript-module.ts');
-    return importTypescriptModule(absPath);
+    return importTypescriptModule(absPath, options);
   }
   const url = pathToFileURL(absPath);
   url.searchParams.set(VERSION_PARAM, moduleVersion(absPath));

@@ -68,9 +68,16 @@ function idleStop(api: Esbuild): void {
   stopTimer.unref();
 }
 
-/** Compiles `absPath` with its local imports into one ES module (or takes it from the cache) and imports it. */
-export async function importTypescriptModule(absPath: string): Promise<Record<string, unknown>> {
-  const cache = cacheDir(absPath);
+/**
+ * Compiles `absPath` with its local imports into one ES module (or takes it from the cache) and
+ * imports it. `cache: false` always compiles and keeps nothing: a signed tool module must run as
+ * the source the manifest hashes, not a compiled copy anyone who writes node_modules can change.
+ */
+export async function importTypescriptModule(
+  absPath: string,
+  options: { cache?: boolean } = {},
+): Promise<Record<string, unknown>> {
+  const cache = options.cache === false ? undefined : cacheDir(absPath);
   const hit = cache === undefined ? undefined : await cachedModule(cache, absPath);
   if (hit !== undefined) {
     enableSourceMaps();

@@ -61,7 +61,8 @@ export async function loadToolCatalog(root: string = PACKAGE_ROOT): Promise<Cata
 export async function loadToolModule(file: string): Promise<CatalogEntry[]> {
   let mod: Record<string, unknown>;
   try {
-    mod = await importUserModule(file);
+    // Never from the compiled-module cache: integrity hashes the source, so the source is what runs.
+    mod = await importUserModule(file, { cache: false });
   } catch (error) {
     throw new ToolRegistrationError(`module ${file}`, `does not load: ${(error as Error).message}`);
   }
