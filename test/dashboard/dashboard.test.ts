@@ -26,7 +26,7 @@ import {
 } from '../server/helpers.ts';
 import { AXE_PATH, axeProblems } from './axe.ts';
 import { median, type ThreadTiming, timeThreadView } from './measure.ts';
-import { ACTION_CONTROLS, ARTIFACTS, CHROMIUM_ARGS, organismYaml, SCRIPT } from './support.ts';
+import { ACTION_CONTROLS, ARTIFACTS, CHROMIUM_ARGS, organismYaml, SCRIPT, wholePage } from './support.ts';
 
 const TOKENS = [ADMIN_TOKEN, OPERATOR_TOKEN, VIEWER_TOKEN];
 
@@ -132,7 +132,7 @@ describe('dashboard in chromium against the real daemon', () => {
     const call0 = page.locator('li[data-kind="tool-call"]').first();
     expect(await call0.locator('dl.facts').textContent()).toContain('outcome');
     await page.locator('li[data-kind="response"]').filter({ hasText: 'It ran' }).waitFor();
-    await page.screenshot({ path: join(ARTIFACTS, 'thread.png'), fullPage: true });
+    await wholePage(page, join(ARTIFACTS, 'thread.png'));
 
     // No action controls on any page for a viewer.
     for (const name of ['Overview', 'Threads', 'Approvals', 'Audit', 'Dead letters', 'Tools']) {
@@ -151,7 +151,7 @@ describe('dashboard in chromium against the real daemon', () => {
     expect(await page.locator('figure.chart').filter({ hasText: 'LLM tokens' }).textContent()).toContain(
       'runner',
     );
-    await page.screenshot({ path: join(ARTIFACTS, 'overview.png'), fullPage: true });
+    await wholePage(page, join(ARTIFACTS, 'overview.png'));
 
     // What a first load weighs (the page, its modules and styles as sent, gzip).
     const bytes = await page.evaluate(() =>

@@ -3,6 +3,7 @@
  * listener that sends many messages, one that always fails) and the browser's settings.
  */
 import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
 import { AUTH_YAML, LISTENERS } from '../server/helpers.ts';
 
 export const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
@@ -67,3 +68,17 @@ export const CHROMIUM_ARGS = [
 /** Buttons and forms that act on the organism (none of them may show for a viewer). */
 export const ACTION_CONTROLS =
   'button.approve, button.deny, button.danger, form.inject, button:text-matches("^(Pause|Resume|Approve|Deny|Kill thread|Inject)$")';
+
+/**
+ * A screenshot of the whole page. The thread view lays out entries only once they are on screen
+ * (content-visibility), and a full-page capture does not wait for that: the viewport is made as
+ * tall as the page first, and the capture waits two frames for the entries to be drawn.
+ */
+export async function wholePage(page: Page, path: string): Promise<void> {
+  const before = page.viewportSize();
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  await page.setViewportSize({ width: before?.width ?? 1280, height });
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  await page.screenshot({ path });
+  if (before) await page.setViewportSize(before);
+}

@@ -79,7 +79,7 @@ function Entry({ m, index, record, open, session, reload }) {
     <div class="head">
       <span class="seq">${index + 1}</span>
       <time datetime=${m.time}>${clock(m.time)}</time>
-      <span class="route"><strong>${m.from}</strong> → <strong>${m.to}</strong></span>
+      <span class="route"><strong>${m.from}</strong><strong>${m.to}</strong></span>
       <span class=${`kind k-${m.kind}`}>${m.kind}</span>
     </div>
     ${detail}
