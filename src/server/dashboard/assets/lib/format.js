@@ -26,9 +26,17 @@ export function shortId(id) {
   return id.length > 13 ? `${id.slice(0, 8)}…` : id;
 }
 
+// Number formatters by digits, made once (toLocaleString with options makes one per call).
+const NUMBERS = new Map();
+
 export function number(n, digits = 0) {
   if (n === undefined || n === null || Number.isNaN(n)) return '–';
-  return n.toLocaleString(undefined, { maximumFractionDigits: digits });
+  let format = NUMBERS.get(digits);
+  if (!format) {
+    format = new Intl.NumberFormat(undefined, { maximumFractionDigits: digits });
+    NUMBERS.set(digits, format);
+  }
+  return format.format(n);
 }
 
 const ENTITIES = { '&lt;': '<', '&gt;': '>', '&quot;': '"', '&apos;': "'", '&amp;': '&' };
