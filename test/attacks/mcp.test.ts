@@ -22,7 +22,7 @@ async function hostile(tools: string[], extra = '') {
   - name: hostile
     command: /usr/bin/node
     args: [${JSON.stringify(HOSTILE)}]
-    capabilities: { ok: read, loop: read, dangling: read, badtype: read, redos: read, redoskeys: read, redosdeps: read, huge: read }
+    capabilities: { ok: read, loop: read, dangling: read, badtype: read, redos: read, redoskeys: read, redosdeps: read, huge: read, verbose: read, bigschema: read }
 ${extra}listeners:
   - name: worker
     agent: true
@@ -106,4 +106,18 @@ describe('a hostile MCP server', () => {
     const markup = await call(r, 'worker', 'hostile.</description><tool>');
     expect(markup.status).toBe('refused');
   });
+
+  it('a megabyte of description or schema is not what an agent is offered (bounded), and the tool still answers', async () => {
+    const r = await hostile(['hostile.verbose', 'hostile.bigschema']);
+    await call(r, 'worker', 'hostile.verbose');
+    const verbose = r.registry.get('hostile.verbose')!.definition;
+    expect(verbose.description.length).toBeLessThanOrEqual(8_200);
+    expect(verbose.description).toContain('more characters');
+    expect(await call(r, 'worker', 'hostile.verbose')).toMatchObject({ status: 'ok' });
+    const big = r.registry.get('hostile.bigschema')!.definition;
+    expect(JSON.stringify(big.args).length).toBeLessThanOrEqual(65_536);
+    const refused = await call(r, 'worker', 'hostile.bigschema', {});
+    expect(refused.status).toBe('refused');
+    expect(JSON.stringify(refused)).toContain('input schema');
+  }, 60_000);
 });

@@ -23,6 +23,11 @@ import { type PinState, pinProblem } from './pins.ts';
 import { resultValue } from './result.ts';
 import { compileRemote } from './schema.ts';
 
+/** Longest server description an agent is shown (the rest is cut, saying how much). */
+const MAX_DESCRIPTION_CHARS = 8000;
+/** Largest input schema (JSON) an agent is sent; a tool with a larger one is unavailable. */
+const MAX_SCHEMA_BYTES = 64 * 1024;
+
 /** A validator that refuses everything, naming why (a schema that does not compile). */
 function refuseAll(reason: string): ValidateFunction {
   const fn = (() => {
@@ -106,16 +111,30 @@ export class ServerToolset {
     const name = qualifiedName(server.name, tool);
     let validate: ValidateFunction;
     let schemaProblem: string | null = null;
-    try {
-      validate = compileRemote(remote?.inputSchema ?? { type: 'object' });
-    } catch (error) {
-      schemaProblem = `its input schema does not compile: ${(error as Error).message}`;
+    // Every agent granted the tool is sent its description and schema with each model call: a
+    // server's megabyte would fill the context and the token budget. Bounded (invariant 5).
+    const schemaBytes = Buffer.byteLength(JSON.stringify(remote?.inputSchema ?? {}));
+    if (schemaBytes > MAX_SCHEMA_BYTES) {
+      schemaProblem = `its input schema is ${schemaBytes} bytes, over the ${MAX_SCHEMA_BYTES} an agent is sent`;
       validate = refuseAll(schemaProblem);
+    } else {
+      try {
+        validate = compileRemote(remote?.inputSchema ?? { type: 'object' });
+      } catch (error) {
+        schemaProblem = `its input schema does not compile: ${(error as Error).message}`;
+        validate = refuseAll(schemaProblem);
+      }
     }
     // The server's words, said to be the server's: an agent's prompt shows where a tool comes from.
-    const said = remote?.description.trim() ?? '';
+    const whole = remote?.description.trim() ?? '';
+    const said =
+      whole.length <= MAX_DESCRIPTION_CHARS
+        ? whole
+        : `${whole.slice(0, MAX_DESCRIPTION_CHARS)}... [${whole.length - MAX_DESCRIPTION_CHARS} more characters not shown]`;
     const description = `Tool ${tool} of MCP server ${server.name}${said ? `: ${said}` : remote ? '.' : ' (not listed yet).'}`;
-    const schema = { ...(remote?.inputSchema ?? {}), type: 'object' } as JsonSchema;
+    const schema = (
+      schemaBytes > MAX_SCHEMA_BYTES ? { type: 'object' } : { ...(remote?.inputSchema ?? {}), type: 'object' }
+    ) as JsonSchema;
     // A listing that fails its pin (changed since it was signed: a rug pull) is refused at call
     // time, and its words are withheld from agents too: an injected description or schema would
     // steer the model towards the other tools it holds. Read at each use, so signing the change
