@@ -72,6 +72,30 @@ function expand(paths: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * `--ro-bind` for each path to bring back, at the path as given (a symlinked folder on the way, or
+ * a folder under /tmp, is then still found inside). None may be or hold a covered path: that would
+ * undo the cover.
+ */
+function readOnlyBinds(paths: readonly string[], hidden: readonly Hidden[]): string[] {
+  const args: string[] = [];
+  for (const given of paths) {
+    if (!isAbsolute(given))
+      throw new SandboxError('sandbox.bad_request', `read-only path must be absolute: ${given}`);
+    const real = inspect(given);
+    if (!real) continue;
+    const holds = hidden.find((h) => within(h.path, real.path));
+    if (holds) {
+      throw new SandboxError(
+        'sandbox.bad_request',
+        `read-only path ${given} holds ${holds.path}, which the program must not see`,
+      );
+    }
+    args.push('--ro-bind', real.path, given);
+  }
+  return args;
+}
+
 export class BubblewrapSandbox implements Sandbox {
   readonly kind = 'bubblewrap' as const;
   readonly options: BubblewrapOptions;
@@ -154,6 +178,8 @@ export class BubblewrapSandbox implements Sandbox {
     const around = hidden.filter((h) => !within(h.path, ws) || h.path === ws);
     const inside = hidden.filter((h) => within(h.path, ws) && h.path !== ws);
     for (const h of around) args.push(...cover(h));
+    if (request.readOnly?.length)
+      args.push(...readOnlyBinds(request.readOnly, this.#hiddenPaths(request.hide)));
     if (request.network) {
       // DNS: /etc/resolv.conf often points into /run, which is covered.
       const resolv = inspect('/etc/resolv.conf');
@@ -199,11 +225,16 @@ export class BubblewrapSandbox implements Sandbox {
     };
   }
 
+  /** Every path the program must not see, real paths, before dropping what needs no cover of its own. */
+  #hiddenPaths(paths: readonly string[]): Hidden[] {
+    this.#credentials ??= expand(this.options.credentials).flatMap((p) => inspect(p) ?? []);
+    return [...this.#credentials, ...paths.flatMap((p) => inspect(p) ?? [])];
+  }
+
   /** What to cover: the request's paths and the machine's credentials, real paths, outside /tmp. */
   #hidden(paths: readonly string[], ws: string): Hidden[] {
-    this.#credentials ??= expand(this.options.credentials).flatMap((p) => inspect(p) ?? []);
     const out = new Map<string, Hidden>();
-    for (const h of [...this.#credentials, ...paths.flatMap((p) => inspect(p) ?? [])]) {
+    for (const h of this.#hiddenPaths(paths)) {
       // /tmp is private already; only what the workspace under it brings back needs a cover.
       if (within(h.path, '/tmp') && !within(h.path, ws)) continue;
       // A config in / cannot have its folder covered; its files are covered one by one instead.

@@ -9,6 +9,7 @@ export {
   SANDBOX_KINDS,
 } from './options.ts';
 export { clearProbeCache, probeBubblewrap } from './probe.ts';
+export { programReadOnlyPaths } from './program-paths.ts';
 export type { Sandbox, SandboxKind, SandboxLimits, SandboxRequest, SpawnPlan } from './types.ts';
 export { findProgram } from './which.ts';
 

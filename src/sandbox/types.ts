@@ -29,6 +29,12 @@ export interface SandboxRequest {
    */
   hide: readonly string[];
   /**
+   * Absolute paths brought back read-only where a cover (or the private /tmp) took them away: the
+   * program's own files and the modules it loads (programReadOnlyPaths). Each is shown at the path
+   * given. Refused with `sandbox.bad_request` when one is, or holds, a hidden path.
+   */
+  readOnly?: readonly string[];
+  /**
    * Names of the daemon's environment variables the program gets (tool_config's env_allowlist,
    * already checked); the sandbox adds its own PATH, HOME and LANG.
    */

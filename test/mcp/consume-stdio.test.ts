@@ -3,12 +3,12 @@
  * and server-filesystem from npm, and the test's own rug-server. Every call goes through the
  * dispatcher exactly as a listener's would.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolRuntime } from '../../src/tools/runtime.ts';
-import { call, EVERYTHING, FILESYSTEM, RUG, startRuntime, tempOrganism, until } from './helpers.ts';
+import { call, EVERYTHING, FILESYSTEM, REPO, RUG, startRuntime, tempOrganism, until } from './helpers.ts';
 
 let runtime: ToolRuntime | undefined;
 afterEach(async () => {
@@ -18,6 +18,30 @@ afterEach(async () => {
 });
 
 describe('MCP servers over stdio', () => {
+  it("a server in the user's project (the config's folder, covered in the sandbox) starts with its node_modules", async () => {
+    // The project is organism.yaml's folder (under /tmp here, private inside the sandbox as well):
+    // servers/rug.mjs imports the SDK from the project's node_modules (a link to this repo's).
+    const o = await tempOrganism(`mcp_servers:
+  - name: mine
+    command: /usr/bin/node
+    args: [./servers/rug.mjs]
+    capabilities: { greet: read }
+listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [mine.greet]
+`);
+    await mkdir(join(o.dir, 'servers'));
+    await copyFile(RUG, join(o.dir, 'servers', 'rug.mjs'));
+    await symlink(join(REPO, 'node_modules'), join(o.dir, 'node_modules'));
+    await writeFile(join(o.dir, '.env'), 'PROJECT_SECRET=in-the-dotenv\n');
+    runtime = await startRuntime(o);
+    const ok = await call(runtime, 'worker', 'mine.greet', { name: 'Ada' });
+    expect(ok).toMatchObject({ status: 'ok' });
+    expect(JSON.stringify(ok)).toContain('Ada');
+  });
+
   it('a listener granted one tool of a server can call it and no other', async () => {
     const o = await tempOrganism(`mcp_servers:
   - name: every

@@ -10,7 +10,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { OrganismConfig } from '../../config/types.ts';
 import { McpError } from '../../errors.ts';
-import { sandboxFor } from '../../sandbox/index.ts';
+import { programReadOnlyPaths, sandboxFor } from '../../sandbox/index.ts';
 import { type ResolvedServerConfig, serverEnvironment } from '../config.ts';
 
 export interface TransportDeps {
@@ -85,11 +85,19 @@ async function stdioTransport(server: ResolvedServerConfig, deps: TransportDeps)
   const sandbox = sandboxFor(server.sandbox, from);
   const unavailable = sandbox.unavailable();
   if (unavailable) throw new McpError('mcp.unavailable', `its sandbox cannot run: ${unavailable}`);
+  // `./servers/x.mjs` in args is the project's too (the server's cwd is its own workspace).
+  const fromConfig = (arg: string) =>
+    arg.startsWith('./') || arg.startsWith('../') ? resolve(dirname(config.file), arg) : arg;
+  const argv = [program, ...server.args.map(fromConfig)];
+  const hide = hiddenPaths(config);
   const plan = sandbox.plan({
-    argv: [program, ...server.args],
+    argv,
     cwd: workspace,
     workspace,
-    hide: hiddenPaths(config),
+    hide,
+    // The server's script and the node_modules it loads, when they sit in a covered folder (the
+    // user's project is the config's folder) or under /tmp.
+    readOnly: programReadOnlyPaths(argv, hide),
     envAllowlist: Object.keys(env),
     from: env,
     network: server.network,
