@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readAuditLines } from '../../src/audit/read.ts';
 import { withoutPatterns } from '../../src/mcp/client/schema.ts';
 import type { ToolRuntime } from '../../src/tools/runtime.ts';
 import { call, REPO, startRuntime, tempOrganism } from '../mcp/helpers.ts';
@@ -17,18 +18,21 @@ afterEach(async () => {
   runtime = undefined;
 });
 
+let dataDir = '';
+
 async function hostile(tools: string[], extra = '') {
   const o = await tempOrganism(`mcp_servers:
   - name: hostile
     command: /usr/bin/node
     args: [${JSON.stringify(HOSTILE)}]
-    capabilities: { ok: read, loop: read, dangling: read, badtype: read, redos: read, redoskeys: read, redosdeps: read, huge: read, verbose: read, bigschema: read }
+    capabilities: { ok: read, loop: read, dangling: read, badtype: read, redos: read, redoskeys: read, redosdeps: read, huge: read, verbose: read, bigschema: read, hugeerror: read }
 ${extra}listeners:
   - name: worker
     agent: true
     description: works
     tools: [${tools.join(', ')}]
 `);
+  dataDir = o.dataDir;
   runtime = await startRuntime(o);
   return runtime;
 }
@@ -90,8 +94,18 @@ describe('a hostile MCP server', () => {
     expect(['ok', 'refused', 'error']).toContain(deps.status);
   }, 60_000);
 
-  it('a 20 MB result is cut to the result cap', async () => {
-    const r = await hostile(['hostile.huge']);
+  it('a 20 MB result, or a 3 MB error, is cut to the result cap', async () => {
+    const r = await hostile(['hostile.huge', 'hostile.hugeerror']);
+    // The error first: building 20 MB can take the sandboxed server past its memory limit after it answered.
+    const error = await call(r, 'worker', 'hostile.hugeerror');
+    expect(error.status, JSON.stringify(error).slice(0, 300)).toBe('error');
+    expect(JSON.stringify(error).length).toBeLessThan(2 * 1024 * 1024);
+    // Nor is the audit log's record of it megabytes long.
+    await r.audit.flush();
+    const lines = await readAuditLines(join(dataDir, 'audit.jsonl'));
+    const record = lines.find((l) => l.includes('"hostile.hugeerror"'));
+    expect(record).toBeDefined();
+    expect(record!.length).toBeLessThan(64 * 1024);
     const result = await call(r, 'worker', 'hostile.huge');
     expect(JSON.stringify(result).length).toBeLessThan(2 * 1024 * 1024);
   }, 60_000);
