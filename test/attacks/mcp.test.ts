@@ -96,7 +96,7 @@ describe('a hostile MCP server', () => {
 
   it('a 20 MB result, or a 3 MB error, is cut to the result cap', async () => {
     const r = await hostile(['hostile.huge', 'hostile.hugeerror']);
-    // The error first: building 20 MB can take the sandboxed server past its memory limit after it answered.
+    // The error first: the sandboxed server was seen to exit after answering the 20 MB call.
     const error = await call(r, 'worker', 'hostile.hugeerror');
     expect(error.status, JSON.stringify(error).slice(0, 300)).toBe('error');
     expect(JSON.stringify(error).length).toBeLessThan(2 * 1024 * 1024);
