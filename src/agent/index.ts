@@ -1,4 +1,6 @@
 /** LLM agents: the loop, prompt assembly, framing, usage, and the providers. Internal API. */
+
+export { type Answer, type AnswerStatus, answerPayload } from './answer.ts';
 export { type AgentRuntime, type AttachAgentsOptions, attachAgents } from './attach.ts';
 export { type BackendStatus, type CreateLlmClientOptions, type LlmBackend, LlmClient } from './client.ts';
 export {
@@ -12,7 +14,6 @@ export {
   type ToolInfo,
 } from './definition.ts';
 export { frameHistory, framePeerReply, frameTask, frameToolResult, neutralize } from './frame.ts';
-export { type Answer, type AnswerStatus, answerPayload } from './loop.ts';
 export {
   type AgentLoopOptions,
   defaultAgentLoopOptions,

@@ -15,6 +15,7 @@ import { knownSecrets } from '../audit/redact.ts';
 import type { MessageView } from '../bus/message.ts';
 import type { HandlerContext, HandlerResult, IncomingReply, Outgoing } from '../listener/types.ts';
 import { type AgentSpan, setTraceScope, traceScopeOf } from '../telemetry/types.ts';
+import { type Answer, type AnswerStatus, answerPayload, answerStatus } from './answer.ts';
 import type { LlmClient } from './client.ts';
 import {
   frameInvalidArguments,
@@ -39,16 +40,6 @@ import {
 import { type LoopState, LoopStore, newLoopState } from './state.ts';
 import type { AgentLogger, CompletionTurn, ToolCallRequest, ToolCallResult } from './types.ts';
 import type { UsageTracker } from './usage.ts';
-
-export type AnswerStatus = 'done' | 'max_turns' | 'budget' | 'error' | 'busy';
-
-/** What the agent responds with: `<answer><text/><status/><backend/></answer>`. */
-export interface Answer {
-  text: string;
-  status: AnswerStatus;
-  backend?: string;
-  turns: number;
-}
 
 export interface AgentLoopDeps {
   name: string;
@@ -418,23 +409,6 @@ export class AgentLoop {
     this.loops.set(state);
     return this.#run(state, ctx, out, true);
   }
-}
-
-export function answerPayload(answer: Answer): Record<string, unknown> {
-  return {
-    text: answer.text === '' ? '(no text)' : answer.text,
-    status: answer.status,
-    turns: answer.turns,
-    ...(answer.backend ? { backend: answer.backend } : {}),
-  };
-}
-
-/** The status of the `<answer>` a run responded with (for its span), else done. */
-function answerStatus(result: HandlerResult): string {
-  const outs = Array.isArray(result) ? (result as Outgoing[]) : [];
-  const answer = outs.find((o) => o.kind === 'respond' && typeof o.payload === 'object');
-  const status = (answer?.payload as { status?: unknown } | undefined)?.status;
-  return typeof status === 'string' ? status : 'done';
 }
 
 /** Providers should give unique ids; a model that repeats one still gets one answer per call. */
