@@ -7,7 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
-import { knownSecrets } from '../audit/redact.ts';
+import { knownSecrets, redactString } from '../audit/redact.ts';
 
 export type LogFormat = 'json' | 'pretty';
 
@@ -54,10 +54,19 @@ export const LOG_REDACT_PATHS = [
   '*.api_key',
 ];
 
-/** pino's error serializer, or a stand-in when the value cannot be read. */
+/**
+ * pino's error serializer, or a stand-in when the value cannot be read. Its message and stack are
+ * scrubbed of credential shapes as the failure record's message is (`postgres://app:pw@db` in a
+ * handler's error), besides the known secrets every line is scrubbed of.
+ */
 function safeErr(err: unknown): unknown {
   try {
-    return pino.stdSerializers.err(err as Error);
+    const out = pino.stdSerializers.err(err as Error) as unknown as Record<string, unknown>;
+    if (out === null || typeof out !== 'object') return out;
+    for (const key of ['message', 'stack'] as const) {
+      if (typeof out[key] === 'string') out[key] = redactString(out[key] as string);
+    }
+    return out;
   } catch {
     return { type: 'unreadable', message: 'the thrown value could not be read' };
   }

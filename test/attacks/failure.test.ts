@@ -182,4 +182,39 @@ describe('hostile throws with the daemon logger at info', () => {
       await bus.stop(100);
     }
   });
+
+  it("a credential in a handler's error message is in neither the log line nor the failure record", async () => {
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: 'info',
+      organism: 'attack',
+      destination: { write: (line: string) => void lines.push(line) },
+    });
+    const thrower: TestListener = {
+      name: 'thrower',
+      definition: defineListener<{ text: string }>({
+        payload: textPayload('boom'),
+        handler: () => {
+          throw new Error('cannot connect to postgres://app:Hunter2pass9@db.internal/ledger');
+        },
+      }),
+    };
+    const bus = new Bus([listenerSpec(thrower)], new MemoryTransport(), {
+      limits: TEST_LIMITS,
+      bus: TEST_BUS,
+      logger,
+    });
+    bus.start();
+    try {
+      const { thread } = await bus.inject({ to: 'thrower', payload: '<boom><text>x</text></boom>' });
+      const messages = await settled(bus, thread);
+      const failure = messages.find((m) => m.kind === 'failure')!;
+      expect(failure.payload).toContain('cannot connect to postgres://[REDACTED]@db.internal');
+      const logged = lines.find((l) => l.includes('handler threw'));
+      expect(logged).toContain('cannot connect to postgres://');
+      expect(lines.join('\n')).not.toContain('Hunter2pass9');
+    } finally {
+      await bus.stop(100);
+    }
+  });
 });
