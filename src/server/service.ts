@@ -4,8 +4,8 @@
  */
 import type { BusApi, BusQueries, ThreadStatus } from '../bus/api.ts';
 import type { ServerError } from '../errors.ts';
-import type { ApprovalGate } from '../tools/approval/gate.ts';
 import type { McpHost } from '../mcp/server/host.ts';
+import type { ApprovalGate } from '../tools/approval/gate.ts';
 import type { EventHub } from './events.ts';
 
 export interface OrganismInfo {

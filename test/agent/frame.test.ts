@@ -7,10 +7,10 @@ import {
   frameToolResult,
   neutralize,
 } from '../../src/agent/frame.ts';
-import type { MessageKind, MessageView } from '../../src/bus/message.ts';
 import { buildSystemPrompt, PREAMBLE } from '../../src/agent/prompt.ts';
 import { retryAfter } from '../../src/agent/providers/http.ts';
 import { backoffDelay } from '../../src/agent/retry.ts';
+import type { MessageKind, MessageView } from '../../src/bus/message.ts';
 
 describe('neutralize', () => {
   it('makes structural tags and chat-template tokens inert and leaves other markup alone', () => {
