@@ -60,9 +60,10 @@ export function recordApprovals(gate: ApprovalGate, history: Pick<ThreadHistory,
     });
   };
   return gate.observe({
-    // The call's listener asks on its tool's behalf; the decision goes back to that listener.
-    requested: (a) => record(a, 'approval-request', `${a.call_id}.approval`, a.listener, 'approvals'),
-    decided: (a) => record(a, 'approval-decision', `${a.call_id}.decision`, 'approvals', a.listener),
+    // The call's listener asks on its tool's behalf; the decision goes back to that listener. The
+    // record ids name the approval: a re-run of a call with other arguments is another approval.
+    requested: (a) => record(a, 'approval-request', `${a.call_id}.${a.id}.approval`, a.listener, 'approvals'),
+    decided: (a) => record(a, 'approval-decision', `${a.call_id}.${a.id}.decision`, 'approvals', a.listener),
   });
 }
 

@@ -71,9 +71,31 @@ describe('approval attacks', () => {
     ]);
     expect(outcome).toBe('asked a person again');
     const again = (await g.list())[0]!;
+    expect(again.id).not.toBe(shown.id);
     expect(again.args).toEqual({ command: 'rm -rf /srv/data' });
     await g.decide(again.id, 'denied', 'alice', 'no', anyRole);
     expect((await second).state).toBe('denied');
+  });
+
+  it('the thread records the second approval under its own id, beside the first', async () => {
+    const g = await gate();
+    const appended: Array<{ id: string; kind: string }> = [];
+    recordApprovals(
+      g,
+      { append: (_t: string, m: { id: string; kind: string }) => appended.push(m) } as never,
+      { size: 0, publish: () => {} } as unknown as EventHub,
+    );
+    const first = g.ask(ask({ args: { command: 'ls' } }));
+    await g.decide((await pendingOne(g)).id, 'approved', 'alice', null, anyRole);
+    await first;
+    const second = g.ask(ask({ args: { command: 'rm -rf /' } }));
+    await g.decide((await pendingOne(g)).id, 'denied', 'alice', null, anyRole);
+    await second;
+    const requests = appended.filter((m) => m.kind === 'approval-request').map((m) => m.id);
+    const decisions = appended.filter((m) => m.kind === 'approval-decision').map((m) => m.id);
+    expect(requests).toHaveLength(2);
+    expect(new Set(requests).size).toBe(2);
+    expect(new Set(decisions).size).toBe(2);
   });
 
   it('the same call with the same arguments (a re-run) still finds its approval', async () => {
