@@ -10,11 +10,18 @@
 //   RSS ~20 MB lower (start-up otherwise grows it to 32 MB, which stays committed while idle);
 // - --optimize-for-size (V8's memory-over-speed trade-offs) takes ~8 MB more off the idle daemon.
 //   What it costs in speed is not measured: the throughput benches run the bus in their own process.
+// - a function is optimized (TurboFan) after 4x V8's default interrupt budget (132 KB of bytecode
+//   run): start-up code (the YAML parser, module loading, ajv compiling listeners' payload
+//   schemas) runs warm but not for long, and optimizing it cost ~5 MB of idle RSS (compiler
+//   memory kept by the allocator of the compiler's threads) and start time on a busy machine;
+//   code that stays hot (the bus, the XML codec) is still optimized, a little later. Read when a
+//   function first runs, so it applies to everything loaded after this line.
 import { existsSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 
 setFlagsFromString('--semi-space-growth-factor=1');
 setFlagsFromString('--optimize-for-size');
+setFlagsFromString('--interrupt-budget=540672');
 
 const entry = new URL('../dist/src/cli/main.js', import.meta.url);
 if (!existsSync(entry)) {

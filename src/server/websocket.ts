@@ -13,7 +13,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { type WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
+import { lazyRequire } from '../lazy-require.ts';
 import { type Authenticator, isLoopbackHost, requireRole } from './auth.ts';
 import { toHttpError } from './errors.ts';
 import {
@@ -25,6 +26,9 @@ import {
   type StreamFilter,
 } from './events.ts';
 import { crossSiteRefusal } from './security.ts';
+
+/** ws, loaded when the first client asks for the stream: a daemon nobody watches never pays for it. */
+const wsModule = lazyRequire<typeof import('ws')>('ws');
 
 export const STREAM_PATH = '/api/v1/stream';
 
@@ -69,13 +73,7 @@ interface Client {
 }
 
 export class StreamServer {
-  readonly #wss = new WebSocketServer({
-    noServer: true,
-    maxPayload: 64 * 1024,
-    // A browser offers the token as a subprotocol (see tokenFromProtocols); the answer names only
-    // the plain protocol, so the token is never echoed back.
-    handleProtocols: (offered) => (offered.has(STREAM_PROTOCOL) ? STREAM_PROTOCOL : false),
-  });
+  #server: WebSocketServer | undefined;
   readonly #clients = new Set<Client>();
   readonly #options: Required<StreamOptions>;
   readonly #pinger: NodeJS.Timeout;
@@ -109,7 +107,20 @@ export class StreamServer {
       reject(socket, admitted);
       return;
     }
-    this.#wss.handleUpgrade(request, socket, head, (ws) => this.#connected(ws, admitted.filter, admitted.by));
+    this.#wss().handleUpgrade(request, socket, head, (client) =>
+      this.#connected(client, admitted.filter, admitted.by),
+    );
+  }
+
+  #wss(): WebSocketServer {
+    this.#server ??= new (wsModule().WebSocketServer)({
+      noServer: true,
+      maxPayload: 64 * 1024,
+      // A browser offers the token as a subprotocol (see tokenFromProtocols); the answer names only
+      // the plain protocol, so the token is never echoed back.
+      handleProtocols: (offered) => (offered.has(STREAM_PROTOCOL) ? STREAM_PROTOCOL : false),
+    });
+    return this.#server;
   }
 
   /** Path, origin, token, role, filter and room, in that order: the first refusal, or the client's terms. */
@@ -235,7 +246,7 @@ export class StreamServer {
       for (const c of stragglers) c.ws.terminate();
     }, 1000).unref();
     this.#clients.clear();
-    this.#wss.close();
+    this.#server?.close();
   }
 }
 
