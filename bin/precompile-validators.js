@@ -8,10 +8,13 @@
 // - src/tools/tool-schemas.validators.cjs: Organism's own tools' tool_config schemas (as the
 //   dispatcher checks them: own keys plus the common ones), their own config schemas and their
 //   argument schemas, each exported under the hash of its JSON (src/tools/schema.ts looks them up
-//   by it; any other schema compiles as before).
+//   by it; any other schema compiles as before);
+// - src/xml/payload-meta.validator.cjs: the draft 2020-12 meta-schema, as the payload ajv checks a
+//   listener's payload schema before compiling it (ajv compiles it at the first payload schema).
 // Each is made by an ajv set up by the same function the runtime uses, so its errors are the same.
 // CommonJS, so the runtime loads them synchronously with require.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { _ } from 'ajv';
@@ -52,4 +55,16 @@ for (const definition of await loadNativeTools(tree)) {
   }
 }
 writeFileSync(join(tree, 'src/tools', tools.PRECOMPILED_TOOL_VALIDATORS), standaloneCode(toolAjv, refs));
-console.log(`organism build: precompiled organism.schema.json and ${Object.keys(refs).length} tool schemas`);
+
+const payload = await load('src/xml/validate.js');
+const payloadAjv = payload.newPayloadAjv({ code });
+const ajvVersion = JSON.parse(
+  readFileSync(createRequire(import.meta.url).resolve('ajv/package.json'), 'utf8'),
+).version;
+writeFileSync(
+  join(tree, 'src/xml', payload.PRECOMPILED_META_VALIDATOR),
+  `${standaloneCode(payloadAjv, payloadAjv.getSchema(payload.DEFAULT_META))}\nmodule.exports.ajvVersion = ${JSON.stringify(ajvVersion)};\n`,
+);
+console.log(
+  `organism build: precompiled organism.schema.json, ${Object.keys(refs).length} tool schemas and the payload meta-schema`,
+);

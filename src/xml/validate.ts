@@ -6,7 +6,10 @@
  * Messages never echo the offending value (payloads may carry secrets meant for a tool), only its
  * JSON type.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ErrorObject, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { didYouMean } from '../config/suggest.ts';
 import { PayloadValidationError, SchemaError } from '../errors.ts';
@@ -16,15 +19,65 @@ export type PayloadValidator = (value: unknown) => PayloadValidationError | null
 
 let shared: Ajv2020 | null = null;
 
+/** The meta-schema a payload schema without `$schema` is checked against. */
+export const DEFAULT_META = 'https://json-schema.org/draft/2020-12/schema';
+
+/** File name of the precompiled meta-schema validator, beside the compiled validate.js in dist/. */
+export const PRECOMPILED_META_VALIDATOR = 'payload-meta.validator.cjs';
+
+/** A new Ajv set up for payload schemas; the build's precompiled meta-schema check uses the same. */
+export function newPayloadAjv(extra: Options = {}): Ajv2020 {
+  // strict: false because listener schemas are user-written and may carry annotations ajv does
+  // not know; a schema ajv cannot compile still fails loudly (SchemaError).
+  const ajv = new Ajv2020({
+    allErrors: false,
+    strict: false,
+    useDefaults: true,
+    allowUnionTypes: true,
+    ...extra,
+  });
+  (addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
+  return ajv;
+}
+
+type MetaValidator = ValidateFunction & { ajvVersion?: string };
+
+/**
+ * The draft 2020-12 meta-schema check `npm run build` precompiled (bin/precompile-validators.js):
+ * ajv otherwise compiles the meta-schema before the first payload schema, ~35 ms and ~4.5 MB of
+ * generated code kept by every daemon. Made by the ajv installed at build time; from source or
+ * after another ajv was installed, ajv checks schemas itself.
+ */
+function precompiledMeta(): MetaValidator | undefined {
+  const file = fileURLToPath(new URL(`./${PRECOMPILED_META_VALIDATOR}`, import.meta.url));
+  if (!existsSync(file)) return undefined;
+  const require = createRequire(import.meta.url);
+  const meta = require(file) as MetaValidator;
+  return meta.ajvVersion === (require('ajv/package.json') as { version: string }).version ? meta : undefined;
+}
+
+let meta: MetaValidator | undefined;
+
 /** The one Ajv instance for payload schemas. `useDefaults` fills schema defaults into payloads. */
 export function payloadAjv(): Ajv2020 {
   if (shared === null) {
-    // strict: false because listener schemas are user-written and may carry annotations ajv does
-    // not know; a schema ajv cannot compile still fails loudly (SchemaError).
-    shared = new Ajv2020({ allErrors: false, strict: false, useDefaults: true, allowUnionTypes: true });
-    (addFormats as unknown as (ajv: Ajv2020) => void)(shared);
+    meta = precompiledMeta();
+    shared = newPayloadAjv(meta === undefined ? {} : { validateSchema: false });
   }
   return shared;
+}
+
+/**
+ * What ajv's own schema check does when it compiles (same errors, same message), with the
+ * precompiled meta-schema validator for schemas on the default meta-schema.
+ */
+function checkSchema(ajv: Ajv2020, schema: JsonSchema): void {
+  if (meta === undefined) return; // ajv checks as it compiles
+  if (schema.$schema !== undefined) {
+    ajv.validateSchema(schema, true);
+    return;
+  }
+  if (!meta(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(meta.errors)}`);
 }
 
 const compiled = new WeakMap<object, ValidateFunction>();
@@ -36,7 +89,11 @@ function compile(tag: string, schema: JsonSchema): ValidateFunction {
   try {
     // Two schema objects with the same $id: ajv keeps one; reuse it instead of failing on the second.
     const id = typeof schema.$id === 'string' ? schema.$id : undefined;
-    fn = (id !== undefined ? ajv.getSchema(id) : undefined) ?? ajv.compile(schema);
+    fn = id !== undefined ? ajv.getSchema(id) : undefined;
+    if (fn === undefined) {
+      checkSchema(ajv, schema);
+      fn = ajv.compile(schema);
+    }
   } catch (err) {
     throw new SchemaError(tag, err instanceof Error ? err.message : String(err));
   }
