@@ -116,9 +116,20 @@ describe('approval attacks', () => {
     ).rejects.toMatchObject({
       code: 'approval.not_found',
     });
-    await expect(g.decide('../../etc/passwd', 'approved', 'x', null, anyRole)).rejects.toBeInstanceOf(
-      ApprovalError,
-    );
+    for (const id of [
+      '../../etc/passwd',
+      '__proto__',
+      'constructor',
+      'toString',
+      '',
+      'ap_*',
+      `ap_${'0'.repeat(5000)}`,
+    ]) {
+      await expect(g.decide(id, 'approved', 'x', null, anyRole), id.slice(0, 20)).rejects.toBeInstanceOf(
+        ApprovalError,
+      );
+      expect(await g.get(id)).toBeUndefined();
+    }
     const waiting = g.ask(ask());
     const { id } = await pendingOne(g);
     const results = await Promise.allSettled([

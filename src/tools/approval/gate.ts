@@ -34,6 +34,9 @@ export interface ApprovalObserver {
 
 export const MAX_REASON_CHARS = 1000;
 
+/** What approvalId() makes. */
+const APPROVAL_ID = /^ap_[0-9a-f]{24}$/;
+
 /**
  * Stable per call: the same call id (and thread, listener, tool) with the same arguments gives the
  * same approval. The arguments are part of it because a person approves what they were shown: a
@@ -112,8 +115,9 @@ export class ApprovalGate {
     return out;
   }
 
+  /** The approval with this id; undefined for an id no approval can have (the API passes any text). */
   get(id: string): Promise<Approval | undefined> {
-    return this.#store.get(id);
+    return APPROVAL_ID.test(id) ? this.#store.get(id) : Promise.resolve(undefined);
   }
 
   /**
@@ -127,8 +131,8 @@ export class ApprovalGate {
     reason: string | null,
     allowed: (role: Approval['role']) => boolean,
   ): Promise<Approval> {
-    const approval = await this.#store.get(id);
-    if (!approval) throw new ApprovalError('approval.not_found', `no approval with id '${id}'`);
+    const approval = await this.get(id);
+    if (!approval) throw new ApprovalError('approval.not_found', `no approval with id '${id.slice(0, 64)}'`);
     if (!allowed(approval.role))
       throw new ApprovalError(
         'approval.forbidden',
