@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, type Stats } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 interface Entry {
@@ -91,13 +91,28 @@ export async function storeModule(
     const previous = await readFile(entryFile(dir, absPath), 'utf8')
       .then((text) => (JSON.parse(text) as Entry).module)
       .catch(() => undefined);
-    await writeFile(join(dir, name), code);
+    await writeAtomically(join(dir, name), code);
     const entry: Entry = { module: name, inputs: await hashes(inputs) };
-    await writeFile(entryFile(dir, absPath), JSON.stringify(entry));
+    await writeAtomically(entryFile(dir, absPath), JSON.stringify(entry));
     // The previous compile of this module is stale now (a loaded copy stays in memory regardless).
     if (previous !== undefined && previous !== name) await rm(join(dir, previous), { force: true });
     return join(dir, name);
   } catch {
     return undefined; // a read-only project: compile each time instead
+  }
+}
+
+/**
+ * Written beside and renamed into place: daemons of one project (tests, several workers) starting
+ * at once read a complete file or none, never one another writes at that moment.
+ */
+async function writeAtomically(path: string, data: string): Promise<void> {
+  const temp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  try {
+    await writeFile(temp, data);
+    await rename(temp, path);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
   }
 }

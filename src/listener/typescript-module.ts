@@ -73,10 +73,31 @@ function idleStop(api: Esbuild): void {
  * imports it. `cache: false` always compiles and keeps nothing: a signed tool module must run as
  * the source the manifest hashes, not a compiled copy anyone who writes node_modules can change.
  */
-export async function importTypescriptModule(
+export function importTypescriptModule(
   absPath: string,
   options: { cache?: boolean } = {},
 ): Promise<Record<string, unknown>> {
+  // Two listeners with one handler module load it at once: one compile, one module for both
+  // (two compiles writing one output file let the first import read it half written).
+  const key = `${options.cache === false ? 'nocache' : 'cache'}:${absPath}`;
+  let loading = inFlight.get(key);
+  if (loading === undefined) {
+    loading = load(absPath, options).finally(() => inFlight.delete(key));
+    inFlight.set(key, loading);
+  }
+  return loading;
+}
+
+/** Imports under way, by cache mode and path; an import after one settles starts anew (a reload). */
+const inFlight = new Map<string, Promise<Record<string, unknown>>>();
+let compiles = 0;
+
+/** How many times esbuild compiled a module in this process (for tests and diagnostics). */
+export function typescriptModuleStats(): { compiles: number } {
+  return { compiles };
+}
+
+async function load(absPath: string, options: { cache?: boolean }): Promise<Record<string, unknown>> {
   const cache = options.cache === false ? undefined : cacheDir(absPath);
   const hit = cache === undefined ? undefined : await cachedModule(cache, absPath);
   if (hit !== undefined) {
@@ -131,6 +152,7 @@ function outputDir(): string {
 }
 
 async function compile(api: Esbuild, absPath: string): Promise<{ code: string; inputs: string[] }> {
+  compiles++;
   const result = await api.build({
     entryPoints: [absPath],
     absWorkingDir: dirname(absPath),
