@@ -107,8 +107,14 @@ class BoundedQueue implements SpanProcessor {
   }
 }
 
-/** The OTLP exporter, counting what it takes from the queue and what it could not deliver. */
+/**
+ * The OTLP exporter, counting what it takes from the queue and what it could not deliver. A batch
+ * still unanswered when it shuts down (the processor stops waiting after its export timeout, and a
+ * retrying exporter may answer later or never) is counted as failed then, once.
+ */
 class CountingExporter implements SpanExporter {
+  readonly #pending = new Set<{ count: number }>();
+
   constructor(
     private readonly inner: SpanExporter,
     private readonly queue: () => BoundedQueue,
@@ -117,14 +123,31 @@ class CountingExporter implements SpanExporter {
 
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     this.queue().queued -= spans.length;
+    const batch = { count: spans.length };
+    this.#pending.add(batch);
     this.inner.export(spans, (result) => {
-      this.result(spans.length, result);
+      if (this.#pending.delete(batch)) this.result(batch.count, result);
       done(result);
     });
   }
 
-  shutdown(): Promise<void> {
-    return this.inner.shutdown();
+  async shutdown(): Promise<void> {
+    try {
+      await this.inner.shutdown();
+    } finally {
+      this.failPending();
+    }
+  }
+
+  /**
+   * Counts the batches still unanswered as failed. Also called after the provider's shutdown: when
+   * the processor's last flush times out it never shuts the exporter down.
+   */
+  failPending(): void {
+    for (const batch of this.#pending) {
+      this.result(batch.count, { code: ExportResultCode.FAILED, error: new Error('unanswered at shutdown') });
+    }
+    this.#pending.clear();
   }
 
   forceFlush(): Promise<void> {
@@ -238,6 +261,10 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
     counts: () => ({ ...counts }),
     // A failed export is counted (and logged) where it fails: these only wait, they never throw.
     flush: () => provider.forceFlush().catch(() => {}),
-    shutdown: () => provider.shutdown().catch(() => {}),
+    shutdown: () =>
+      provider
+        .shutdown()
+        .catch(() => {})
+        .finally(() => counting.failPending()),
   };
 }
