@@ -179,13 +179,20 @@ describe('request hygiene', () => {
         controller.close();
       },
     });
+    // The server answers 413 and closes as soon as the cap is passed; a client still writing then
+    // may see the connection cut (EPIPE, ECONNRESET) before it reads the answer. Either way the
+    // body was refused, and the daemon serves on.
     const chunked = await fetch(`${base}/api/v1/inject`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
       body: stream,
       duplex: 'half',
-    } as RequestInit);
-    expect(chunked.status).toBe(413);
+    } as RequestInit).then(
+      (res) => res.status,
+      (err: { cause?: { code?: string } }) => err.cause?.code ?? 'failed',
+    );
+    expect([413, 'EPIPE', 'ECONNRESET']).toContain(chunked);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
   });
 
   it('explains bad query parameters', async () => {
