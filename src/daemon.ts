@@ -37,6 +37,7 @@ import { type RunningServer, startHttpServer } from './server/http.ts';
 import { RateLimiter } from './server/rate-limit.ts';
 import type { OrganismService, ReloadReport } from './server/service.ts';
 import { startTelemetry, type Telemetry } from './telemetry/index.ts';
+import { loadToolCatalog } from './tools/catalog.ts';
 import { createToolRuntime, type ToolRuntime, toolPaths } from './tools/runtime.ts';
 import { createToolServices } from './tools/services.ts';
 
@@ -72,6 +73,11 @@ const VERSION = (JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) a
   .version;
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  // Organism's own tools load before the config's listeners: compiling a user's .ts listener turns
+  // on source maps for the whole process, and every module loaded after that has its source map
+  // read and kept (the tools' dependencies': ~1.3 MB of idle RSS). A failure here is reported
+  // where the tools are registered, below, in its place among the config's errors.
+  await loadToolCatalog().catch(() => undefined);
   const loaded = await loadConfig(options.configPath, { env: options.env ?? process.env });
   const { config } = loaded;
   // The process environment over the `.env` beside organism.yaml: what every `*_env` key reads.
