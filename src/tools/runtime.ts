@@ -158,20 +158,22 @@ export async function createToolRuntime(
   };
   try {
     const publicKey = trustedPublicKey(config, opts.env);
+    // A tool that fails its integrity check, native or an MCP server's: one threat record each.
+    const threat = (tool: string, reason: string, module?: string) =>
+      audit.append({
+        type: 'threat',
+        time: new Date().toISOString(),
+        kind: 'integrity',
+        tool,
+        reason,
+        module: module ?? null,
+      });
     const integrity = await IntegrityChecker.load({
       manifestPath: paths.manifest,
       publicKey: publicKey.key,
       publicKeyHint: publicKey.hint,
       warn,
-      threat: (tool, reason, module) =>
-        audit.append({
-          type: 'threat',
-          time: new Date().toISOString(),
-          kind: 'integrity',
-          tool,
-          reason,
-          module: module ?? null,
-        }),
+      threat,
     });
     for (const tool of registry.list()) integrity.check(tool); // a threat record for each bad module, now
     // MCP servers' tools (`<server>.<tool>`); the SDK is loaded only when some are configured.
@@ -185,15 +187,7 @@ export async function createToolRuntime(
             manifestPath: paths.manifest,
             publicKey: publicKey.key,
             warn,
-            threat: (tool, reason) =>
-              audit.append({
-                type: 'threat',
-                time: new Date().toISOString(),
-                kind: 'integrity',
-                tool,
-                reason,
-                module: null,
-              }),
+            threat,
           })
         : undefined;
 
