@@ -3,6 +3,7 @@
  * and compiled (`dist/src/`, what the published package runs), so paths to the package's files are
  * worked out here once instead of as `../..` guesses in each module. A leaf module.
  */
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -17,8 +18,19 @@ export const MODULE_EXT: '.js' | '.ts' = COMPILED ? '.js' : '.ts';
 /** The folder holding `src/`, `tools/` and `librarian/` as they run: the package folder, or its `dist/`. */
 export const CODE_ROOT: string = resolve(dirname(HERE), '..');
 
-/** The package folder: package.json, organism.schema.json, README.md, listeners/. */
-export const PACKAGE_DIR: string = COMPILED ? resolve(CODE_ROOT, '..') : CODE_ROOT;
+/**
+ * The package folder: package.json, organism.schema.json, README.md, listeners/. Found upwards
+ * from where it should be, so a bundle of the runtime somewhere inside the package (the benches
+ * bundle theirs into node_modules/.cache) still finds the package's files.
+ */
+export const PACKAGE_DIR: string = findPackageDir(COMPILED ? resolve(CODE_ROOT, '..') : CODE_ROOT);
+
+function findPackageDir(expected: string): string {
+  for (let dir = expected; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'organism.schema.json'))) return dir;
+    if (dirname(dir) === dir) return expected;
+  }
+}
 
 /** Absolute path of a file shipped at the top of the package (`package.json`, `organism.schema.json`...). */
 export function packageFile(name: string): string {
