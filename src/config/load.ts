@@ -3,7 +3,7 @@
  * modules. Every stage adds to one list of issues; if any were found, one ConfigError carries them
  * all, sorted by position, so a user fixes the whole file in one pass.
  */
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { keyFileProblem } from '../audit/key.ts';
 import { ConfigError, type ConfigIssue, ListenerLoadError } from '../errors.ts';
 import { loadListenerModule } from '../listener/loader.ts';
@@ -129,6 +129,8 @@ export async function loadConfig(file: string, options: LoadConfigOptions = {}):
       ? undefined
       : keyFileProblem(config.audit.key_file, config.organism.data_dir, config.organism.workspace);
   if (keyProblem) throw new ConfigError([source.issue(['audit', 'key_file'], keyProblem)]);
+  const workspaceProblem = workspaceInDataDir(config.organism.workspace, config.organism.data_dir);
+  if (workspaceProblem) throw new ConfigError([source.issue(['organism', 'workspace'], workspaceProblem)]);
   const listeners = config.listeners.map((listenerConfig, index): LoadedListener => {
     const definition = definitions.get(index);
     if (listenerConfig.description === undefined)
@@ -141,6 +143,20 @@ export async function loadConfig(file: string, options: LoadConfigOptions = {}):
     return loaded;
   });
   return { config, listeners, env };
+}
+
+/**
+ * The sandbox binds the workspace back, writable, over the cover of the data dir: a workspace that
+ * is the data dir, or one of its folders other than `workspace/` (the default's place), would show
+ * run_command the audit log, the signing key and the stores.
+ */
+function workspaceInDataDir(workspace: string, dataDir: string): string | undefined {
+  const rel = relative(resolve(dataDir), resolve(workspace));
+  const inside = rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  if (!inside) return undefined;
+  const first = rel.split(sep)[0];
+  if (rel !== '' && first === 'workspace') return undefined;
+  return `organism.workspace (${workspace}) is the data dir or a folder of its own data (${dataDir}): commands would see the audit log, keys and stores there. Put it outside the data dir, or in its workspace/ folder (the default)`;
 }
 
 function listenerTag(
