@@ -47,12 +47,17 @@ listeners:
     description: works
     tools: [far.x]
 `);
-    runtime = await startRuntime(o, { ATTACK_MCP_TOKEN: TOKEN });
+    const warnings: string[] = [];
+    runtime = await startRuntime(o, { ATTACK_MCP_TOKEN: TOKEN }, warnings);
     const result = await call(runtime, 'worker', 'far.x');
     expect(result.status).not.toBe('ok');
     expect(asked, JSON.stringify(result)).toBeGreaterThan(0);
     // The SDK follows no redirect to another origin; had it followed, fetch would drop the header.
     for (const headers of seen) expect(JSON.stringify(headers)).not.toContain(TOKEN);
     expect(JSON.stringify(result)).not.toContain(TOKEN);
+    // What the operator is told names the server once.
+    expect(warnings.join('\n')).toContain('MCP server far: server far is down');
+    expect(warnings.join('\n')).not.toContain('server far server far');
+    expect(warnings.join('\n')).not.toContain(TOKEN);
   }, 60_000);
 });

@@ -159,7 +159,8 @@ export class McpConnection {
         await client?.close().catch(() => {});
         this.#down(`could not start: ${message(error)}`);
       }
-      throw new McpError('mcp.unavailable', `server ${this.server.name} ${this.#reason ?? message(error)}`);
+      // #reason names the server already ("server fs is down: ..."): not twice.
+      throw new McpError('mcp.unavailable', this.#reason ?? `server ${this.server.name}: ${message(error)}`);
     }
   }
 
