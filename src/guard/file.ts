@@ -29,6 +29,44 @@ export interface PathCheckInput {
 
 export type PathVerdict = Verdict & { resolved?: string };
 
+const inside = (p: string, folder: string) => {
+  const rel = path.relative(folder, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+};
+
+/**
+ * The organism's own files, which no file tool may read or write whatever the workspace (one set
+ * to the project folder holds them): its data dir (audit log, stores, journal, signing key) except
+ * the workspace when that lies inside it (the default), its config file and the files it names.
+ * Registered by each tool runtime (src/tools/runtime.ts) under its config's path.
+ */
+export class DaemonFiles {
+  readonly #sources = new Map<string, { dataDirs: string[]; files: string[] }>();
+
+  set(source: string, own: { dataDirs: string[]; files: string[] }): void {
+    const real = (list: string[]) => [
+      ...new Set(list.flatMap((f) => [path.resolve(f), realOrSelf(path.resolve(f))])),
+    ];
+    this.#sources.set(source, { dataDirs: real(own.dataDirs), files: real(own.files) });
+  }
+
+  /** What `p` is of the organism's own, or undefined; `workspaces`: the workspace, as given and real. */
+  holds(p: string, workspaces: readonly string[]): string | undefined {
+    for (const { dataDirs, files } of this.#sources.values()) {
+      if (files.includes(p)) return 'configuration or key file';
+      for (const dir of dataDirs) {
+        if (!inside(p, dir)) continue;
+        // The workspace inside the data dir (the default, <data_dir>/workspace) is the workspace.
+        if (workspaces.some((w) => inside(w, dir) && w !== dir && inside(p, w))) continue;
+        return 'data dir';
+      }
+    }
+    return undefined;
+  }
+}
+
+export const daemonFiles = new DaemonFiles();
+
 /** No access at all: kernel and device interfaces. */
 const SYSTEM_ANY = /^\/(proc|sys|dev)(\/|$)/;
 /** No writes: the operating system itself. */
@@ -162,6 +200,19 @@ export function checkPath(raw: string, access: Access, input: PathCheckInput): P
           'file.sensitive',
           `${p} holds credentials or login configuration (${secret}).`,
           'Leave credentials and shell configuration alone; ask an operator if a secret is needed.',
+          p,
+        ),
+      );
+    }
+  }
+  for (const p of candidates) {
+    const own = daemonFiles.holds(p, [workspace, workspaceReal]);
+    if (own) {
+      return result(
+        deny(
+          'file.daemon_data',
+          `${p} is the organism's own ${own}, not the workspace's.`,
+          'Work with the files of the workspace; the audit log, stores, keys and config are the runtime’s.',
           p,
         ),
       );

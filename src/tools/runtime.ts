@@ -12,6 +12,7 @@ import { AuditLog, type AuditSink } from '../audit/log.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import type { OrganismConfig } from '../config/types.ts';
 import { ConfigError } from '../errors.ts';
+import { daemonFiles } from '../guard/file.ts';
 import { checkCall } from '../guard/index.ts';
 import type { AttachedMcp } from '../mcp/client/index.ts';
 import { mcpIdentityGrants, mcpServers, renameIdentityIssues } from '../mcp/config.ts';
@@ -131,6 +132,18 @@ export async function createToolRuntime(
   const config = loaded.config;
   const paths = toolPaths(config);
   const warn = opts.warn;
+  // The file guard refuses these to every file tool, wherever the workspace is (src/guard/file.ts).
+  daemonFiles.set(config.file ?? paths.dataDir, {
+    dataDirs: [paths.dataDir],
+    files: [
+      ...(config.file ? [config.file, join(dirname(config.file), '.env')] : []),
+      paths.audit,
+      paths.revocations,
+      paths.manifest,
+      paths.privateKey,
+      paths.publicKey,
+    ],
+  });
 
   const registry = new ToolRegistry();
   if (opts.discover) {
