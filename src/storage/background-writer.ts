@@ -31,6 +31,13 @@ export interface BackgroundWriterOptions<T> {
    * a segment once closed).
    */
   writeAfterClose: boolean;
+  /**
+   * Items pushed within this many ms of the last write's end wait that long to share one write
+   * (0, the default: every push starts a write at once). A first item after a quiet spell is
+   * written at once; a steady stream (say tool calls that each wait on I/O, so each would be a
+   * batch of one) costs a write per window, not per item. flush() and close() do not wait.
+   */
+  gatherMs?: number;
 }
 
 export class BackgroundWriter<T> {
@@ -38,6 +45,10 @@ export class BackgroundWriter<T> {
   #queue: T[] = [];
   #running: Promise<void> | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
+  /** The gathering wait (options.gatherMs) under way, if any. */
+  #gatherTimer: NodeJS.Timeout | undefined;
+  /** When the last write ended (performance.now()), -Infinity before the first. */
+  #lastEnd = Number.NEGATIVE_INFINITY;
   #failing = false;
   #failures = 0;
   #closed = false;
@@ -59,8 +70,26 @@ export class BackgroundWriter<T> {
   /** Queues `item` and starts a drain unless one is running or a retry is waiting. */
   push(item: T): void {
     this.#queue.push(item);
-    if (this.#running || this.#retryTimer) return;
-    if (!this.#closed || this.#options.writeAfterClose) this.#start();
+    if (this.#running || this.#retryTimer || this.#gatherTimer) return;
+    if (this.#closed && !this.#options.writeAfterClose) return;
+    this.#startOrGather();
+  }
+
+  /** Starts a drain now, or when the gathering window after the last write ends. */
+  #startOrGather(): void {
+    const wait = this.#lastEnd + this.#gatherMs() - performance.now();
+    if (wait <= 0) {
+      this.#start();
+      return;
+    }
+    this.#gatherTimer = setTimeout(() => {
+      this.#gatherTimer = undefined;
+      if (!this.#running && !this.#retryTimer) this.#start();
+    }, wait);
+  }
+
+  #gatherMs(): number {
+    return this.#closed ? 0 : (this.#options.gatherMs ?? 0);
   }
 
   /** Resolves when every item queued so far is written; rejects with flushError if the disk refuses. */
@@ -71,6 +100,10 @@ export class BackgroundWriter<T> {
         continue;
       }
       if (this.#queue.length === 0) return;
+      if (this.#gatherTimer) {
+        clearTimeout(this.#gatherTimer);
+        this.#gatherTimer = undefined;
+      }
       if (this.#retryTimer) {
         clearTimeout(this.#retryTimer);
         this.#retryTimer = undefined;
@@ -95,6 +128,10 @@ export class BackgroundWriter<T> {
   #start(): void {
     this.#running = this.#drain().finally(() => {
       this.#running = undefined;
+      this.#lastEnd = performance.now();
+      // What came during a gathering writer's write waits for the window (flush does not).
+      if (this.#queue.length > 0 && !this.#failing && !this.#retryTimer && !this.#gatherTimer)
+        this.#startOrGather();
     });
   }
 
@@ -108,6 +145,7 @@ export class BackgroundWriter<T> {
         if (this.#failing) options.onError(options.recoveredMessage());
         this.#failing = false;
         this.#failures = 0;
+        if (this.#gatherMs() > 0) return; // one batch per window; #start's end schedules the next
       } catch (error) {
         this.#queue = batch.concat(this.#queue);
         this.#failing = true;
