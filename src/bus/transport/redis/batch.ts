@@ -80,123 +80,123 @@ export interface ThreadSettings {
 }
 
 export class CommandBatch {
-  private readonly client: BatchClient;
-  private header: string[];
-  private keys: string[] = [];
-  private keyIndex = new Map<string, string>();
-  private args: string[] = [];
-  private waiters: Waiter[] = [];
+  readonly #client: BatchClient;
+  #header: string[];
+  #keys: string[] = [];
+  #keyIndex = new Map<string, string>();
+  #args: string[] = [];
+  #waiters: Waiter[] = [];
   /** XACKs by stream: one XACK per stream per batch, after everything else. */
-  private acks = new Map<string, { ids: string[]; waiters: Waiter[] }>();
+  #acks = new Map<string, { ids: string[]; waiters: Waiter[] }>();
   /**
    * Reads wait for the end of the turn: a part of the batch sent early (it filled up) carries
    * the writes so far, and the reads go with the rest, taking as many entries as are wanted then.
    */
-  private reads: Array<{ stream: string; count: number | (() => number); waiter: Waiter }> = [];
+  #reads: Array<{ stream: string; count: number | (() => number); waiter: Waiter }> = [];
   /**
    * Messages published (+1) per thread key in this batch, less settles netted out against them;
    * sent first in the batch. An increment may move ahead of a settle queued before it: the count
    * then never touches zero in between, so no idle notice goes out for a thread that is busy again.
    */
-  private inFlightDeltas = new Map<string, number>();
+  #inFlightDeltas = new Map<string, number>();
   /**
    * The writes of a message being published (its frame, its hop, its history entry: they come in
    * that order), held back to go as one `pub` operation with the XADD that follows them. `stage`
    * is the last part written; see publishing().
    */
-  private open: string[] | undefined;
-  private openStage = 0;
-  private scheduled: NodeJS.Immediate | undefined;
+  #open: string[] | undefined;
+  #openStage = 0;
+  #scheduled: NodeJS.Immediate | undefined;
   /** The last batch sent, settled when Redis answered it (batches are answered in order). */
-  private last: Promise<unknown> = Promise.resolve();
+  #last: Promise<unknown> = Promise.resolve();
 
   constructor(
     client: Redis,
     private readonly options: CommandBatchOptions,
   ) {
-    this.client = client as BatchClient;
+    this.#client = client as BatchClient;
     if (!(client as unknown as Partial<BatchClient>).organismBatch) {
       client.defineCommand('organismBatch', { lua: BATCH_SCRIPT });
     }
-    this.header = this.makeHeader(undefined);
+    this.#header = this.#makeHeader(undefined);
   }
 
   /** Turns on thread state with reads (the shared thread store calls it once). */
   useThreads(settings: ThreadSettings): void {
-    this.header = this.makeHeader(settings);
+    this.#header = this.#makeHeader(settings);
   }
 
   /** Whether anything is queued and not yet sent. */
   get pending(): boolean {
     return (
-      this.args.length > 0 ||
-      this.open !== undefined ||
-      this.acks.size > 0 ||
-      this.reads.length > 0 ||
-      this.inFlightDeltas.size > 0
+      this.#args.length > 0 ||
+      this.#open !== undefined ||
+      this.#acks.size > 0 ||
+      this.#reads.length > 0 ||
+      this.#inFlightDeltas.size > 0
     );
   }
 
   hset(key: string, field: string, value: string): void {
-    this.push3('hset', this.key(key), field, value);
+    this.#push3('hset', this.#key(key), field, value);
   }
 
   hdel(key: string, field: string): void {
-    this.push2('hdel', this.key(key), field);
+    this.#push2('hdel', this.#key(key), field);
   }
 
   pexpire(key: string, ms: string): void {
-    this.push2('pexpire', this.key(key), ms);
+    this.#push2('pexpire', this.#key(key), ms);
   }
 
   /** The thread is followed live until `until` (epoch ms): its history entries are announced. */
   follow(threadKey: string, until: number, ms: number): void {
-    this.push3('follow', this.key(threadKey), String(until), String(ms));
+    this.#push3('follow', this.#key(threadKey), String(until), String(ms));
   }
 
   /** A line for the other daemons' event listeners (an idle or stop notice). */
   event(text: string): void {
-    this.push1('event', text);
+    this.#push1('event', text);
   }
 
   /** A frame opened in the thread: hash field `field` (f:<id>) is its record. */
   frame(threadKey: string, field: string, record: string): void {
-    const p = this.publishing(threadKey, 0);
+    const p = this.#publishing(threadKey, 0);
     p[2] = field;
     p[3] = record;
   }
 
   /** One more hop in the thread; its expiry pushed out when `refresh`. */
   hop(threadKey: string, refresh: boolean): void {
-    this.publishing(threadKey, 1)[4] = refresh ? '1' : '0';
+    this.#publishing(threadKey, 1)[4] = refresh ? '1' : '0';
   }
 
   /** One more message of the thread in flight. */
   inFlight(threadKey: string): void {
-    this.inFlightDeltas.set(threadKey, (this.inFlightDeltas.get(threadKey) ?? 0) + 1);
-    this.queued();
+    this.#inFlightDeltas.set(threadKey, (this.#inFlightDeltas.get(threadKey) ?? 0) + 1);
+    this.#queued();
   }
 
   /** Appends `entry` to a thread's history, numbers it in the thread and announces it. */
   history(threadKey: string, entry: string, refresh: boolean): void {
-    const p = this.publishing(threadKey, 2);
+    const p = this.#publishing(threadKey, 2);
     p[5] = entry;
     p[6] = refresh ? '1' : '0';
   }
 
   /** XADD of a message record; resolves (with 1) once Redis has the entry. */
   xadd(stream: string, record: string): Promise<number> {
-    return this.withResult((w) => {
-      this.waiters.push(w); // before the arguments: they may fill the batch and send it
-      const p = this.open;
+    return this.#withResult((w) => {
+      this.#waiters.push(w); // before the arguments: they may fill the batch and send it
+      const p = this.#open;
       if (p) {
-        this.open = undefined;
-        p[7] = this.key(stream);
+        this.#open = undefined;
+        p[7] = this.#key(stream);
         p[8] = record;
-        for (const arg of p) this.args.push(arg);
-        this.queued();
+        for (const arg of p) this.#args.push(arg);
+        this.#queued();
       } else {
-        this.push2('xadd', this.key(stream), record);
+        this.#push2('xadd', this.#key(stream), record);
       }
     }) as Promise<number>;
   }
@@ -209,23 +209,23 @@ export class CommandBatch {
    * daemon can see the count between the two anyway.
    */
   settle(threadKey: string): Promise<number> {
-    const delta = this.inFlightDeltas.get(threadKey);
+    const delta = this.#inFlightDeltas.get(threadKey);
     if (delta !== undefined && delta > 0) {
-      if (delta === 1) this.inFlightDeltas.delete(threadKey);
-      else this.inFlightDeltas.set(threadKey, delta - 1);
+      if (delta === 1) this.#inFlightDeltas.delete(threadKey);
+      else this.#inFlightDeltas.set(threadKey, delta - 1);
       return ONE;
     }
-    return this.withResult((w) => {
-      this.waiters.push(w);
-      this.push1('settle', this.key(threadKey));
+    return this.#withResult((w) => {
+      this.#waiters.push(w);
+      this.#push1('settle', this.#key(threadKey));
     }) as Promise<number>;
   }
 
   /** A thread's record (see the script), its expiry pushed out when `refresh`. */
   load(threadKey: string, refresh: boolean, frame: string): Promise<LoadReply> {
-    return this.withResult((w) => {
-      this.waiters.push(w);
-      this.push3('load', this.key(threadKey), refresh ? '1' : '0', frame);
+    return this.#withResult((w) => {
+      this.#waiters.push(w);
+      this.#push3('load', this.#key(threadKey), refresh ? '1' : '0', frame);
     }) as Promise<LoadReply>;
   }
 
@@ -235,23 +235,23 @@ export class CommandBatch {
    * function is asked for the count when the batch goes out (at least 1).
    */
   read(stream: string, count: number | (() => number)): Promise<ReadEntry[]> {
-    return this.withResult((waiter) => {
-      this.reads.push({ stream, count, waiter });
-      this.scheduled ??= setImmediate(this.flushLater);
+    return this.#withResult((waiter) => {
+      this.#reads.push({ stream, count, waiter });
+      this.#scheduled ??= setImmediate(this.#flushLater);
     }) as Promise<ReadEntry[]>;
   }
 
   /** XACK, merged with the other acks of the batch for the same stream. */
   xack(stream: string, id: string): Promise<void> {
-    return this.withResult((w) => {
-      let acks = this.acks.get(stream);
+    return this.#withResult((w) => {
+      let acks = this.#acks.get(stream);
       if (!acks) {
         acks = { ids: [], waiters: [] };
-        this.acks.set(stream, acks);
+        this.#acks.set(stream, acks);
       }
       acks.ids.push(id);
       acks.waiters.push(w);
-      this.queued();
+      this.#queued();
     }) as Promise<unknown> as Promise<void>;
   }
 
@@ -261,12 +261,12 @@ export class CommandBatch {
    * costs no command of its own.
    */
   beat(stream: string, ids: readonly string[]): Promise<string[]> {
-    return this.withResult((w) => {
-      this.waiters.push(w);
-      this.close();
-      this.args.push('beat', this.key(stream), String(ids.length));
-      for (const id of ids) this.args.push(id);
-      this.queued();
+    return this.#withResult((w) => {
+      this.#waiters.push(w);
+      this.#close();
+      this.#args.push('beat', this.#key(stream), String(ids.length));
+      for (const id of ids) this.#args.push(id);
+      this.#queued();
     }) as Promise<string[]>;
   }
 
@@ -276,37 +276,37 @@ export class CommandBatch {
    * reads wait for the end of it).
    */
   flush(early = false): void {
-    if (early && this.reads.length > 0) {
-      this.scheduled ??= setImmediate(this.flushLater);
-    } else if (this.scheduled) {
-      clearImmediate(this.scheduled);
-      this.scheduled = undefined;
+    if (early && this.#reads.length > 0) {
+      this.#scheduled ??= setImmediate(this.#flushLater);
+    } else if (this.#scheduled) {
+      clearImmediate(this.#scheduled);
+      this.#scheduled = undefined;
     }
-    this.close();
+    this.#close();
     if (!this.pending) return;
     if (!early) {
-      for (const { stream, count, waiter } of this.reads) {
+      for (const { stream, count, waiter } of this.#reads) {
         const n = typeof count === 'number' ? count : count();
-        this.waiters.push(waiter);
-        this.args.push('read', this.key(stream), String(Math.max(1, n)));
+        this.#waiters.push(waiter);
+        this.#args.push('read', this.#key(stream), String(Math.max(1, n)));
       }
-      this.reads = [];
+      this.#reads = [];
     }
-    if (this.args.length === 0 && this.acks.size === 0 && this.inFlightDeltas.size === 0) return;
-    if (this.inFlightDeltas.size > 0) {
+    if (this.#args.length === 0 && this.#acks.size === 0 && this.#inFlightDeltas.size === 0) return;
+    if (this.#inFlightDeltas.size > 0) {
       // Nothing in the batch depends on its position: first keeps a settle from reaching zero early.
       const head: string[] = [];
-      for (const [threadKey, delta] of this.inFlightDeltas) {
-        if (delta !== 0) head.push('inc', this.key(threadKey), String(delta));
+      for (const [threadKey, delta] of this.#inFlightDeltas) {
+        if (delta !== 0) head.push('inc', this.#key(threadKey), String(delta));
       }
-      this.inFlightDeltas = new Map();
-      if (head.length > 0) this.args = head.concat(this.args);
+      this.#inFlightDeltas = new Map();
+      if (head.length > 0) this.#args = head.concat(this.#args);
     }
-    for (const [stream, acks] of this.acks) {
-      this.args.push('xack', this.key(stream), String(acks.ids.length));
-      for (const id of acks.ids) this.args.push(id);
+    for (const [stream, acks] of this.#acks) {
+      this.#args.push('xack', this.#key(stream), String(acks.ids.length));
+      for (const id of acks.ids) this.#args.push(id);
       // One waiter stands for the merged XACK; it settles every ack in it.
-      this.waiters.push({
+      this.#waiters.push({
         resolve: (value) => {
           for (const w of acks.waiters) w.resolve(value);
         },
@@ -315,13 +315,15 @@ export class CommandBatch {
         },
       });
     }
-    const { keys, args, waiters } = this;
-    this.keys = [];
-    this.keyIndex = new Map();
-    this.args = [];
-    this.waiters = [];
-    this.acks = new Map();
-    this.last = this.client.organismBatch(keys.length, ...keys, ...this.header, ...args).then(
+    const keys = this.#keys;
+    const args = this.#args;
+    const waiters = this.#waiters;
+    this.#keys = [];
+    this.#keyIndex = new Map();
+    this.#args = [];
+    this.#waiters = [];
+    this.#acks = new Map();
+    this.#last = this.#client.organismBatch(keys.length, ...keys, ...this.#header, ...args).then(
       ([results, errors]) => {
         for (let i = 0; i < waiters.length; i++) {
           const value = results[i];
@@ -341,7 +343,7 @@ export class CommandBatch {
   /** Sends what is queued and resolves when Redis has answered every batch sent so far. */
   drain(): Promise<void> {
     this.flush();
-    return this.last.then(
+    return this.#last.then(
       () => undefined,
       () => undefined,
     );
@@ -352,7 +354,7 @@ export class CommandBatch {
    * read (the thread prefix is ''), so their limits are sent as '0', never read: every default
    * comes from whoever sets them (the config schema's, through RedisThreadStore).
    */
-  private makeHeader(threads: ThreadSettings | undefined): string[] {
+  #makeHeader(threads: ThreadSettings | undefined): string[] {
     const o = this.options;
     return [
       o.channel,
@@ -369,7 +371,7 @@ export class CommandBatch {
     ];
   }
 
-  private withResult(queue: (waiter: Waiter) => void): Promise<Reply> {
+  #withResult(queue: (waiter: Waiter) => void): Promise<Reply> {
     return new Promise<Reply>((resolve, reject) => queue({ resolve, reject }));
   }
 
@@ -379,64 +381,64 @@ export class CommandBatch {
    * a new one (the open one goes as it is). Parts not written stay ''. Packing consecutive writes
    * into one operation changes nothing in their order.
    */
-  private publishing(threadKey: string, stage: number): string[] {
-    const open = this.open;
-    const index = this.key(threadKey);
-    if (open && open[1] === index && this.openStage < stage) {
-      this.openStage = stage;
+  #publishing(threadKey: string, stage: number): string[] {
+    const open = this.#open;
+    const index = this.#key(threadKey);
+    if (open && open[1] === index && this.#openStage < stage) {
+      this.#openStage = stage;
       return open;
     }
-    this.close();
-    this.open = ['pub', index, '', '', '', '', '', '', ''];
-    this.openStage = stage;
-    this.scheduled ??= setImmediate(this.flushLater);
-    return this.open;
+    this.#close();
+    this.#open = ['pub', index, '', '', '', '', '', '', ''];
+    this.#openStage = stage;
+    this.#scheduled ??= setImmediate(this.#flushLater);
+    return this.#open;
   }
 
   /** Queues the open `pub` operation as it is, without an XADD (whoever calls this queues next). */
-  private close(): void {
-    const open = this.open;
+  #close(): void {
+    const open = this.#open;
     if (!open) return;
-    this.open = undefined;
-    for (const arg of open) this.args.push(arg);
+    this.#open = undefined;
+    for (const arg of open) this.#args.push(arg);
   }
 
   // push1..3: no rest-argument array per operation (this runs several times per hop).
-  private push1(op: string, a: string): void {
-    this.close();
-    this.args.push(op, a);
-    this.queued();
+  #push1(op: string, a: string): void {
+    this.#close();
+    this.#args.push(op, a);
+    this.#queued();
   }
 
-  private push2(op: string, a: string, b: string): void {
-    this.close();
-    this.args.push(op, a, b);
-    this.queued();
+  #push2(op: string, a: string, b: string): void {
+    this.#close();
+    this.#args.push(op, a, b);
+    this.#queued();
   }
 
-  private push3(op: string, a: string, b: string, c: string): void {
-    this.close();
-    this.args.push(op, a, b, c);
-    this.queued();
+  #push3(op: string, a: string, b: string, c: string): void {
+    this.#close();
+    this.#args.push(op, a, b, c);
+    this.#queued();
   }
 
-  private queued(): void {
-    if (this.args.length >= MAX_ARGS) this.flush(true);
-    else this.scheduled ??= setImmediate(this.flushLater);
+  #queued(): void {
+    if (this.#args.length >= MAX_ARGS) this.flush(true);
+    else this.#scheduled ??= setImmediate(this.#flushLater);
   }
 
-  private readonly flushLater = (): void => {
-    this.scheduled = undefined;
+  readonly #flushLater = (): void => {
+    this.#scheduled = undefined;
     this.flush();
   };
 
   /** The 1-based KEYS index of `key` (a string, as ARGV carries it). */
-  private key(key: string): string {
-    let index = this.keyIndex.get(key);
+  #key(key: string): string {
+    let index = this.#keyIndex.get(key);
     if (index === undefined) {
-      this.keys.push(key);
-      index = String(this.keys.length);
-      this.keyIndex.set(key, index);
+      this.#keys.push(key);
+      index = String(this.#keys.length);
+      this.#keyIndex.set(key, index);
     }
     return index;
   }

@@ -26,10 +26,10 @@ export interface HeartbeatStats {
 }
 
 export class Heartbeat {
-  private beating = false;
-  private last = 0;
+  #beating = false;
+  #last = 0;
   /** Ids already reported as taken over (logged once each; bounded). */
-  private readonly reported = new Set<string>();
+  readonly #reported = new Set<string>();
 
   constructor(
     private readonly client: Redis,
@@ -41,8 +41,8 @@ export class Heartbeat {
   /** Marks every entry the readers hold. Skipped while the last heartbeat is still out. */
   async beat(readers: Iterable<StreamReader>): Promise<void> {
     const now = Date.now();
-    const late = this.last > 0 ? now - this.last - this.options.heartbeatMs : 0;
-    this.last = now;
+    const late = this.#last > 0 ? now - this.#last - this.options.heartbeatMs : 0;
+    this.#last = now;
     if (late > this.options.claimIdleMs - this.options.heartbeatMs) {
       // The event loop was blocked (or the process stopped) past the point where others may claim.
       this.options.logger.warn(
@@ -50,30 +50,30 @@ export class Heartbeat {
         'heartbeat late: this daemon was frozen long enough for others to take over its entries',
       );
     }
-    if (this.beating || this.client.status !== 'ready') return;
+    if (this.#beating || this.client.status !== 'ready') return;
     const marks: Array<Promise<void>> = [];
     for (const reader of readers) {
       const ids = reader.inFlightIds();
       if (ids.length > 0)
-        marks.push(this.batch.beat(reader.stream, ids).then((taken) => this.lost(reader, taken)));
+        marks.push(this.batch.beat(reader.stream, ids).then((taken) => this.#lost(reader, taken)));
     }
     if (marks.length === 0) return;
-    this.beating = true;
+    this.#beating = true;
     try {
       await Promise.all(marks);
     } catch {
       // Redis unreachable or slow: the next beat tries again; the reader reports connection trouble.
     } finally {
-      this.beating = false;
+      this.#beating = false;
     }
   }
 
-  private lost(reader: StreamReader, taken: string[]): void {
+  #lost(reader: StreamReader, taken: string[]): void {
     for (let i = 0; i + 1 < taken.length; i += 2) {
       const id = taken[i]!;
-      if (this.reported.has(id) || !reader.has(id)) continue;
-      if (this.reported.size >= 10_000) this.reported.clear();
-      this.reported.add(id);
+      if (this.#reported.has(id) || !reader.has(id)) continue;
+      if (this.#reported.size >= 10_000) this.#reported.clear();
+      this.#reported.add(id);
       this.stats.lost++;
       this.options.logger.warn(
         { listener: reader.listener, entry: id, owner: taken[i + 1] },

@@ -50,32 +50,32 @@ const TAKEN_ROUND_TRIPS = 3;
 
 export class StreamReader {
   /** Entries taken and not yet acknowledged (delivering, or delivered and being acked). */
-  private readonly inFlight = new Map<string, Promise<void>>();
+  readonly #inFlight = new Map<string, Promise<void>>();
   /**
    * Of those, deliveries whose handler has not finished yet: what the slots count. A handled
    * delivery waiting for its outputs' confirmation holds no slot (see Deliver), but the entries
    * taken in all stay below TAKEN_ROUND_TRIPS times maxInFlight.
    */
-  private delivering = 0;
+  #delivering = 0;
   /**
    * When every slot is taken, the next read waits for this many to free up: reading one entry per
    * freed slot would cost a round trip per message and cap throughput at one read at a time.
    */
-  private readonly refill: number;
+  readonly #refill: number;
   /**
    * Entries whose delivery failed here. A re-read of our own pending list skips them: the reaper
    * retries them after claimIdleMs and dead-letters them on time, which a re-read would not.
    */
-  private readonly failed = new Set<string>();
-  private readonly client: Redis;
-  private recover = true;
-  private connectedOnce = false;
-  private stopped = false;
+  readonly #failed = new Set<string>();
+  readonly #client: Redis;
+  #recover = true;
+  #connectedOnce = false;
+  #stopped = false;
   /** When stop() gives up waiting for in-flight deliveries (epoch ms), set by its first call. */
-  private stopDeadline = 0;
-  private slotWaiter: (() => void) | undefined;
-  private readonly loopDone: Promise<void>;
-  private lastError = '';
+  #stopDeadline = 0;
+  #slotWaiter: (() => void) | undefined;
+  readonly #loopDone: Promise<void>;
+  #lastError = '';
 
   constructor(
     private readonly host: ReaderHost,
@@ -85,99 +85,99 @@ export class StreamReader {
     readonly maxInFlight: number,
   ) {
     const { options } = host;
-    this.client = openBusClient(
+    this.#client = openBusClient(
       options.url,
       busClientOptions(options.connectTimeoutMs, `organism-${options.consumer}-read`),
       (message) => options.logger.warn({ listener, stream }, `redis reader lost its connection: ${message}`),
     ).client;
     // Every reconnect re-reads our own pending entries first: Redis may have come back from disk.
-    this.client.on('ready', () => {
-      if (this.connectedOnce) this.recover = true;
-      this.connectedOnce = true;
+    this.#client.on('ready', () => {
+      if (this.#connectedOnce) this.#recover = true;
+      this.#connectedOnce = true;
     });
-    this.refill = Math.max(1, Math.floor(maxInFlight / 4));
-    this.loopDone = this.loop();
+    this.#refill = Math.max(1, Math.floor(maxInFlight / 4));
+    this.#loopDone = this.#loop();
   }
 
   /** Slots not taken by deliveries in progress. */
   get free(): number {
-    return this.maxInFlight - this.delivering;
+    return this.maxInFlight - this.#delivering;
   }
 
   /** How many entries a read may take now. */
-  private get room(): number {
-    return Math.min(this.free, TAKEN_ROUND_TRIPS * this.maxInFlight - this.inFlight.size);
+  get #room(): number {
+    return Math.min(this.free, TAKEN_ROUND_TRIPS * this.maxInFlight - this.#inFlight.size);
   }
 
-  private get mayRead(): boolean {
-    const room = this.room;
-    return room > 0 && (room >= this.refill || this.delivering === 0);
+  get #mayRead(): boolean {
+    const room = this.#room;
+    return room > 0 && (room >= this.#refill || this.#delivering === 0);
   }
 
   get stopping(): boolean {
-    return this.stopped;
+    return this.#stopped;
   }
 
   /** Ids of entries being delivered now (for the heartbeat). */
   inFlightIds(): string[] {
-    return [...this.inFlight.keys()];
+    return [...this.#inFlight.keys()];
   }
 
   has(id: string): boolean {
-    return this.inFlight.has(id);
+    return this.#inFlight.has(id);
   }
 
-  private async loop(): Promise<void> {
+  async #loop(): Promise<void> {
     const { options } = this.host;
     let groupReady = false;
     let cursor = '0';
     let failures = 0;
-    while (!this.stopped) {
+    while (!this.#stopped) {
       try {
         if (!groupReady) {
-          await this.host.ensureGroup(this.client, this.stream);
+          await this.host.ensureGroup(this.#client, this.stream);
           groupReady = true;
         }
-        if (!this.mayRead) {
+        if (!this.#mayRead) {
           await new Promise<void>((resolve) => {
-            this.slotWaiter = resolve;
+            this.#slotWaiter = resolve;
           });
           continue;
         }
-        const room = this.room;
-        if (this.recover) {
-          const entries = await this.read(room, cursor, false);
+        const room = this.#room;
+        if (this.#recover) {
+          const entries = await this.#read(room, cursor, false);
           if (entries.length === 0) {
-            this.recover = false;
+            this.#recover = false;
             cursor = '0';
             continue;
           }
           cursor = entries[entries.length - 1]![0];
-          if (!this.stopped) this.dispatch(entries, false);
+          if (!this.#stopped) this.dispatch(entries, false);
           continue;
         }
         // Non-blocking first: while the stream has entries this is the cheap path. How many is
         // decided when the batch goes out: slots freed by handlers finishing in this same turn
         // count too, so the read rides along with those handlers' outputs.
-        const entries = await this.host.readNow(this.stream, () => Math.max(room, this.room));
+        const entries = await this.host.readNow(this.stream, () => Math.max(room, this.#room));
         if (entries.length > 0) {
-          if (!this.stopped) this.dispatch(entries, false);
+          if (!this.#stopped) this.dispatch(entries, false);
         } else {
-          const entries = await this.read(room, '>', true);
-          if (!this.stopped) this.dispatch(entries, false);
+          const entries = await this.#read(room, '>', true);
+          if (!this.#stopped) this.dispatch(entries, false);
         }
         failures = 0;
       } catch (error) {
-        if (this.stopped) break;
+        if (this.#stopped) break;
         const message = (error as Error).message ?? String(error);
         if (/NOGROUP/.test(message)) {
           // The stream or group vanished (Redis restarted empty, or someone deleted it): recreate.
           groupReady = false;
-        } else if (message !== this.lastError) {
+        } else if (message !== this.#lastError) {
           options.logger.warn({ listener: this.listener }, `redis read failed: ${message}`);
         }
-        this.lastError = message;
-        this.recover = true;
+        this.#lastError = message;
+        this.#recover = true;
         cursor = '0';
         failures++;
         await sleep(Math.min(50 * 2 ** Math.min(failures, 5), 1_000));
@@ -185,12 +185,12 @@ export class StreamReader {
     }
   }
 
-  private async read(count: number, from: string, block: boolean): Promise<StreamEntry[]> {
+  async #read(count: number, from: string, block: boolean): Promise<StreamEntry[]> {
     const { options } = this.host;
     const args = ['GROUP', options.group, options.consumer, 'COUNT', String(count)];
     if (block) args.push('BLOCK', String(options.blockMs));
     args.push('STREAMS', this.stream, from);
-    const reply = (await this.client.call('XREADGROUP', ...args)) as Array<[string, StreamEntry[]]> | null;
+    const reply = (await this.#client.call('XREADGROUP', ...args)) as Array<[string, StreamEntry[]]> | null;
     return reply?.[0]?.[1] ?? [];
   }
 
@@ -201,9 +201,9 @@ export class StreamReader {
   dispatch(entries: readonly (StreamEntry | ReadEntry)[], claimed: boolean): void {
     for (const entry of entries) {
       const id = entry[0];
-      if (this.inFlight.has(id)) continue;
-      if (claimed) this.failed.delete(id);
-      else if (this.failed.has(id)) continue;
+      if (this.#inFlight.has(id)) continue;
+      if (claimed) this.#failed.delete(id);
+      else if (this.#failed.has(id)) continue;
       // A batched read gives [id, record, state] for an entry in this format, [id, fields] otherwise.
       const body = typeof entry[1] === 'string' ? entry[1] : undefined;
       let message: Message;
@@ -215,40 +215,40 @@ export class StreamReader {
           { listener: this.listener, entry: id },
           `stream entry refused: ${reason}${claimed ? ' (claimed)' : ''}`,
         );
-        this.noteFailure(id, `cannot decode: ${reason}`);
+        this.#noteFailure(id, `cannot decode: ${reason}`);
         continue;
       }
-      this.delivering++;
+      this.#delivering++;
       // The thread store takes the state read with the entry when `deliver` asks for it, which it
       // does at once; afterwards it is stale and dropped.
       const state = body !== undefined ? unpackState(entry[2] as string | null) : undefined;
       const preload = state !== undefined && recordStartsWith(body!, message);
       if (preload) this.host.preloaded(message, state);
-      const done = this.run(id, message).finally(() => {
-        this.inFlight.delete(id);
-        this.wake();
+      const done = this.#run(id, message).finally(() => {
+        this.#inFlight.delete(id);
+        this.#wake();
       });
       if (preload) this.host.preloaded(undefined, null);
-      this.inFlight.set(id, done);
+      this.#inFlight.set(id, done);
     }
   }
 
-  private wake(): void {
-    if (this.slotWaiter && this.mayRead) {
-      const wake = this.slotWaiter;
-      this.slotWaiter = undefined;
+  #wake(): void {
+    if (this.#slotWaiter && this.#mayRead) {
+      const wake = this.#slotWaiter;
+      this.#slotWaiter = undefined;
       wake();
     }
   }
 
-  private async run(id: string, message: Message): Promise<void> {
+  async #run(id: string, message: Message): Promise<void> {
     let holding = true;
     let acked: Promise<void> | undefined;
     const release = (): void => {
       if (!holding) return;
       holding = false;
-      this.delivering--;
-      this.wake();
+      this.#delivering--;
+      this.#wake();
     };
     // The handler has finished and its outputs are queued: the XACK is queued right behind them,
     // so it goes in the same script call, after their XADDs. A crash then loses both or neither,
@@ -271,7 +271,7 @@ export class StreamReader {
         logger.warn(where, `delivery failed after its handler finished: ${reason}`);
       } else {
         logger.warn(where, `delivery failed; left for redelivery: ${reason}`);
-        this.noteFailure(id, `delivery failed: ${reason}`);
+        this.#noteFailure(id, `delivery failed: ${reason}`);
         return;
       }
     }
@@ -282,10 +282,10 @@ export class StreamReader {
     });
   }
 
-  private noteFailure(id: string, reason: string): void {
+  #noteFailure(id: string, reason: string): void {
     // Bounded: forgetting an id only means a re-read may retry it once more before the reaper does.
-    if (this.failed.size >= 10_000) this.failed.clear();
-    this.failed.add(id);
+    if (this.#failed.size >= 10_000) this.#failed.clear();
+    this.#failed.add(id);
     this.host.recordFailure(id, reason);
   }
 
@@ -296,21 +296,21 @@ export class StreamReader {
    * claimed by others once its heartbeat has stopped.
    */
   async stop(deadline?: number): Promise<void> {
-    if (!this.stopped) {
-      this.stopped = true;
-      this.stopDeadline = Date.now() + this.host.options.closeTimeoutMs;
-      const wake = this.slotWaiter;
-      this.slotWaiter = undefined;
+    if (!this.#stopped) {
+      this.#stopped = true;
+      this.#stopDeadline = Date.now() + this.host.options.closeTimeoutMs;
+      const wake = this.#slotWaiter;
+      this.#slotWaiter = undefined;
       wake?.();
       // Disconnecting rejects a blocked XREADGROUP at once instead of waiting out its BLOCK.
-      this.client.disconnect();
+      this.#client.disconnect();
     }
-    const until = Math.min(deadline ?? this.stopDeadline, this.stopDeadline);
+    const until = Math.min(deadline ?? this.#stopDeadline, this.#stopDeadline);
     // The loop ends at once, unless it waits for a read in the transport's batch (Redis away or
     // slow): that one ends when the transport drops its connection.
-    await within(this.loopDone, until - Date.now());
-    if (this.inFlight.size > 0) {
-      await within(Promise.allSettled([...this.inFlight.values()]), until - Date.now());
+    await within(this.#loopDone, until - Date.now());
+    if (this.#inFlight.size > 0) {
+      await within(Promise.allSettled([...this.#inFlight.values()]), until - Date.now());
     }
   }
 }

@@ -23,7 +23,7 @@ type RedisWithScripts = Redis & {
 
 export class Reaper {
   /** The one suspect entry (delivered twice or more) this daemon is delivering now, if any. */
-  private suspect: { reader: StreamReader; id: string } | undefined;
+  #suspect: { reader: StreamReader; id: string } | undefined;
 
   constructor(private readonly host: ReaperHost) {
     host.client.defineCommand('organismDeadLetter', { numberOfKeys: 4, lua: DEAD_LETTER_SCRIPT });
@@ -57,7 +57,7 @@ export class Reaper {
       )) as Array<[string, string, number, number]>;
       for (const [id, owner, , deliveries] of rows) {
         if (reader.has(id)) continue;
-        if (deliveries >= maxDeliveries) await this.deadLetter(reader, id, owner, deliveries);
+        if (deliveries >= maxDeliveries) await this.#deadLetter(reader, id, owner, deliveries);
         else if (deliveries >= 2) suspects.push(id);
         else fresh.push(id);
       }
@@ -65,29 +65,24 @@ export class Reaper {
       start = `(${rows[rows.length - 1]![0]}`;
     }
     if (suspects.length === 0) {
-      if (fresh.length > 0) await this.autoClaim(reader);
+      if (fresh.length > 0) await this.#autoClaim(reader);
       return;
     }
     if (fresh.length > 0 && reader.free > 0) {
-      await this.claim(reader, fresh.slice(0, reader.free));
+      await this.#claim(reader, fresh.slice(0, reader.free));
     }
-    if (this.suspect && !this.suspect.reader.has(this.suspect.id)) this.suspect = undefined;
-    if (!this.suspect && reader.free > 0) {
+    if (this.#suspect && !this.#suspect.reader.has(this.#suspect.id)) this.#suspect = undefined;
+    if (!this.#suspect && reader.free > 0) {
       for (const id of suspects) {
-        if ((await this.claim(reader, [id])) > 0) {
-          this.suspect = { reader, id };
+        if ((await this.#claim(reader, [id])) > 0) {
+          this.#suspect = { reader, id };
           break;
         }
       }
     }
   }
 
-  private async deadLetter(
-    reader: StreamReader,
-    id: string,
-    owner: string,
-    deliveries: number,
-  ): Promise<void> {
+  async #deadLetter(reader: StreamReader, id: string, owner: string, deliveries: number): Promise<void> {
     const { group, maxDeliveries, deadLetterMaxLength } = this.host.options;
     const moved = await (this.host.client as RedisWithScripts).organismDeadLetter(
       reader.stream,
@@ -112,7 +107,7 @@ export class Reaper {
   }
 
   /** XCLAIM of chosen entries (still idle: another daemon may have been first); returns how many. */
-  private async claim(reader: StreamReader, ids: string[]): Promise<number> {
+  async #claim(reader: StreamReader, ids: string[]): Promise<number> {
     const { group, consumer, claimIdleMs } = this.host.options;
     const entries = (await this.host.client.call(
       'XCLAIM',
@@ -122,11 +117,11 @@ export class Reaper {
       String(claimIdleMs),
       ...ids,
     )) as StreamEntry[];
-    return this.took(reader, entries);
+    return this.#took(reader, entries);
   }
 
   /** Takes over idle entries with XAUTOCLAIM, following its cursor until 0-0, as far as free slots allow. */
-  private async autoClaim(reader: StreamReader): Promise<void> {
+  async #autoClaim(reader: StreamReader): Promise<void> {
     const { group, consumer, claimIdleMs } = this.host.options;
     let cursor = '0-0';
     for (let round = 0; round < 100 && reader.free > 0 && !reader.stopping; round++) {
@@ -140,13 +135,13 @@ export class Reaper {
         'COUNT',
         String(reader.free),
       )) as [string, StreamEntry[], string[]?];
-      this.took(reader, entries);
+      this.#took(reader, entries);
       cursor = next;
       if (cursor === '0-0') return;
     }
   }
 
-  private took(reader: StreamReader, entries: StreamEntry[]): number {
+  #took(reader: StreamReader, entries: StreamEntry[]): number {
     const live = entries.filter((e) => e !== null && e[1] !== null);
     if (live.length > 0) {
       this.host.stats.claimed += live.length;

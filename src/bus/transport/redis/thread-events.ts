@@ -51,12 +51,12 @@ export interface ThreadEventsOptions {
 export class ThreadEvents {
   /** Threads somebody on this daemon follows live (see follow). */
   readonly watched = new Set<string>();
-  private listening = false;
+  #listening = false;
   /** The subscribed connection, once open. */
   subscriber: Redis | undefined;
-  private watchTimer: NodeJS.Timeout | undefined;
+  #watchTimer: NodeJS.Timeout | undefined;
   /** Deliveries waiting for history events to catch this daemon's copy up (see waitFor). */
-  private readonly catchingUp = new Map<string, Array<{ target: number; done(): void }>>();
+  readonly #catchingUp = new Map<string, Array<{ target: number; done(): void }>>();
 
   constructor(private readonly options: ThreadEventsOptions) {}
 
@@ -73,18 +73,18 @@ export class ThreadEvents {
       (message) => o.logger?.warn(`redis thread events connection lost: ${message}`),
     );
     this.subscriber = client;
-    client.on('message', (_channel: string, text: string) => this.receive(text, onEvent));
+    client.on('message', (_channel: string, text: string) => this.#receive(text, onEvent));
     // Events sent while the connection was down are lost.
     client.on('close', () => {
-      this.listening = false;
+      this.#listening = false;
       onGap();
     });
     const listen = (): void => {
       client.subscribe(o.channel).then(
         () => {
           // A record read before the connection dropped may have been applied since.
-          if (!this.listening) onGap();
-          this.listening = true;
+          if (!this.#listening) onGap();
+          this.#listening = true;
         },
         (error: unknown) => {
           o.logger?.error(`cannot subscribe to thread events: ${(error as Error).message}`);
@@ -96,7 +96,7 @@ export class ThreadEvents {
 
   /** Whether events from the other daemons reach this one now (subscribed). */
   get receiving(): boolean {
-    return this.listening;
+    return this.#listening;
   }
 
   /**
@@ -106,37 +106,37 @@ export class ThreadEvents {
   follow(thread: string, on: boolean): boolean {
     if (!on) {
       this.watched.delete(thread);
-      if (this.watched.size === 0 && this.watchTimer) {
-        clearInterval(this.watchTimer);
-        this.watchTimer = undefined;
+      if (this.watched.size === 0 && this.#watchTimer) {
+        clearInterval(this.#watchTimer);
+        this.#watchTimer = undefined;
       }
       return false; // the mark runs out by itself (another daemon may still follow the thread)
     }
     if (this.watched.has(thread)) return false;
     this.watched.add(thread);
-    this.mark(thread);
-    this.watchTimer ??= setInterval(() => {
-      for (const t of this.watched) this.mark(t);
+    this.#mark(thread);
+    this.#watchTimer ??= setInterval(() => {
+      for (const t of this.watched) this.#mark(t);
     }, WATCH_MS / 3);
-    this.watchTimer.unref();
+    this.#watchTimer.unref();
     return true;
   }
 
   /** Resolves when caughtUp says the thread's history has `target` entries, or after CATCH_UP_MS. */
   waitFor(thread: string, target: number): Promise<void> {
     return new Promise((resolve) => {
-      let list = this.catchingUp.get(thread);
+      let list = this.#catchingUp.get(thread);
       if (!list) {
         list = [];
-        this.catchingUp.set(thread, list);
+        this.#catchingUp.set(thread, list);
       }
       const waiter = {
         target,
         done: () => {
           clearTimeout(timer);
-          const left = this.catchingUp.get(thread)?.filter((w) => w !== waiter) ?? [];
-          if (left.length > 0) this.catchingUp.set(thread, left);
-          else this.catchingUp.delete(thread);
+          const left = this.#catchingUp.get(thread)?.filter((w) => w !== waiter) ?? [];
+          if (left.length > 0) this.#catchingUp.set(thread, left);
+          else this.#catchingUp.delete(thread);
           resolve();
         },
       };
@@ -147,23 +147,23 @@ export class ThreadEvents {
 
   /** An entry of the thread arrived: the waiters whose target `count()` entries reach go on. */
   caughtUp(thread: string, count: () => number): void {
-    const waiting = this.catchingUp.get(thread);
+    const waiting = this.#catchingUp.get(thread);
     if (!waiting) return;
     const have = count();
     for (const w of [...waiting]) if (have >= w.target) w.done();
   }
 
   close(): void {
-    if (this.watchTimer) clearInterval(this.watchTimer);
+    if (this.#watchTimer) clearInterval(this.#watchTimer);
     this.subscriber?.disconnect();
   }
 
-  private mark(thread: string): void {
+  #mark(thread: string): void {
     this.options.batch.follow(this.options.threadKey(thread), Date.now() + WATCH_MS, WATCH_MS);
   }
 
   /** A batch of events from some daemon: this daemon's own are skipped unparsed. */
-  private receive(text: string, onEvent: (event: ThreadEvent) => void): void {
+  #receive(text: string, onEvent: (event: ThreadEvent) => void): void {
     const first = text.indexOf('\n');
     if (first < 0 || text.slice(0, first) === this.options.origin) return;
     let start = first + 1;

@@ -33,32 +33,32 @@ export interface HistoryMirrorOptions {
 }
 
 export class HistoryMirror {
-  private history: ThreadHistory | undefined;
+  #history: ThreadHistory | undefined;
   /** Set while applying another daemon's change, so the history listeners do not write it back. */
-  private applyingNow = false;
+  #applyingNow = false;
   /** Entry ids of histories just re-read from Redis, whose events may still arrive. */
-  private readonly fresh = new Map<string, Set<string>>();
+  readonly #fresh = new Map<string, Set<string>>();
   /** When this daemon last pushed out a history list's expiry (see due). */
-  private readonly refreshed = new Map<string, number>();
+  readonly #refreshed = new Map<string, number>();
 
   constructor(private readonly options: HistoryMirrorOptions) {}
 
   attach(history: ThreadHistory): void {
-    this.history = history;
+    this.#history = history;
   }
 
   /** Whether the change being made now is another daemon's (it must not be written back). */
   get applying(): boolean {
-    return this.applyingNow;
+    return this.#applyingNow;
   }
 
   /** Runs `change` to the local history as another daemon's change (see applying). */
   quietly(change: () => void): void {
-    this.applyingNow = true;
+    this.#applyingNow = true;
     try {
       change();
     } finally {
-      this.applyingNow = false;
+      this.#applyingNow = false;
     }
   }
 
@@ -67,16 +67,16 @@ export class HistoryMirror {
     this.options.batch.history(
       this.options.threadKey(thread),
       JSON.stringify(entry),
-      due(this.refreshed, thread, HISTORY_REFRESH_MS),
+      due(this.#refreshed, thread, HISTORY_REFRESH_MS),
     );
   }
 
   /** An entry another daemon announced (the thread is followed somewhere). */
   announced(thread: string, entry: HistoryEntry): void {
     // Announced because some daemon follows the thread; this one need not keep up unless it does.
-    if (!this.options.channel.watched.has(thread) || this.fresh.get(thread)?.has(entry.id)) return;
-    this.quietly(() => this.history!.append(thread, entry));
-    this.options.channel.caughtUp(thread, () => this.count(thread));
+    if (!this.options.channel.watched.has(thread) || this.#fresh.get(thread)?.has(entry.id)) return;
+    this.quietly(() => this.#history!.append(thread, entry));
+    this.options.channel.caughtUp(thread, () => this.#count(thread));
   }
 
   /**
@@ -87,21 +87,21 @@ export class HistoryMirror {
   sync(thread: string, remote: number, whole: boolean): Promise<void> | undefined {
     const watched = this.options.channel.watched.has(thread);
     if (!whole && !watched) return undefined;
-    const have = this.count(thread);
+    const have = this.#count(thread);
     if (have >= remote) return undefined;
     // Followed here and just behind: usually the other daemon's events for these entries are on
     // their way (pub/sub and this read come on different connections); wait for them briefly.
     if (watched && have >= 0 && remote - have <= CATCH_UP_ENTRIES) {
       return this.options.channel
         .waitFor(thread, remote)
-        .then(() => (this.count(thread) >= remote ? undefined : this.reread(thread, remote)));
+        .then(() => (this.#count(thread) >= remote ? undefined : this.reread(thread, remote)));
     }
     return this.reread(thread, remote);
   }
 
   /** Entries this daemon's copy of a thread's history has numbered (-1: none kept). */
-  private count(thread: string): number {
-    const local = this.history!.summary(thread);
+  #count(thread: string): number {
+    const local = this.#history!.summary(thread);
     return local ? local.messages + local.dropped : -1;
   }
 
@@ -111,19 +111,19 @@ export class HistoryMirror {
     const items = await client.lrange(keys.history(thread), -maxHistoryPerThread, -1);
     if (items.length === 0) return;
     const entries = items.map((item) => JSON.parse(item) as HistoryEntry);
-    const local = channel.watched.has(thread) ? this.history!.messages(thread) : undefined;
+    const local = channel.watched.has(thread) ? this.#history!.messages(thread) : undefined;
     if (local) {
       // Watchers here follow the entries as they are appended: give them the ones they missed.
       const have = new Set(local.messages.map((m) => m.id));
       this.quietly(() => {
-        for (const entry of entries) if (!have.has(entry.id)) this.history!.append(thread, entry);
+        for (const entry of entries) if (!have.has(entry.id)) this.#history!.append(thread, entry);
       });
     } else {
-      this.history!.reset(thread, entries, Math.max(remote, entries.length));
+      this.#history!.reset(thread, entries, Math.max(remote, entries.length));
     }
     // Events for these entries may still be on their way: they must not be appended twice.
-    this.fresh.set(thread, new Set(entries.map((e) => e.id)));
-    setTimeout(() => this.fresh.delete(thread), 10_000).unref();
+    this.#fresh.set(thread, new Set(entries.map((e) => e.id)));
+    setTimeout(() => this.#fresh.delete(thread), 10_000).unref();
   }
 }
 

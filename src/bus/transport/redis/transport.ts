@@ -47,16 +47,16 @@ export class RedisTransport implements Transport, ReaderHost {
   readonly options: ResolvedRedisBusOptions;
   readonly keys: BusKeys;
   readonly stats: RedisTransportStats = { published: 0, acked: 0, claimed: 0, deadLettered: 0, lost: 0 };
-  private readonly connection: BusConnection;
-  private readonly readers = new Map<string, StreamReader>();
-  private readonly inboxes = new Map<string, string>();
-  private readonly reaper: Reaper;
-  private readonly heartbeat: Heartbeat;
-  private readonly timers: NodeJS.Timeout[] = [];
-  private reaping = false;
-  private lastTrim = 0;
-  private closing: Promise<void> | undefined;
-  private lastBatchError = '';
+  readonly #connection: BusConnection;
+  readonly #readers = new Map<string, StreamReader>();
+  readonly #inboxes = new Map<string, string>();
+  readonly #reaper: Reaper;
+  readonly #heartbeat: Heartbeat;
+  readonly #timers: NodeJS.Timeout[] = [];
+  #reaping = false;
+  #lastTrim = 0;
+  #closing: Promise<void> | undefined;
+  #lastBatchError = '';
   /**
    * What this daemon sends in one event-loop turn, as one script call (batch.ts): XADDs, XACKs and
    * the shared thread store's reads and writes, in order, so a message's thread state is written
@@ -74,13 +74,13 @@ export class RedisTransport implements Transport, ReaderHost {
   constructor(options: RedisBusOptions) {
     this.options = defaultRedisBusOptions(options);
     this.keys = new BusKeys(this.options.group);
-    this.connection = openBusClient(
+    this.#connection = openBusClient(
       this.options.url,
       busClientOptions(this.options.connectTimeoutMs, `organism-${this.options.consumer}`),
       (message) => this.options.logger.warn(`redis bus connection lost: ${message}`),
     );
-    this.reaper = new Reaper(this);
-    this.batch = new CommandBatch(this.connection.client, {
+    this.#reaper = new Reaper(this);
+    this.batch = new CommandBatch(this.#connection.client, {
       channel: this.keys.events,
       origin: this.options.consumer,
       group: this.options.group,
@@ -88,17 +88,17 @@ export class RedisTransport implements Transport, ReaderHost {
       formatVersion: FORMAT_VERSION,
       onError: (error) => {
         const text = scrubUrl(error.message, this.options.url);
-        if (text === this.lastBatchError) return;
-        this.lastBatchError = text;
+        if (text === this.#lastBatchError) return;
+        this.#lastBatchError = text;
         this.options.logger.error(`redis bus batch failed: ${text}`);
       },
     });
-    this.heartbeat = new Heartbeat(this.connection.client, this.batch, this.options, this.stats);
+    this.#heartbeat = new Heartbeat(this.#connection.client, this.batch, this.options, this.stats);
   }
 
   /** The shared command connection (thread store, effect log and tests reuse it). */
   get client(): Redis {
-    return this.connection.client;
+    return this.#connection.client;
   }
 
   get consumer(): string {
@@ -106,32 +106,32 @@ export class RedisTransport implements Transport, ReaderHost {
   }
 
   publish(message: Message): Promise<void> {
-    if (this.closing) {
+    if (this.#closing) {
       return Promise.reject(new TransportError('transport.closed', 'the redis transport is closed'));
     }
-    return this.batch.xadd(this.inbox(message.to), encodeRecord(message)).then(
+    return this.batch.xadd(this.#inbox(message.to), encodeRecord(message)).then(
       () => {
         this.stats.published++;
       },
       (error: unknown) => {
-        throw this.backendError('publish', error);
+        throw this.#backendError('publish', error);
       },
     );
   }
 
   /** A listener's stream key, made once (the same string each time: a cheap key-table lookup). */
-  private inbox(listener: string): string {
-    let key = this.inboxes.get(listener);
+  #inbox(listener: string): string {
+    let key = this.#inboxes.get(listener);
     if (key === undefined) {
       key = this.keys.inbox(listener);
-      if (this.inboxes.size < 10_000) this.inboxes.set(listener, key);
+      if (this.#inboxes.size < 10_000) this.#inboxes.set(listener, key);
     }
     return key;
   }
 
   subscribe(listener: string, deliver: Deliver, options: SubscribeOptions = {}): Subscription {
-    if (this.closing) throw new TransportError('transport.closed', 'the redis transport is closed');
-    if (this.readers.has(listener)) {
+    if (this.#closing) throw new TransportError('transport.closed', 'the redis transport is closed');
+    if (this.#readers.has(listener)) {
       throw new TransportError('transport.duplicate_subscriber', `${listener} already has a subscriber`);
     }
     const max = options.maxInFlight ?? this.options.defaultMaxInFlight;
@@ -141,13 +141,13 @@ export class RedisTransport implements Transport, ReaderHost {
         'maxInFlight must be a whole number of at least 1',
       );
     }
-    const reader = new StreamReader(this, listener, this.inbox(listener), deliver, max);
-    this.readers.set(listener, reader);
-    if (this.timers.length === 0) this.startTimers();
+    const reader = new StreamReader(this, listener, this.#inbox(listener), deliver, max);
+    this.#readers.set(listener, reader);
+    if (this.#timers.length === 0) this.#startTimers();
     return {
       unsubscribe: async () => {
         await reader.stop();
-        if (this.readers.get(listener) === reader) this.readers.delete(listener);
+        if (this.#readers.get(listener) === reader) this.#readers.delete(listener);
       },
     };
   }
@@ -159,15 +159,15 @@ export class RedisTransport implements Transport, ReaderHost {
    * pending and goes to another daemon once this one's heartbeat has stopped.
    */
   async close(): Promise<void> {
-    this.closing ??= (async () => {
+    this.#closing ??= (async () => {
       const deadline = Date.now() + this.options.closeTimeoutMs;
       const left = () => deadline - Date.now();
-      for (const timer of this.timers) clearInterval(timer);
-      const { client } = this.connection;
+      for (const timer of this.#timers) clearInterval(timer);
+      const { client } = this.#connection;
       // Publishes already accepted go out and are answered (unless Redis is away or too slow).
-      if (!this.connection.down) await within(this.batch.drain(), left());
-      await Promise.all([...this.readers.values()].map((r) => r.stop(deadline)));
-      this.readers.clear();
+      if (!this.#connection.down) await within(this.batch.drain(), left());
+      await Promise.all([...this.#readers.values()].map((r) => r.stop(deadline)));
+      this.#readers.clear();
       if (client.status === 'ready') {
         // The last thread-state writes and acks, then the connection.
         await within(this.batch.drain(), left());
@@ -176,7 +176,7 @@ export class RedisTransport implements Transport, ReaderHost {
       // Rejects what still waits for Redis, and stops reconnecting.
       client.disconnect();
     })();
-    return this.closing;
+    return this.#closing;
   }
 
   // ---- dead letters (API and metrics) ----------------------------------------------------------
@@ -222,15 +222,15 @@ export class RedisTransport implements Transport, ReaderHost {
 
   // ---- heartbeat and reaper --------------------------------------------------------------------
 
-  private startTimers(): void {
+  #startTimers(): void {
     const heartbeat = setInterval(
-      () => void this.heartbeat.beat(this.readers.values()),
+      () => void this.#heartbeat.beat(this.#readers.values()),
       this.options.heartbeatMs,
     );
     const reaper = setInterval(() => void this.reap(), this.options.reaperIntervalMs);
     heartbeat.unref();
     reaper.unref();
-    this.timers.push(heartbeat, reaper);
+    this.#timers.push(heartbeat, reaper);
   }
 
   /**
@@ -238,22 +238,22 @@ export class RedisTransport implements Transport, ReaderHost {
    * TRIM_EVERY_MS old, or at once with `trimNow`. Public so tests can run one at a chosen moment.
    */
   async reap(options: { trimNow?: boolean } = {}): Promise<void> {
-    if (this.reaping || this.closing || this.client.status !== 'ready') return;
-    this.reaping = true;
+    if (this.#reaping || this.#closing || this.client.status !== 'ready') return;
+    this.#reaping = true;
     try {
-      const trim = options.trimNow === true || Date.now() - this.lastTrim >= TRIM_EVERY_MS;
-      if (trim) this.lastTrim = Date.now();
-      for (const reader of this.readers.values()) {
+      const trim = options.trimNow === true || Date.now() - this.#lastTrim >= TRIM_EVERY_MS;
+      if (trim) this.#lastTrim = Date.now();
+      for (const reader of this.#readers.values()) {
         if (reader.stopping) continue;
-        await this.reaper.reapStream(reader);
-        if (trim) await this.reaper.trim(reader.stream);
+        await this.#reaper.reapStream(reader);
+        if (trim) await this.#reaper.trim(reader.stream);
       }
     } catch (error) {
       this.options.logger.warn(
         `redis reaper pass failed: ${scrubUrl((error as Error).message, this.options.url)}`,
       );
     } finally {
-      this.reaping = false;
+      this.#reaping = false;
     }
   }
 
@@ -273,12 +273,12 @@ export class RedisTransport implements Transport, ReaderHost {
     }
   }
 
-  private backendError(what: string, error: unknown): TransportError {
+  #backendError(what: string, error: unknown): TransportError {
     const text = scrubUrl((error as Error)?.message ?? String(error), this.options.url);
     return new TransportError(
       'transport.backend',
-      `redis at ${this.connection.address} failed to ${what}: ${text}`,
-      { address: this.connection.address },
+      `redis at ${this.#connection.address} failed to ${what}: ${text}`,
+      { address: this.#connection.address },
       { cause: error },
     );
   }
