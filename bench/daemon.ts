@@ -121,7 +121,17 @@ function cmdline(pid: number): string {
 
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
+  // Through npx the server is a grandchild, and npx does not pass SIGTERM on to the floor server:
+  // it lived on, holding this process's stderr pipe, so the bench never exited.
+  const below = child.pid === undefined ? [] : descendants(child.pid);
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  for (const pid of below) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // gone meanwhile
+    }
+  }
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
   await exited;
