@@ -132,7 +132,9 @@ describe('a collector that is down', { timeout: 60_000 }, () => {
       },
       { what: 'the dropped spans counted', timeoutMs: 30_000 },
     );
-    expect(counted.full).toBeGreaterThan(0);
+    // How they split between a full queue and refused exports depends on how fast the refusals
+    // come back; every span is accounted for either way, and none was exported.
+    expect(counted.full + counted.failed).toBeGreaterThanOrEqual(120 - 16);
     expect(metric(counted.text, 'organism_trace_spans_exported_total')).toBe(0);
     expect(daemon.stdout()).toContain('trace export failed');
   });
