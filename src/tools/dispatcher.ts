@@ -301,19 +301,22 @@ export class Dispatcher {
       }
     }
     // 8a. approval: a person decides, when tool_config asks for it (needs the verdict; see approval/step.ts).
-    const approval = await approvalStep(this.#options.approvals, {
-      thread: request.thread,
-      listener: listener.name,
-      tool: name,
-      callId: record.call_id,
-      args: request.args,
-      verdict: record.verdict,
-      ruleId: record.rule_id,
-      settings: settings.approval,
-      definition: tool.definition,
-      ...(request.waiting ? { waiting: request.waiting } : {}),
-    });
-    if (approval) return fail(approval);
+    // `never` (the default) costs the call nothing: no step object, no await.
+    if (settings.approval.mode !== 'never') {
+      const approval = await approvalStep(this.#options.approvals, {
+        thread: request.thread,
+        listener: listener.name,
+        tool: name,
+        callId: record.call_id,
+        args: request.args,
+        verdict: record.verdict,
+        ruleId: record.rule_id,
+        settings: settings.approval,
+        definition: tool.definition,
+        ...(request.waiting ? { waiting: request.waiting } : {}),
+      });
+      if (approval) return fail(approval);
+    }
     // 9. once: a call repeated under its id gets the first call's answer, taking no rate or loop budget.
     const run = () => this.#run(tool, args, settings, listener, request, record, warnings);
     if (!tool.definition.sideEffect || request.callId === undefined) return run();
