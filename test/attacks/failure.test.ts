@@ -150,7 +150,10 @@ describe('hostile throws on the bus', () => {
 });
 
 describe('hostile throws with the daemon logger at info', () => {
-  it('a Proxy thrown by a handler is logged as unreadable and the thread still gets its failure record', async () => {
+  /** A bus with one listener, `thrower`, whose handler throws what `toThrow` gives; its log lines. */
+  async function throwOnce(
+    toThrow: () => unknown,
+  ): Promise<{ messages: readonly MessageView[]; lines: string[] }> {
     const lines: string[] = [];
     const logger = createLogger({
       level: 'info',
@@ -162,7 +165,7 @@ describe('hostile throws with the daemon logger at info', () => {
       definition: defineListener<{ text: string }>({
         payload: textPayload('boom'),
         handler: () => {
-          throw hostile.proxy!();
+          throw toThrow();
         },
       }),
     };
@@ -174,47 +177,27 @@ describe('hostile throws with the daemon logger at info', () => {
     bus.start();
     try {
       const { thread } = await bus.inject({ to: 'thrower', payload: '<boom><text>x</text></boom>' });
-      const messages = await settled(bus, thread);
-      expect(messages.some((m) => m.kind === 'failure')).toBe(true);
-      expect(messages.some((m) => m.kind === 'system-error')).toBe(true);
-      expect(lines.some((l) => l.includes('handler threw') && l.includes('unreadable'))).toBe(true);
+      return { messages: await settled(bus, thread), lines };
     } finally {
       await bus.stop(100);
     }
+  }
+
+  it('a Proxy thrown by a handler is logged as unreadable and the thread still gets its failure record', async () => {
+    const { messages, lines } = await throwOnce(() => hostile.proxy!());
+    expect(messages.some((m) => m.kind === 'failure')).toBe(true);
+    expect(messages.some((m) => m.kind === 'system-error')).toBe(true);
+    expect(lines.some((l) => l.includes('handler threw') && l.includes('unreadable'))).toBe(true);
   });
 
   it("a credential in a handler's error message is in neither the log line nor the failure record", async () => {
-    const lines: string[] = [];
-    const logger = createLogger({
-      level: 'info',
-      organism: 'attack',
-      destination: { write: (line: string) => void lines.push(line) },
-    });
-    const thrower: TestListener = {
-      name: 'thrower',
-      definition: defineListener<{ text: string }>({
-        payload: textPayload('boom'),
-        handler: () => {
-          throw new Error('cannot connect to postgres://app:Hunter2pass9@db.internal/ledger');
-        },
-      }),
-    };
-    const bus = new Bus([listenerSpec(thrower)], new MemoryTransport(), {
-      limits: TEST_LIMITS,
-      bus: TEST_BUS,
-      logger,
-    });
-    bus.start();
-    try {
-      const { thread } = await bus.inject({ to: 'thrower', payload: '<boom><text>x</text></boom>' });
-      const messages = await settled(bus, thread);
-      const failure = messages.find((m) => m.kind === 'failure')!;
-      expect(failure.payload).toContain('cannot connect to postgres://[REDACTED]@db.internal');
-      const logged = lines.find((l) => l.includes('handler threw'));
-      expect(logged).toContain('cannot connect to postgres://');
-      expect(lines.join('\n')).not.toContain('Hunter2pass9');
-    } finally {
-      await bus.stop(100);
-    }
+    const { messages, lines } = await throwOnce(
+      () => new Error('cannot connect to postgres://app:Hunter2pass9@db.internal/ledger'),
+    );
+    const failure = messages.find((m) => m.kind === 'failure')!;
+    expect(failure.payload).toContain('cannot connect to postgres://[REDACTED]@db.internal');
+    const logged = lines.find((l) => l.includes('handler threw'));
+    expect(logged).toContain('cannot connect to postgres://');
+    expect(lines.join('\n')).not.toContain('Hunter2pass9');
   });
 });
