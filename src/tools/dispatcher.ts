@@ -49,6 +49,12 @@ function refuse(code: ToolFailureCode, message: string, extra: Partial<ToolFailu
   return { status: 'refused', code, message, ...extra };
 }
 
+/** A refusal as the caller reads it. (Module level: a closure per call showed in bench mcp.) */
+function failed(tool: string, refusal: Refusal): ToolResult {
+  const { status, ...error } = refusal;
+  return { status, tool, error };
+}
+
 /** Tool plus canonical arguments; long ones hashed so remembered calls stay small (think write_file content). */
 function loopKey(tool: string, args: unknown): string {
   const json = canonicalJson(args);
@@ -210,10 +216,6 @@ export class Dispatcher {
 
   async #dispatch(request: CallRequest, record: CallRecord): Promise<ToolResult> {
     const name = request.tool;
-    const fail = (r: Refusal): ToolResult => {
-      const { status, ...error } = r;
-      return { status, tool: name, error };
-    };
     record.input = redact(request.args);
 
     // 1. exists
@@ -221,32 +223,37 @@ export class Dispatcher {
     const listener = this.#listeners.get(request.listener);
     if (!tool) {
       const hint = listener ? didYouMean(String(name), [...listener.tools.keys()]) : '';
-      return fail(refuse('ToolNotFound', `no tool named "${String(name)}"${hint}`));
+      return failed(name, refuse('ToolNotFound', `no tool named "${String(name)}"${hint}`));
     }
     // 2. granted
     const settings = listener?.tools.get(name);
     if (!listener || !settings) {
-      return fail(refuse('PermissionDenied', `tool ${name} is not granted to ${request.listener}`));
+      return failed(name, refuse('PermissionDenied', `tool ${name} is not granted to ${request.listener}`));
     }
     // 3. not revoked
     const revoked = this.#revoked(name);
-    if (revoked) return fail(refuse('ToolRevoked', `tool ${name} is revoked: ${revoked.reason}`));
+    if (revoked) return failed(name, refuse('ToolRevoked', `tool ${name} is revoked: ${revoked.reason}`));
     // 4. integrity
     const integrity = this.#options.integrity?.check(tool);
     if (integrity)
-      return fail(refuse('IntegrityFailure', `tool ${name} failed its integrity check: ${integrity}`));
+      return failed(
+        name,
+        refuse('IntegrityFailure', `tool ${name} failed its integrity check: ${integrity}`),
+      );
     // 5. available
     const unavailable = this.#unavailable(tool, settings.config);
-    if (unavailable) return fail(refuse('ToolUnavailable', `tool ${name} is unavailable: ${unavailable}`));
+    if (unavailable)
+      return failed(name, refuse('ToolUnavailable', `tool ${name} is unavailable: ${unavailable}`));
     // 6. arguments: validated on a copy, which gets the schema's defaults and is what the tool sees.
     let args: unknown;
     try {
       args = request.args === undefined || request.args === null ? {} : structuredClone(request.args);
     } catch {
-      return fail(refuse('InvalidArguments', `arguments for ${name} must be plain JSON data`));
+      return failed(name, refuse('InvalidArguments', `arguments for ${name} must be plain JSON data`));
     }
     if (!tool.validateArgs(args)) {
-      return fail(
+      return failed(
+        name,
         refuse(
           'InvalidArguments',
           `invalid arguments for ${name}: ${formatArgErrors(tool.validateArgs.errors, args, tool.argNames)}`,
@@ -257,7 +264,8 @@ export class Dispatcher {
     // An MCP tool's capability depends on the listener's tool_config (trusted, capability): src/mcp.
     const capability = tool.definition.capabilityFor?.(settings.config) ?? tool.definition.capability;
     if (request.scope !== undefined && !request.scope.includes(capability)) {
-      return fail(
+      return failed(
+        name,
         refuse(
           'OutsideScope',
           `tool ${name} needs capability ${capability}, which is outside this thread's scope [${request.scope.join(', ')}]`,
@@ -278,7 +286,8 @@ export class Dispatcher {
         });
       } catch (error) {
         // Fail closed: a guard that cannot judge does not let the call through.
-        return fail(
+        return failed(
+          name,
           refuse('GuardError', `the ${tool.definition.guard} guard failed: ${(error as Error).message}`),
         );
       }
@@ -292,7 +301,8 @@ export class Dispatcher {
       if (verdict.verdict === 'deny') {
         const extra: Partial<ToolFailure> = { rule_id: rule };
         if (verdict.suggestion) extra.suggestion = verdict.suggestion;
-        return fail(
+        return failed(
+          name,
           refuse('GuardDenied', `denied by ${rule}: ${withSuggestion(why, verdict.suggestion)}`, extra),
         );
       }
@@ -315,12 +325,14 @@ export class Dispatcher {
         definition: tool.definition,
         ...(request.waiting ? { waiting: request.waiting } : {}),
       });
-      if (approval) return fail(approval);
+      if (approval) return failed(name, approval);
     }
     // 9. once: a call repeated under its id gets the first call's answer, taking no rate or loop budget.
-    const run = () => this.#run(tool, args, settings, listener, request, record, warnings);
-    if (!tool.definition.sideEffect || request.callId === undefined) return run();
-    return this.#once(request.callId, name, settings.timeoutMs, record, run);
+    if (!tool.definition.sideEffect || request.callId === undefined)
+      return this.#run(tool, args, settings, listener, request, record, warnings);
+    return this.#once(request.callId, name, settings.timeoutMs, record, () =>
+      this.#run(tool, args, settings, listener, request, record, warnings),
+    );
   }
 
   /**
@@ -359,10 +371,6 @@ export class Dispatcher {
     warnings: string[],
   ): Promise<ToolResult> {
     const name = tool.definition.name;
-    const fail = (r: Refusal): ToolResult => {
-      const { status, ...error } = r;
-      return { status, tool: name, error };
-    };
     // 10. rate limit
     if (settings.rateLimit) {
       // Several daemons (redis transport) share one bucket per listener and tool.
@@ -372,7 +380,8 @@ export class Dispatcher {
         ? await shared.take(key, settings.rateLimit)
         : this.#limiter.take(key, settings.rateLimit);
       if (wait > 0) {
-        return fail(
+        return failed(
+          name,
           refuse(
             'RateLimited',
             `rate limit for ${name} (${settings.rateLimit.per_minute} per minute) reached; retry in ${Math.ceil(wait / 1000)} s`,
@@ -382,7 +391,8 @@ export class Dispatcher {
     }
     // 11. loop
     if (this.#loops.record(request.thread, loopKey(name, args))) {
-      return fail(
+      return failed(
+        name,
         refuse(
           'LoopDetected',
           `${name} was called with the same arguments ${this.#defaults.loopRepeats} times within the last ${this.#defaults.loopWindow} calls of this thread; change the arguments or try another approach`,
@@ -398,13 +408,13 @@ export class Dispatcher {
       dataDir: this.#options.dataDir,
       services: this.#options.services,
     });
-    if ('failure' in value) return fail(value.failure);
+    if ('failure' in value) return failed(name, value.failure);
     // 13. cap
     let capped: ReturnType<typeof capResult>;
     try {
       capped = capResult(value.ok, settings.maxResultBytes);
     } catch (error) {
-      return fail({
+      return failed(name, {
         status: 'error',
         code: 'ResultNotSerializable' satisfies ToolFailureCode,
         message: `${name} returned a result that is not JSON: ${(error as Error).message}`,

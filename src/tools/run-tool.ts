@@ -8,7 +8,7 @@ import { OrganismError } from '../errors.ts';
 import type { ToolFailureCode } from './failure-codes.ts';
 import type { RegisteredTool } from './registry.ts';
 import type { ResolvedListener, ResolvedToolConfig } from './tool-config.ts';
-import type { ToolFailure, ToolServices } from './types.ts';
+import type { ToolFailure, ToolRunContext, ToolServices } from './types.ts';
 
 /** A failed call as the dispatcher answers it. */
 export type Refusal = ToolFailure & { status: 'refused' | 'error' };
@@ -23,7 +23,8 @@ export interface RunContext {
   services: ToolServices;
 }
 
-class TimeoutSignal extends Error {}
+/** What the timer rejects with: told apart from anything the tool throws. */
+const TIMED_OUT = Symbol('timed out');
 
 export async function runTool(
   tool: RegisteredTool,
@@ -32,29 +33,47 @@ export async function runTool(
   context: RunContext,
 ): Promise<{ ok: unknown } | { failure: Refusal }> {
   const { name: listener, trust } = context.listener;
-  const controller = new AbortController();
+  // Made on first use only: most tools never read the signal, and an AbortController with its
+  // signal costs more than the rest of a call's bookkeeping (bench tools, bench mcp).
+  let controller: AbortController | undefined;
+  let timedOut: Error | undefined;
+  const ctx: ToolRunContext = {
+    get signal() {
+      if (!controller) {
+        controller = new AbortController();
+        if (timedOut) controller.abort(timedOut); // first read after the timeout: already aborted
+      }
+      return controller.signal;
+    },
+    listener,
+    thread: context.thread,
+    callId: context.callId,
+    config: settings.config,
+    timeoutMs: settings.timeoutMs,
+    workspace: context.workspace,
+    dataDir: context.dataDir,
+    services: context.services,
+    trust,
+  };
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutSignal()), settings.timeoutMs);
-  });
-  const running = (async () =>
-    tool.run(args, {
-      signal: controller.signal,
-      listener,
-      thread: context.thread,
-      callId: context.callId,
-      config: settings.config,
-      workspace: context.workspace,
-      dataDir: context.dataDir,
-      services: context.services,
-      trust,
-    }))();
   try {
-    return { ok: await Promise.race([running, timeout]) };
+    const value = await new Promise((resolve, reject) => {
+      timer = setTimeout(() => reject(TIMED_OUT), settings.timeoutMs);
+      let running: unknown;
+      try {
+        running = tool.run(args, ctx);
+      } catch (error) {
+        reject(error); // thrown before its first await: a failure like a rejection
+        return;
+      }
+      // Settling after the timeout changes nothing, and a late rejection is handled here.
+      Promise.resolve(running).then(resolve, reject);
+    });
+    return { ok: value };
   } catch (error) {
-    if (error instanceof TimeoutSignal) {
-      controller.abort(new Error(`timed out after ${settings.timeoutMs} ms`));
-      running.catch(() => {}); // its late failure has nobody to tell
+    if (error === TIMED_OUT) {
+      timedOut = new Error(`timed out after ${settings.timeoutMs} ms`);
+      controller?.abort(timedOut);
       return {
         failure: {
           status: 'error',

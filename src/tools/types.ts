@@ -60,6 +60,8 @@ export interface ToolRunContext {
   readonly callId: string;
   /** This listener's tool_config for this tool. */
   readonly config: ToolConfig;
+  /** This call's time limit (ms): when it passes, the caller is answered Timeout and `signal` aborts. */
+  readonly timeoutMs: number;
   /** Absolute path of the organism's workspace (file tools and run_command are confined to it). */
   readonly workspace: string;
   /** Absolute path of the organism's data dir. */

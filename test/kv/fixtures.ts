@@ -70,6 +70,7 @@ export function toolContext(
     thread: 'thread-1',
     callId: options.callId ?? 'call-1',
     config: options.config ?? {},
+    timeoutMs: 30_000,
     workspace: dataDir,
     dataDir,
     services,

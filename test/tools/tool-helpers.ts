@@ -66,6 +66,7 @@ export function makeContext(options: ContextOptions = {}): ToolRunContext {
     thread: 'thread-1',
     callId: options.callId ?? 'call-1',
     config: options.config ?? {},
+    timeoutMs: 30_000,
     workspace: options.workspace ?? '/tmp',
     dataDir: options.workspace ?? '/tmp',
     services,

@@ -251,10 +251,10 @@ export class McpConnection {
   }
 
   /**
-   * Calls a tool. A lazy server is started first. `signal` aborting (the dispatcher's timeout)
-   * makes the SDK send `notifications/cancelled` for the request.
+   * Calls a tool. A lazy server is started first. When `timeoutMs` passes, the SDK rejects the
+   * call and sends the server `notifications/cancelled` for it.
    */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number) {
+  async call(tool: string, args: Record<string, unknown>, timeoutMs: number) {
     if (this.#state !== 'ready') {
       if (this.#state === 'down' || this.#state === 'closed')
         throw new McpError('mcp.unavailable', this.reason as string);
@@ -263,11 +263,7 @@ export class McpConnection {
     const client = this.#client;
     if (!client) throw new McpError('mcp.unavailable', this.reason ?? `server ${this.server.name} is down`);
     try {
-      return await client.callTool({ name: tool, arguments: args }, undefined, {
-        signal,
-        // The dispatcher's timeout cancels first; this only stops a request the signal missed.
-        timeout: timeoutMs + 5_000,
-      });
+      return await client.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutMs });
     } catch (error) {
       // An HTTP server that stopped answering is down like a stdio server that exited.
       if (this.server.url !== undefined && isConnectionFailure(error)) this.#lost(message(error));

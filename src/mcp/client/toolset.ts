@@ -25,6 +25,12 @@ import { compileRemote } from './schema.ts';
 
 /** Longest server description an agent is shown (the rest is cut, saying how much). */
 const MAX_DESCRIPTION_CHARS = 8000;
+/**
+ * How long after the dispatcher's timeout the SDK gives up on the request and sends the server
+ * notifications/cancelled: later than the dispatcher's timer, so the caller is always answered
+ * Timeout (not the SDK's own timeout error).
+ */
+const CANCEL_AFTER_MS = 5;
 /** Largest input schema (JSON) an agent is sent; a tool with a larger one is unavailable. */
 const MAX_SCHEMA_BYTES = 64 * 1024;
 
@@ -184,6 +190,7 @@ export class ServerToolset {
         return null;
       },
       run: async (args, ctx) => {
+        const deadline = performance.now() + ctx.timeoutMs;
         if (connection.state !== 'ready') await connection.start();
         // A lazy server is listed only now: its schema and pin are checked here before anything is sent.
         const now = connection.tools.get(tool);
@@ -203,12 +210,11 @@ export class ServerToolset {
             });
           }
         }
-        const result = await connection.call(
-          tool,
-          args,
-          ctx.signal,
-          ctx.config.timeout_ms ?? server.timeout_ms,
-        );
+        // The dispatcher answers Timeout at the deadline; the SDK's own timer, CANCEL_AFTER_MS later,
+        // sends the server notifications/cancelled. No AbortSignal: its cost was a fifth of the
+        // runtime's share of a call (bench mcp), and the SDK keeps a timer per request anyway.
+        const left = Math.max(deadline - performance.now(), 0);
+        const result = await connection.call(tool, args, left + CANCEL_AFTER_MS);
         return resultValue(result as Parameters<typeof resultValue>[0]);
       },
     };

@@ -1,6 +1,7 @@
 /** The later steps: rate limit, loop, run with a timeout, result cap, errors from the tool. */
 import { describe, expect, it } from 'vitest';
 import { capResult, utf8Prefix } from '../../../src/tools/result-cap.ts';
+import type { ToolDefinition, ToolRunContext } from '../../../src/tools/types.ts';
 import {
   bigString,
   bigTool,
@@ -112,6 +113,52 @@ describe('run', () => {
       error: { code: 'Timeout', message: 'tool slow timed out after 50 ms' },
     });
     expect(slow.state.aborted).toBe(true);
+  });
+
+  it('a signal first read after the timeout is already aborted; the context names the time limit', async () => {
+    // The AbortController is made on first read of ctx.signal (most tools never read it): a tool
+    // that looks only after its time is up must still see it aborted, with the timeout as reason.
+    let late: AbortSignal | undefined;
+    let limit: number | undefined;
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const tool = {
+      ...noopTool('late'),
+      run: async (_args: unknown, ctx: ToolRunContext) => {
+        limit = ctx.timeoutMs;
+        await new Promise((resolve) => setTimeout(resolve, 120));
+        late = ctx.signal;
+        finish();
+        return { ok: true };
+      },
+    };
+    const d = makeDispatcher(
+      [tool],
+      [{ name: 'alice', tools: ['late'], tool_config: { late: { timeout_ms: 40 } } }],
+    );
+    const result = await d.call({ tool: 'late', args: {}, listener: 'alice', thread: 't' });
+    expect(result).toMatchObject({ status: 'error', error: { code: 'Timeout' } });
+    await finished;
+    expect(limit).toBe(40);
+    expect(late?.aborted).toBe(true);
+    expect(String(late?.reason)).toContain('timed out after 40 ms');
+  });
+
+  it('a tool that throws before its first await is a failure like one that rejects', async () => {
+    const tool = {
+      ...noopTool('eager'),
+      run: ((_args: unknown) => {
+        throw new Error('thrown at once');
+      }) as unknown as ToolDefinition['run'],
+    };
+    const d = makeDispatcher([tool], [{ name: 'alice', tools: ['eager'] }]);
+    const result = await d.call({ tool: 'eager', args: {}, listener: 'alice', thread: 't' });
+    expect(result).toMatchObject({
+      status: 'error',
+      error: { code: 'ToolError', message: 'tool eager failed: thrown at once' },
+    });
   });
 
   it('a tool that throws is status error with its message, secrets scrubbed', async () => {
