@@ -3,8 +3,10 @@
  * `command` (stdio) or `url` (Streamable HTTP) per server, and no listener named `mcp` when the `mcp:` identity exists (its calls would look alike in audit).
  */
 import type { ConfigSource } from '../config/source.ts';
+import type { OrganismConfig } from '../config/types.ts';
 import type { ConfigIssue } from '../errors.ts';
-import { MCP_IDENTITY } from './config.ts';
+import { MCP_IDENTITY, mcpServers } from './config.ts';
+import { serverWorkspaceProblem } from './workspace.ts';
 
 type Raw = Record<string, unknown>;
 const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -52,4 +54,19 @@ export function checkMcpSections(data: unknown, source: ConfigSource): ConfigIss
     });
   }
   return issues;
+}
+
+/**
+ * Stdio servers whose workspace the sandbox would refuse at their start (the data dir or a folder
+ * of it): told by `organism validate` by the same rule, before anything runs. Needs the loaded
+ * config, where data_dir is resolved.
+ */
+export function checkMcpWorkspaces(config: Pick<OrganismConfig, 'file' | 'organism'>): ConfigIssue[] {
+  return mcpServers(config).flatMap((server, i) => {
+    if (server.command === undefined) return [];
+    const problem = serverWorkspaceProblem(server, config);
+    if (problem === undefined) return [];
+    const path = `mcp_servers[${i}]${server.workspace === undefined ? '' : '.workspace'}`;
+    return [{ file: config.file, path, message: `MCP server '${server.name}': ${problem}` }];
+  });
 }

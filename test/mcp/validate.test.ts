@@ -81,4 +81,68 @@ listeners:
     expect(r.code).toBe(1);
     expect(r.err).toContain('mcp_servers[0].env');
   });
+
+  // The rule that stops such a server at its start (test/attacks/mcp-sandbox.test.ts), told before.
+  it('names a stdio server whose workspace is the data dir or a folder of it, with the line', async () => {
+    const yaml = `mcp_servers:
+  - name: fine
+    command: /bin/true
+    workspace: ./data/mcp/fine-elsewhere
+  - name: outside
+    command: /bin/true
+    workspace: ./server-space
+  - name: far
+    url: http://127.0.0.1:1/mcp
+  - name: peek
+    command: /bin/true
+    workspace: ./data
+  - name: stores
+    command: /bin/true
+    workspace: ./data/kv
+  - name: shared
+    command: /bin/true
+    workspace: ./data/mcp
+listeners:
+  - name: solo
+    agent: true
+    description: alone
+`;
+    const o = await tempOrganism(yaml);
+    const io = captureIo();
+    const code = await main(['validate', o.config], io);
+    const err = io.stderr.join('\n');
+    expect(code).toBe(1);
+    const lines = err.split('\n').filter((l) => l.includes('workspace'));
+    expect(lines).toHaveLength(3);
+    // Line 17: tempOrganism writes five organism: lines before these.
+    expect(lines[0]).toBe(
+      `${o.config}:17:16: mcp_servers[3].workspace: MCP server 'peek': its workspace ${o.dataDir} is the daemon's data dir or a folder in it (mcp_servers peek.workspace; data dir ${o.dataDir}): the server would see the audit log, keys and stores there. Give it a folder of its own outside the data dir, or leave workspace unset (${o.dataDir}/mcp/peek)`,
+    );
+    expect(lines[1]).toContain(
+      `mcp_servers[4].workspace: MCP server 'stores': its workspace ${o.dataDir}/kv is`,
+    );
+    expect(lines[2]).toContain(
+      `mcp_servers[5].workspace: MCP server 'shared': its workspace ${o.dataDir}/mcp is`,
+    );
+    expect(err).toContain('3 problems found');
+  });
+
+  it('says ok for stdio workspaces outside the data dir or under its mcp/ folder', async () => {
+    const r = await validate(`mcp_servers:
+  - name: own
+    command: /bin/true
+  - name: sub
+    command: /bin/true
+    workspace: ./data/mcp/sub
+  - name: outside
+    command: /bin/true
+    workspace: ./server-space
+listeners:
+  - name: solo
+    agent: true
+    description: alone
+`);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+  });
 });

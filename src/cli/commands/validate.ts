@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/index.ts';
 import { parseConfigText, readConfigText } from '../../config/read.ts';
 import { ConfigError, type ConfigIssue, formatConfigIssue, UsageError } from '../../errors.ts';
+import { checkMcpWorkspaces } from '../../mcp/config-check.ts';
 import { checkOrganismTools } from '../../tools/check.ts';
 import type { CommandIo } from '../io.ts';
 
@@ -44,6 +45,8 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     const loaded = await loadConfig(file);
     // The tools the daemon would register, and the grants it would check: validate and run agree.
     const toolIssues = await checkOrganismTools(loaded.config);
+    // A stdio MCP server refused at its start (its workspace in the data dir) is told now.
+    toolIssues.push(...checkMcpWorkspaces(loaded.config));
     if (toolIssues.length > 0) throw new ConfigError(await positioned(toolIssues, file));
     const n = loaded.listeners.length;
     io.out(`ok: ${file} (${n} listener${n === 1 ? '' : 's'})`);

@@ -6,29 +6,18 @@
  * HTTP server gets its bearer token from `token_env` and the configured headers.
  */
 import { mkdirSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { OrganismConfig } from '../../config/types.ts';
 import { McpError } from '../../errors.ts';
 import { programReadOnlyPaths, sandboxFor } from '../../sandbox/index.ts';
 import { type ResolvedServerConfig, serverEnvironment } from '../config.ts';
+import { serverWorkspace, serverWorkspaceProblem } from '../workspace.ts';
 
 export interface TransportDeps {
   config: OrganismConfig;
   /** Where `*_env` values and ORGANISM_BWRAP are read. */
   env: NodeJS.ProcessEnv;
-}
-
-/** The server's workspace: as configured (relative to organism.yaml), else <data_dir>/mcp/<name>. */
-export function serverWorkspace(server: ResolvedServerConfig, config: OrganismConfig): string {
-  if (server.workspace) return resolve(dirname(config.file), server.workspace);
-  return join(config.organism.data_dir, 'mcp', server.name);
-}
-
-/** `path` is `folder` or inside it (both absolute). */
-function isWithin(path: string, folder: string): boolean {
-  const rel = relative(folder, resolve(path));
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 /** What no stdio server may see: the daemon's data dir, its config and every key or log file it names. */
@@ -82,17 +71,10 @@ async function stdioTransport(server: ResolvedServerConfig, deps: TransportDeps)
       'mcp.config',
       `environment variable ${missing.join(', ')} is not set (mcp_servers ${server.name}.env)`,
     );
+  // One rule, shared with `organism validate` (src/mcp/workspace.ts).
+  const problem = serverWorkspaceProblem(server, config);
+  if (problem) throw new McpError('mcp.config', problem);
   const workspace = serverWorkspace(server, config);
-  // The sandbox binds the workspace back, writable, over any cover: a workspace that is the data
-  // dir, or a folder in it other than the servers' own (mcp/), would show the server the audit
-  // log, the signing key and the stores.
-  const dataDir = resolve(config.organism.data_dir);
-  const own = join(dataDir, 'mcp');
-  if (isWithin(workspace, dataDir) && !(isWithin(workspace, own) && workspace !== own))
-    throw new McpError(
-      'mcp.config',
-      `its workspace ${workspace} is the daemon's data dir or a folder in it (mcp_servers ${server.name}.workspace); give it a folder of its own`,
-    );
   mkdirSync(workspace, { recursive: true, mode: 0o700 });
   const command = server.command as string;
   // `./bin/x` or `node_modules/.bin/x` is the user's project's, wherever the daemon runs from.
