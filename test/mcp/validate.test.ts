@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { captureIo } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
+import { organismSchema } from '../../src/config/schema.ts';
+import type { JsonSchema } from '../../src/xml/json-schema.ts';
 import { tempOrganism } from './helpers.ts';
 
 async function validate(yaml: string) {
@@ -144,5 +146,21 @@ listeners:
 `);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
+  });
+
+  // Where a user reads about the two workspace keys (the README reference renders these), both refusals are told.
+  it('the schema describes both workspace refusals', () => {
+    const props = (schema: unknown) => (schema as JsonSchema).properties as Record<string, JsonSchema>;
+    const organism = props(organismSchema).organism;
+    const servers = props(organismSchema).mcp_servers as JsonSchema;
+    const described = [props(organism).workspace, props(servers.items).workspace].map((s) =>
+      String(s?.description),
+    );
+    expect(described[0]).toMatch(
+      /Not data_dir or a folder in it other than its workspace\/ \(refused at load\)/,
+    );
+    expect(described[1]).toMatch(
+      /Not data_dir or a folder in it other than one under its mcp\/ \(the server does not start/,
+    );
   });
 });
