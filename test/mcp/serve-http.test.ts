@@ -115,4 +115,31 @@ describe('POST /mcp', () => {
     // run_command is not the identity's: refused before anything runs (not offered, so not dispatched).
     expect(calls.map((r) => [r.tool, r.outcome])).toEqual([['calculate', 'ok']]);
   });
+
+  it('arguments that do not match the advertised inputSchema are a tool error naming the argument; nothing is injected', async () => {
+    const client = await connect(OPERATOR);
+    const threads = () => daemon.bus.listThreads({ limit: 10_000 }).threads.length;
+    const before = threads();
+    // An object for the string `text`: was flattened to its text ('shout') and sent to the listener.
+    const object = await client.callTool({ name: 'upper', arguments: { text: { nested: 'shout' } } });
+    expect(object.isError).toBe(true);
+    expect(JSON.stringify(object.content)).toContain(
+      'invalid arguments for upper: field \\"text\\": must be string (got an object)',
+    );
+    expect(object.structuredContent).toMatchObject({ error: 'invalid_arguments', path: 'text' });
+    const list = await client.callTool({ name: 'upper', arguments: { text: ['a', 'b'] } });
+    expect(JSON.stringify(list.content)).toContain('must be string (got an array)');
+    const number = await client.callTool({ name: 'upper', arguments: { text: 42 } });
+    expect(JSON.stringify(number.content)).toContain('must be string (got an integer)');
+    const extra = await client.callTool({ name: 'upper', arguments: { text: 'x', shout: true } });
+    expect(extra.isError).toBe(true);
+    expect(JSON.stringify(extra.content)).toContain('unknown field \\"shout\\"');
+    expect(threads()).toBe(before);
+    // A native tool under the mcp identity: the dispatcher's own ajv check (after the audit test above,
+    // which counts the identity's calls).
+    const tool = await client.callTool({ name: 'calculate', arguments: { expression: { op: '6 * 7' } } });
+    expect(tool.isError).toBe(true);
+    expect(JSON.stringify(tool.content)).toMatch(/invalid arguments for calculate: .*expression/);
+    await client.close();
+  });
 });

@@ -14,6 +14,7 @@ import type { Dispatcher } from '../../tools/dispatcher.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
 import type { ToolResult } from '../../tools/types.ts';
 import { encodePayload } from '../../xml/codec.ts';
+import { compileValidator } from '../../xml/validate.ts';
 import { MCP_IDENTITY, mcpIdentity } from '../config.ts';
 
 export interface McpHostDeps {
@@ -126,6 +127,18 @@ export class McpHost {
     const listener = this.#deps.listeners().find((l) => l.config.name === name);
     if (!listener) return { isError: true, text: `no listener ${name}`, structured: {} };
     const schema = listener.definition?.payload?.schema;
+    // Checked as sent, before it becomes XML: the XML round trip would turn an object given for a
+    // string into that object's text, and the listener would act on what the client never meant.
+    const invalid = schema ? compileValidator(listener.tag, schema)(args) : null;
+    if (invalid) {
+      const said = invalid.message.replace(`<${listener.tag}> `, '');
+      const path = (invalid.details as { path?: string } | undefined)?.path;
+      return {
+        isError: true,
+        text: `invalid arguments for ${name}: ${said}`,
+        structured: { error: 'invalid_arguments', ...(path ? { path } : {}) },
+      };
+    }
     const payload = encodePayload(listener.tag, args, schema);
     const { bus } = this.#deps;
     const { thread } = await bus.inject({ to: name, payload, from: MCP_IDENTITY });
