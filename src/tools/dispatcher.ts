@@ -10,6 +10,7 @@ import type { CallRecord } from '../audit/record.ts';
 import { redact, redactString } from '../audit/redact.ts';
 import { type Verdict, withSuggestion } from '../guard/types.ts';
 import { approvalStep } from './approval/step.ts';
+import { copyJsonArgs } from './args-copy.ts';
 import { canonicalJson } from './canonical.ts';
 import {
   type Availability,
@@ -247,9 +248,15 @@ export class Dispatcher {
     // 6. arguments: validated on a copy, which gets the schema's defaults and is what the tool sees.
     let args: unknown;
     try {
-      args = request.args === undefined || request.args === null ? {} : structuredClone(request.args);
-    } catch {
-      return failed(name, refuse('InvalidArguments', `arguments for ${name} must be plain JSON data`));
+      args = request.args === undefined || request.args === null ? {} : copyJsonArgs(request.args);
+    } catch (error) {
+      return failed(
+        name,
+        refuse(
+          'InvalidArguments',
+          `arguments for ${name} must be plain JSON data: ${(error as Error).message}`,
+        ),
+      );
     }
     if (!tool.validateArgs(args)) {
       return failed(
