@@ -8,6 +8,7 @@ const MODULES = [
   './durability.ts',
   './guard.ts',
   './tools.ts',
+  './audit.ts',
   './mcp.ts',
   './sandbox.ts',
   './redis.ts',

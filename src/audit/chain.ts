@@ -11,12 +11,13 @@
  * when keyed lines follow them (a keyed writer appending to a rewritten log would otherwise
  * launder it); an unkeyed line after a keyed one is `broken` (a rewrite from that point on).
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 import type { AuditKey } from './key.ts';
 import type { AuditEntry } from './record.ts';
 
 export function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  // One-shot: no Hash object per call (the writer hashes every line it writes).
+  return hash('sha256', text, 'hex');
 }
 
 function hmac(secret: Buffer, text: string): string {
@@ -24,17 +25,62 @@ function hmac(secret: Buffer, text: string): string {
 }
 
 /**
+ * The text a line's hash covers: `JSON.stringify({ ...entry, prev, key_id })`. The usual entry
+ * (a plain record without members of those names) is serialised as it is and the two members
+ * appended as text, which gives the same bytes without copying the record first (the copy cost
+ * more than the serialising). Anything else takes the literal way, so the bytes never differ:
+ * an entry that has `prev` or `key_id` of its own (the spread keeps their place), a toJSON, an
+ * empty object, or what does not serialise as an object.
+ */
+function lineBody(entry: AuditEntry, prev: string | null, key: AuditKey | undefined): string {
+  if (
+    typeof entry === 'object' &&
+    entry !== null &&
+    !Object.hasOwn(entry, 'prev') &&
+    !(key !== undefined && Object.hasOwn(entry, 'key_id')) &&
+    !('toJSON' in entry)
+  ) {
+    const json = JSON.stringify(entry);
+    const id = key === undefined ? '' : JSON.stringify(key.id);
+    if (json.length > 2 && json.charCodeAt(0) === 0x7b && id !== undefined) {
+      const link = prev === null ? 'null' : `"${prev}"`; // hex from sha256(): nothing to escape
+      return key === undefined
+        ? `${json.slice(0, -1)},"prev":${link}}`
+        : `${json.slice(0, -1)},"prev":${link},"key_id":${id}}`;
+    }
+  }
+  return JSON.stringify(key === undefined ? { ...entry, prev } : { ...entry, prev, key_id: key.id });
+}
+
+/** A line with the SHA-256 of its own text (what the next line's `prev` names), computed once. */
+export interface ChainHead {
+  line: string;
+  hash: string;
+}
+
+/** The head for a line read back from a file (`undefined`: the log is empty). */
+export function chainHead(line: string | undefined): ChainHead | undefined {
+  return line === undefined ? undefined : { line, hash: sha256(line) };
+}
+
+/** Seals `entry` as the line after `head` (see chainLine); the writer chains a batch through this. */
+export function sealLine(entry: AuditEntry, head: ChainHead | undefined, key?: AuditKey): ChainHead {
+  const line = sealedLine(entry, head === undefined ? null : head.hash, key);
+  return { line, hash: sha256(line) };
+}
+
+function sealedLine(entry: AuditEntry, prev: string | null, key: AuditKey | undefined): string {
+  const body = lineBody(entry, prev, key);
+  const seal = key === undefined ? sha256(body) : hmac(key.secret, body);
+  return `${body.slice(0, -1)},"hash":"${seal}"}`;
+}
+
+/**
  * Serializes one entry as the next line after `prevLine` (undefined for the first line), sealed
  * with `key`. Without a key the line is unkeyed (plain SHA-256): only for tests of old logs.
  */
 export function chainLine(entry: AuditEntry, prevLine: string | undefined, key?: AuditKey): string {
-  const prev = prevLine === undefined ? null : sha256(prevLine);
-  if (key === undefined) {
-    const body = JSON.stringify({ ...entry, prev });
-    return `${body.slice(0, -1)},"hash":"${sha256(body)}"}`;
-  }
-  const body = JSON.stringify({ ...entry, prev, key_id: key.id });
-  return `${body.slice(0, -1)},"hash":"${hmac(key.secret, body)}"}`;
+  return sealedLine(entry, prevLine === undefined ? null : sha256(prevLine), key);
 }
 
 const HASH_SUFFIX = /,"hash":"([0-9a-f]{64})"\}$/;

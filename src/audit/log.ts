@@ -14,7 +14,7 @@ import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AuditError } from '../errors.ts';
 import { BackgroundWriter } from '../storage/background-writer.ts';
-import { chainLine, lineKeyId } from './chain.ts';
+import { type ChainHead, chainHead, lineKeyId, sealLine } from './chain.ts';
 import type { AuditKey, AuditKeyring } from './key.ts';
 import type { AuditEntry, ChangeRecord } from './record.ts';
 
@@ -84,7 +84,8 @@ export class AuditLog implements AuditSink {
   #ino = -1;
   /** Size of the file after our last write, to notice appends by others. */
   #size = -1;
-  #prevLine: string | undefined;
+  /** The file's last line and its hash, as this process wrote it or last read it back. */
+  #head: ChainHead | undefined;
   #warnedUnkeyed = false;
 
   constructor(options: AuditLogOptions) {
@@ -168,30 +169,32 @@ export class AuditLog implements AuditSink {
     // The path's inode is the open handle's, so the path's stat is the handle's size too: one file
     // system round trip less per batch (a batch per call when calls wait on I/O, as MCP calls do).
     const size = info.size;
-    // Someone else appended (or this is our first write): chain onto what is actually there.
-    let lead = '';
+    // Someone else appended (or this is our first write): chain onto what is actually there. When
+    // the size is ours, the last line is the one this process wrote, kept with its hash.
+    let text = '';
     if (size !== this.#size) {
-      this.#prevLine = await lastLine(handle, size);
+      this.#head = chainHead(await lastLine(handle, size));
       // A line cut short by a crash must not swallow ours: start on a fresh line (verify names it).
-      if (size > 0 && !(await endsWithNewline(handle, size))) lead = '\n';
+      if (size > 0 && !(await endsWithNewline(handle, size))) text = '\n';
     }
-    const lines: string[] = [];
-    let prev = this.#prevLine;
-    const key = await this.#sealingKey(prev);
-    const rotation = this.#rotation(prev, key);
+    let head = this.#head;
+    const key = await this.#sealingKey(head?.line);
+    const rotation = this.#rotation(head?.line, key);
     if (rotation) {
-      prev = chainLine(rotation.entry, prev, rotation.key);
-      lines.push(prev);
+      head = sealLine(rotation.entry, head, rotation.key);
+      text += `${head.line}\n`;
     }
     for (const entry of batch) {
-      const line = chainLine(entry, prev, key);
-      lines.push(line);
-      prev = line;
+      head = sealLine(entry, head, key);
+      text += `${head.line}\n`;
     }
-    const text = `${lead}${lines.join('\n')}\n`;
-    await handle.appendFile(text, 'utf8');
-    this.#prevLine = prev;
-    this.#size = size + Buffer.byteLength(text, 'utf8');
+    // One buffer, written as is: its length is what the file grew by (no second pass to count).
+    const bytes = Buffer.from(text, 'utf8');
+    for (let done = 0; done < bytes.length; ) {
+      done += (await handle.write(bytes, done, bytes.length - done)).bytesWritten;
+    }
+    this.#head = head;
+    this.#size = size + bytes.length;
   }
 
   /** The key for new lines; reads the key file again when the last line names a key not in the ring. */
