@@ -56,6 +56,18 @@ function failed(tool: string, refusal: Refusal): ToolResult {
   return { status, tool, error };
 }
 
+let isoMs = Number.NaN;
+let isoText = '';
+/** The time as ISO text, formatted once per millisecond: calls come faster than that. */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
+
 /** Tool plus canonical arguments; long ones hashed so remembered calls stay small (think write_file content). */
 function loopKey(tool: string, args: unknown): string {
   const json = canonicalJson(args);
@@ -172,7 +184,7 @@ export class Dispatcher {
     const started = performance.now();
     const record: CallRecord = {
       type: 'call',
-      time: new Date().toISOString(),
+      time: isoNow(),
       thread: request.thread,
       listener: request.listener,
       trust: this.#listeners.get(request.listener)?.trust ?? null,

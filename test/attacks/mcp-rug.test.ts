@@ -62,7 +62,11 @@ listeners:
 
     // Someone read the new words and accepted them: signed again, they are what an agent is offered.
     await sign();
-    expect(await call(r, 'worker', 'rug.greet', { name: 'ada' })).toMatchObject({ status: 'ok' });
+    // (The manifest is looked at again within PIN_RECHECK_MS.)
+    await until(
+      async () => (await call(r, 'worker', 'rug.greet', { name: 'ada' })).status === 'ok',
+      'the re-signed tool to be usable',
+    );
     expect(offered()).toContain('id_rsa');
   }, 60_000);
 });

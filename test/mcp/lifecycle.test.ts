@@ -68,12 +68,15 @@ describe('MCP server lifecycle and integrity', () => {
     expect(threats).toHaveLength(1);
     expect(threats[0]).toMatchObject({ kind: 'integrity', tool: 'rug.greet' });
 
-    // Signed again (someone read the new description and accepts it): usable again, no restart needed.
+    // Signed again (someone read the new description and accepts it): usable again, no restart
+    // needed (the manifest is looked at again within PIN_RECHECK_MS).
     expect(await sign()).toMatch(/pinned/);
-    expect(await call(runtime, 'worker', 'rug.greet', { name: 'ada' })).toMatchObject({
-      status: 'ok',
-      value: { text: 'hello ada' },
-    });
+    let again: unknown;
+    await until(async () => {
+      again = await call(runtime!, 'worker', 'rug.greet', { name: 'ada' });
+      return (again as { status: string }).status === 'ok';
+    }, 'the re-signed tool to be usable');
+    expect(again).toMatchObject({ status: 'ok', value: { text: 'hello ada' } });
   });
 
   it('a killed server is restarted with backoff; meanwhile its tools are unavailable with why', async () => {

@@ -96,6 +96,8 @@ export async function attachMcp(options: AttachOptions): Promise<AttachedMcp> {
   const granted = grantedMcpTools(config);
   const sets = new Map<string, ServerToolset>();
   const reported = new Set<string>();
+  /** `<server>.<tool>` -> its toolset and remote name (null: not one of these servers'), parsed once. */
+  const owners = new Map<string, { set: ServerToolset; tool: string } | null>();
   for (const server of servers) {
     const connection = pool.acquire(server, { config, env });
     sets.set(server.name, new ServerToolset({ registry, connection, pins, granted }));
@@ -121,10 +123,16 @@ export async function attachMcp(options: AttachOptions): Promise<AttachedMcp> {
     pool,
     integrity(tool) {
       if (tool.definition.source !== 'external') return undefined;
-      const parts = splitQualified(tool.definition.name);
-      const set = parts ? sets.get(parts.server) : undefined;
-      if (!set || !parts) return undefined;
-      const reason = set.integrity(parts.tool);
+      const name = tool.definition.name;
+      let owner = owners.get(name);
+      if (owner === undefined) {
+        const parts = splitQualified(name);
+        const set = parts ? sets.get(parts.server) : undefined;
+        owner = set && parts ? { set, tool: parts.tool } : null;
+        owners.set(name, owner);
+      }
+      if (owner === null) return undefined;
+      const reason = owner.set.integrity(owner.tool);
       if (reason !== null) {
         const key = `${tool.definition.name}\u0000${reason}`;
         if (!reported.has(key)) {
