@@ -178,8 +178,9 @@ export class AuditLog implements AuditSink {
       if (size > 0 && !(await endsWithNewline(handle, size))) text = '\n';
     }
     let head = this.#head;
-    const key = await this.#sealingKey(head?.line);
-    const rotation = this.#rotation(head?.line, key);
+    const last = head === undefined ? undefined : lineKeyId(head.line);
+    const key = await this.#sealingKey(head?.line, last);
+    const rotation = this.#rotation(last, key);
     if (rotation) {
       head = sealLine(rotation.entry, head, rotation.key);
       text += `${head.line}\n`;
@@ -197,11 +198,13 @@ export class AuditLog implements AuditSink {
     this.#size = size + bytes.length;
   }
 
-  /** The key for new lines; reads the key file again when the last line names a key not in the ring. */
-  async #sealingKey(prevLine: string | undefined): Promise<AuditKey | undefined> {
+  /**
+   * The key for new lines; reads the key file again when the last line names a key (`last`, from
+   * lineKeyId) not in the ring.
+   */
+  async #sealingKey(prevLine: string | undefined, last: string | undefined): Promise<AuditKey | undefined> {
     const ring = this.#keys;
     if (!ring) return undefined;
-    const last = prevLine === undefined ? undefined : lineKeyId(prevLine);
     if (
       last === undefined &&
       prevLine !== undefined &&
@@ -226,10 +229,9 @@ export class AuditLog implements AuditSink {
 
   /** When the last line is sealed with an older key of the ring: the record of the switch, sealed with it. */
   #rotation(
-    prevLine: string | undefined,
+    last: string | undefined,
     key: AuditKey | undefined,
   ): { entry: ChangeRecord; key: AuditKey } | undefined {
-    const last = prevLine === undefined ? undefined : lineKeyId(prevLine);
     const ring = this.#keys;
     if (!ring || !key || last === undefined || last === key.id) return undefined;
     const from = ring.keys.find((k) => k.id === last);

@@ -2,10 +2,11 @@
  * The audit log's bytes are its format: verify, other tools and older daemons read these lines, so
  * a change in how the writer builds them (faster serialising, sealing, caching the last line) must
  * not move a byte. format-fixture.json holds what the writer wrote for these scenarios before the
- * writer was made cheaper per record (captured with the code of commit 4348a45; refresh it only
+ * writer was made cheaper per record (captured by commit 74a564a with the writer of that time; refresh it only
  * for a deliberate format change: ORGANISM_UPDATE_AUDIT_FIXTURE=1 npx vitest run test/audit/format).
  * Time is fixed (the rotation record carries the time it is written), keys are fixed strings.
  */
+import { createHash, createHmac } from 'node:crypto';
 import { appendFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -170,6 +171,17 @@ async function writeAll(): Promise<Record<string, string>> {
   return out;
 }
 
+/** chainLine as it was written before the writer was made cheaper: the literal construction. */
+function literalChainLine(entry: unknown, prevLine: string | undefined, key?: AuditKey): string {
+  const prev = prevLine === undefined ? null : createHash('sha256').update(prevLine, 'utf8').digest('hex');
+  if (key === undefined) {
+    const body = JSON.stringify({ ...(entry as object), prev });
+    return `${body.slice(0, -1)},"hash":"${createHash('sha256').update(body, 'utf8').digest('hex')}"}`;
+  }
+  const body = JSON.stringify({ ...(entry as object), prev, key_id: key.id });
+  return `${body.slice(0, -1)},"hash":"${createHmac('sha256', key.secret).update(body, 'utf8').digest('hex')}"}`;
+}
+
 describe('audit line format', () => {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['Date'] });
@@ -188,6 +200,37 @@ describe('audit line format', () => {
     expect(Object.keys(written)).toEqual(Object.keys(fixture));
     for (const name of Object.keys(fixture)) {
       expect({ name, text: written[name] }).toEqual({ name, text: fixture[name] });
+    }
+  });
+
+  it('chainLine gives the bytes of the literal construction for odd entries and keys of every length', () => {
+    class WithToJson {
+      type = 'call';
+      toJSON() {
+        return { replaced: true };
+      }
+    }
+    const odd: unknown[] = [
+      ...entries(),
+      {},
+      [1, 2],
+      new WithToJson(),
+      Object.assign(Object.create({ inherited: 1 }), { type: 'call', own: 2 }),
+      { type: 'call', key_id: undefined },
+      { type: 'call', prev: undefined, z: 1 },
+      record(9, { input: { big: 'ü'.repeat(20_000) } }), // past the writer's scratch buffer
+      record(10, { input: { text: '漢'.repeat(5_000) } }), // 15 000 bytes of UTF-8 in the scratch buffer
+    ];
+    // Secrets shorter than, equal to and longer than SHA-256's 64-byte block (longer ones are hashed).
+    const keys = [undefined, ...[32, 63, 64, 65, 200].map((n) => keyOf('k'.repeat(n)))];
+    expect(keys.slice(1).map((k) => k?.secret.length)).toEqual([32, 63, 64, 65, 200]);
+    for (const key of keys) {
+      let prev: string | undefined;
+      for (const entry of odd) {
+        const line = chainLine(entry as AuditEntry, prev, key);
+        expect(line).toBe(literalChainLine(entry, prev, key));
+        prev = line;
+      }
     }
   });
 
