@@ -5,6 +5,7 @@
  * a loop waiting longer than `ttlMs` is dropped; both are logged, since the caller then gets no
  * answer from this agent.
  */
+import { type RecencyTable, recencyTable } from '../recency.ts';
 import type { RecordedCall } from './record.ts';
 import type { ChatMessage, ToolCallResult } from './types.ts';
 
@@ -54,21 +55,27 @@ export function newLoopState(thread: string, caller: string, task: string, conte
 }
 
 export class LoopStore {
-  readonly #loops = new Map<string, LoopState>();
+  /**
+   * Recency is `set` (every turn), so recency order is `updated` order; reads peek. Not a Map
+   * re-inserted per turn: see ../recency.ts for what that cost with many loops kept.
+   */
+  readonly #loops: RecencyTable<string, LoopState>;
 
   constructor(
-    private readonly max: number,
+    max: number,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
     private readonly onDrop: (state: LoopState, why: 'ttl' | 'capacity') => void = () => {},
-  ) {}
+  ) {
+    this.#loops = recencyTable(max, (state) => this.onDrop(state, 'capacity'));
+  }
 
   get size(): number {
     return this.#loops.size;
   }
 
   get(thread: string): LoopState | undefined {
-    return this.#loops.get(thread);
+    return this.#loops.peek(thread);
   }
 
   has(thread: string): boolean {
@@ -77,25 +84,24 @@ export class LoopStore {
 
   set(state: LoopState): void {
     state.updated = this.now();
-    this.#loops.delete(state.thread);
     this.#loops.set(state.thread, state);
-    while (this.#loops.size > this.max) {
-      const oldest = this.#loops.values().next().value as LoopState;
-      this.#loops.delete(oldest.thread);
-      this.onDrop(oldest, 'capacity');
-    }
   }
 
   delete(thread: string): void {
     this.#loops.delete(thread);
   }
 
-  /** Drops loops that waited too long. Cheap: stops at the first fresh one (Map order is age). */
+  /** Drops loops that waited too long. Cheap: stops at the first fresh one (oldest come first). */
   sweep(): void {
     const limit = this.now() - this.ttlMs;
-    for (const state of this.#loops.values()) {
+    // Collected first: lru-cache's iteration may not survive a delete of the entry it is on.
+    const stale: LoopState[] = [];
+    for (const state of this.#loops.rvalues()) {
+      if (state === undefined) continue; // only a pending fetch would be; this table has none
       if (state.updated > limit) break;
-      if (state.phase !== 'waiting') continue;
+      if (state.phase === 'waiting') stale.push(state);
+    }
+    for (const state of stale) {
       this.#loops.delete(state.thread);
       this.onDrop(state, 'ttl');
     }

@@ -3,6 +3,7 @@
  * against; it is bounded (least recently used threads are forgotten first) so a long-running daemon
  * does not grow with every thread it has ever seen.
  */
+import { type RecencyTable, recencyTable } from '../recency.ts';
 import type { TokenUsage } from './types.ts';
 
 export interface UsageTotals {
@@ -32,31 +33,29 @@ function add(to: UsageTotals, usage: TokenUsage): void {
 
 export class UsageTracker {
   readonly #agents = new Map<string, UsageTotals>();
-  /** Map order is recency order: a touched thread is moved to the end. */
-  readonly #threads = new Map<string, Map<string, UsageTotals>>();
+  /**
+   * Recency is a model call (record) or a seed; reads peek. Not a Map re-inserted per call: see
+   * ../recency.ts for what that cost at 10,000 threads.
+   */
+  readonly #threads: RecencyTable<string, Map<string, UsageTotals>>;
 
-  constructor(private readonly maxThreads = 10_000) {}
+  constructor(maxThreads = 10_000) {
+    this.#threads = recencyTable(maxThreads);
+  }
 
   record(agent: string, thread: string, usage: TokenUsage): void {
     const totals = this.#agents.get(agent) ?? empty();
     this.#agents.set(agent, totals);
     add(totals, usage);
-    let byAgent = this.#threads.get(thread);
-    if (byAgent) this.#threads.delete(thread);
-    else byAgent = new Map();
-    this.#threads.set(thread, byAgent);
+    const byAgent = this.#byAgent(thread);
     const own = byAgent.get(agent) ?? empty();
     byAgent.set(agent, own);
     add(own, usage);
-    while (this.#threads.size > this.maxThreads) {
-      const oldest = this.#threads.keys().next().value as string;
-      this.#threads.delete(oldest);
-    }
   }
 
   /** Whether this tracker has counted `agent` in `thread` (since start, or since it was forgotten). */
   knows(agent: string, thread: string): boolean {
-    return this.#threads.get(thread)?.has(agent) ?? false;
+    return this.#threads.peek(thread)?.has(agent) ?? false;
   }
 
   /**
@@ -66,20 +65,22 @@ export class UsageTracker {
    */
   seed(agent: string, thread: string, tokens: number): void {
     if (tokens <= 0 || this.knows(agent, thread)) return;
+    this.#byAgent(thread).set(agent, { ...empty(), total_tokens: tokens });
+  }
+
+  /** The thread's table, marked most recently used; made when the thread is new. */
+  #byAgent(thread: string): Map<string, UsageTotals> {
     let byAgent = this.#threads.get(thread);
-    if (byAgent) this.#threads.delete(thread);
-    else byAgent = new Map();
-    this.#threads.set(thread, byAgent);
-    byAgent.set(agent, { ...empty(), total_tokens: tokens });
-    while (this.#threads.size > this.maxThreads) {
-      const oldest = this.#threads.keys().next().value as string;
-      this.#threads.delete(oldest);
+    if (!byAgent) {
+      byAgent = new Map();
+      this.#threads.set(thread, byAgent);
     }
+    return byAgent;
   }
 
   /** Tokens (input + output) `agent` has used in `thread`. */
   threadTokens(agent: string, thread: string): number {
-    return this.#threads.get(thread)?.get(agent)?.total_tokens ?? 0;
+    return this.#threads.peek(thread)?.get(agent)?.total_tokens ?? 0;
   }
 
   agent(agent: string): UsageTotals {
@@ -87,14 +88,15 @@ export class UsageTracker {
   }
 
   thread(thread: string): Record<string, UsageTotals> {
-    const byAgent = this.#threads.get(thread);
+    const byAgent = this.#threads.peek(thread);
     return byAgent ? Object.fromEntries([...byAgent].map(([k, v]) => [k, { ...v }])) : {};
   }
 
   stats(): UsageStats {
     return {
       agents: Object.fromEntries([...this.#agents].map(([k, v]) => [k, { ...v }])),
-      threads: Object.fromEntries([...this.#threads.keys()].map((t) => [t, this.thread(t)])),
+      // Least recently used first, as the Map this replaced listed them.
+      threads: Object.fromEntries([...this.#threads.rkeys()].map((t) => [t, this.thread(t)])),
     };
   }
 }

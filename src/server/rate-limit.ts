@@ -4,6 +4,7 @@
  * Retry-After instead of filling every queue. The table of buckets is bounded: the least recently
  * seen caller is forgotten first (it starts again with a full bucket, which is the safe side).
  */
+import { type RecencyTable, recencyTable } from '../recency.ts';
 
 export interface RateLimitOptions {
   /** Tokens per second; 0 turns the limit off. */
@@ -23,12 +24,14 @@ interface Bucket {
 }
 
 export class RateLimiter {
-  readonly #buckets = new Map<string, Bucket>();
+  /** Recency is a request; not a Map re-inserted per request (see ../recency.ts for why). */
+  readonly #buckets: RecencyTable<string, Bucket>;
   readonly #options: Required<RateLimitOptions>;
 
   constructor(options: RateLimitOptions) {
     this.#options = { maxKeys: 10_000, now: () => performance.now(), ...options };
     if (this.#options.burst < 1) this.#options.burst = 1;
+    this.#buckets = recencyTable(this.#options.maxKeys);
   }
 
   get enabled(): boolean {
@@ -37,18 +40,16 @@ export class RateLimiter {
 
   take(key: string): RateDecision {
     if (!this.enabled) return { ok: true };
-    const { perSecond, burst, maxKeys } = this.#options;
+    const { perSecond, burst } = this.#options;
     const now = this.#options.now();
     let bucket = this.#buckets.get(key);
     if (bucket) {
-      this.#buckets.delete(key);
       bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.last) / 1000) * perSecond);
       bucket.last = now;
     } else {
       bucket = { tokens: burst, last: now };
-      while (this.#buckets.size >= maxKeys) this.#buckets.delete(this.#buckets.keys().next().value as string);
+      this.#buckets.set(key, bucket);
     }
-    this.#buckets.set(key, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
       return { ok: true };

@@ -7,6 +7,7 @@
  * This is the in-memory store the bus reads and writes. Persistence (./disk.ts) subscribes to it
  * and replays into it at start, so the bus never waits on a disk.
  */
+import { type RecencyTable, recencyTable } from '../../recency.ts';
 import type { MessageKind, MessageView } from '../message.ts';
 
 /** One entry as kept: the view's fields, with the time as epoch ms (formatted only when read). */
@@ -68,8 +69,9 @@ export type HistoryListener = (thread: string, entry: HistoryEntry) => void;
 export type StopListener = (thread: string, time: number) => void;
 
 export class ThreadHistory {
-  // Map iteration order is insertion order: re-inserting on append keeps it least-recently-active first.
-  readonly #records = new Map<string, ThreadRecord>();
+  // Recency is activity: append, begin and reset mark a thread used (get/set); every read peeks.
+  // Not a Map re-inserted on append: see ../../recency.ts for what that cost at 10,000 threads.
+  readonly #records: RecencyTable<string, ThreadRecord>;
   readonly #listeners = new Set<HistoryListener>();
   readonly #stopListeners = new Set<StopListener>();
   // The recent window as two parallel rings (no object per message): slot = seq % size.
@@ -80,23 +82,21 @@ export class ThreadHistory {
 
   constructor(private readonly options: HistoryOptions) {
     this.#maxRecent = Math.max(1, options.maxRecent ?? 10_000);
+    this.#records = recencyTable(options.maxThreads);
   }
 
   begin(thread: string, created = Date.now()): void {
     if (this.#records.has(thread)) return;
     this.#records.set(thread, newRecord(created));
-    this.#evict();
   }
 
   append(thread: string, message: HistoryEntry): void {
     let record = this.#records.get(thread);
-    if (record) {
-      this.#records.delete(thread);
-    } else {
+    if (!record) {
       // A thread seen first through a message (a replay from disk): it began with that message.
       record = newRecord(message.time);
+      this.#records.set(thread, record);
     }
-    this.#records.set(thread, record);
     if (record.items.length < this.options.maxPerThread) {
       record.items.push(message);
     } else {
@@ -111,13 +111,12 @@ export class ThreadHistory {
     this.#recentThreads[slot] = thread;
     this.#recentEntries[slot] = message;
     this.#appended++;
-    this.#evict();
     for (const listener of this.#listeners) listener(thread, message);
   }
 
   /** Marks a thread stopped (budget or kill), so listings say so even after a restart. */
   markStopped(thread: string, time = Date.now()): void {
-    const record = this.#records.get(thread);
+    const record = this.#records.peek(thread);
     if (!record || record.stopped) return;
     record.stopped = true;
     for (const listener of this.#stopListeners) listener(thread, time);
@@ -129,7 +128,7 @@ export class ThreadHistory {
    * thread ever had, so `dropped` stays right. Listeners are not told; the stopped flag is kept.
    */
   reset(thread: string, entries: readonly HistoryEntry[], appended = entries.length): void {
-    const before = this.#records.get(thread);
+    const before = this.#records.peek(thread);
     const record = newRecord(before?.created ?? entries[0]?.time ?? Date.now());
     record.stopped = before?.stopped ?? false;
     const kept = entries.slice(-this.options.maxPerThread);
@@ -140,9 +139,7 @@ export class ThreadHistory {
       record.participants.add(entry.to);
       record.updated = entry.time;
     }
-    this.#records.delete(thread);
     this.#records.set(thread, record);
-    this.#evict();
   }
 
   has(thread: string): boolean {
@@ -153,7 +150,7 @@ export class ThreadHistory {
   messages(
     thread: string,
   ): { created: number; dropped: number; stopped: boolean; messages: MessageView[] } | undefined {
-    const record = this.#records.get(thread);
+    const record = this.#records.peek(thread);
     if (!record) return undefined;
     const { items, start } = record;
     const ordered = start === 0 ? items : [...items.slice(start), ...items.slice(0, start)];
@@ -166,16 +163,16 @@ export class ThreadHistory {
   }
 
   summary(thread: string): ThreadSummary | undefined {
-    const record = this.#records.get(thread);
+    const record = this.#records.peek(thread);
     return record ? summarize(thread, record) : undefined;
   }
 
   /** Every thread kept, most recently active first. */
   *threads(): Generator<ThreadSummary> {
-    const ids = [...this.#records.keys()];
-    for (let i = ids.length - 1; i >= 0; i--) {
-      const record = this.#records.get(ids[i]!);
-      if (record) yield summarize(ids[i]!, record);
+    // Keys first (most recent first), so appends while the caller iterates change nothing here.
+    for (const id of [...this.#records.keys()]) {
+      const record = this.#records.peek(id);
+      if (record) yield summarize(id, record);
     }
   }
 
@@ -219,13 +216,6 @@ export class ThreadHistory {
   /** Messages appended since this history was created (replayed ones included). */
   get totalAppended(): number {
     return this.#appended;
-  }
-
-  #evict(): void {
-    while (this.#records.size > this.options.maxThreads) {
-      const oldest = this.#records.keys().next().value as string;
-      this.#records.delete(oldest);
-    }
   }
 }
 
