@@ -7,7 +7,7 @@
  * Time is fixed (the rotation record carries the time it is written), keys are fixed strings.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { appendFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -166,9 +166,13 @@ async function lastLine(path: string): Promise<string | undefined> {
 
 async function writeAll(): Promise<Record<string, string>> {
   const dir = await mkdtemp(join(tmpdir(), 'organism-audit-format-'));
-  const out: Record<string, string> = {};
-  for (const [name, scenario] of Object.entries(SCENARIOS)) out[name] = await scenario(dir);
-  return out;
+  try {
+    const out: Record<string, string> = {};
+    for (const [name, scenario] of Object.entries(SCENARIOS)) out[name] = await scenario(dir);
+    return out;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** chainLine as it was written before the writer was made cheaper: the literal construction. */
