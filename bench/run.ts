@@ -5,6 +5,7 @@
  */
 const MODULES = [
   './pipeline.ts',
+  './recency.ts',
   './durability.ts',
   './guard.ts',
   './tools.ts',
