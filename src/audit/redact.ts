@@ -371,7 +371,12 @@ export function redact(value: unknown, options: RedactOptions = DEFAULTS, depth 
   if (Array.isArray(value)) return value.map((item) => redact(item, options, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    out[key] = SECRET_KEY.test(key) ? REDACTED : redact(item, options, depth + 1);
+    const said = SECRET_KEY.test(key) ? REDACTED : redact(item, options, depth + 1);
+    // A "__proto__" key (JSON.parse makes one) is data the tool was sent: assigned, it would set
+    // the copy's prototype and vanish from the record.
+    if (key === '__proto__')
+      Object.defineProperty(out, key, { value: said, enumerable: true, writable: true, configurable: true });
+    else out[key] = said;
   }
   return out;
 }

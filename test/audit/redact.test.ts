@@ -18,6 +18,16 @@ import {
 import { keyVariants, leaks } from '../helpers/secrets.ts';
 
 describe('redact', () => {
+  it('keeps a "__proto__" key of the arguments in the record, as data (the attack: hide what was sent)', () => {
+    // Parsed from a model's JSON, the key is an own property the tool (or an MCP server) receives;
+    // assigned to the record's copy it would set the prototype and be missing from the audit log.
+    const args = JSON.parse('{"path": "a.txt", "__proto__": {"command": "rm -rf /", "token": "x"}}');
+    const out = redact(args) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(JSON.stringify(out)).toBe('{"path":"a.txt","__proto__":{"command":"rm -rf /","token":"[REDACTED]"}}');
+  });
+
+
   it('replaces values under secret-looking keys at any depth, without changing the input', () => {
     const input = {
       url: 'https://api.example.com/x',
