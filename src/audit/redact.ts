@@ -14,6 +14,7 @@ import { Buffer } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { loadDotEnv } from '../config/env.ts';
+import { setOwn } from '../plain-object.ts';
 
 export const REDACTED = '[REDACTED]';
 
@@ -371,12 +372,8 @@ export function redact(value: unknown, options: RedactOptions = DEFAULTS, depth 
   if (Array.isArray(value)) return value.map((item) => redact(item, options, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    const said = SECRET_KEY.test(key) ? REDACTED : redact(item, options, depth + 1);
-    // A "__proto__" key (JSON.parse makes one) is data the tool was sent: assigned, it would set
-    // the copy's prototype and vanish from the record.
-    if (key === '__proto__')
-      Object.defineProperty(out, key, { value: said, enumerable: true, writable: true, configurable: true });
-    else out[key] = said;
+    // A "__proto__" key is data the tool was sent: it stays in the record (setOwn).
+    setOwn(out, key, SECRET_KEY.test(key) ? REDACTED : redact(item, options, depth + 1));
   }
   return out;
 }

@@ -5,6 +5,7 @@
  * out, undefined in an array as null); anything else is refused, saying where. structuredClone did
  * this before at several times the cost, and let Dates, Maps, NaN and cycles through.
  */
+import { setOwn } from '../plain-object.ts';
 
 /** Deeper than this is refused: no schema a tool has needs it, and a cycle would never end. */
 export const MAX_ARGS_DEPTH = 256;
@@ -68,15 +69,7 @@ function copy(value: unknown, path: (string | number)[], depth: number): unknown
     path.push(key);
     const copied = copy(item, path, depth + 1);
     path.pop();
-    // A "__proto__" key (JSON.parse makes one) stays data: plain assignment would set the prototype.
-    if (key === '__proto__')
-      Object.defineProperty(out, key, {
-        value: copied,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    else out[key] = copied;
+    setOwn(out, key, copied); // a "__proto__" key stays data
   }
   return out;
 }

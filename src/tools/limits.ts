@@ -2,7 +2,7 @@
  * Per-call limits that need memory across calls: a token bucket per listener+tool, and a short
  * window of recent calls per thread to stop an agent repeating itself.
  */
-import { LRUCache } from 'lru-cache';
+import { type RecencyTable, recencyTable } from '../recency.ts';
 
 export interface RateLimit {
   per_minute: number;
@@ -55,17 +55,13 @@ export interface LoopOptions {
 }
 
 export class LoopDetector {
-  /**
-   * Recency kept by lru-cache's linked list, not by deleting and re-inserting into a Map: V8
-   * leaves each deleted entry in its bucket's chain until a rehash, so one busy thread re-inserted
-   * into a Map of 10,000 cost ~14-28 µs per call (measured), against ~0.05 µs here.
-   */
-  readonly #threads: LRUCache<string, string[]>;
+  /** Recency kept without Map re-inserts (see ../recency.ts: one busy thread among 10,000 cost 14-28 µs). */
+  readonly #threads: RecencyTable<string, string[]>;
   readonly #options: LoopOptions;
 
   constructor(options: LoopOptions) {
     this.#options = options;
-    this.#threads = new LRUCache({ max: Math.max(1, options.maxThreads) });
+    this.#threads = recencyTable(options.maxThreads);
   }
 
   /**
