@@ -24,43 +24,6 @@ function hmac(secret: Buffer, text: string): string {
   return createHmac('sha256', secret).update(text, 'utf8').digest('hex');
 }
 
-/** SHA-256's block size: HMAC pads the key to it (RFC 2104). */
-const BLOCK = 64;
-/** Texts up to this many UTF-16 units are sealed through the scratch buffer; longer ones by createHmac. */
-const SCRATCH_UNITS = 16 * 1024;
-/** The key XOR ipad, then room for a text's UTF-8 (at most 3 bytes a unit). */
-let scratch: Buffer | undefined;
-/** Per secret: the key XOR opad, then room for the inner digest. */
-const outerPads = new WeakMap<Buffer, { ipad: Buffer; outer: Buffer }>();
-
-/**
- * HMAC-SHA256 as the writer computes it, equal to hmac() (verify uses that one, so each checks the
- * other): H((K ^ opad) || H((K ^ ipad) || text)) with the pads made once per key and two one-shot
- * hashes. createHmac looks the digest up and sets up a context for every line, which cost more
- * than the hashing itself.
- */
-function sealHmac(secret: Buffer, text: string): string {
-  if (text.length > SCRATCH_UNITS) return hmac(secret, text);
-  let pads = outerPads.get(secret);
-  if (pads === undefined) {
-    const key = Buffer.alloc(BLOCK);
-    (secret.length > BLOCK ? hash('sha256', secret, 'buffer') : secret).copy(key);
-    const ipad = Buffer.alloc(BLOCK);
-    const outer = Buffer.alloc(BLOCK + 32);
-    for (let i = 0; i < BLOCK; i++) {
-      ipad[i] = (key[i] as number) ^ 0x36;
-      outer[i] = (key[i] as number) ^ 0x5c;
-    }
-    pads = { ipad, outer };
-    outerPads.set(secret, pads);
-  }
-  scratch ??= Buffer.allocUnsafe(BLOCK + SCRATCH_UNITS * 3);
-  pads.ipad.copy(scratch, 0);
-  const end = BLOCK + scratch.write(text, BLOCK, 'utf8');
-  hash('sha256', scratch.subarray(0, end), 'buffer').copy(pads.outer, BLOCK);
-  return hash('sha256', pads.outer, 'hex');
-}
-
 /**
  * The text a line's hash covers: `JSON.stringify({ ...entry, prev, key_id })`. The usual entry
  * (a plain record without members of those names) is serialised as it is and the two members
@@ -108,7 +71,7 @@ export function sealLine(entry: AuditEntry, head: ChainHead | undefined, key?: A
 
 function sealedLine(entry: AuditEntry, prev: string | null, key: AuditKey | undefined): string {
   const body = lineBody(entry, prev, key);
-  const seal = key === undefined ? sha256(body) : sealHmac(key.secret, body);
+  const seal = key === undefined ? sha256(body) : hmac(key.secret, body);
   return `${body.slice(0, -1)},"hash":"${seal}"}`;
 }
 
