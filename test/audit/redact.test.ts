@@ -24,9 +24,10 @@ describe('redact', () => {
     const args = JSON.parse('{"path": "a.txt", "__proto__": {"command": "rm -rf /", "token": "x"}}');
     const out = redact(args) as Record<string, unknown>;
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
-    expect(JSON.stringify(out)).toBe('{"path":"a.txt","__proto__":{"command":"rm -rf /","token":"[REDACTED]"}}');
+    expect(JSON.stringify(out)).toBe(
+      '{"path":"a.txt","__proto__":{"command":"rm -rf /","token":"[REDACTED]"}}',
+    );
   });
-
 
   it('replaces values under secret-looking keys at any depth, without changing the input', () => {
     const input = {
