@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Before `npm test`: fills npm's cache with what test/e2e/package.test.ts installs, so that test can
-# install --offline and reach nothing past loopback. An install, like `npm ci`, and done once per
-# package-lock.json (a marker in node_modules/.cache remembers it).
+# install --offline and reach nothing past loopback. An install, like `npm ci`; a marker in
+# node_modules/.cache remembers that it was done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 marker=node_modules/.cache/organism-test-npm-cache
-want="$(sha256sum package-lock.json | cut -d' ' -f1)"
+# Once per package-lock.json and per version of this script (what it installs may change).
+want="$(cat package-lock.json "$0" | sha256sum | cut -d' ' -f1)"
 if [ -f "$marker" ] && [ "$(cat "$marker")" = "$want" ]; then exit 0; fi
 echo "test-prepare: filling npm's cache for the packed-package test (once per package-lock.json)"
 warm="$(mktemp -d)"
 trap 'rm -rf "$warm"' EXIT
 tarball="$(npm pack --silent --ignore-scripts --pack-destination "$warm" | tail -n 1)"
-# The dev tools `organism init` writes into a new project, at this package's own versions.
-dev_tools="$(node -p 'const d = require("./package.json").devDependencies; ["typescript", "vitest", "@types/node"].map((n) => n + "@" + d[n]).join(" ")')"
+# What `organism init` writes into a new project besides organism, at this package's own versions:
+# the dev tools, and esbuild (organism's optional peer, which init makes a dependency). Without
+# esbuild here its platform package (@esbuild/linux-x64) is not in the cache, an --offline install
+# leaves that optional package out without a word, and the project's .ts listeners do not load.
+dev_tools="$(node -p 'const d = require("./package.json").devDependencies; ["typescript", "vitest", "@types/node", "esbuild"].map((n) => n + "@" + d[n]).join(" ")')"
 (cd "$warm" && npm init -y >/dev/null && npm install "./$tarball" $dev_tools --no-audit --no-fund >/dev/null)
 mkdir -p "$(dirname "$marker")"
 echo "$want" > "$marker"
