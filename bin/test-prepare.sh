@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 marker=node_modules/.cache/organism-test-npm-cache
 # Once per package-lock.json and per version of this script (what it installs may change).
-want="$(cat package-lock.json "$0" | sha256sum | cut -d' ' -f1)"
+want="$(cat package-lock.json bin/test-prepare.sh | sha256sum | cut -d' ' -f1)"
 if [ -f "$marker" ] && [ "$(cat "$marker")" = "$want" ]; then exit 0; fi
 echo "test-prepare: filling npm's cache for the packed-package test (once per package-lock.json)"
 warm="$(mktemp -d)"
