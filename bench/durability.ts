@@ -151,6 +151,9 @@ async function restartRecovery(count: number): Promise<Record<string, number>> {
   await done;
   const handledMs = performance.now() - start;
   await bus.stop(5_000);
+  // The crashed bus's 16 handlers never finish: left running, their 30 s handler timeouts and the
+  // redeliveries after them kept `npm run bench` from ever exiting.
+  await stuck.bus.stop(0);
   await rm(dir, { recursive: true, force: true });
   return {
     pending: report.recovered,
