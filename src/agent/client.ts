@@ -43,6 +43,7 @@ export class LlmClient {
   readonly #options: LlmClientOptions;
   readonly #logger: AgentLogger | undefined;
   readonly #status: BackendStatus[];
+  #settings: string;
   #next = 0;
 
   constructor(
@@ -60,6 +61,19 @@ export class LlmClient {
     this.#options = { ...defaultLlmClientOptions(), ...options };
     this.#logger = logger;
     this.#status = status ?? backends.map((b) => ({ label: b.provider.label, available: true }));
+    this.#settings = JSON.stringify({
+      strategy: this.#strategy,
+      retries: this.#retries,
+      status: this.#status,
+    });
+  }
+
+  /**
+   * What the client was built from, as text: organism.yaml's `llm:` section (from fromConfig) and
+   * which backends could be used. A reload compares it to tell agents whose model changed.
+   */
+  get settings(): string {
+    return this.#settings;
   }
 
   /**
@@ -114,7 +128,9 @@ export class LlmClient {
           : ''
       }`,
     );
-    return new LlmClient(backends, section, options, create.logger, status);
+    const client = new LlmClient(backends, section, options, create.logger, status);
+    client.#settings = JSON.stringify({ section, status });
+    return client;
   }
 
   /** Every configured backend, available or not, in order. */

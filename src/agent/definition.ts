@@ -91,6 +91,8 @@ export interface AgentDefinition extends ListenerDefinition<{ task: string }> {
   /** The functions offered to the model and the system prompt, as assembled (for describe/tests). */
   readonly functions: readonly AgentFunction[];
   readonly system: string;
+  /** The LLM client's settings (LlmClient.settings): a reload that changes them replaces the agent. */
+  readonly llmSettings: string;
   readonly usage: UsageTracker;
   /** Loops of this agent waiting for peer replies. */
   readonly waiting: () => number;
@@ -136,6 +138,7 @@ export function createAgentDefinition(listener: ListenerConfig, deps: AgentDeps)
     onReply: (reply: IncomingReply, ctx: HandlerContext) => loop.reply(reply, ctx),
     functions,
     system,
+    llmSettings: llm.settings,
     usage,
     waiting: () => loop.loops.size,
   };

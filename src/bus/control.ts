@@ -121,7 +121,8 @@ export class Control {
  * Same organism.yaml entry, same tag and the same definition: a reload leaves the listener as it
  * is. A code listener's definition is its module's export, so a new object is a module loaded
  * anew. An agent's is built from its config by every reload, so it is compared by content: the
- * system prompt and functions it offers the model (its peers' and tools' descriptions included).
+ * system prompt and functions it offers the model (its peers' and tools' descriptions included)
+ * and the settings of the LLM client it asks (organism.yaml's `llm:` section).
  */
 export function sameSpec(a: ListenerSpec, b: ListenerSpec): boolean {
   if (a.tag !== b.tag || JSON.stringify(a.config) !== JSON.stringify(b.config)) return false;
@@ -135,6 +136,10 @@ function isAgent(spec: ListenerSpec): boolean {
 
 function agentContent({ definition }: ListenerSpec): string {
   const { description, payload, response } = definition;
-  const { system, functions } = definition as { system?: unknown; functions?: unknown };
-  return JSON.stringify({ description, payload, response, system, functions });
+  const { system, functions, llmSettings } = definition as {
+    system?: unknown;
+    functions?: unknown;
+    llmSettings?: unknown;
+  };
+  return JSON.stringify({ description, payload, response, system, functions, llmSettings });
 }

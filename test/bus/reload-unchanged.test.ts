@@ -8,7 +8,7 @@ import { createAgentDefinition } from '../../src/agent/definition.ts';
 import { createScriptedProvider } from '../../src/agent/providers/scripted.ts';
 import type { Bus } from '../../src/bus/bus.ts';
 import type { ListenerSpec } from '../../src/bus/listeners.ts';
-import type { ListenerConfig } from '../../src/config/types.ts';
+import type { ListenerConfig, LlmSection } from '../../src/config/types.ts';
 import { defineListener } from '../../src/listener/types.ts';
 import { testConfig } from '../../src/testing/index.ts';
 import { listenerSpec, startBus, type TestListener, textPayload } from '../helpers/bus.ts';
@@ -86,6 +86,22 @@ describe('reload reports', () => {
     expect(bus.reconfigure(specs({ ...changedPeer, definition: other }, code())).replaced).toEqual([
       'assistant',
     ]);
+  });
+
+  it('an agent replaced when only the llm: section changed (the model it asks is another)', () => {
+    const built = (llm: LlmSection) => {
+      const config = agentConfig();
+      const definition = createAgentDefinition(config, {
+        llm: LlmClient.fromConfig(llm, { env: {} }),
+        tools: () => undefined,
+        peers: () => ({ description: 'echoes', schema: textPayload('echo').schema, replies: true }),
+      });
+      return { name: 'assistant', definition, peers: config.peers, config };
+    };
+    const before: LlmSection = { strategy: 'failover', retries: 1, backends: [] };
+    bus = startBus([built(before), code()]);
+    expect(bus.reconfigure(specs(built(before), code())).replaced).toEqual([]);
+    expect(bus.reconfigure(specs(built({ ...before, retries: 3 }), code())).replaced).toEqual(['assistant']);
   });
 
   it('a code listener replaced when its module export is a new one, unchanged when it is the same', () => {
