@@ -307,6 +307,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       logger,
       auth: () => current.auth,
       injectLimiter: () => current.injectLimiter,
+      dashboard: config.server.dashboard,
     });
   } catch (error) {
     await bus.stop(0);

@@ -33,6 +33,8 @@ export interface ServerSection {
   /** Injections per second per token (or client address); 0 = no limit. */
   inject_per_second: number;
   inject_burst: number;
+  /** Serve the dashboard at `/` (default true). */
+  dashboard: boolean;
 }
 
 export interface LimitsSection {

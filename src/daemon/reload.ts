@@ -27,6 +27,7 @@ import { auditChange, type DaemonState, listenerSpecs, sanitizedConfig } from '.
 const RESTART_ONLY: ReadonlyArray<[string, (c: OrganismConfig) => unknown]> = [
   ['server.host', (c) => c.server.host],
   ['server.port', (c) => c.server.port],
+  ['server.dashboard', (c) => c.server.dashboard],
   ['organism.name', (c) => c.organism.name],
   ['organism.data_dir', (c) => c.organism.data_dir],
   ['audit.path', (c) => c.audit.path],

@@ -39,6 +39,8 @@ export interface HttpServerOptions {
   injectLimiter: () => RateLimiter;
   /** Most WebSocket stream clients at once (default 64). */
   maxStreamClients?: number;
+  /** Serve the dashboard's page and files (organism.yaml `server.dashboard`; default true). */
+  dashboard?: boolean;
 }
 
 export interface RunningServer {
@@ -50,7 +52,10 @@ export interface RunningServer {
 
 export function createApp(
   service: OrganismService,
-  options: Pick<HttpServerOptions, 'maxBodyBytes' | 'logger' | 'auth' | 'injectLimiter' | 'host'>,
+  options: Pick<
+    HttpServerOptions,
+    'maxBodyBytes' | 'logger' | 'auth' | 'injectLimiter' | 'host' | 'dashboard'
+  >,
 ): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const deps: RouteDeps = {
@@ -67,7 +72,7 @@ export function createApp(
   // Liveness for process supervisors and load balancers: no token needed, says nothing else.
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   // The dashboard's page and files hold no data: served without a token (it signs in itself).
-  dashboardRoutes(app);
+  if (options.dashboard !== false) dashboardRoutes(app);
 
   app.use('*', async (c, next) => {
     c.set('principal', options.auth().authenticate(c.req.header('authorization')));

@@ -36,6 +36,7 @@ describe('loadConfig on valid files', () => {
       port: 7777,
       inject_per_second: 200,
       inject_burst: 400,
+      dashboard: true,
     });
     expect(config.limits).toEqual({
       max_message_bytes: 1048576,

@@ -45,6 +45,7 @@ const server: Presence<ServerSection> = {
   port: 'always',
   inject_per_second: 'always',
   inject_burst: 'always',
+  dashboard: 'always',
 };
 const limits: Presence<LimitsSection> = {
   max_message_bytes: 'always',

@@ -188,3 +188,33 @@ describe('the dashboard as the daemon serves it', () => {
     }
   }, 30_000);
 });
+
+describe('server.dashboard: false', () => {
+  let daemon: DaemonProcess;
+
+  beforeAll(async () => {
+    const made = await organismDir('');
+    await writeFile(made.file, YAML.replace('organism:\n', 'server:\n  dashboard: false\norganism:\n'));
+    daemon = await startOn(made.file, TOKENS_ENV);
+  }, 60_000);
+  afterAll(async () => {
+    await daemon?.stop('SIGKILL');
+  });
+
+  it('serves no page and no dashboard file; the API and its stream are as before', async () => {
+    // Without a token these paths are like any other unknown to the API: 401 before the 404.
+    for (const path of ['/', '/dashboard/app.js', '/dashboard/vendor/preact.js']) {
+      const anonymous = await call(daemon.url, path);
+      expect(anonymous.status, path).toBe(401);
+      const signedIn = await call(daemon.url, path, { token: VIEWER_TOKEN });
+      expect(signedIn.status, path).toBe(404);
+      expect(signedIn.json.error.code, path).toBe('request.not_found');
+    }
+    expect((await call(daemon.url, '/api/v1/threads')).status).toBe(401);
+    const listed = await call(daemon.url, '/api/v1/threads', { token: VIEWER_TOKEN });
+    expect(listed.status).toBe(200);
+    const stream = await connect(daemon.url, ['organism.v1', protocolFor(VIEWER_TOKEN)]);
+    expect('ws' in stream).toBe(true);
+    if ('ws' in stream) stream.ws.close();
+  });
+});
