@@ -4,11 +4,18 @@
  * RSS after a 10,000-hop forward chain (measured in a fresh process).
  */
 import { XMLBuilder, XMLParser } from 'fast-xml-parser';
+import { knownSecrets } from '../src/audit/redact.ts';
 import { buildEnvelope } from '../src/xml/envelope.ts';
 import { bareNodeRssMb, percentile, round, runChild } from './support.ts';
 import { selfLoopBus } from './support-bus.ts';
 
 const SAMPLE_PAYLOAD = '<ping><text>Hello, Ada!</text><n>1</n></ping>';
+/** Made-up values of the shapes a daemon knows: an LLM API key, an SMTP password, an API token. */
+const KNOWN_SECRETS = [
+  'sk-ant-api03-Zk2mQ9xV7bL4nR8tW1yH6cJ3pF0dS5gA',
+  'smtp-Xy8Wq2Ln5Tk',
+  'op-Hj3mB6cVt1Ys5Ud0',
+];
 
 export async function* run(): AsyncIterable<Record<string, unknown>> {
   const envelope = buildEnvelope(
@@ -24,6 +31,19 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
     floor_fxp_parse_build_per_s: round(floor, 0),
     ratio: round(passes / floor, 2),
     target_ratio: 1.0,
+  };
+
+  // A daemon with an LLM key, an SMTP password and API tokens knows secrets, and every message it
+  // records in a thread's history is scanned for them (bus-context.ts: record).
+  knownSecrets.set('bench', KNOWN_SECRETS);
+  const scanned = await pipelinePassesPerSecond();
+  knownSecrets.delete('bench');
+  yield {
+    name: 'pipeline_known_secrets',
+    pipeline_passes_per_s_with_known_secrets: round(scanned, 0),
+    pipeline_passes_per_s: round(passes, 0),
+    ratio: round(scanned / passes, 2),
+    known_secrets: KNOWN_SECRETS.length,
   };
 
   const latency = await hopLatencies(20_000);

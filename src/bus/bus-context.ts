@@ -5,6 +5,7 @@
  * per hop. Parts import this file (and bus-types.ts), never bus.ts.
  */
 import type { Logger } from 'pino';
+import { knownSecrets } from '../audit/redact.ts';
 import { schemaDefault } from '../config/schema.ts';
 import type { IncomingReply } from '../listener/types.ts';
 import type { HopSpan, TraceScope, Tracing } from '../telemetry/types.ts';
@@ -122,6 +123,11 @@ export class BusContext {
     }
   }
 
+  /**
+   * Appends to the thread's history, with every secret the daemon knows redacted (invariant 7):
+   * the history is what the API, the stream, the files on disk and a resuming agent read. The
+   * message delivered is not changed. With no known secrets this costs one size check.
+   */
   record(
     thread: string,
     id: string,
@@ -131,6 +137,6 @@ export class BusContext {
     payload: string,
     time = Date.now(),
   ): void {
-    this.history.append(thread, { id, from, to, kind, payload, time });
+    this.history.append(thread, { id, from, to, kind, payload: knownSecrets.redact(payload), time });
   }
 }
