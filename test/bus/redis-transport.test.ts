@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { knownSecrets } from '../../src/audit/redact.ts';
 import { CommandBatch, unpackState } from '../../src/bus/transport/redis/batch.ts';
 import { decodeRecord, encodeRecord, FORMAT_VERSION } from '../../src/bus/transport/redis/codec.ts';
 import { BusKeys, RedisTransport } from '../../src/bus/transport/redis/index.ts';
@@ -152,6 +153,30 @@ describe('redis transport', () => {
       expect(got).toEqual([1, 2]);
       expect(t.stats.deadLettered).toBe(1);
     } finally {
+      await t.close();
+    }
+  });
+
+  it("keeps a secret the daemon knows out of a dead letter's reason (JSON.parse quotes the text it refuses)", async () => {
+    const group = `${RUN}-${++groups}`;
+    const secret = 'sk-dead-Pw4Rx8Nq2Ty6Zm1K';
+    knownSecrets.set('test:dead-letter', [secret]);
+    const t = open(group, 'c', 1);
+    try {
+      t.subscribe('a', async () => {});
+      await raw.xadd(`organism:{${group}}:in:a`, '*', 'v', FORMAT_VERSION, 'm', `${secret} and more`);
+      await raw.xadd(`organism:{${group}}:in:a`, '*', 'v', secret, 'm', '{}');
+      await until(async () => (await t.deadLetterCount()) === 2, {
+        what: 'the dead letters',
+        timeoutMs: 15_000,
+      });
+      const reasons = (await t.deadLetters()).map((d) => d.reason);
+      expect(reasons.join('\n')).toMatch(/is not JSON/);
+      expect(reasons.join('\n')).toMatch(/format version/);
+      expect(reasons.join('\n')).toContain('[REDACTED]');
+      expect(reasons.join('\n')).not.toMatch(/sk-dead|Pw4Rx8Nq/i);
+    } finally {
+      knownSecrets.delete('test:dead-letter');
       await t.close();
     }
   });

@@ -18,6 +18,7 @@
  *   delivered here; and each stream is trimmed below its oldest unacknowledged entry, never above it.
  */
 import type { Redis } from 'ioredis';
+import { redactString } from '../../../audit/redact.ts';
 import { TransportError } from '../../../errors.ts';
 import { within } from '../../lifecycle.ts';
 import type { Message } from '../../message.ts';
@@ -217,7 +218,10 @@ export class RedisTransport implements Transport, ReaderHost {
   }
 
   recordFailure(id: string, reason: string): void {
-    this.client.set(this.keys.failure(id), reason.slice(0, 2_000), 'EX', FAILURE_TTL_S).catch(() => {});
+    // Redacted: it becomes the dead letter's reason (GET /dead-letters), and a decode error quotes
+    // the entry's text.
+    const text = redactString(reason).slice(0, 2_000);
+    this.client.set(this.keys.failure(id), text, 'EX', FAILURE_TTL_S).catch(() => {});
   }
 
   // ---- heartbeat and reaper --------------------------------------------------------------------
