@@ -12,6 +12,7 @@ export interface ToolConfig {
   approval?: 'never' | 'destructive' | 'always';
   approval_timeout_ms?: number;
   approval_role?: 'operator' | 'admin';
+  approval_max_pending?: number;
   [key: string]: unknown;
 }
 

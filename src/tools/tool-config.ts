@@ -58,6 +58,7 @@ export const COMMON_TOOL_CONFIG: Record<string, JsonSchema> = {
   approval: { enum: [...APPROVAL_MODES] },
   approval_timeout_ms: { type: 'integer', minimum: 1, maximum: 86_400_000 },
   approval_role: { enum: [...APPROVAL_ROLES] },
+  approval_max_pending: { type: 'integer', minimum: 1, maximum: 10_000 },
 };
 
 export function didYouMean(word: string, candidates: readonly string[]): string {
@@ -170,6 +171,7 @@ export function resolveListeners(
           mode: (config.approval as ApprovalSettings['mode'] | undefined) ?? approvalDefaults.mode,
           timeoutMs: (config.approval_timeout_ms as number | undefined) ?? approvalDefaults.timeoutMs,
           role: (config.approval_role as ApprovalSettings['role'] | undefined) ?? approvalDefaults.role,
+          maxPending: (config.approval_max_pending as number | undefined) ?? approvalDefaults.maxPending,
         },
       });
     }

@@ -43,7 +43,7 @@ function ask(overrides: Partial<ApprovalAsk> = {}): ApprovalAsk {
     verdict: 'allow',
     ruleId: null,
     why: 'always',
-    settings: { mode: 'always', timeoutMs: 600_000, role: 'operator' },
+    settings: { mode: 'always', timeoutMs: 600_000, role: 'operator', maxPending: 20 },
     ...overrides,
   };
 }
@@ -113,7 +113,7 @@ describe('ApprovalGate', () => {
 
   it('refuses a decider without the role, and an unknown id', async () => {
     const { gate: g } = await gate();
-    void g.ask(ask({ settings: { mode: 'always', timeoutMs: 600_000, role: 'admin' } }));
+    void g.ask(ask({ settings: { mode: 'always', timeoutMs: 600_000, role: 'admin', maxPending: 20 } }));
     const [a] = await waitFor(
       () => g.list(),
       (l) => l.length === 1,
@@ -131,7 +131,9 @@ describe('ApprovalGate', () => {
   it('no answer in time is a denial by the organism', async () => {
     const audit: AuditEntry[] = [];
     const { gate: g } = await gate(audit);
-    const decided = await g.ask(ask({ settings: { mode: 'always', timeoutMs: 200, role: 'operator' } }));
+    const decided = await g.ask(
+      ask({ settings: { mode: 'always', timeoutMs: 200, role: 'operator', maxPending: 20 } }),
+    );
     expect(decided).toMatchObject({
       state: 'timed_out',
       decided_by: 'organism',
@@ -175,7 +177,7 @@ describe('ApprovalGate', () => {
       ruleId: null,
       definition: { sideEffect: true, source: 'native' as const, readOnly: false },
     };
-    const never = { mode: 'never' as const, timeoutMs: 1000, role: 'operator' as const };
+    const never = { mode: 'never' as const, timeoutMs: 1000, role: 'operator' as const, maxPending: 20 };
     expect(await approvalStep(undefined, { ...input, settings: never })).toBeNull();
     const destructive = { ...never, mode: 'destructive' as const };
     const closed = await approvalStep(undefined, { ...input, settings: destructive });

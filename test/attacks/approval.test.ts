@@ -1,7 +1,8 @@
 /**
  * Attacks on human approval (issue 19) at the gate, on the real embedded kv store: an approval is
  * for the call a person saw (its arguments), ids of nothing are refused, a decision is taken once
- * even when approve and deny race, and a decision's reason cannot forge markup in the thread record.
+ * even when approve and deny race, a decision's reason cannot forge markup in the thread record,
+ * and one turn of many calls cannot flood the approvers (approval_max_pending).
  */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,8 @@ import { openEmbeddedKvStore } from '../../src/kv/index.ts';
 import type { KvStore } from '../../src/kv/types.ts';
 import { defineListener } from '../../src/listener/types.ts';
 import type { EventHub } from '../../src/server/events.ts';
-import { ApprovalGate } from '../../src/tools/approval/index.ts';
+import { until } from '../../src/testing/index.ts';
+import { ApprovalGate, approvalStep } from '../../src/tools/approval/index.ts';
 import type { Approval, ApprovalAsk } from '../../src/tools/approval/types.ts';
 import { settled, startBus, textPayload } from '../helpers/bus.ts';
 
@@ -39,7 +41,7 @@ function ask(overrides: Partial<ApprovalAsk> = {}): ApprovalAsk {
     verdict: 'allow',
     ruleId: null,
     why: 'always',
-    settings: { mode: 'always', timeoutMs: 600_000, role: 'operator' },
+    settings: { mode: 'always', timeoutMs: 600_000, role: 'operator', maxPending: 20 },
     ...overrides,
   };
 }
@@ -55,6 +57,42 @@ async function pendingOne(g: ApprovalGate): Promise<Approval> {
 const anyRole = () => true;
 
 describe('approval attacks', () => {
+  it('one turn of many calls cannot flood the approvers: at most approval_max_pending wait, the rest are refused unasked', async () => {
+    const g = await gate();
+    const settings = {
+      mode: 'always' as const,
+      timeoutMs: 600_000,
+      role: 'operator' as const,
+      maxPending: 3,
+    };
+    const step = (listener: string, callId: string) =>
+      approvalStep(g, {
+        ...ask({ listener, callId, settings }),
+        definition: { sideEffect: true, source: 'native' as const, readOnly: false },
+      });
+    // 30 calls at once, as one agent turn makes them.
+    const flood = Array.from({ length: 30 }, (_, i) => step('ops', `m-1.call-${i}`));
+    const refusals = (await Promise.all(flood.slice(3))) as Array<{ code: string; message: string }>;
+    expect(refusals.every((r) => r?.code === 'ApprovalDenied')).toBe(true);
+    expect(refusals[0]!.message).toMatch(/3 calls of run_command by ops wait for approval already/);
+    const listed = await until(async () => {
+      const now = await g.list();
+      return now.length >= 3 ? now : undefined;
+    }, 'the first three approvals');
+    expect(listed.map((a) => a.call_id).sort()).toEqual(['m-1.call-0', 'm-1.call-1', 'm-1.call-2']);
+
+    // The same call asked again (a restart re-runs it) finds its approval; another listener asks as usual.
+    const again = step('ops', 'm-1.call-0');
+    const other = step('auditor', 'm-2.call-0');
+    await until(async () => (await g.list()).length === 4, 'the re-asked call and the other listener');
+    // A decision frees a place for a new call.
+    await g.decide(listed[0]!.id, 'denied', 'ops', 'no', anyRole);
+    const next = step('ops', 'm-1.call-99');
+    await until(async () => (await g.list()).some((a) => a.call_id === 'm-1.call-99'), 'the new call');
+    for (const approval of await g.list()) await g.decide(approval.id, 'denied', 'ops', 'done', anyRole);
+    await Promise.all([...flood.slice(0, 3), again, other, next]);
+  });
+
   it('an approval given for one set of arguments does not let a re-run of the same call id with other arguments through', async () => {
     const g = await gate();
     const first = g.ask(ask({ args: { command: 'ls -l' } }));
@@ -147,7 +185,9 @@ describe('approval attacks', () => {
 
   it('a decision after the time ran out is refused, and the call was denied (timed_out), not run', async () => {
     const g = await gate();
-    const waiting = g.ask(ask({ settings: { mode: 'always', timeoutMs: 60, role: 'operator' } }));
+    const waiting = g.ask(
+      ask({ settings: { mode: 'always', timeoutMs: 60, role: 'operator', maxPending: 20 } }),
+    );
     const { id } = await pendingOne(g);
     const decided = await waiting;
     expect(decided.state).toBe('timed_out');
@@ -159,7 +199,9 @@ describe('approval attacks', () => {
 
   it('an admin-only approval refuses an operator, and stays pending for the admin', async () => {
     const g = await gate();
-    const waiting = g.ask(ask({ settings: { mode: 'always', timeoutMs: 600_000, role: 'admin' } }));
+    const waiting = g.ask(
+      ask({ settings: { mode: 'always', timeoutMs: 600_000, role: 'admin', maxPending: 20 } }),
+    );
     const { id } = await pendingOne(g);
     const operatorOnly = (role: string) => role === 'operator';
     await expect(g.decide(id, 'approved', 'ops', null, operatorOnly)).rejects.toMatchObject({

@@ -122,6 +122,7 @@ describe('loadConfig on valid files', () => {
       approval: 'never',
       approval_timeout_ms: 600_000,
       approval_role: 'operator',
+      approval_max_pending: 20,
     });
     expect(listeners[1]!.config).toMatchObject({ agent: true, max_turns: 3, budget: { tokens: 5000 } });
   });
@@ -134,6 +135,7 @@ describe('loadConfig on valid files', () => {
       approval: 'never',
       approval_timeout_ms: 600_000,
       approval_role: 'operator',
+      approval_max_pending: 20,
     });
     expect(listeners[0]!.config.tool_config.fetch_url!.max_result_bytes).toBe(2048);
     const { config } = await loadConfig(fixture('broadcast.yaml'), { env: {} });

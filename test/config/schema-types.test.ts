@@ -94,6 +94,7 @@ const toolConfig: Presence<ToolConfig> = {
   approval: 'optional', // likewise
   approval_timeout_ms: 'optional',
   approval_role: 'optional',
+  approval_max_pending: 'optional',
 };
 const tools: Presence<ToolsSection> = {
   revocations_file: 'always',

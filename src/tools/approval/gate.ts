@@ -60,6 +60,8 @@ export class ApprovalGate {
   readonly #waiters = new Map<string, Set<(approval: Approval) => void>>();
   /** Approvals this process is deciding right now: their waiters hear of it from #settle, audited first. */
   readonly #settling = new Set<string>();
+  /** Calls asking or waiting in this process, by listener and tool (bounded by settings.maxPending). */
+  readonly #asking = new Map<string, number>();
 
   constructor(options: ApprovalGateOptions) {
     this.#store = new ApprovalStore(options.store);
@@ -72,9 +74,33 @@ export class ApprovalGate {
     return () => this.#observers.delete(observer);
   }
 
-  /** Waits for the decision on this call (asking for it if it is new) and returns it. */
+  /**
+   * Waits for the decision on this call (asking for it if it is new) and returns it. Throws
+   * ApprovalError('approval.too_many') for a new call when `settings.maxPending` calls of the same
+   * listener and tool ask or wait here already: one agent turn cannot bury the approvers (and
+   * push other listeners' approvals off the list) under a flood of requests.
+   */
   async ask(ask: ApprovalAsk): Promise<Approval> {
     const id = approvalId(ask);
+    const key = `${ask.listener}\u0000${ask.tool}`;
+    // Counted before the first await, so calls made at once (one agent turn) are counted too.
+    if ((this.#asking.get(key) ?? 0) >= ask.settings.maxPending && !(await this.#store.get(id))) {
+      throw new ApprovalError(
+        'approval.too_many',
+        `${ask.settings.maxPending} calls of ${ask.tool} by ${ask.listener} wait for approval already (approval_max_pending); no approval was asked for this one`,
+      );
+    }
+    this.#asking.set(key, (this.#asking.get(key) ?? 0) + 1);
+    try {
+      return await this.#ask(id, ask);
+    } finally {
+      const left = (this.#asking.get(key) ?? 1) - 1;
+      if (left > 0) this.#asking.set(key, left);
+      else this.#asking.delete(key);
+    }
+  }
+
+  async #ask(id: string, ask: ApprovalAsk): Promise<Approval> {
     const now = Date.now();
     const request: Requested = {
       id,

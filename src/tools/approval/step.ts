@@ -4,6 +4,7 @@
  * waits without holding its call id, so a restart while it waits leaves nothing "in doubt", and the
  * re-run of the same call finds its approval again (see gate.ts) and acts once when approved.
  */
+import { ApprovalError } from '../../errors.ts';
 import type { ToolFailureCode } from '../failure-codes.ts';
 import type { Refusal } from '../run-tool.ts';
 import type { ToolDefinition } from '../types.ts';
@@ -33,6 +34,9 @@ export async function approvalStep(
   let decided: Awaited<ReturnType<ApprovalGate['ask']>>;
   try {
     decided = await gate.ask({ ...ask, why });
+  } catch (error) {
+    if (error instanceof ApprovalError && error.code === 'approval.too_many') return denied(error.message);
+    throw error;
   } finally {
     waiting?.(false);
   }

@@ -1,6 +1,6 @@
 /**
  * Human approval of tool calls: the settings (tool_config `approval`, `approval_timeout_ms`,
- * `approval_role`), what an approval looks like in the API, and why a call needs one.
+ * `approval_role`, `approval_max_pending`), what an approval looks like in the API, and why a call needs one.
  */
 import type { ToolDefinition } from '../types.ts';
 
@@ -17,10 +17,12 @@ export interface ApprovalSettings {
   mode: ApprovalMode;
   timeoutMs: number;
   role: ApprovalRole;
+  /** Calls of this listener and tool that may wait for a person at once, per daemon. */
+  maxPending: number;
 }
 
 export function defaultApprovalSettings(): ApprovalSettings {
-  return { mode: 'never', timeoutMs: 600_000, role: 'operator' };
+  return { mode: 'never', timeoutMs: 600_000, role: 'operator', maxPending: 20 };
 }
 
 /** An approval as the API, the CLI, the stream and the store show it (README "Approval"). */
