@@ -1,8 +1,9 @@
 /**
  * A consumed MCP server's life: list_changed relists, a changed description (rug pull) is refused
  * until signed again, a killed server is restarted with its tools unavailable meanwhile, a timeout
- * cancels the request on the server, a lazy server starts at its first call, and annotations count
- * only when tool_config trusts the server.
+ * cancels the request on the server, a lazy server starts at its first call, a server that never
+ * answers delays the start by startup_timeout_ms only, and annotations count only when tool_config
+ * trusts the server.
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -120,6 +121,29 @@ listeners:
     expect(line).toMatch(
       /\[UNAVAILABLE: server broken is down: its process exited before it was ready; restarting in/,
     );
+  });
+
+  it('a server that never answers holds the start for startup_timeout_ms, not for its shutdown too', async () => {
+    const o = await tempOrganism(`mcp_servers:
+  - name: mute
+    command: /bin/sleep
+    args: ["300"]
+    startup_timeout_ms: 1000
+    capabilities: { thing: read }
+listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [mute.thing]
+`);
+    const warnings: string[] = [];
+    const started = performance.now();
+    runtime = await startRuntime(o, {}, warnings);
+    const ms = performance.now() - started;
+    expect(warnings.join('\n')).toMatch(/server mute is down: could not start: connecting took over 1000 ms/);
+    // A process that ignores its stdin takes the SDK ~2 s and a SIGTERM, then ~2 s more and a
+    // SIGKILL, to close: awaited, the start took ~5 s here.
+    expect(ms).toBeLessThan(4_000);
   });
 
   it('a server run without a sandbox is warned about at every start', async () => {

@@ -156,7 +156,10 @@ export class McpConnection {
     } catch (error) {
       if (generation === this.#generation) {
         this.#client = undefined;
-        await client?.close().catch(() => {});
+        // Not awaited: closing a stdio server that ignores its stdin waits ~2 s, then SIGTERM and
+        // ~2 s more before SIGKILL, and the daemon's start would wait that on top of
+        // startup_timeout_ms. It ends in the background; a restart starts a new process.
+        void client?.close().catch(() => {});
         this.#down(`could not start: ${message(error)}`);
       }
       // #reason names the server already ("server fs is down: ..."): not twice.
