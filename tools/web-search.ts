@@ -5,6 +5,8 @@
  * agent only supplies the query. The API key is read from the environment at each call and is only
  * ever put in the request header.
  */
+
+import { schemaDefault } from '../src/config/schema.ts';
 import type { WebSearchSection } from '../src/config/types.ts';
 import { SearchError } from '../src/errors.ts';
 import type { ToolDefinition, ToolRunContext, ToolServices } from '../src/tools/types.ts';
@@ -27,7 +29,6 @@ export const SEARCH_DEFAULTS = Object.freeze({
   numResults: 5,
   maxResults: 20,
   maxQueryLength: 400,
-  timeoutMs: 10_000,
   /** A page of search results is tens of KiB; anything near this is not a search answer. */
   maxAnswerBytes: 4 * 1024 * 1024,
 });
@@ -103,7 +104,7 @@ const webSearch: ToolDefinition<WebSearchArgs, WebSearchResult> = {
         `num_results must be a whole number from 1 to ${SEARCH_DEFAULTS.maxResults}`,
       );
     }
-    const timeoutMs = section.timeout_ms ?? SEARCH_DEFAULTS.timeoutMs;
+    const timeoutMs = section.timeout_ms ?? schemaDefault<number>('web_search.timeout_ms');
     const { url, headers } = provider.request(query, count, section, ctx.services.env ?? process.env);
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = AbortSignal.any([ctx.signal, deadline]);

@@ -6,6 +6,7 @@
  */
 import type { Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
+import { schemaDefault } from '../../src/config/schema.ts';
 import { MailError } from '../../src/errors.ts';
 import type { ToolServices } from '../../src/tools/types.ts';
 import { parseAddress } from './mail-headers.ts';
@@ -25,9 +26,8 @@ export interface SmtpSettings {
   socketTimeoutMs: number;
 }
 
+/** The section's defaults (port, secure) are organism.schema.json's; these are not settings there. */
 export const SMTP_DEFAULTS = {
-  port: 587,
-  secure: false,
   connectionTimeoutMs: 10_000,
   greetingTimeoutMs: 10_000,
   socketTimeoutMs: 30_000,
@@ -44,8 +44,8 @@ export function smtpSettings(
   if (raw === undefined || raw === null || typeof raw !== 'object') return undefined;
   return {
     host: String(raw.host ?? ''),
-    port: typeof raw.port === 'number' ? raw.port : SMTP_DEFAULTS.port,
-    secure: typeof raw.secure === 'boolean' ? raw.secure : SMTP_DEFAULTS.secure,
+    port: typeof raw.port === 'number' ? raw.port : schemaDefault<number>('smtp.port'),
+    secure: typeof raw.secure === 'boolean' ? raw.secure : schemaDefault<boolean>('smtp.secure'),
     user: typeof raw.user === 'string' ? raw.user : undefined,
     passwordEnv: typeof raw.password_env === 'string' ? raw.password_env : undefined,
     ...(env === undefined ? {} : { env }),
