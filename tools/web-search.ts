@@ -5,7 +5,6 @@
  * agent only supplies the query. The API key is read from the environment at each call and is only
  * ever put in the request header.
  */
-
 import { schemaDefault } from '../src/config/schema.ts';
 import type { WebSearchSection } from '../src/config/types.ts';
 import { SearchError } from '../src/errors.ts';

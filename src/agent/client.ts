@@ -43,7 +43,7 @@ export class LlmClient {
   readonly #options: LlmClientOptions;
   readonly #logger: AgentLogger | undefined;
   readonly #status: BackendStatus[];
-  #settings: string;
+  readonly #settings: string;
   #next = 0;
 
   constructor(
@@ -61,11 +61,8 @@ export class LlmClient {
     this.#options = { ...defaultLlmClientOptions(), ...options };
     this.#logger = logger;
     this.#status = status ?? backends.map((b) => ({ label: b.provider.label, available: true }));
-    this.#settings = JSON.stringify({
-      strategy: this.#strategy,
-      retries: this.#retries,
-      status: this.#status,
-    });
+    // fromConfig passes the whole `llm:` section as `settings`.
+    this.#settings = JSON.stringify({ settings, status: this.#status });
   }
 
   /**
@@ -128,9 +125,7 @@ export class LlmClient {
           : ''
       }`,
     );
-    const client = new LlmClient(backends, section, options, create.logger, status);
-    client.#settings = JSON.stringify({ section, status });
-    return client;
+    return new LlmClient(backends, section, options, create.logger, status);
   }
 
   /** Every configured backend, available or not, in order. */

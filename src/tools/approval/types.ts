@@ -2,6 +2,7 @@
  * Human approval of tool calls: the settings (tool_config `approval`, `approval_timeout_ms`,
  * `approval_role`, `approval_max_pending`), what an approval looks like in the API, and why a call needs one.
  */
+import { schemaDefault } from '../../config/schema.ts';
 import type { ToolDefinition } from '../types.ts';
 
 export const APPROVAL_MODES = ['never', 'destructive', 'always'] as const;
@@ -21,8 +22,15 @@ export interface ApprovalSettings {
   maxPending: number;
 }
 
+/** organism.schema.json's defaults of a tool_config entry's approval keys. */
 export function defaultApprovalSettings(): ApprovalSettings {
-  return { mode: 'never', timeoutMs: 600_000, role: 'operator', maxPending: 20 };
+  const key = (name: string) => `listeners[].tool_config.*.${name}`;
+  return {
+    mode: schemaDefault<ApprovalMode>(key('approval')),
+    timeoutMs: schemaDefault<number>(key('approval_timeout_ms')),
+    role: schemaDefault<ApprovalRole>(key('approval_role')),
+    maxPending: schemaDefault<number>(key('approval_max_pending')),
+  };
 }
 
 /** An approval as the API, the CLI, the stream and the store show it (README "Approval"). */
