@@ -377,6 +377,12 @@ export class ServerError extends OrganismError<
 /** A hot reload could not be applied; the running organism is unchanged. */
 export class ReloadError extends OrganismError<'reload.in_progress' | 'reload.failed'> {}
 
+/**
+ * A lock the OS releases (src/storage/dir-lock.ts) is held by a live process (`lock.held`; the
+ * holder's answer, its pid and what it added, in `details.holder`), or cannot be made (`lock.io`).
+ */
+export class LockError extends OrganismError<'lock.held' | 'lock.io'> {}
+
 /** The bus journal (memory transport, see src/bus/journal) could not be written or read. */
 export class JournalError extends OrganismError<'journal.io'> {}
 
