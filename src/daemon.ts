@@ -23,17 +23,21 @@ import { loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
 import { createDaemonApprovals, recordApprovals, usesApproval } from './daemon/approvals.ts';
 import { ensureOrganismFolders } from './daemon/folders.ts';
+import { daemonRuntimeState } from './daemon/runtime-state.ts';
 import { createOrganismService } from './daemon/service.ts';
 import { RELEASE_TIMEOUT_MS } from './daemon/shutdown.ts';
 import { type DaemonState, listenerSpecs, sanitizedConfig } from './daemon/state.ts';
 import { auditTee, SwappableTools } from './daemon/tools.ts';
+import { ownApi } from './guard/own-api.ts';
 import { createLogger } from './observability/logger.ts';
 import { metrics, metricsRegistry, recordDelivery } from './observability/metrics.ts';
 import { packageFile } from './package-root.ts';
+import { closeInheritedFds } from './sandbox/index.ts';
 import { removeAddressFile, writeAddressFile } from './server/address-file.ts';
-import { Authenticator, assertSafeBind } from './server/auth.ts';
+import { Authenticator, assertSafeBind, localCredential } from './server/auth.ts';
 import { EventHub } from './server/events.ts';
 import { type RunningServer, startHttpServer } from './server/http.ts';
+import { ensureLocalToken } from './server/local-token.ts';
 import { RateLimiter } from './server/rate-limit.ts';
 import type { OrganismService, ReloadReport } from './server/service.ts';
 import { startTelemetry, type Telemetry } from './telemetry/index.ts';
@@ -62,6 +66,8 @@ export interface Daemon {
   readonly agents: AgentRuntime;
   service: OrganismService;
   url: string;
+  /** The local API token (admin) and its file, `<data_dir>/api-token`. */
+  localToken: { token: string; path: string };
   logger: Logger;
   /** Same as POST /api/v1/organism/reload; throws ConfigError (with every issue) and changes nothing then. */
   reload(by?: string): Promise<ReloadReport>;
@@ -87,13 +93,25 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const logger =
     options.logger ?? createLogger({ level: config.organism.log_level, organism: config.organism.name });
   const listenHost = options.host ?? config.server.host;
+  // Before any program starts: fds a launcher left open must not reach them (src/sandbox/fds.ts).
+  const inherited = closeInheritedFds();
+  if (inherited.length > 0)
+    logger.warn(
+      { component: 'sandbox', fds: inherited },
+      `closed ${inherited.length} file descriptor(s) inherited without close-on-exec (${inherited.map((f) => `${f.fd} -> ${f.target}`).join(', ')}): programs the tools start would have got them`,
+    );
 
   // Refused before anything opens a file: an API on the network with no tokens.
-  const auth = Authenticator.fromConfig(config.auth, env);
-  assertSafeBind(listenHost, auth);
+  assertSafeBind(listenHost, Authenticator.fromConfig(config.auth, env));
 
   // A fresh organism has neither folder yet: make them before anything uses them.
   await ensureOrganismFolders(config);
+  // The credential of this machine's CLI and dashboard (every route needs one, tokens or not);
+  // known to every redaction point before anything could log it.
+  const localToken = await ensureLocalToken(config.organism.data_dir);
+  knownSecrets.set('local-token', [localToken.token]);
+  for (const warning of localToken.warnings) logger.warn({ component: 'server' }, warning);
+  const auth = Authenticator.fromConfig(config.auth, env, localCredential(localToken.token));
 
   const hub = new EventHub();
   // The audit chain's key, from the environment or a file outside data_dir (created at first start).
@@ -318,6 +336,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     throw error;
   }
   const running = server;
+  // No tool may call this API, whatever its grants (the web guard and MCP HTTP servers check it).
+  const apiOwner = {};
+  ownApi.set(apiOwner, { host: listenHost, port: running.port });
   // Where the CLI finds this daemon (`organism status` after `run --port 0`); removed at close.
   await writeAddressFile(config.organism.data_dir, running.url).catch((error: unknown) =>
     logger.warn({ err: error }, 'could not write the daemon address file; the CLI needs --url'),
@@ -350,6 +371,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     },
     service,
     url: running.url,
+    localToken: { token: localToken.token, path: localToken.path },
     logger,
     reload: (by = 'api') => service.reload(by),
     close(drainMs) {
@@ -361,6 +383,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         // past drain_timeout_ms + 2 s (daemon/shutdown.ts); what is not acknowledged by then
         // stays in Redis for another daemon.
         await within(running.close(), RELEASE_TIMEOUT_MS);
+        ownApi.delete(apiOwner);
         await removeAddressFile(config.organism.data_dir, running.url).catch(() => {});
         const result = await bus.stop(drainMs);
         await within(backend.close(), RELEASE_TIMEOUT_MS);

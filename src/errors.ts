@@ -368,10 +368,15 @@ export class AuthError extends OrganismError<'auth.required' | 'auth.invalid' | 
 
 /**
  * The HTTP API could not start as configured (an address beyond loopback with no tokens, a token
- * env var that is unset), or turned a request away to protect itself (rate limit, overload).
+ * env var that is unset, a local token file it cannot keep private), or turned a request away to
+ * protect itself (rate limit, overload).
  */
 export class ServerError extends OrganismError<
-  'server.unsafe_bind' | 'server.auth_env' | 'server.rate_limited' | 'server.overloaded'
+  | 'server.unsafe_bind'
+  | 'server.auth_env'
+  | 'server.rate_limited'
+  | 'server.overloaded'
+  | 'server.local_token'
 > {}
 
 /** A hot reload could not be applied; the running organism is unchanged. */
@@ -419,5 +424,5 @@ export class WaitTimeoutError extends fixedCode('testing.timeout', (what: string
 
 /** An MCP server (consumed) or the organism's own MCP endpoint: down, refusing, too slow, or off-protocol. */
 export class McpError extends OrganismError<
-  'mcp.unavailable' | 'mcp.tool' | 'mcp.timeout' | 'mcp.protocol' | 'mcp.config'
+  'mcp.unavailable' | 'mcp.tool' | 'mcp.timeout' | 'mcp.protocol' | 'mcp.config' | 'mcp.refused'
 > {}

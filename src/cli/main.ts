@@ -26,6 +26,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   kill: () => import('./commands/kill.ts'),
   reload: () => import('./commands/reload.ts'),
   mcp: () => import('./commands/mcp.ts'),
+  dashboard: () => import('./commands/dashboard.ts'),
 };
 
 export async function main(argv: string[], io: CommandIo = processIo()): Promise<number> {

@@ -93,7 +93,8 @@ async function prepareAndApply(state: DaemonState, by: string): Promise<ReloadRe
 
   let auth: Authenticator;
   try {
-    auth = Authenticator.fromConfig(config.auth, loaded.env);
+    // The local token is the data dir's, not organism.yaml's: it stays.
+    auth = Authenticator.fromConfig(config.auth, loaded.env, state.auth.local);
   } catch (error) {
     throw new ConfigError([{ file: config.file, path: 'auth.tokens', message: (error as Error).message }]);
   }

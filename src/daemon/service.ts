@@ -50,7 +50,11 @@ export function createOrganismService(state: DaemonState): OrganismService {
         threads: { live: stats.threads, in_history: history.threadCount },
         messages: { in_flight: stats.inFlight, recorded: history.totalAppended },
         memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed },
-        auth: { enabled: state.auth.enabled, tokens: state.auth.describe() },
+        auth: {
+          enabled: state.auth.enabled,
+          local_token: state.auth.local !== undefined,
+          tokens: state.auth.describe(),
+        },
         history: {
           persisted: historyLog !== undefined,
           dir: historyLog?.dir ?? null,

@@ -46,6 +46,18 @@ export function asIp(host: string): { address: string; family: 4 | 6 } | null {
   return n === null ? null : { address: dotted(n), family: 4 };
 }
 
+/**
+ * `address` in canonical form, or the IPv4 address it carries when it embeds one
+ * (::ffff:127.0.0.1 and ::ffff:7f00:1 are 127.0.0.1), so two spellings of one place compare equal.
+ * Null when it is not an IP address.
+ */
+export function canonicalAddress(address: string): string | null {
+  const ip = asIp(address);
+  if (ip === null) return null;
+  if (ip.family === 4) return ip.address;
+  return embeddedIPv4(ipaddr.IPv6.parse(ip.address)) ?? ip.address;
+}
+
 export type AddressRule =
   | 'web.metadata'
   | 'web.loopback'

@@ -8,10 +8,14 @@
  * tool_config keys read here: allowed_domains, blocked_domains (exact host, or `*.x` for the
  * subdomains of x, not x itself), allow_loopback (true lets 127/8, ::1 and localhost through, for
  * local services and tests), allowed_ports (ports otherwise refused as risky).
+ *
+ * The daemon's own API (own-api.ts) is refused under every address that reaches it, whatever
+ * allow_loopback says: `web.own_api`.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { ToolConfig } from '../config/types.ts';
 import { type AddressClass, asIp, classifyAddress } from './ip.ts';
+import { ownApi } from './own-api.ts';
 import { allow, deny, type Verdict } from './types.ts';
 
 export interface ResolvedAddress {
@@ -129,13 +133,19 @@ function staticCheck(raw: string, config: ToolConfig): { verdict: Verdict; parse
   }
 
   const loopbackOk = config.allow_loopback === true;
+  const port = portOf(url);
   if (ip) {
     const cls = classifyAddress(ip.address);
     if (cls && !(cls.rule === 'web.loopback' && loopbackOk))
       return { verdict: addressDenial(cls, host, ip.address) };
+    const own = ownApiDenial(host, ip.address, port);
+    if (own) return { verdict: own };
   } else {
     const named = nameClass(host);
     if (named && !(named.rule_id === 'web.loopback' && loopbackOk)) return { verdict: named };
+    // localhost and *.localhost are loopback whatever a resolver says.
+    const own = named?.rule_id === 'web.loopback' ? ownApiDenial(host, '127.0.0.1', port) : null;
+    if (own) return { verdict: own };
   }
 
   const allowed = config.allowed_domains === undefined ? null : domainList(config.allowed_domains);
@@ -220,6 +230,8 @@ export async function resolveAndCheck(
         addresses: [],
       };
     }
+    const own = ownApiDenial(parsed.host, ip!.address, portOf(parsed.url));
+    if (own) return { verdict: own, url: parsed.url, addresses: [] };
     addresses.push(ip!);
   }
   return { verdict, url: parsed.url, addresses };
@@ -238,6 +250,25 @@ function addressDenial(cls: AddressClass, host: string, address: string): Verdic
       ? 'Fetch public URLs only; loopback needs allow_loopback: true in this tool’s tool_config.'
       : 'Fetch public URLs only; internal and cloud-metadata addresses are never fetched.';
   return deny(cls.rule, `${via} ${cls.what}.`, suggestion, address);
+}
+
+/** The port a URL connects to: its own, or its scheme's. */
+function portOf(url: URL): number {
+  if (url.port !== '') return Number(url.port);
+  return url.protocol === 'https:' ? 443 : 80;
+}
+
+/** `web.own_api` when `address`:`port` reaches this daemon's API, else null. */
+function ownApiDenial(host: string, address: string, port: number): Verdict | null {
+  const endpoint = ownApi.reached(address, port);
+  if (!endpoint) return null;
+  const via = host === address || asIp(host)?.address === address ? host : `${host} (${address})`;
+  return deny(
+    'web.own_api',
+    `${via} port ${port} is this organism's own API, which no tool may call (it would act as a person: approve, inject, reload).`,
+    'Tools reach the organism through messages and granted tools, never its API; allow_loopback does not open it.',
+    `${address}:${port}`,
+  );
 }
 
 /** Host names that lead to local or internal services whatever DNS says. */

@@ -57,7 +57,7 @@ async function readAddress(file: string): Promise<DaemonAddress | undefined> {
 }
 
 /** A daemon on every interface (0.0.0.0, ::) is reached on this machine's loopback. */
-function reachable(url: string): string {
+export function reachable(url: string): string {
   const parsed = new URL(url);
   if (parsed.hostname === '0.0.0.0') parsed.hostname = '127.0.0.1';
   else if (parsed.hostname === '[::]') parsed.hostname = '[::1]';

@@ -3,24 +3,29 @@
  *
  * Tokens come from organism.yaml `auth.tokens`: each names an environment variable holding the
  * token (`token_env`) or gives the token's hex SHA-256 (`sha256`), so the token itself need not
- * be stored anywhere. Only SHA-256 digests are kept in memory; a presented token is hashed and
- * compared with every configured digest in constant time (no early exit, timingSafeEqual), so
- * the answer's timing says nothing about how close a guess was.
+ * be stored anywhere. Besides them, the daemon's local token (local-token.ts: `<data_dir>/api-token`)
+ * is always accepted, as `local` with the admin role: it is what the CLI and the dashboard on the
+ * same machine use without setup. Only SHA-256 digests are kept in memory; a presented token is
+ * hashed and compared with every digest in constant time (no early exit, timingSafeEqual), so the
+ * answer's timing says nothing about how close a guess was.
  *
  * Roles are ordered: viewer (reads) < operator (also injects) < admin (also kills, pauses, reloads).
- * With no tokens configured the API is open and every caller is `anonymous` with the admin role;
- * the server then refuses to listen anywhere but loopback (see assertSafeBind).
+ * Every route but /healthz and the dashboard's files needs a credential, also on loopback and also
+ * with no auth.tokens: an open loopback API would let any tool that reaches loopback (run_command
+ * with network: true) act as a person. With no auth.tokens the server listens on loopback only
+ * (see assertSafeBind).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuthSection } from '../config/types.ts';
 import { AuthError, ServerError } from '../errors.ts';
+import { LOCAL_TOKEN_NAME } from './local-token.ts';
 
 export type Role = 'viewer' | 'operator' | 'admin';
 
 const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
 
 export interface Principal {
-  /** The token's name from organism.yaml (logs and audit), or `anonymous` when auth is off. */
+  /** The token's name from organism.yaml (logs and audit), or `local` for the local token. */
   name: string;
   role: Role;
 }
@@ -34,21 +39,44 @@ interface Credential {
   digest: Buffer;
 }
 
+/** The local token as the authenticator keeps it: its digest only. */
+export interface LocalCredential {
+  readonly digest: Buffer;
+}
+
+export function localCredential(token: string): LocalCredential {
+  return { digest: sha256(token) };
+}
+
 export class Authenticator {
   readonly #credentials: readonly Credential[];
+  readonly #configured: number;
+  readonly #local: LocalCredential | undefined;
 
-  private constructor(credentials: Credential[]) {
-    this.#credentials = credentials;
+  private constructor(configured: Credential[], local: LocalCredential | undefined) {
+    this.#configured = configured.length;
+    this.#local = local;
+    this.#credentials = local
+      ? [...configured, { name: LOCAL_TOKEN_NAME, role: 'admin', digest: local.digest }]
+      : configured;
   }
 
   /**
    * Reads every token now (a missing or short env var is an error naming the variable, never its
    * value), so a bad setup fails at start or at reload, not at the first request.
    */
-  static fromConfig(auth: AuthSection | undefined, env: NodeJS.ProcessEnv = process.env): Authenticator {
+  static fromConfig(
+    auth: AuthSection | undefined,
+    env: NodeJS.ProcessEnv = process.env,
+    local?: LocalCredential,
+  ): Authenticator {
     const credentials: Credential[] = [];
     const problems: string[] = [];
     for (const token of auth?.tokens ?? []) {
+      if (token.name === LOCAL_TOKEN_NAME) {
+        problems.push(`auth token '${token.name}': the name is the daemon's local token's; choose another`);
+        continue;
+      }
       if (token.sha256) {
         credentials.push({ name: token.name, role: token.role, digest: Buffer.from(token.sha256, 'hex') });
         continue;
@@ -66,25 +94,35 @@ export class Authenticator {
       }
     }
     if (problems.length > 0) throw new ServerError('server.auth_env', problems.join('; '));
-    return new Authenticator(credentials);
+    return new Authenticator(credentials, local);
   }
 
-  /** False when no tokens are configured: the API is open (loopback only). */
+  /** True when organism.yaml configures tokens; false leaves only the local token (loopback only). */
   get enabled(): boolean {
-    return this.#credentials.length > 0;
+    return this.#configured > 0;
+  }
+
+  /** The local token's digest, for the authenticator a reload builds. */
+  get local(): LocalCredential | undefined {
+    return this.#local;
   }
 
   /** Names and roles of the configured tokens (no digests), for the organism endpoint. */
   describe(): Array<{ name: string; role: Role }> {
-    return this.#credentials.map(({ name, role }) => ({ name, role }));
+    return this.#credentials.slice(0, this.#configured).map(({ name, role }) => ({ name, role }));
   }
 
-  /** The caller behind an `Authorization` header; throws AuthError (401) when there is none or it is unknown. */
+  /**
+   * The caller behind an `Authorization` header; throws AuthError (401) when there is none or it is
+   * unknown. With no credential at all (no tokens, no local token) nothing is accepted.
+   */
   authenticate(header: string | undefined): Principal {
-    if (!this.enabled) return { name: 'anonymous', role: 'admin' };
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
     if (!match) {
-      throw new AuthError('auth.required', 'this API needs `Authorization: Bearer <token>`');
+      throw new AuthError(
+        'auth.required',
+        "this API needs `Authorization: Bearer <token>`: an API token, or on the daemon's machine the local token in <data_dir>/api-token (the CLI finds it; `organism dashboard` prints a signed-in link)",
+      );
     }
     const presented = sha256(match[1]!);
     let found: Credential | undefined;
@@ -123,7 +161,10 @@ export function isLoopbackHost(host: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
-/** Listening beyond loopback with an open API would hand the organism to the network: refused. */
+/**
+ * Beyond loopback only with tokens of organism.yaml: the local token is for this machine's CLI and
+ * browser, not a network credential to hand out.
+ */
 export function assertSafeBind(host: string, auth: Authenticator): void {
   if (!isLoopbackHost(host) && !auth.enabled) {
     throw new ServerError(

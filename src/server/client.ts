@@ -1,13 +1,16 @@
 /**
  * A small client of the daemon's API for the CLI (`organism status`, `threads`, `tail`...). The token
  * comes from an environment variable (ORGANISM_TOKEN unless `--token-env` names another), never
- * from a flag: a flag would show in `ps` and in shell history.
+ * from a flag: a flag would show in `ps` and in shell history. Without one, the daemon of the
+ * organism.yaml in use (found through its data dir) is sent that data dir's local token, so the CLI
+ * on the daemon's machine needs no setup; no other address is ever sent it.
  */
 import WebSocket from 'ws';
 import { readDataDir } from '../config/data-dir.ts';
 import { loadConfig, type OrganismConfig } from '../config/index.ts';
 import { ConfigError, type ConfigIssue, OrganismError, UsageError } from '../errors.ts';
 import { liveDaemonAddress } from './address-file.ts';
+import { readLocalToken } from './local-token.ts';
 
 export const DEFAULT_TOKEN_ENV = 'ORGANISM_TOKEN';
 
@@ -15,6 +18,8 @@ export interface DaemonTarget {
   url: string;
   token: string | undefined;
   tokenEnv: string;
+  /** Where the token came from: the environment variable, or the data dir's local token file. */
+  tokenSource?: 'env' | 'local';
 }
 
 /** The environment variable naming the daemon's address when --url is not given. */
@@ -23,7 +28,8 @@ export const URL_ENV = 'ORGANISM_URL';
 /**
  * The daemon's address, first found of: `--url`; $ORGANISM_URL; the address the running daemon
  * wrote into its data_dir (`daemon.json`, ignored when its process is gone); organism.yaml's
- * server.host and server.port. Plus the token from the environment.
+ * server.host and server.port. The token: the environment's, else the local token of the data
+ * dir whose live daemon is at that address.
  */
 export async function resolveTarget(
   values: { url?: string | undefined; config: string; 'token-env'?: string | undefined },
@@ -32,32 +38,61 @@ export async function resolveTarget(
   const tokenEnv = values['token-env'] ?? DEFAULT_TOKEN_ENV;
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv))
     throw new UsageError(`--token-env must name an environment variable, not '${tokenEnv}'`);
-  const url = values.url || env[URL_ENV] || (await addressFromConfig(values.config, env));
+  const given = values.url || env[URL_ENV];
+  // With an address given, the config is read only to recognize its daemon (and may be absent).
+  const located = given
+    ? await locate(values.config, env).catch(() => undefined)
+    : await locate(values.config, env);
+  const url = given || located!.url;
   if (!/^https?:\/\/[^/]/.test(url)) {
     const from = values.url ? '--url' : URL_ENV;
     throw new UsageError(`${from} must be an http:// or https:// address, not '${url}'`);
   }
-  return { url: url.replace(/\/+$/, ''), token: env[tokenEnv] || undefined, tokenEnv };
+  const target = { url: url.replace(/\/+$/, ''), tokenEnv };
+  const fromEnv = env[tokenEnv];
+  if (fromEnv) return { ...target, token: fromEnv, tokenSource: 'env' };
+  // Only to the address this data dir's live daemon wrote: never to a server squatting its port.
+  const local =
+    located?.live !== undefined && sameOrigin(located.live, url)
+      ? await readLocalToken(located.dataDir)
+      : undefined;
+  return local ? { ...target, token: local, tokenSource: 'local' } : { ...target, token: undefined };
+}
+
+interface Located {
+  url: string;
+  dataDir: string;
+  /** The URL in daemon.json when its daemon is alive. */
+  live?: string;
 }
 
 /**
  * The running daemon's address from its data_dir, else the server section's. A file the loader
  * refuses (edited, and about to be reloaded) still leads to the daemon through its data_dir.
  */
-async function addressFromConfig(file: string, env: NodeJS.ProcessEnv): Promise<string> {
+async function locate(file: string, env: NodeJS.ProcessEnv): Promise<Located> {
   let config: OrganismConfig;
   try {
     ({ config } = await loadConfig(file, { env, loadModules: false }));
   } catch (error) {
     const dataDir = error instanceof ConfigError ? await readDataDir(file, env) : undefined;
     const running = dataDir === undefined ? undefined : await liveDaemonAddress(dataDir);
-    if (running) return running.url;
+    if (running && dataDir !== undefined) return { url: running.url, dataDir, live: running.url };
     throw error;
   }
-  const running = await liveDaemonAddress(config.organism.data_dir);
-  if (running) return running.url;
+  const dataDir = config.organism.data_dir;
+  const running = await liveDaemonAddress(dataDir);
+  if (running) return { url: running.url, dataDir, live: running.url };
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
-  return `http://${host}:${config.server.port}`;
+  return { url: `http://${host}:${config.server.port}`, dataDir };
+}
+
+function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
 }
 
 /** A failed API call: the status and the API's error code and message (or why it was unreachable). */
@@ -75,6 +110,15 @@ export class ApiCallError extends OrganismError {
 
 export class DaemonClient {
   constructor(readonly target: DaemonTarget) {}
+
+  /** What to do about a 401, by where the token came from. */
+  #unauthorizedHint(): string {
+    const { token, tokenEnv, tokenSource } = this.target;
+    if (!token)
+      return ` (set ${tokenEnv} to an API token; on the daemon's machine, give --config of its organism.yaml and the CLI finds the local token)`;
+    if (tokenSource === 'local') return ' (the local token in <data_dir>/api-token was not accepted)';
+    return ` (the token in ${tokenEnv} was not accepted)`;
+  }
 
   #headers(): Record<string, string> {
     return this.target.token ? { authorization: `Bearer ${this.target.token}` } : {};
@@ -123,12 +167,7 @@ export class DaemonClient {
       error?: { code: string; message: string; issues?: ConfigIssue[] };
     };
     if (!response.ok) {
-      const hint =
-        response.status === 401
-          ? this.target.token
-            ? ` (the token in ${this.target.tokenEnv} was not accepted)`
-            : ` (set ${this.target.tokenEnv} to an API token)`
-          : '';
+      const hint = response.status === 401 ? this.#unauthorizedHint() : '';
       throw new ApiCallError(
         response.status,
         body.error?.code ?? 'http',
@@ -176,8 +215,7 @@ export class DaemonClient {
             error = (JSON.parse(text) as { error?: typeof error }).error ?? {};
           } catch {}
           const status = res.statusCode ?? 0;
-          const hint =
-            status === 401 && !this.target.token ? ` (set ${this.target.tokenEnv} to an API token)` : '';
+          const hint = status === 401 ? this.#unauthorizedHint() : '';
           reject(
             new ApiCallError(
               status,
@@ -224,4 +262,5 @@ export const CLIENT_OPTIONS = {
 export const CLIENT_HELP = `  -c, --config FILE     organism.yaml of the daemon (default ./organism.yaml): the address the running
                         daemon wrote into its data_dir, else the server section
       --url URL         the daemon's address instead, e.g. http://127.0.0.1:7777 (else $${URL_ENV})
-      --token-env NAME  environment variable holding the API token (default ${DEFAULT_TOKEN_ENV})`;
+      --token-env NAME  environment variable holding the API token (default ${DEFAULT_TOKEN_ENV}); unset,
+                        the daemon of --config's data dir gets its local token (<data_dir>/api-token)`;

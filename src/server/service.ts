@@ -20,7 +20,11 @@ export interface OrganismInfo {
   threads: { live: number; in_history: number };
   messages: { in_flight: number; recorded: number };
   memory: { rss_bytes: number; heap_used_bytes: number };
-  auth: { enabled: boolean; tokens: Array<{ name: string; role: string }> };
+  /**
+   * `enabled`: organism.yaml configures tokens (`tokens`, names and roles); `local_token`: the
+   * data dir's local token (admin) is accepted too. Every route but /healthz needs one of them.
+   */
+  auth: { enabled: boolean; local_token: boolean; tokens: Array<{ name: string; role: string }> };
   history: { persisted: boolean; dir: string | null; pending_lines: number; bytes: number };
   reloads: { applied: number; refused: number; last: string | null };
   stream_clients: number;

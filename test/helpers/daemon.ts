@@ -1,5 +1,8 @@
 /** Runs the real daemon (`bin/organism.js run`) as a child process, as a user would. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -7,6 +10,13 @@ export const ORGANISM_BIN = fileURLToPath(new URL('../../bin/organism.js', impor
 
 export interface DaemonProcess {
   url: string;
+  /**
+   * The daemon's local API token (admin), read from the file its "listening on" record names, as
+   * the CLI on the same machine finds it; undefined for a daemon that names none.
+   */
+  token: string | undefined;
+  /** `{ authorization: 'Bearer <token>' }`, plus `extra`: headers for a fetch of the daemon's API. */
+  headers(extra?: Record<string, string>): Record<string, string>;
   child: ChildProcess;
   /** Everything the daemon wrote to stdout so far (JSON log lines). */
   stdout(): string;
@@ -18,6 +28,24 @@ export interface DaemonProcess {
 
 /** The daemon's "listening on" log record; in JSON the URL ends at the closing quote. */
 export const LISTENING = /listening on (http:\/\/[^\s"]+)/;
+/** The same record's `token_file`: where the daemon keeps its local API token. */
+const TOKEN_FILE = /"token_file":"([^"]+)"/;
+
+/** The local tokens of the daemons started here, by URL: `useTool` acts as the person at that daemon. */
+const tokensByUrl = new Map<string, string>();
+
+/** The local API token of the daemon of `dataDir` (`<data_dir>/api-token`), as the CLI reads it. */
+export async function localToken(dataDir: string): Promise<string> {
+  return (await readFile(join(dataDir, 'api-token'), 'utf8')).trim();
+}
+
+/** `{ authorization: 'Bearer <token>' }` (nothing for no token), plus `extra`. */
+export function bearer(
+  token: string | undefined,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return token ? { authorization: `Bearer ${token}`, ...extra } : { ...extra };
+}
 
 export function startDaemonProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<DaemonProcess> {
   const child = spawn(process.execPath, [ORGANISM_BIN, 'run', '--port', '0', ...args], {
@@ -43,8 +71,13 @@ export function startDaemonProcess(args: string[], env: NodeJS.ProcessEnv = {}):
       const match = LISTENING.exec(out) ?? LISTENING.exec(err);
       if (match) {
         clearTimeout(timer);
+        const tokenFile = TOKEN_FILE.exec(out)?.[1];
+        const token = tokenFile ? readFileSync(tokenFile, 'utf8').trim() : undefined;
+        if (token) tokensByUrl.set(match[1]!, token);
         resolve({
           url: match[1]!,
+          token,
+          headers: (extra = {}) => bearer(token, extra),
           child,
           stdout: () => out,
           stderr: () => err,
@@ -97,7 +130,8 @@ const unescapeXml = (text: string) =>
 
 /**
  * Calls `tool` through a listener running listeners/toolbox.ts, with `organism send --wait`, as a
- * user would; returns the answer's status and its result parsed from JSON.
+ * user would (with the local token of a daemon started by startDaemonProcess, as the CLI finds it
+ * beside its daemon); returns the answer's status and its result parsed from JSON.
  */
 export async function useTool(
   url: string,
@@ -107,7 +141,11 @@ export async function useTool(
 ): Promise<{ status: string; result: any }> {
   const json = JSON.stringify(args).replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
   const payload = `<use-tool><tool>${tool}</tool><args>${json}</args></use-tool>`;
-  const { code, stdout, stderr } = await runCli(['send', '--url', url, '--to', listener, payload, '--wait']);
+  const token = tokensByUrl.get(url);
+  const { code, stdout, stderr } = await runCli(
+    ['send', '--url', url, '--to', listener, payload, '--wait'],
+    token ? { ORGANISM_TOKEN: token } : {},
+  );
   const answer = stdout.split('\n').find((line) => line.startsWith(`${listener} -> api`));
   const status = /<status>([^<]*)<\/status>/.exec(answer ?? '')?.[1];
   const result = /<result>([^<]*)<\/result>/.exec(answer ?? '')?.[1];

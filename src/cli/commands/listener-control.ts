@@ -15,11 +15,11 @@ export function listenerCommand(action: 'pause' | 'resume'): OperatorCommand {
 
 Pauses a listener of the running daemon: messages to it wait in its queue (up to its queue length)
 and none is handled until 'organism resume LISTENER'. Handlers already running finish. Needs an
-admin token when the API has tokens.`
+admin token (on the daemon's machine, its local token is found).`
       : `usage: organism resume LISTENER [--json] [--url URL] [--config FILE] [--token-env NAME]
 
 Resumes a paused listener of the running daemon: what waited in its queue is handled again.
-Needs an admin token when the API has tokens.`;
+Needs an admin token (on the daemon's machine, its local token is found).`;
   return {
     name: action,
     usage,

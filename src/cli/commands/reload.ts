@@ -12,7 +12,7 @@ const RELOAD: OperatorCommand = {
 Makes the running daemon read its organism.yaml (and the .env beside it) again, as SIGHUP does.
 All or nothing: a file with problems is refused with every problem listed (file:line:column), and
 the running organism stays as it was (exit 1). Settings that only a restart applies (server.port...)
-are named. Needs an admin token when the API has tokens.`,
+are named. Needs an admin token: on the daemon's machine, its local token is found.`,
   async act(client, _argument, io, json) {
     const report = await client.post<ReloadReport>('/api/v1/organism/reload');
     if (json) {

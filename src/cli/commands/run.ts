@@ -1,4 +1,5 @@
 import { UsageError } from '../../errors.ts';
+import { signedInLink } from '../../server/local-token.ts';
 import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
 import type { CommandIo } from '../io.ts';
 
@@ -7,7 +8,9 @@ export const summary = 'run the organism: the bus and its HTTP API on 127.0.0.1'
 const HELP = `usage: organism run [--config FILE] [--port N] [--host ADDR]
 
 Starts the daemon. Everything it says goes to stdout: pretty lines on a terminal, JSON lines
-otherwise (a pipe, a file, journald), the "listening on" line included. SIGINT or SIGTERM drains
+otherwise (a pipe, a file, journald), the "listening on" line included, which names the file of
+the local API token (<data_dir>/api-token); on a terminal a signed-in dashboard link follows it
+('organism dashboard' prints it too). SIGINT or SIGTERM drains
 in-flight messages (bus.drain_timeout_ms at most) and exits 0, within bus.drain_timeout_ms + 2 s
 whatever Redis does. Started by npm (npm start, npx organism run), it also stops when npm does.`;
 
@@ -43,7 +46,24 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   // what a service manager, a script or a person needs from it first.
   daemon.logger
     .child({}, { level: 'info' })
-    .info({ url: daemon.url }, `organism '${daemon.config.organism.name}' listening on ${daemon.url}`);
+    .info(
+      { url: daemon.url, token_file: daemon.localToken.path },
+      `organism '${daemon.config.organism.name}' listening on ${daemon.url}`,
+    );
+  // The signed-in link is a credential: for the person at this terminal only, never in the log
+  // (a pipe, a file or journald gets the command that prints it instead).
+  if (daemon.config.server.dashboard !== false) {
+    if (process.stdout.isTTY === true) {
+      process.stdout.write(
+        `\n  Dashboard, signed in (keep this link to yourself): ${signedInLink(daemon.url, daemon.localToken.token)}\n\n`,
+      );
+    } else {
+      daemon.logger.info(
+        { url: daemon.url },
+        "dashboard: 'organism dashboard' prints a signed-in link (API token in the token_file above)",
+      );
+    }
+  }
   await new Promise<void>((resolve) => {
     stop = (signal) => {
       const drainMs = daemon.config.bus.drain_timeout_ms;

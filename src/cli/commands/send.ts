@@ -12,8 +12,8 @@ Posts the payload to the daemon (--url, else $ORGANISM_URL, else the address the
 wrote into its data_dir, else organism.yaml's server section) and prints {"thread", "message"}. With --wait it prints each message of the thread as it arrives and
 returns when the thread has nothing left in flight. --scope limits the tools any listener may use in
 the new thread to those capabilities (read, write, fetch_web, exec_shell, db_read, db_write,
-send_email, post_webhook). A daemon with auth needs an operator token in
-ORGANISM_TOKEN (or the variable --token-env names).`;
+send_email, post_webhook). Needs an operator token in ORGANISM_TOKEN (or the variable --token-env
+names); on the daemon's machine none: the local token of its data dir (<data_dir>/api-token) is used.`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
@@ -58,7 +58,14 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   const body = (await response.json()) as { thread?: string; error?: { code: string; message: string } };
   if (!response.ok || !body.thread) {
-    const hint = response.status === 401 ? ` (set ${target.tokenEnv} to an operator token)` : '';
+    const hint =
+      response.status !== 401
+        ? ''
+        : target.tokenSource === 'local'
+          ? ' (the local token in <data_dir>/api-token was not accepted)'
+          : target.token
+            ? ` (the token in ${target.tokenEnv} was not accepted)`
+            : ` (set ${target.tokenEnv} to an operator token; on the daemon's machine, give --config of its organism.yaml and the local token is found)`;
     io.err(
       `organism send: ${response.status} ${body.error?.code ?? ''}: ${body.error?.message ?? 'unexpected answer'}${hint}`,
     );

@@ -7,7 +7,7 @@ import { parseClientCommand } from '../daemon-client.ts';
 import type { CommandIo } from '../io.ts';
 
 export const summary =
-  'show a running daemon: uptime, threads, queues, reloads (needs ORGANISM_TOKEN with auth)';
+  'show a running daemon: uptime, threads, queues, reloads (the local token, or ORGANISM_TOKEN)';
 
 const HELP = `usage: organism status [--json] [--url URL] [--config FILE] [--token-env NAME]
 
@@ -54,10 +54,11 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       ? `history: on disk in ${info.history.dir} (${mb(info.history.bytes)}, ${info.history.pending_lines} lines pending)`
       : 'history: in memory only (history.max_bytes is 0)',
   );
+  const local = info.auth.local_token ? 'the local token (admin, <data_dir>/api-token)' : '';
   io.out(
     info.auth.enabled
-      ? `auth: ${info.auth.tokens.map((t) => `${t.name} (${t.role})`).join(', ')}`
-      : 'auth: off (the API answers anyone on this machine)',
+      ? `auth: ${info.auth.tokens.map((t) => `${t.name} (${t.role})`).join(', ')}${local ? `, ${local}` : ''}`
+      : `auth: ${local || 'none'} (no auth.tokens: loopback only)`,
   );
   io.out(
     `reloads: ${info.reloads.applied} applied, ${info.reloads.refused} refused${info.reloads.last ? `, last ${info.reloads.last}` : ''}; stream clients: ${info.stream_clients}`,

@@ -3,13 +3,16 @@
  * sandbox (src/sandbox): its own workspace as the one writable folder, the daemon's data dir,
  * config file, .env, manifest and key files covered, no network unless configured, and an
  * environment holding only PATH, HOME, LANG and the `*_env` values configured for it. A Streamable
- * HTTP server gets its bearer token from `token_env` and the configured headers.
+ * HTTP server gets its bearer token from `token_env` and the configured headers, and is never the
+ * daemon's own API (its /mcp would let an agent act as a person): that URL is refused before the
+ * first request and every request after, redirects included (guard/own-api.ts).
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { OrganismConfig } from '../../config/types.ts';
 import { McpError } from '../../errors.ts';
+import { ownApiAt } from '../../guard/own-api.ts';
 import { programReadOnlyPaths, sandboxFor } from '../../sandbox/index.ts';
 import { type ResolvedServerConfig, serverEnvironment } from '../config.ts';
 import { serverWorkspace, serverWorkspaceProblem } from '../workspace.ts';
@@ -48,6 +51,8 @@ export async function buildTransport(
 }
 
 async function httpTransport(server: ResolvedServerConfig, deps: TransportDeps): Promise<BuiltTransport> {
+  const url = new URL(server.url as string);
+  await refuseOwnApi(server.name, url);
   const headers: Record<string, string> = { ...server.headers };
   if (server.token_env) {
     const token = deps.env[server.token_env];
@@ -58,9 +63,26 @@ async function httpTransport(server: ResolvedServerConfig, deps: TransportDeps):
   const { StreamableHTTPClientTransport } = await import(
     '@modelcontextprotocol/sdk/client/streamableHttp.js'
   );
-  return {
-    transport: new StreamableHTTPClientTransport(new URL(server.url as string), { requestInit: { headers } }),
+  // Checked again at each request: the daemon may have started listening since. fetch follows no
+  // redirect itself: the SDK follows those it accepts (same origin) with another request, checked
+  // here too.
+  const guardedFetch = async (input: string | URL, init?: RequestInit): Promise<Response> => {
+    await refuseOwnApi(server.name, new URL(String(input)));
+    return fetch(input, { ...init, redirect: init?.redirect === 'error' ? 'error' : 'manual' });
   };
+  return {
+    transport: new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: guardedFetch }),
+  };
+}
+
+async function refuseOwnApi(name: string, url: URL): Promise<void> {
+  const endpoint = await ownApiAt(url);
+  if (!endpoint) return;
+  throw new McpError(
+    'mcp.refused',
+    `MCP server ${name}: ${url.origin} is this organism's own API, which no tool may call (it would act as a person); point its url at another server`,
+    { server: name, url: url.origin },
+  );
 }
 
 async function stdioTransport(server: ResolvedServerConfig, deps: TransportDeps): Promise<BuiltTransport> {

@@ -5,7 +5,9 @@
  * token (they hold no data); the page signs in by asking for a token and keeps it in the tab's
  * sessionStorage, then calls /api/v1 with `Authorization: Bearer` and opens the stream with the
  * token in a WebSocket subprotocol (browsers cannot set headers there). The token is never in a
- * URL, so it never reaches a log line, the history or a Referer.
+ * request URL, so it never reaches a log line or a Referer; a signed-in link (`organism dashboard`)
+ * carries it in the fragment, which browsers do not send, and the page removes it from the address
+ * bar and the history entry as it starts.
  *
  * Registered before authentication (see http.ts). Each answer carries its own Content-Security-
  * Policy: scripts, styles and connections from this origin only, no inline script, no framing.

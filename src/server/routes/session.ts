@@ -13,7 +13,8 @@ export function sessionRoutes(app: ApiApp, { service }: RouteDeps): void {
       name: principal.name,
       role: principal.role,
       organism: info.name,
-      auth: info.auth.enabled,
+      // A credential was needed to get here (tokens or the local token): the page offers Sign out.
+      auth: info.auth.enabled || info.auth.local_token,
       can: {
         inject: hasRole(principal, 'operator'),
         approve: hasRole(principal, 'operator'),

@@ -1,5 +1,6 @@
 // The dashboard's entry: sign in, then the pages behind a hash router (#/threads/<id>...). The
-// route holds thread ids and filters, never the token.
+// route holds thread ids and filters, never the token: a signed-in link's #token=... is taken
+// into the tab's storage before the router reads the address, and removed from it.
 import { api, closeStream, onEvent, onStreamState, openStream, token } from './lib/api.js';
 import { html } from './lib/html.js';
 import { ApprovalsPage } from './pages/approvals.js';
@@ -20,6 +21,14 @@ const PAGES = [
   { path: 'dead-letters', title: 'Dead letters', page: DeadLettersPage },
   { path: 'tools', title: 'Tools', page: ToolsPage },
 ];
+
+// `organism dashboard` (and the daemon on a terminal) prints /#token=<token>: the fragment never
+// reaches the server, and replaceState drops it from the address bar and this history entry.
+const signedIn = /^#token=([^&]+)$/.exec(location.hash);
+if (signedIn) {
+  token.set(decodeURIComponent(signedIn[1]));
+  history.replaceState(null, '', `${location.pathname}${location.search}#/overview`);
+}
 
 function parseRoute() {
   const [path = 'overview', ...rest] = location.hash.replace(/^#\/?/, '').split('/');
@@ -61,7 +70,8 @@ function SignIn({ onSession, problem }) {
         onInput=${(e) => setValue(e.currentTarget.value)} />
       <button type="submit" disabled=${busy}>Sign in</button>
       ${error ? html`<p class="error" role="alert">${error}</p>` : null}
-      <p class="muted">The token stays in this browser tab (session storage) and is sent only to this daemon.</p>
+      <p class="muted">The token stays in this browser tab (session storage) and is sent only to this daemon.
+        On the daemon's machine, <code>npx organism dashboard</code> prints a link that signs in.</p>
     </form>
   </main>`;
 }

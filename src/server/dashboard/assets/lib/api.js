@@ -1,6 +1,7 @@
 // The dashboard's one way to the daemon: /api/v1 with the signed-in token as a bearer header, and
 // the live stream with the token as a WebSocket subprotocol. The token lives in this tab's
-// sessionStorage only: never in a URL, a cookie or a log.
+// sessionStorage only: never in a request URL, a cookie or a log (a sign-in link's fragment is
+// read once and removed, see app.js).
 
 const KEY = 'organism.dashboard.token';
 
