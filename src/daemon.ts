@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { type AgentRuntime, attachAgents } from './agent/attach.ts';
 import { auditKeyOptions, loadAuditKeys } from './audit/key.ts';
 import { AuditLog } from './audit/log.ts';
+import { auditCheckpointOptions } from './audit/setup.ts';
 import type { AuditEntry } from './audit/record.ts';
 import { configSecrets, knownSecrets } from './audit/redact.ts';
 import { Bus, type BusHooks } from './bus/bus.ts';
@@ -131,7 +132,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     );
     if (warning) logger.warn({ component: 'audit' }, warning);
   }
-  const auditLog = new AuditLog({ path: toolPaths(config).audit, keys: auditKeys });
+  const auditLog = new AuditLog({
+    path: toolPaths(config).audit,
+    keys: auditKeys,
+    // A change of the log under its writer is an attack on the record: logged at error.
+    checkpoints: auditCheckpointOptions(config, {
+      env,
+      report: (level, message) => logger[level]({ component: 'audit' }, message),
+    }),
+  });
+  // Checked against its last checkpoint before the first call, so a cut while stopped is found now.
+  await auditLog.open();
   const auditSink = auditTee(auditLog, (entry) => observeAudit(hub, entry));
   const { resources } = createToolServices(config);
   const warn = (message: string) => logger.warn({ component: 'tools' }, message);

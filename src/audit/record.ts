@@ -29,7 +29,8 @@ export interface CallRecord {
 export interface ThreatRecord {
   type: 'threat';
   time: string;
-  kind: 'integrity';
+  /** `integrity`: a tool changed after signing; `audit_log`: the audit log changed under its writer (`tool` is ''). */
+  kind: 'integrity' | 'audit_log';
   tool: string;
   reason: string;
   module: string | null;
@@ -52,7 +53,8 @@ export interface ChangeRecord {
     | 'thread.killed'
     | 'organism.reloaded'
     | 'organism.reload_refused'
-    | 'audit.key_rotated';
+    | 'audit.key_rotated'
+    | 'audit.acknowledged';
   /** Who: the API token's name, `sighup`, `anonymous` when the API has no tokens, `organism` for the runtime. */
   by: string;
   listener: string | null;
@@ -78,7 +80,21 @@ export interface ApprovalRecord {
   reason: string | null;
 }
 
-export type AuditEntry = CallRecord | ThreatRecord | ChangeRecord | ApprovalRecord;
+/**
+ * The first record of a log (checkpoint.ts): which organism it belongs to and its id, which the
+ * checkpoints kept outside the log also name, so another organism's log (or another log of this
+ * one) does not pass for it. `adopted`: records already in the file when it got its identity (a
+ * log from before identity records); 0 for a log that starts with it.
+ */
+export interface LogRecord {
+  type: 'log';
+  time: string;
+  organism: string;
+  log_id: string;
+  adopted: number;
+}
+
+export type AuditEntry = CallRecord | ThreatRecord | ChangeRecord | ApprovalRecord | LogRecord;
 
 /** As written: the entry plus its place in the hash chain (no key_id on lines from before audit keys). */
 export type AuditLine = AuditEntry & { prev: string | null; key_id?: string; hash: string };

@@ -33,10 +33,11 @@ export function finishConfig(data: Record<string, any>, file: string, base: stri
   data.tools.revocations_file = resolveConfigPath(data.tools.revocations_file, base, organism.data_dir);
   data.tools.manifest = resolveConfigPath(data.tools.manifest, base, organism.data_dir);
   data.audit.path = resolveConfigPath(data.audit.path, base, organism.data_dir);
-  if (typeof data.audit.key_file === 'string') {
-    const file: string = data.audit.key_file;
+  for (const key of ['key_file', 'checkpoint_dir']) {
+    if (typeof data.audit[key] !== 'string') continue;
+    const file: string = data.audit[key];
     const home = file === '~' || file.startsWith('~/') ? join(homedir(), file.slice(1)) : file;
-    data.audit.key_file = resolveConfigPath(home, base, organism.data_dir);
+    data.audit[key] = resolveConfigPath(home, base, organism.data_dir);
   }
   for (const backend of data.llm.backends) {
     if (typeof backend.script === 'string')

@@ -4,6 +4,7 @@
  * all, sorted by position, so a user fixes the whole file in one pass.
  */
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { checkpointDirProblem } from '../audit/checkpoint.ts';
 import { keyFileProblem } from '../audit/key.ts';
 import { ConfigError, type ConfigIssue, ListenerLoadError } from '../errors.ts';
 import { loadListenerModule } from '../listener/loader.ts';
@@ -129,6 +130,16 @@ export async function loadConfig(file: string, options: LoadConfigOptions = {}):
       ? undefined
       : keyFileProblem(config.audit.key_file, config.organism.data_dir, config.organism.workspace);
   if (keyProblem) throw new ConfigError([source.issue(['audit', 'key_file'], keyProblem)]);
+  const checkpointProblem =
+    config.audit.checkpoint_dir === undefined
+      ? undefined
+      : checkpointDirProblem(
+          config.audit.checkpoint_dir,
+          config.organism.data_dir,
+          config.organism.workspace,
+        );
+  if (checkpointProblem)
+    throw new ConfigError([source.issue(['audit', 'checkpoint_dir'], checkpointProblem)]);
   const workspaceProblem = workspaceInDataDir(config.organism.workspace, config.organism.data_dir);
   if (workspaceProblem) throw new ConfigError([source.issue(['organism', 'workspace'], workspaceProblem)]);
   const listeners = config.listeners.map((listenerConfig, index): LoadedListener => {

@@ -102,6 +102,11 @@ export interface AuditSection {
   key_env: string;
   /** Key file outside data_dir; unset: $XDG_CONFIG_HOME/organism/audit.key (~/.config/...). */
   key_file?: string;
+  /** Checkpoint folder outside data_dir; unset: checkpoints/ beside the key file. */
+  checkpoint_dir?: string;
+  checkpoint_every: number;
+  checkpoint_interval_ms: number;
+  on_change: 'refuse' | 'warn';
 }
 
 /** `kv:` section; no url means the embedded store on disk. */

@@ -94,5 +94,6 @@ export function auditTee(log: AuditLog, observe: (entry: AuditEntry) => void): A
     },
     flush: () => log.flush(),
     close: () => log.flush(),
+    refusal: () => log.refusal(),
   };
 }

@@ -231,6 +231,11 @@ export class Dispatcher {
     const name = request.tool;
     record.input = redact(request.args);
 
+    // 0. the record can be kept: after the audit log changed under its writer, nothing runs until
+    // an operator has looked (audit.on_change); the refusal itself is still recorded.
+    const unrecorded = this.#options.audit?.refusal?.();
+    if (unrecorded !== undefined) return failed(name, refuse('AuditLogChanged', unrecorded));
+
     // 1. exists
     const tool = this.#registry.get(name);
     const listener = this.#listeners.get(request.listener);

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { auditKeyOptions, loadAuditKeys } from '../audit/key.ts';
 import { AuditLog, type AuditSink } from '../audit/log.ts';
+import { auditCheckpointOptions } from '../audit/setup.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import type { OrganismConfig } from '../config/types.ts';
 import { ConfigError } from '../errors.ts';
@@ -100,6 +101,21 @@ export function toolPaths(config: OrganismConfig): ToolPaths {
 }
 
 /**
+ * The log `organism tools call` (and a runtime built without a sink) writes: the daemon's key, so it
+ * appends to the same chain, and the same checkpoints, checked before the first call.
+ */
+async function ownAuditLog(config: OrganismConfig, path: string, env?: NodeJS.ProcessEnv): Promise<AuditLog> {
+  const keys = await loadAuditKeys(auditKeyOptions(config, { env, create: true }));
+  const log = new AuditLog({
+    path,
+    keys,
+    checkpoints: auditCheckpointOptions(config, env ? { env } : {}),
+  });
+  await log.open();
+  return log;
+}
+
+/**
  * The public key the manifest must be signed with: the env var named by `tools.public_key_env`
  * when set, else `<data_dir>/tools-signing.pub` (written by `organism tools sign`).
  */
@@ -153,13 +169,7 @@ export async function createToolRuntime(
   for (const tool of opts.tools ?? []) registry.register(tool);
 
   const guard = opts.guard ?? checkCall;
-  const audit =
-    opts.audit ??
-    new AuditLog({
-      path: paths.audit,
-      // The daemon's key: `organism tools call` appends to the same chain.
-      keys: await loadAuditKeys(auditKeyOptions(config, { env: opts.env, create: true })),
-    });
+  const audit = opts.audit ?? (await ownAuditLog(config, paths.audit, opts.env));
   const owned = opts.services ? undefined : createToolServices(config, opts.env);
   const services = opts.services ?? (owned as NonNullable<typeof owned>).services;
   const revocations = new RevocationWatcher({ path: paths.revocations, pollMs: opts.revocationPollMs, warn });

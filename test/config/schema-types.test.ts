@@ -101,7 +101,15 @@ const tools: Presence<ToolsSection> = {
   manifest: 'always',
   public_key_env: 'optional',
 };
-const audit: Presence<AuditSection> = { path: 'always', key_env: 'always', key_file: 'optional' };
+const audit: Presence<AuditSection> = {
+  path: 'always',
+  key_env: 'always',
+  key_file: 'optional',
+  checkpoint_dir: 'optional',
+  checkpoint_every: 'always',
+  checkpoint_interval_ms: 'always',
+  on_change: 'always',
+};
 const kv: Presence<KvSection> = { url: 'optional' };
 const smtp: Presence<SmtpSection> = {
   host: 'always',
