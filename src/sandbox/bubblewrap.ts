@@ -17,6 +17,7 @@ import { release } from 'node:os';
 import { isAbsolute, join, sep } from 'node:path';
 import { SandboxError } from '../errors.ts';
 import { sandboxEnv } from './env.ts';
+import { closeInheritedFds } from './fds.ts';
 import { type BubblewrapOptions, defaultBubblewrapOptions } from './options.ts';
 import { probeBubblewrap } from './probe.ts';
 import type { Sandbox, SandboxRequest, SpawnPlan } from './types.ts';
@@ -130,6 +131,8 @@ export class BubblewrapSandbox implements Sandbox {
   }
 
   plan(request: SandboxRequest): SpawnPlan {
+    // Before the first program starts: only fds 0-2 may reach it (fds.ts).
+    closeInheritedFds();
     for (const [what, path] of [
       ['workspace', request.workspace],
       ['cwd', request.cwd],

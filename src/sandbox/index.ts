@@ -1,6 +1,7 @@
 /** The OS boundary for programs the runtime starts: one interface, its implementations side by side. */
 export { BubblewrapSandbox } from './bubblewrap.ts';
 export { envAllowlistProblem, hostEnv, sandboxEnv, secretNamePart } from './env.ts';
+export { type ClosedFd, closeInheritedFds } from './fds.ts';
 export { NoSandbox } from './none.ts';
 export {
   type BubblewrapOptions,

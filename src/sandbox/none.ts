@@ -4,6 +4,7 @@
  * in the way. It must be chosen explicitly, and the daemon warns about it at start.
  */
 import { hostEnv } from './env.ts';
+import { closeInheritedFds } from './fds.ts';
 import type { Sandbox, SandboxRequest, SpawnPlan } from './types.ts';
 
 export class NoSandbox implements Sandbox {
@@ -14,6 +15,8 @@ export class NoSandbox implements Sandbox {
   }
 
   plan(request: SandboxRequest): SpawnPlan {
+    // Unconfined, but still no door the launcher left open (fds.ts).
+    closeInheritedFds();
     return { argv: [...request.argv], cwd: request.cwd, env: hostEnv(request.envAllowlist, request.from) };
   }
 }
