@@ -49,11 +49,12 @@ describe('the daemon with an audit key', () => {
           payload: `<use-tool><tool>${tool}</tool><args>${JSON.stringify(args)}</args></use-tool>`,
         },
       });
+    // Every line, once `n` call records are there (the log's first line is its identity record).
     const records = async (n: number) =>
       until(async () => {
         const text = await readFile(auditFile, 'utf8').catch(() => '');
         const lines = text.split('\n').filter((l) => l.length > 0);
-        return lines.length >= n ? lines : undefined;
+        return lines.filter((l) => JSON.parse(l).type === 'call').length >= n ? lines : undefined;
       });
     try {
       const key = (await readFile(keyFile, 'utf8')).trimEnd().split('\n').at(-1) as string;
@@ -85,7 +86,8 @@ describe('the daemon with an audit key', () => {
       await records(3);
       expect((await use('calculate', { expression: '2 + 2' })).status).toBe(202);
       const lines = await records(4);
-      expect(lines.map((l) => [JSON.parse(l).tool, JSON.parse(l).key_id])).toEqual([
+      expect(lines.map((l) => [JSON.parse(l).tool ?? JSON.parse(l).type, JSON.parse(l).key_id])).toEqual([
+        ['log', keyId],
         ['calculate', keyId],
         ['send_email', keyId],
         ['send_email', keyId],
@@ -95,9 +97,12 @@ describe('the daemon with an audit key', () => {
       const ok = await runCli(['audit', '--verify', '--config', file], env);
       expect(ok.stderr).toBe('');
       expect(ok.stdout).toContain(
-        `ok: ${auditFile}: 4 records, hash chain intact: 4 sealed with HMAC-SHA256 under key ${keyId} (from ${keyFile})`,
+        `ok: ${auditFile}: 5 records, hash chain intact: 5 sealed with HMAC-SHA256 under key ${keyId} (from ${keyFile})`,
       );
-      expect(ok.stdout).toContain(`last record: 4, hash ${JSON.parse(lines[3] as string).hash}`);
+      expect(ok.stdout).toContain(`last record: 5, hash ${JSON.parse(lines[4] as string).hash}`);
+      expect(ok.stdout).toContain(
+        `log id ${JSON.parse(lines[0] as string).log_id} of organism 'keyed-audit'`,
+      );
       expect(ok.code).toBe(0);
 
       // The attack: send_email records removed, the chain re-hashed with plain SHA-256.
@@ -110,7 +115,7 @@ describe('the daemon with an audit key', () => {
       expect(plain.code).toBe(1);
       expect(plain.stdout).toBe('');
       expect(plain.stderr).toContain(
-        `${copy}:2: record 2 has no key_id after records sealed with key ${keyId}: it was rewritten by someone without the key; the 1 record before it verify`,
+        `${copy}:3: record 3 has no key_id after records sealed with key ${keyId}: it was rewritten by someone without the key; the 2 records before it verify`,
       );
       // The same with a guessed key posing as the real one.
       const guessed = { id: keyId, secret: Buffer.from('0'.repeat(64)) };
@@ -121,7 +126,7 @@ describe('the daemon with an audit key', () => {
       const guess = await runCli(['audit', '--verify', '--config', file, '--file', copy], env);
       expect(guess.code).toBe(1);
       expect(guess.stderr).toContain(
-        `${copy}:2: record 2 does not match its own hash (HMAC-SHA256 with key ${keyId})`,
+        `${copy}:3: record 3 does not match its own hash (HMAC-SHA256 with key ${keyId})`,
       );
       // The whole file re-hashed: it links, but the CLI does not call it intact.
       const whole = lines.filter((l) => JSON.parse(l).tool !== 'send_email');
@@ -135,11 +140,11 @@ describe('the daemon with an audit key', () => {
       expect(unkeyed.code).toBe(1);
       expect(unkeyed.stdout).not.toContain('intact');
       expect(unkeyed.stderr).toContain(
-        `UNKEYED: ${copy}: records 1-2 of 2 link by plain SHA-256 but carry no audit key`,
+        `UNKEYED: ${copy}: records 1-3 of 3 link by plain SHA-256 but carry no audit key`,
       );
       // The key is one of the daemon's known secrets: even a part of it in an argument is redacted.
       expect((await use('calculate', { expression: `${key.slice(0, 12)} + 1` })).status).toBe(202);
-      const last = JSON.parse((await records(5))[4] as string);
+      const last = JSON.parse((await records(5)).at(-1) as string);
       expect(last.input.expression).toBe('[REDACTED] + 1');
       expect(await readFile(auditFile, 'utf8')).not.toContain(key.slice(0, 12));
       // And the real log still verifies: the forgeries were copies.
@@ -156,7 +161,7 @@ describe('the daemon with an audit key', () => {
       });
       expect(reload.json.restart_required).toEqual(['audit.key_file']);
       expect((await use('calculate', { expression: '3 + 3' })).status).toBe(202);
-      expect(JSON.parse((await records(6))[5] as string).key_id).toBe(keyId);
+      expect(JSON.parse((await records(6)).at(-1) as string).key_id).toBe(keyId);
     } finally {
       await daemon.stop();
     }

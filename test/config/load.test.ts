@@ -65,6 +65,9 @@ describe('loadConfig on valid files', () => {
     expect(config.audit).toEqual({
       path: resolve(FIXTURES, '.organism/audit.jsonl'),
       key_env: 'ORGANISM_AUDIT_KEY',
+      checkpoint_every: 1000,
+      checkpoint_interval_ms: 5000,
+      on_change: 'refuse',
     });
     expect(config.kv).toEqual({});
     expect(config.smtp).toBeUndefined();

@@ -157,7 +157,10 @@ describe('organism audit', () => {
 
     const all = await run(o, 'audit');
     expect(all.code).toBe(0);
-    const records = all.out.split('\n').map((l) => JSON.parse(l));
+    const [identity, ...records] = all.out.split('\n').map((l) => JSON.parse(l));
+    // The log's first record names its organism and log id (the checkpoints name the same id).
+    expect(identity).toMatchObject({ type: 'log', adopted: 0 });
+    expect(identity.log_id).toMatch(/^[0-9a-f]{32}$/);
     expect(records.map((r) => [r.listener, r.tool, r.outcome, r.code])).toEqual([
       ['writer', 'echo', 'ok', null],
       ['writer', 'noop', 'refused', 'PermissionDenied'],
@@ -174,15 +177,15 @@ describe('organism audit', () => {
 
     const verified = await run(o, 'audit', '--verify');
     expect(verified.code).toBe(0);
-    expect(verified.out).toContain('3 records, hash chain intact');
+    expect(verified.out).toContain('4 records, hash chain intact');
 
     const path = join(o.dataDir, 'audit.jsonl');
     const lines = (await readFile(path, 'utf8')).split('\n');
-    lines[1] = (lines[1] as string).replace('"PermissionDenied"', '"ok"');
+    lines[2] = (lines[2] as string).replace('"PermissionDenied"', '"ok"');
     await writeFile(path, lines.join('\n'));
     const broken = await run(o, 'audit', '--verify');
     expect(broken.code).toBe(1);
-    expect(broken.err).toContain(`${path}:2: record 2 does not match its own hash`);
+    expect(broken.err).toContain(`${path}:3: record 3 does not match its own hash`);
   });
 
   it('rejects a bad --tail', async () => {
