@@ -410,10 +410,15 @@ export class TransportError extends OrganismError<TransportErrorCode> {}
 /**
  * A decision on a tool call's approval was refused: no such approval, decided already (by someone
  * else or by its timeout), or the decider lacks the role the listener's tool_config asks for. Or a
- * call was not put to a person at all: too many of its kind wait already (approval_max_pending).
+ * call was not put to a person at all: too many of its kind wait already (approval_max_pending), or
+ * its arguments cannot be shown as they would run (not_reviewable).
  */
 export class ApprovalError extends OrganismError<
-  'approval.not_found' | 'approval.decided' | 'approval.forbidden' | 'approval.too_many'
+  | 'approval.not_found'
+  | 'approval.decided'
+  | 'approval.forbidden'
+  | 'approval.too_many'
+  | 'approval.not_reviewable'
 > {}
 
 /** organism/testing: a condition a test waited for with until() did not come true in time. */

@@ -23,6 +23,10 @@ export interface CallRecord {
   code: string | null;
   message: string | null;
   duration_ms: number;
+  /** The approval a person gave this call, when it needed one. */
+  approval?: string;
+  /** With `approval`: hex SHA-256 of the canonical JSON of the arguments that ran. */
+  args_sha256?: string;
 }
 
 /** Something that looks like an attack on the runtime itself, e.g. a tool module changed after signing. */
@@ -74,6 +78,10 @@ export interface ApprovalRecord {
   thread: string;
   listener: string;
   tool: string;
+  /** The arguments as the person was shown them: as they run, the daemon's own secrets masked (absent in logs written before these were recorded). */
+  args?: unknown;
+  /** Hex SHA-256 of the canonical JSON of the arguments as they run (the call record repeats it). */
+  args_sha256?: string;
   /** The API token's name, `anonymous` when the API has no tokens, `organism` for a timeout. */
   by: string;
   /** Why, as the decider gave it (redacted), or how long nobody answered. */

@@ -342,14 +342,18 @@ export class Dispatcher {
         listener: listener.name,
         tool: name,
         callId: record.call_id,
-        args: request.args,
+        args,
         verdict: record.verdict,
         ruleId: record.rule_id,
         settings: settings.approval,
         definition: tool.definition,
         ...(request.waiting ? { waiting: request.waiting } : {}),
       });
-      if (approval) return failed(name, approval);
+      if (approval && approval.status !== 'approved') return failed(name, approval);
+      if (approval) {
+        record.approval = approval.approval;
+        record.args_sha256 = approval.args_sha256;
+      }
     }
     // 9. once: a call repeated under its id gets the first call's answer, taking no rate or loop budget.
     if (!tool.definition.sideEffect || request.callId === undefined)

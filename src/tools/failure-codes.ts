@@ -16,6 +16,7 @@ export const TOOL_FAILURE_CODES = {
   GuardDenied: 'a guard denied the call',
   GuardError: 'a guard failed, so the call is refused (fail closed)',
   ApprovalDenied: 'the person asked denied the call, or did not answer in time',
+  NotReviewable: 'the call needs approval, but its arguments cannot be shown to a person as they would run',
   RateLimited: "the listener's rate limit for the tool is spent",
   LoopDetected: 'the same call again and again within a thread',
   EffectInDoubt: 'a side effect under this call id may have happened already',

@@ -8,14 +8,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { AuditEntry } from '../../src/audit/record.ts';
+import { knownSecrets } from '../../src/audit/redact.ts';
 import { ApprovalError } from '../../src/errors.ts';
 import { openEmbeddedKvStore } from '../../src/kv/index.ts';
 import { openRedisKvStore } from '../../src/kv/redis.ts';
 import type { KvStore } from '../../src/kv/types.ts';
 import { ApprovalGate, approvalReason, approvalStep } from '../../src/tools/approval/index.ts';
 import type { ApprovalAsk } from '../../src/tools/approval/types.ts';
+import { KNOWN_SECRET_MASK } from '../../src/tools/approval/view.ts';
 
 const stores: KvStore[] = [];
 afterEach(async () => {
@@ -69,7 +71,9 @@ describe('approvalReason', () => {
 });
 
 describe('ApprovalGate', () => {
-  it('lists a waiting call (arguments redacted), and the approval answers it; the audit has who and why', async () => {
+  it("lists a waiting call (arguments as they run, the daemon's own secrets masked), and the approval answers it; the audit has who and why", async () => {
+    knownSecrets.set('test:gate', ['hunter2-very-secret']);
+    onTestFinished(() => knownSecrets.delete('test:gate'));
     const audit: AuditEntry[] = [];
     const { gate: g } = await gate(audit);
     const requested: string[] = [];
@@ -80,8 +84,9 @@ describe('ApprovalGate', () => {
       (l) => l.length === 1,
     );
     expect(listed!.state).toBe('pending');
-    expect(JSON.stringify(listed!.args)).not.toContain('hunter2');
-    expect(requested).toEqual([listed!.id]);
+    expect(listed!.args).toEqual({ command: 'ls', password: KNOWN_SECRET_MASK });
+    // The request is listed as soon as it is stored; observers hear of it just after.
+    expect(await waitFor(async () => requested, (r) => r.length > 0)).toEqual([listed!.id]);
     const decided = await g.decide(listed!.id, 'approved', 'ops', 'fine', anyRole);
     expect(decided).toMatchObject({ state: 'approved', decided_by: 'ops', reason: 'fine' });
     expect((await waiting).state).toBe('approved');
@@ -190,7 +195,7 @@ describe('ApprovalGate', () => {
     await g.decide(a!.id, 'denied', 'ops', 'wrong file', anyRole);
     const refusal = await step;
     expect(refusal).toMatchObject({ status: 'refused', code: 'ApprovalDenied' });
-    expect(refusal!.message).toContain('denied by ops: wrong file');
+    expect((refusal as { message: string }).message).toContain('denied by ops: wrong file');
   });
 });
 

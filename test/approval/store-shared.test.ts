@@ -37,6 +37,7 @@ function request(id: string): Requested {
     tool: 'run_command',
     call_id: `call-${id}`,
     args: {},
+    args_sha256: '44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a',
     verdict: 'allow',
     rule_id: null,
     why: 'always',

@@ -81,9 +81,10 @@ function checkUsage(positionals: string[], reason: string | undefined): void {
   if (extra !== undefined) throw new UsageError(`give one id, not '${id}' and '${extra}'`);
 }
 
-/** `ap_… run_command by ops in thread … (always), waiting since …: {"command":"ls"}` */
+/**
+ * `ap_… run_command by ops in thread … (always; operator decides; expires …): {"command":"ls"}`. The
+ * arguments in full, never cut: a person may decide from this line, so it shows all that will run.
+ */
 function line(a: Approval): string {
-  const args = JSON.stringify(a.args);
-  const shown = args.length > 120 ? `${args.slice(0, 117)}...` : args;
-  return `${a.id}  ${a.tool} by ${a.listener} in thread ${a.thread} (${a.why}; ${a.role} decides; expires ${a.expires}): ${shown}`;
+  return `${a.id}  ${a.tool} by ${a.listener} in thread ${a.thread} (${a.why}; ${a.role} decides; expires ${a.expires}): ${JSON.stringify(a.args)}`;
 }

@@ -10,12 +10,13 @@
  */
 import { createHash } from 'node:crypto';
 import type { AuditSink } from '../../audit/log.ts';
-import { redact, redactString } from '../../audit/redact.ts';
+import { redactString } from '../../audit/redact.ts';
 import { ApprovalError } from '../../errors.ts';
 import type { KvStore } from '../../kv/types.ts';
 import { canonicalJson } from '../canonical.ts';
 import { ApprovalStore, type Decision, type Requested } from './store.ts';
 import type { Approval, ApprovalAsk } from './types.ts';
+import { reviewView } from './view.ts';
 
 export interface ApprovalGateOptions {
   /** The organism's kv store (opened on first use). */
@@ -78,9 +79,14 @@ export class ApprovalGate {
    * Waits for the decision on this call (asking for it if it is new) and returns it. Throws
    * ApprovalError('approval.too_many') for a new call when `settings.maxPending` calls of the same
    * listener and tool ask or wait here already: one agent turn cannot bury the approvers (and
-   * push other listeners' approvals off the list) under a flood of requests.
+   * push other listeners' approvals off the list) under a flood of requests; and
+   * ApprovalError('approval.not_reviewable') when the arguments cannot be shown to a person as they
+   * would run (view.ts): then nobody is asked.
    */
   async ask(ask: ApprovalAsk): Promise<Approval> {
+    // Nobody is asked about arguments that cannot be shown as they run (view.ts).
+    const view = reviewView(ask.args);
+    if ('notReviewable' in view) throw new ApprovalError('approval.not_reviewable', view.notReviewable);
     const id = approvalId(ask);
     const key = `${ask.listener}\u0000${ask.tool}`;
     // Counted before the first await, so calls made at once (one agent turn) are counted too.
@@ -92,7 +98,7 @@ export class ApprovalGate {
     }
     this.#asking.set(key, (this.#asking.get(key) ?? 0) + 1);
     try {
-      return await this.#ask(id, ask);
+      return await this.#ask(id, ask, view);
     } finally {
       const left = (this.#asking.get(key) ?? 1) - 1;
       if (left > 0) this.#asking.set(key, left);
@@ -100,7 +106,7 @@ export class ApprovalGate {
     }
   }
 
-  async #ask(id: string, ask: ApprovalAsk): Promise<Approval> {
+  async #ask(id: string, ask: ApprovalAsk, view: { shown: unknown; digest: string }): Promise<Approval> {
     const now = Date.now();
     const request: Requested = {
       id,
@@ -108,7 +114,8 @@ export class ApprovalGate {
       listener: ask.listener,
       tool: ask.tool,
       call_id: ask.callId,
-      args: redact(ask.args),
+      args: view.shown,
+      args_sha256: view.digest,
       verdict: ask.verdict,
       rule_id: ask.ruleId,
       why: ask.why,
@@ -271,6 +278,8 @@ export class ApprovalGate {
       thread: approval.thread,
       listener: approval.listener,
       tool: approval.tool,
+      args: approval.args,
+      args_sha256: approval.args_sha256,
       by: decision.by,
       reason: decision.reason,
     });

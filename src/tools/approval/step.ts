@@ -18,31 +18,49 @@ export interface ApprovalStepInput extends Omit<ApprovalAsk, 'why' | 'settings'>
   waiting?: (on: boolean) => void;
 }
 
-/** Null when the call may go on; otherwise the ApprovalDenied refusal the caller reads. */
+/** A person approved the call: which approval, and the digest of the arguments they were shown. */
+export interface Approved {
+  status: 'approved';
+  approval: string;
+  args_sha256: string;
+}
+
+/** Null when the call needs no approval; Approved; otherwise the refusal the caller reads. */
 export async function approvalStep(
   gate: ApprovalGate | undefined,
   input: ApprovalStepInput,
-): Promise<Refusal | null> {
+): Promise<Approved | Refusal | null> {
   const why = approvalReason(input.settings.mode, input.definition, input.verdict);
   if (why === null) return null;
-  const code = 'ApprovalDenied' satisfies ToolFailureCode;
-  const denied = (message: string): Refusal => ({ status: 'refused', code, message });
+  const refused = (message: string, code: ToolFailureCode = 'ApprovalDenied'): Refusal => ({
+    status: 'refused',
+    code,
+    message,
+  });
   // Fail closed: a call that must be approved never runs where nobody can approve it.
-  if (!gate) return denied(`${input.tool} needs approval (${why}), and this runtime has no approval service`);
+  if (!gate)
+    return refused(`${input.tool} needs approval (${why}), and this runtime has no approval service`);
   const { definition: _definition, waiting, ...ask } = input;
   waiting?.(true);
   let decided: Awaited<ReturnType<ApprovalGate['ask']>>;
   try {
     decided = await gate.ask({ ...ask, why });
   } catch (error) {
-    if (error instanceof ApprovalError && error.code === 'approval.too_many') return denied(error.message);
+    if (!(error instanceof ApprovalError)) throw error;
+    if (error.code === 'approval.too_many') return refused(error.message);
+    if (error.code === 'approval.not_reviewable')
+      return refused(
+        `${input.tool} needs approval (${why}), but nobody was asked: ${error.message}`,
+        'NotReviewable',
+      );
     throw error;
   } finally {
     waiting?.(false);
   }
-  if (decided.state === 'approved') return null;
+  if (decided.state === 'approved')
+    return { status: 'approved', approval: decided.id, args_sha256: decided.args_sha256 };
   const reason = decided.reason ?? 'no reason given';
-  return denied(
+  return refused(
     decided.state === 'timed_out'
       ? `${input.tool} was not approved: ${reason}, so it is denied (approval ${decided.id})`
       : `${input.tool} was denied by ${decided.decided_by ?? 'unknown'}: ${reason} (approval ${decided.id})`,

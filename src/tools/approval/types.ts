@@ -41,8 +41,10 @@ export interface Approval {
   listener: string;
   tool: string;
   call_id: string;
-  /** Redacted as the audit records them. */
+  /** As they run, only values of the daemon's own secrets masked (view.ts). */
   args: unknown;
+  /** Hex SHA-256 of the canonical JSON of the arguments as they run, masked parts included. */
+  args_sha256: string;
   verdict: 'allow' | 'warn' | 'deny' | null;
   rule_id: string | null;
   /** Why this call needs approval: `always`, or `destructive: ...`. */
@@ -63,6 +65,7 @@ export interface ApprovalAsk {
   listener: string;
   tool: string;
   callId: string;
+  /** The arguments as they will run (schema defaults applied); the person is shown reviewView(args). */
   args: unknown;
   verdict: Approval['verdict'];
   ruleId: string | null;

@@ -30,7 +30,8 @@ export function ApprovalsPage({ session }) {
             <dt>requested</dt><dd>${age(a.requested)} ago · expires ${clock(a.expires)}</dd>
             <dt>needs</dt><dd>${a.role}</dd>
           </dl>
-          <${Json} value=${a.args} />
+          <p class="muted">Arguments as they will run${a.args_sha256 ? html` (SHA-256 <code>${a.args_sha256.slice(0, 12)}</code>)` : null}:</p>
+          <${Json} value=${a.args} fold=${Number.POSITIVE_INFINITY} />
           ${session.can.approve ? html`<${ApprovalActions} approval=${a} onDone=${list.reload} />` : null}
         </li>`,
       )}
