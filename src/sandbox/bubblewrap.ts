@@ -1,9 +1,10 @@
 /**
  * The bubblewrap sandbox. The program gets its own user, PID, IPC, UTS, cgroup and (unless
- * `network`) network namespaces and its own session; the machine's root read-only, a fresh /proc and
- * /dev, a private /tmp; the workspace as the one writable folder; and no capabilities. The data dir,
- * the config's folder, key files, homes and credential files are covered (an empty tmpfs over a
- * folder, /dev/null over a file), so not even their names show.
+ * `network`) network namespaces and its own session; the machine's root read-only, a fresh /proc
+ * (its keyrings covered), a read-only /dev, a /sys that shows only CPUs and memory, a private
+ * /tmp and /dev/shm of bounded size; the workspace as the one writable folder; and no capabilities.
+ * The data dir, the config's folder, key files, homes and credential files are covered (an empty
+ * read-only tmpfs over a folder, /dev/null over a file), so not even their names show.
  *
  * Bounds: RLIMIT_DATA per process and RLIMIT_NPROC (through prlimit, inside). RLIMIT_NPROC does not
  * bind root, so when the daemon runs as root on a kernel that has per-namespace pid_max (6.14+), the
@@ -12,7 +13,7 @@
  * init is bwrap (or its child); killing it, or the daemon dying (--die-with-parent, setpriv's
  * --pdeathsig and unshare's --kill-child), kills every process in it, setsid or not.
  */
-import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { release } from 'node:os';
 import { isAbsolute, join, sep } from 'node:path';
 import { SandboxError } from '../errors.ts';
@@ -102,6 +103,10 @@ export class BubblewrapSandbox implements Sandbox {
   readonly options: BubblewrapOptions;
   #credentials: Hidden[] | undefined;
   #pidMaxWritable = true;
+  /** `--ro-bind /dev/null` (nodev: opening it is refused) over each of options.procHidden this kernel has. */
+  readonly #procCovers: readonly string[];
+  /** An empty read-only /sys with options.sysShown bound back; made once. */
+  readonly #sysView: readonly string[];
 
   constructor(options: Partial<BubblewrapOptions> = {}) {
     const base = defaultBubblewrapOptions(
@@ -111,6 +116,18 @@ export class BubblewrapSandbox implements Sandbox {
     );
     this.options = { ...base, ...options };
     if (this.options.kernelRelease === '') this.options.kernelRelease = release();
+    // The sandbox's /proc is a fresh one of the same kernel: what is missing here is missing there,
+    // and bwrap cannot cover a file that is not there.
+    this.#procCovers = this.options.procHidden
+      .filter((p) => existsSync(p))
+      .flatMap((p) => ['--ro-bind', '/dev/null', p]);
+    this.#sysView = [
+      '--tmpfs',
+      '/sys',
+      ...this.options.sysShown.flatMap((p) => ['--ro-bind-try', p, p]),
+      '--remount-ro',
+      '/sys',
+    ];
   }
 
   unavailable(): string | null {
@@ -165,10 +182,19 @@ export class BubblewrapSandbox implements Sandbox {
       '--ro-bind',
       '/',
       '/',
+      // /dev is a tmpfs as big as half the memory: read-only, with a /dev/shm bounded like /tmp.
       '--dev',
+      '/dev',
+      '--size',
+      String(memoryBytes),
+      '--tmpfs',
+      '/dev/shm',
+      '--remount-ro',
       '/dev',
       '--proc',
       '/proc',
+      ...this.#procCovers,
+      ...this.#sysView,
       '--size',
       String(memoryBytes),
       '--tmpfs',
@@ -191,6 +217,8 @@ export class BubblewrapSandbox implements Sandbox {
     }
     args.push('--bind', ws, ws);
     for (const h of inside) args.push(...cover(h));
+    // A cover is a tmpfs with no bound: read-only once what it must show is bound in it.
+    for (const h of hidden) if (h.dir && h.path !== ws) args.push('--remount-ro', h.path);
 
     const cwd = inspect(request.cwd)?.path ?? request.cwd;
     if (!within(cwd, ws)) {

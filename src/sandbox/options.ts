@@ -36,6 +36,14 @@ export interface BubblewrapOptions {
    */
   kernelRelease: string;
   uid: number;
+  /**
+   * What of /sys the program sees, read-only, over an empty /sys: what glibc, node, python and
+   * allocators read for CPUs, NUMA nodes and huge pages. The rest (network interfaces and their
+   * addresses, disks, firmware, the cgroup tree with other services' names) needs no sharing.
+   */
+  sysShown: readonly string[];
+  /** Files of the fresh /proc covered (unreadable): the kernel keyrings of the daemon's user. */
+  procHidden: readonly string[];
 }
 
 export function defaultBubblewrapOptions(
@@ -77,5 +85,7 @@ export function defaultBubblewrapOptions(
     ],
     kernelRelease,
     uid,
+    sysShown: ['/sys/devices/system/cpu', '/sys/devices/system/node', '/sys/kernel/mm/transparent_hugepage'],
+    procHidden: ['/proc/keys', '/proc/key-users'],
   };
 }

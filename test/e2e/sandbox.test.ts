@@ -3,6 +3,7 @@
  * attacks through and only the sandbox stands in their way), and the attacks of issue 14 run as
  * scripts from the workspace, where no guard reads them.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { access, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -113,6 +114,25 @@ describe('run_command in the real daemon, sandboxed', () => {
     expect(answer).not.toContain('dotenv-secret-e2e-5531');
     expect(answer).not.toContain('sbx-name-4471');
     expect(answer).not.toContain('root:');
+  });
+
+  it('sees no host network address in /sys, no keyring in /proc/keys, and cannot write /dev or /root', async () => {
+    const macs = readdirSync('/sys/class/net')
+      .map((name) => readFileSync(`/sys/class/net/${name}/address`, 'utf8').trim())
+      .filter((mac) => mac !== '00:00:00:00:00:00');
+    expect(macs.length).toBeGreaterThan(0);
+    const answer = await attack(
+      'host.sh',
+      'cat /sys/class/net/*/address; find /sys -name address; cat /proc/keys /proc/key-users\n' +
+        'touch /dev/x /root/x 2>&1; echo end-host\n',
+    );
+    expect(answer).toContain('end-host');
+    for (const mac of macs) expect(answer).not.toContain(mac);
+    // The host's keyrings are listed there without the cover (`_uid.0: empty keyring` and the like).
+    expect(readFileSync('/proc/keys', 'utf8')).toContain('keyring');
+    expect(answer).not.toContain('keyring');
+    expect(answer).toContain('/proc/key-users: Permission denied');
+    expect(answer.match(/Read-only file system/g)).toHaveLength(2);
   });
 
   it('writes to /tmp do not land on the host', async () => {
