@@ -5,7 +5,7 @@
  * /organism/reload, see daemon/reload.ts), metrics and live events from the bus hooks, thread
  * history on disk, and a shutdown that drains for at most `bus.drain_timeout_ms`.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type AgentRuntime, attachAgents } from './agent/attach.ts';
@@ -20,6 +20,7 @@ import { Journal } from './bus/journal/journal.ts';
 import { within } from './bus/lifecycle.ts';
 import { createBusBackend } from './bus/transport/factory.ts';
 import { MemoryTransport } from './bus/transport/memory.ts';
+import { readDataDir } from './config/data-dir.ts';
 import { loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
 import { createDaemonApprovals, recordApprovals, usesApproval } from './daemon/approvals.ts';
@@ -34,7 +35,7 @@ import { createLogger } from './observability/logger.ts';
 import { metrics, metricsRegistry, recordDelivery } from './observability/metrics.ts';
 import { packageFile } from './package-root.ts';
 import { closeInheritedFds } from './sandbox/index.ts';
-import { removeAddressFile, writeAddressFile } from './server/address-file.ts';
+import { claimDataDir, type DataDirClaim } from './server/address-file.ts';
 import { Authenticator, assertSafeBind, localCredential } from './server/auth.ts';
 import { EventHub } from './server/events.ts';
 import { type RunningServer, startHttpServer } from './server/http.ts';
@@ -80,6 +81,21 @@ const VERSION = (JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) a
   .version;
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  // The data dir's lock, once taken (below), is let go again when the start fails after that.
+  const held: { claim?: DataDirClaim } = {};
+  try {
+    return await assembleDaemon(options, held);
+  } catch (error) {
+    await held.claim?.release();
+    throw error;
+  }
+}
+
+async function assembleDaemon(options: DaemonOptions, held: { claim?: DataDirClaim }): Promise<Daemon> {
+  // A second daemon is refused at once: where the data dir exists already (as it does for a daemon
+  // running there), its lock is taken before the tools and listeners load; checked again below.
+  const early = await readDataDir(options.configPath, options.env ?? process.env).catch(() => undefined);
+  if (early !== undefined && existsSync(early)) held.claim = await claimDataDir(early);
   // Organism's own tools load before the config's listeners: compiling a user's .ts listener turns
   // on source maps for the whole process, and every module loaded after that has its source map
   // read and kept (the tools' dependencies': ~1.3 MB of idle RSS). A failure here is reported
@@ -107,6 +123,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   // A fresh organism has neither folder yet: make them before anything uses them.
   await ensureOrganismFolders(config);
+  // One daemon per data dir: a second one is refused before it opens or writes anything there.
+  if (held.claim?.dataDir !== config.organism.data_dir) {
+    await held.claim?.release();
+    held.claim = await claimDataDir(config.organism.data_dir);
+  }
+  const claim = held.claim;
   // The credential of this machine's CLI and dashboard (every route needs one, tokens or not);
   // known to every redaction point before anything could log it.
   const localToken = await ensureLocalToken(config.organism.data_dir);
@@ -266,6 +288,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         onError: (message) => logger.error({ component: 'journal' }, message),
       });
       const read = journal.report;
+      // Every segment left by an earlier run is taken over (this daemon holds the data dir's lock),
+      // and an operator sees what was found in it.
+      if (read.segments > 0)
+        logger.info(
+          { component: 'journal', ...read, files: journal.takenOver.slice(0, 20) },
+          `journal: recovered ${read.segments} segment(s) of earlier runs: ${read.pending} of ${read.accepted} accepted message(s) never handled, to run again`,
+        );
       if (read.torn > 0 || read.corrupt > 0)
         logger.warn({ component: 'journal', ...read }, 'journal: skipped lines that did not parse');
       backend.transport = new MemoryTransport({ journal });
@@ -351,9 +380,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const apiOwner = {};
   ownApi.set(apiOwner, { host: listenHost, port: running.port });
   // Where the CLI finds this daemon (`organism status` after `run --port 0`); removed at close.
-  await writeAddressFile(config.organism.data_dir, running.url).catch((error: unknown) =>
-    logger.warn({ err: error }, 'could not write the daemon address file; the CLI needs --url'),
-  );
+  await claim
+    .listening(running.url)
+    .catch((error: unknown) =>
+      logger.warn({ err: error }, 'could not write the daemon address file; the CLI needs --url'),
+    );
 
   const onSighup = () => {
     service.reload('sighup').then(
@@ -395,7 +426,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         // stays in Redis for another daemon.
         await within(running.close(), RELEASE_TIMEOUT_MS);
         ownApi.delete(apiOwner);
-        await removeAddressFile(config.organism.data_dir, running.url).catch(() => {});
+        await claim.unlisten().catch(() => {});
         const result = await bus.stop(drainMs);
         await within(backend.close(), RELEASE_TIMEOUT_MS);
         // The last spans go to the collector, for at most as long as the other releases.
@@ -409,7 +440,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           .catch((error: unknown) => logger.error({ err: error }, 'audit log did not flush'));
         logger.info(result, 'organism stopped');
         return result;
-      })();
+        // The data dir is let go last, after everything in it is closed, however the steps went.
+      })().finally(() => claim.release());
       return closing;
     },
   };

@@ -1,7 +1,8 @@
 /**
  * The embedded key/value store: the default when organism.yaml has no `kv.url`.
  *
- * Layout in `dir`: `kv.log` (append-only, one JSON record per line), `LOCK` (pid of the owner).
+ * Layout in `dir`: `kv.log` (append-only, one JSON record per line), `LOCK` (the owner's lock
+ * socket, see lock.ts).
  *
  * Why an append-only log rather than one file per namespace rewritten by temp + fsync + rename:
  * a set costs one small append and one fdatasync however large the namespace is, and concurrent
@@ -22,7 +23,8 @@ import type { FileHandle } from 'node:fs/promises';
 import { mkdir, open, readFile, rename, rm, truncate } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { KvError } from '../errors.ts';
-import { acquireLock, releaseLock } from './lock.ts';
+import type { DirLock } from '../storage/dir-lock.ts';
+import { acquireLock } from './lock.ts';
 import {
   checkKey,
   checkNamespace,
@@ -81,13 +83,13 @@ export async function openEmbeddedKvStore(options: EmbeddedKvOptions): Promise<K
   await mkdir(opts.dir, { recursive: true }).catch((err) => {
     throw ioError(`cannot create the kv folder ${opts.dir}`, err);
   });
-  acquireLock(opts.dir);
+  const lock = await acquireLock(opts.dir);
   try {
-    const store = new EmbeddedKvStore(opts);
+    const store = new EmbeddedKvStore(opts, lock);
     await store.load();
     return store;
   } catch (err) {
-    releaseLock(opts.dir);
+    await lock.release();
     throw err;
   }
 }
@@ -96,6 +98,7 @@ class EmbeddedKvStore implements KvStore {
   readonly kind = 'embedded' as const;
   readonly #opts: Required<EmbeddedKvOptions>;
   readonly #path: string;
+  readonly #lock: DirLock;
   readonly #data = new Map<string, Map<string, Entry>>();
   #fh: FileHandle | undefined;
   #logBytes = 0;
@@ -107,8 +110,9 @@ class EmbeddedKvStore implements KvStore {
   #nextCompactCheck = 0;
   #writesSinceSweep = 0;
 
-  constructor(opts: Required<EmbeddedKvOptions>) {
+  constructor(opts: Required<EmbeddedKvOptions>, lock: DirLock) {
     this.#opts = opts;
+    this.#lock = lock;
     this.#path = join(opts.dir, LOG);
   }
 
@@ -197,7 +201,7 @@ class EmbeddedKvStore implements KvStore {
       while (this.#flushing) await this.#flushing;
       await this.#fh?.close().catch(() => {});
       this.#fh = undefined;
-      releaseLock(this.#opts.dir);
+      await this.#lock.release();
     })();
     return this.#closed;
   }

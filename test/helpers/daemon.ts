@@ -1,8 +1,9 @@
 /** Runs the real daemon (`bin/organism.js run`) as a child process, as a user would. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -47,8 +48,33 @@ export function bearer(
   return token ? { authorization: `Bearer ${token}`, ...extra } : { ...extra };
 }
 
+/**
+ * The checkout's own organism.yaml, copied into a temp folder with a data_dir there (its listeners
+ * by absolute path): a test that runs the default organism never writes into the checkout's data
+ * dir (after `npm test`, `organism audit --verify` in the checkout still passes), and two daemons
+ * of it in one test never share a data dir (the second would be refused).
+ */
+export function defaultOrganismCopy(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'organism-default-'));
+  const text = readFileSync(join(REPO_ROOT, 'organism.yaml'), 'utf8')
+    .replace(/^organism:\n/m, `organism:\n  data_dir: ${JSON.stringify(join(dir, 'data'))}\n`)
+    .replaceAll(/^(\s+(?:handler|script): )\.\//gm, `$1${REPO_ROOT}`);
+  const file = join(dir, 'organism.yaml');
+  writeFileSync(file, text);
+  return file;
+}
+
+/** `args` with the checkout's own organism.yaml (named, or the default) swapped for a temp copy. */
+function awayFromCheckout(args: string[]): string[] {
+  const at = args.findIndex((arg) => arg === '--config' || arg === '-c');
+  const named = at === -1 ? 'organism.yaml' : args[at + 1];
+  if (named === undefined || resolve(REPO_ROOT, named) !== join(REPO_ROOT, 'organism.yaml')) return args;
+  const rest = at === -1 ? args : [...args.slice(0, at), ...args.slice(at + 2)];
+  return [...rest, '--config', defaultOrganismCopy()];
+}
+
 export function startDaemonProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<DaemonProcess> {
-  const child = spawn(process.execPath, [ORGANISM_BIN, 'run', '--port', '0', ...args], {
+  const child = spawn(process.execPath, [ORGANISM_BIN, 'run', '--port', '0', ...awayFromCheckout(args)], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -166,23 +166,40 @@ describe('embedded kv store on disk', () => {
 
   it('refuses a folder locked by another live process, and takes over a lock of a dead one', async () => {
     const dir = await tempDir();
-    const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    // Another process holds the store's lock (the socket LOCK): refused, with its pid.
+    const holder = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(repoRoot, 'test/storage/support/lock-holder.ts'), dir, 'LOCK', 'hold'],
+      { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] },
+    );
     try {
-      await writeFile(path.join(dir, 'LOCK'), String(sleeper.pid));
+      await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
       await expect(openEmbeddedKvStore({ dir })).rejects.toMatchObject({
         code: 'kv.locked',
-        message: expect.stringContaining(`process ${sleeper.pid}`),
+        message: expect.stringContaining(`in use by process ${holder.pid}`),
       });
     } finally {
-      const gone = new Promise((r) => sleeper.on('exit', r));
-      sleeper.kill('SIGKILL');
+      const gone = new Promise((r) => holder.on('exit', r));
+      holder.kill('SIGKILL');
       await gone;
     }
+    // Killed -9, it left its socket behind: stale, taken over.
     const s = track(await openEmbeddedKvStore({ dir }));
     await s.set('ns', 'k', 'mine now');
-    expect((await readFile(path.join(dir, 'LOCK'), 'utf8')).trim()).toBe(String(process.pid));
+    expect((await stat(path.join(dir, 'LOCK'))).isSocket()).toBe(true);
     await s.close();
     expect(await readdir(dir)).toEqual(['kv.log']);
+  });
+
+  it('a LOCK file holding the pid of some live process (an older version, a dead container) blocks nothing', async () => {
+    const dir = await tempDir();
+    for (const pid of [1, process.ppid]) {
+      await writeFile(path.join(dir, 'LOCK'), String(pid));
+      const s = track(await openEmbeddedKvStore({ dir }));
+      expect(await s.get('ns', 'k')).toBeUndefined();
+      await s.close();
+      expect(await readdir(dir)).toEqual(['kv.log']);
+    }
   });
 
   it('createKvStore opens the embedded store in <data_dir>/kv when kv.url is not set', async () => {

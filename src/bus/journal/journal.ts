@@ -104,6 +104,7 @@ export class Journal {
   #earlier: Set<string> | undefined;
   #pending: PendingMessage[] = [];
   #report!: JournalReport;
+  #takenOver: readonly string[] = [];
 
   /** Segment new records go to, and its bytes so far (counted in UTF-16 units: close enough). */
   #current = 0;
@@ -141,6 +142,7 @@ export class Journal {
       await mkdir(journal.dir, { recursive: true, mode: 0o700 });
       const contents = await readJournal(journal.dir);
       journal.#report = contents.report;
+      journal.#takenOver = contents.files;
       journal.#pending = contents.pending;
       for (const [id, segment] of contents.segmentOf) journal.#recoveredIn.set(id, segment);
       for (const n of contents.segments) journal.#live.set(n, 0);
@@ -164,6 +166,11 @@ export class Journal {
   /** What reading the journal at start found. */
   get report(): JournalReport {
     return this.#report;
+  }
+
+  /** File names of the segments of earlier runs found at start, oldest first. */
+  get takenOver(): readonly string[] {
+    return this.#takenOver;
   }
 
   /** The messages accepted and not handled before the last stop, in journal order (once). */

@@ -8,7 +8,6 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { alive } from '../../kv/lock.ts';
 import type { Message } from '../message.ts';
 
 /** A frame as the journal keeps it: id, listener, caller, parent frame id, depth. */
@@ -57,10 +56,11 @@ export interface JournalContents {
 }
 
 /**
- * `journal-<pid>-<sequence>.jsonl`: the pid of the daemon that writes it. Segments of a daemon that
- * is still running (another daemon on the same data_dir, which the README advises against, or a
- * test) are left to it; those of a dead one (or of an earlier process with this pid: a container's
- * restart) are taken over.
+ * `journal-<pid>-<sequence>.jsonl`: the pid only keeps the names of two runs apart, it says nothing
+ * about who may read the file. The daemon holds its data dir's lock (one daemon per data dir, see
+ * src/server/address-file.ts), so every segment found at start is an earlier run's, whatever
+ * process has that pid now (pids are reused: a container's daemon is pid 1 on every start), and
+ * every one is taken over.
  */
 const SEGMENT = /^journal-(\d+)-(\d{8})\.jsonl$/;
 export const segmentName = (pid: number, sequence: number) =>
@@ -73,9 +73,7 @@ export async function readJournal(dir: string): Promise<JournalContents> {
     .filter(({ match }) => match !== null)
     .map(({ name, match }) => ({ name, pid: Number(match![1]), sequence: Number(match![2]) }));
   const maxSequence = Math.max(0, ...found.map((f) => f.sequence));
-  const taken = found
-    .filter((f) => f.pid === process.pid || !alive(f.pid))
-    .sort((a, b) => a.sequence - b.sequence || a.pid - b.pid);
+  const taken = found.sort((a, b) => a.sequence - b.sequence || a.pid - b.pid);
   const names = taken.map((f) => f.name);
   const segments = names.map((_, i) => i + 1);
   const report: JournalReport = {
