@@ -27,6 +27,7 @@ import { checkAppended, endsWithLine, lineEndingAt, type Survey, surveyLog } fro
 import type { AuditKey, AuditKeyring } from './key.ts';
 import type { AuditEntry, ChangeRecord, ThreatRecord } from './record.ts';
 import { endsWithNewline, lastLine } from './tail.ts';
+import { WriterLock } from './writer-lock.ts';
 
 export interface AuditLogOptions {
   /** Absolute path of the JSON-lines file. */
@@ -138,11 +139,15 @@ export class AuditLog implements AuditSink {
         records: 0,
         logId: '',
         unchecked: 0,
+        checkpointed: -1,
         timer: undefined,
         changed: undefined,
         poll: undefined,
         checkpointSize: -1,
         serial: Promise.resolve(),
+        lock: WriterLock.supported()
+          ? new WriterLock(options.path, options.keys.keys[0] as AuditKey)
+          : undefined,
       };
     }
     const { onError, retryMs, gatherMs } = this.#options;
@@ -216,8 +221,12 @@ export class AuditLog implements AuditSink {
         clearTimeout(track.timer);
         clearInterval(track.poll);
         await this.#exclusive(async () => {
-          if (track.opened !== undefined && track.unchecked > 0) await this.#checkpoint('close');
+          if (track.opened === undefined) return;
+          // Whatever the log holds now (other writers' records too) is checkpointed before leaving.
+          await this.#writeTracked(track, []);
+          if (track.records !== track.checkpointed) await this.#checkpoint('close');
         });
+        await track.lock?.close();
       }
     } finally {
       await this.#dropHandle();
@@ -286,7 +295,15 @@ export class AuditLog implements AuditSink {
   #exclusive<T>(work: () => Promise<T>): Promise<T> {
     const track = this.#track;
     if (!track) return work();
-    const run = track.serial.then(work);
+    const lock = track.lock;
+    const run = track.serial.then(async () => {
+      await lock?.acquire();
+      try {
+        return await work();
+      } finally {
+        lock?.release();
+      }
+    });
     track.serial = run.then(
       () => {},
       () => {},
@@ -404,6 +421,15 @@ export class AuditLog implements AuditSink {
   /** The log's size is not the one this writer left: shorter, or grown by someone; which? */
   async #grown(track: Track, handle: FileHandle, size: number): Promise<AuditEntry[]> {
     let reason: string | undefined;
+    if (size === 0) {
+      this.#startLog(track);
+      return [
+        this.#identity(0),
+        this.#threat(
+          `${this.path} was emptied while this writer had it open with ${track.records} records (${this.#size} bytes); a new log starts here`,
+        ),
+      ];
+    }
     if (size < this.#size) {
       reason = `${this.path} is ${this.#size - size} bytes shorter than the ${this.#size} this writer left after record ${track.records}: records were cut`;
     } else if (this.#head !== undefined && !(await endsWithLine(handle, this.#size, this.#head.line))) {
@@ -531,6 +557,7 @@ export class AuditLog implements AuditSink {
     track.logId = cp.log_id;
     track.records = cp.records + appended.added;
     track.unchecked = appended.added;
+    track.checkpointed = cp.records;
     this.#head = appended.head;
     this.#size = size;
     if (appended.added > 0) this.#armCheckpoint(track);
@@ -546,10 +573,12 @@ export class AuditLog implements AuditSink {
     this.#size = size;
   }
 
+  /** A new log in the empty file at the path. */
   #startLog(track: Track): void {
     track.logId = newLogId();
     track.records = 0;
     this.#head = undefined;
+    this.#size = 0;
   }
 
   #identity(adopted: number): AuditEntry {
@@ -610,6 +639,7 @@ export class AuditLog implements AuditSink {
         if (track.options.onChange === 'refuse') this.#startPolling(track);
       }
       track.unchecked = 0;
+      track.checkpointed = written.records;
     } catch (error) {
       this.#options.onError(
         `cannot write the audit checkpoint ${track.store.file}: ${(error as Error).message}; retrying with the next records`,
@@ -726,8 +756,10 @@ interface Track {
   /** Lines in the log as this writer knows it. */
   records: number;
   logId: string;
-  /** Records since the last checkpoint. */
+  /** Records this writer wrote since its last checkpoint. */
   unchecked: number;
+  /** The record count of the last checkpoint this writer wrote or read. */
+  checkpointed: number;
   timer: NodeJS.Timeout | undefined;
   /** The change found and not acknowledged, in words. */
   changed: string | undefined;
@@ -735,6 +767,8 @@ interface Track {
   checkpointSize: number;
   /** Writes and checkpoints, one at a time. */
   serial: Promise<unknown>;
+  /** ...and one writer process at a time (writer-lock.ts). */
+  lock: WriterLock | undefined;
 }
 
 async function statOrUndefined(path: string): Promise<Stats | undefined> {
