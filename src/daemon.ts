@@ -169,7 +169,9 @@ async function assembleDaemon(options: DaemonOptions, held: { claim?: DataDirCla
   const { resources } = createToolServices(config);
   const warn = (message: string) => logger.warn({ component: 'tools' }, message);
   // One approval gate for the daemon's life: a call waiting for a person outlives a reload.
-  const approvals = createDaemonApprovals({ services: () => tools.runtime.services, audit: auditSink });
+  // Approvals and once-only effects: apart from every tool's reach, sealed, forgeries audited.
+  const runtimeState = daemonRuntimeState({ config, keys: auditKeys, audit: auditSink, logger, resources });
+  const approvals = createDaemonApprovals({ state: runtimeState, audit: auditSink });
   const runtime = await createToolRuntime(loaded, {
     audit: auditSink,
     services: { config, resources, env },

@@ -421,6 +421,12 @@ export class ApprovalError extends OrganismError<
   | 'approval.not_reviewable'
 > {}
 
+/**
+ * The runtime's own state store (src/state: approvals, once-only effects) cannot seal or check its
+ * records: no audit key to derive its key from.
+ */
+export class StateError extends OrganismError<'state.no_key'> {}
+
 /** organism/testing: a condition a test waited for with until() did not come true in time. */
 export class WaitTimeoutError extends fixedCode('testing.timeout', (what: string, ms: number) => [
   `timed out after ${ms} ms waiting for ${what}`,

@@ -26,6 +26,14 @@ export function organismKeyPrefix(group: string): string {
   return `organism:{${group}}:`;
 }
 
+/**
+ * The prefix of the organism's runtime state (src/state: approvals, once-only effect records). The
+ * key_value_* tools' keys all start `organism:kv:`, so none of theirs can name one of these.
+ */
+export function organismStatePrefix(group: string): string {
+  return `${organismKeyPrefix(group)}state:`;
+}
+
 /** Keys of the tool runtime state an organism's daemons share (tools/shared-state.ts). */
 export class SharedToolKeys {
   readonly prefix: string;

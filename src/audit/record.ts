@@ -33,11 +33,17 @@ export interface CallRecord {
 export interface ThreatRecord {
   type: 'threat';
   time: string;
-  /** `integrity`: a tool changed after signing; `audit_log`: the audit log changed under its writer (`tool` is ''). */
-  kind: 'integrity' | 'audit_log';
+  /**
+   * `integrity`: a tool changed after signing; `audit_log`: the audit log changed under its writer
+   * (`tool` is ''); `state`: a runtime state record (approval, once-only effect) failed its seal and
+   * was not acted on (`tool` is the call's, '' when unknown).
+   */
+  kind: 'integrity' | 'audit_log' | 'state';
   tool: string;
   reason: string;
   module: string | null;
+  /** `state`: the runtime state record that failed verification (`approvals/d.<id>`, `effects/<name>`). */
+  record?: string;
 }
 
 /**

@@ -6,6 +6,7 @@
 import type { ConfigIssue } from '../errors.ts';
 import { checkMcpSections } from '../mcp/config-check.ts';
 import { envAllowlistProblem, secretNamePart } from '../sandbox/env.ts';
+import { isRuntimeStateName, RUNTIME_STATE_NAMES } from '../state/names.ts';
 import type { ConfigSource } from './source.ts';
 import { suggestion } from './suggest.ts';
 
@@ -19,7 +20,7 @@ export function rawListeners(data: unknown): { index: number; raw: Raw }[] {
   return list.flatMap((raw, index) => (isObject(raw) ? [{ index, raw }] : []));
 }
 
-/** Checks that need only the file: names, peers, handlers, tool_config keys, env_allowlist, auth tokens. */
+/** Checks that need only the file: names, peers, handlers, tool_config keys, env_allowlist, runtime names, auth tokens. */
 export function checkStructure(data: unknown, source: ConfigSource): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const listeners = rawListeners(data);
@@ -79,6 +80,7 @@ export function checkStructure(data: unknown, source: ConfigSource): ConfigIssue
     }
   }
   issues.push(...checkEnvAllowlists(listeners, source));
+  issues.push(...checkRuntimeNames(listeners, source));
   issues.push(...checkAuth(data, source));
   issues.push(...checkMcpSections(data, source));
   return issues;
@@ -98,6 +100,40 @@ function checkEnvAllowlists(listeners: { index: number; raw: Raw }[], source: Co
         source.issue(['listeners', index, 'tool_config', 'run_command', 'env_allowlist', i], problem),
       );
     });
+  }
+  return issues;
+}
+
+/**
+ * The runtime's own state names (approvals, effects): no listener and no allowed_namespaces entry
+ * may take one. A listener named `approvals` would pass for the approvals' sender in thread records.
+ */
+function checkRuntimeNames(listeners: { index: number; raw: Raw }[], source: ConfigSource): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const reserved = RUNTIME_STATE_NAMES.map((n) => `'${n}'`).join(', ');
+  for (const { index, raw } of listeners) {
+    if (typeof raw.name === 'string' && isRuntimeStateName(raw.name)) {
+      issues.push(
+        source.issue(
+          ['listeners', index, 'name'],
+          `listener name '${raw.name}' is one of the runtime's own names (${reserved}); choose another name`,
+        ),
+      );
+    }
+    if (!isObject(raw.tool_config)) continue;
+    for (const [tool, config] of Object.entries(raw.tool_config)) {
+      const names =
+        isObject(config) && Array.isArray(config.allowed_namespaces) ? config.allowed_namespaces : [];
+      names.forEach((name, i) => {
+        if (typeof name !== 'string' || !isRuntimeStateName(name)) return;
+        issues.push(
+          source.issue(
+            ['listeners', index, 'tool_config', tool, 'allowed_namespaces', i],
+            `namespace '${name}' is one of the runtime's own names (${reserved}); no tool may use it`,
+          ),
+        );
+      });
+    }
   }
   return issues;
 }

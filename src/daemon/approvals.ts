@@ -9,26 +9,25 @@ import type { AuditSink } from '../audit/log.ts';
 import type { ThreadHistory } from '../bus/history/memory.ts';
 import type { MessageKind } from '../bus/message.ts';
 import type { OrganismConfig } from '../config/types.ts';
-import { sharedKvStore } from '../kv/index.ts';
 import type { EventHub } from '../server/events.ts';
+import type { RuntimeState } from '../state/store.ts';
 import { ApprovalGate } from '../tools/approval/gate.ts';
 import type { Approval } from '../tools/approval/types.ts';
-import type { ToolServices } from '../tools/types.ts';
 import { encodePayload } from '../xml/codec.ts';
 
 export interface DaemonApprovalsOptions {
-  /** The current tool services (a reload may replace them); the kv store is opened through them. */
-  services: () => ToolServices;
+  /** The daemon's runtime state store (src/state), where approvals are kept; opened on first use. */
+  state: RuntimeState;
   audit: AuditSink;
 }
 
 export function createDaemonApprovals(options: DaemonApprovalsOptions): ApprovalGate {
-  return new ApprovalGate({ store: () => sharedKvStore(options.services()), audit: options.audit });
+  return new ApprovalGate({ state: options.state, audit: options.audit });
 }
 
 /**
  * Whether any listener's tool_config asks for approval. Approvals left from an earlier config still
- * expire in the list; this spares an organism without approvals the kv store on every stopped thread.
+ * expire in the list; this spares an organism without approvals the state store on every stopped thread.
  */
 export function usesApproval(config: Pick<OrganismConfig, 'listeners'>): boolean {
   return config.listeners.some((listener) =>

@@ -9,6 +9,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { CallRecord } from '../audit/record.ts';
 import { redact, redactString } from '../audit/redact.ts';
 import { type Verdict, withSuggestion } from '../guard/types.ts';
+import { stateThreatRecord } from '../state/store.ts';
 import { approvalStep } from './approval/step.ts';
 import { copyJsonArgs } from './args-copy.ts';
 import { canonicalJson } from './canonical.ts';
@@ -376,7 +377,10 @@ export class Dispatcher {
     record: CallRecord,
     run: () => Promise<ToolResult>,
   ) {
-    const log = await effectLogFor(this.#options.services);
+    // The daemon's state store reports forged records itself; one opened here reports to this audit.
+    const log = await effectLogFor(this.#options.services, (t) =>
+      this.#options.audit?.append(stateThreatRecord(t)),
+    );
     if (!log) return run();
     const first = await log.begin(callId, name, timeoutMs + 1_000);
     if (first) {

@@ -18,6 +18,7 @@ import type { KvStore } from '../../src/kv/types.ts';
 import { ApprovalGate, approvalReason, approvalStep } from '../../src/tools/approval/index.ts';
 import type { ApprovalAsk } from '../../src/tools/approval/types.ts';
 import { KNOWN_SECRET_MASK } from '../../src/tools/approval/view.ts';
+import { testState } from '../helpers/state.ts';
 
 const stores: KvStore[] = [];
 afterEach(async () => {
@@ -28,7 +29,7 @@ async function gate(audit: AuditEntry[] = []) {
   const store = await openEmbeddedKvStore({ dir: await mkdtemp(join(tmpdir(), 'approval-gate-')) });
   stores.push(store);
   const made = new ApprovalGate({
-    store: async () => store,
+    state: testState(store),
     audit: { append: (entry) => audit.push(entry), flush: async () => {}, close: async () => {} },
     pollMs: 50,
   });
@@ -86,7 +87,12 @@ describe('ApprovalGate', () => {
     expect(listed!.state).toBe('pending');
     expect(listed!.args).toEqual({ command: 'ls', password: KNOWN_SECRET_MASK });
     // The request is listed as soon as it is stored; observers hear of it just after.
-    expect(await waitFor(async () => requested, (r) => r.length > 0)).toEqual([listed!.id]);
+    expect(
+      await waitFor(
+        async () => requested,
+        (r) => r.length > 0,
+      ),
+    ).toEqual([listed!.id]);
     const decided = await g.decide(listed!.id, 'approved', 'ops', 'fine', anyRole);
     expect(decided).toMatchObject({ state: 'approved', decided_by: 'ops', reason: 'fine' });
     expect((await waiting).state).toBe('approved');
@@ -150,14 +156,14 @@ describe('ApprovalGate', () => {
   it('a call asked about again (a re-run after a restart) finds the same approval, its expiry, and a decision made meanwhile', async () => {
     const { store } = await gate();
     // Two gates on one store stand for the process before the crash and the one after it.
-    const before = new ApprovalGate({ store: async () => store, pollMs: 50 });
+    const before = new ApprovalGate({ state: testState(store), pollMs: 50 });
     void before.ask(ask());
     const [first] = await waitFor(
       () => before.list(),
       (l) => l.length === 1,
     );
     before.close();
-    const after = new ApprovalGate({ store: async () => store, pollMs: 50 });
+    const after = new ApprovalGate({ state: testState(store), pollMs: 50 });
     const requested: string[] = [];
     after.observe({ requested: (a) => requested.push(a.id) });
     const [listed] = await after.list();
@@ -211,8 +217,8 @@ describe('ApprovalGate on Redis, shared by two daemons', () => {
       flush: async () => {},
       close: async () => {},
     };
-    const a = new ApprovalGate({ store: async () => storeA, audit: sink, pollMs: 50 });
-    const b = new ApprovalGate({ store: async () => storeB, audit: sink, pollMs: 50 });
+    const a = new ApprovalGate({ state: testState(storeA), audit: sink, pollMs: 50 });
+    const b = new ApprovalGate({ state: testState(storeB), audit: sink, pollMs: 50 });
     const waiting = a.ask(ask({ callId: 'redis-1.call-1' }));
     const [listed] = await waitFor(
       () => b.list(),

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { KvStore } from '../../src/kv/index.ts';
 import { openRedisKvStore } from '../../src/kv/redis.ts';
 import { ApprovalStore, type Requested } from '../../src/tools/approval/store.ts';
+import { testState } from '../helpers/state.ts';
 
 const URL = 'redis://127.0.0.1:6379';
 const prefix = `organism-test:${randomUUID()}:`;
@@ -25,7 +26,7 @@ afterAll(async () => {
 function daemon(): ApprovalStore {
   const kv = openRedisKvStore({ url: URL, keyPrefix: prefix });
   opened.push(kv);
-  return new ApprovalStore(async () => kv);
+  return new ApprovalStore(testState(kv));
 }
 
 function request(id: string): Requested {
@@ -51,8 +52,8 @@ describe('approvals listed by two daemons on one Redis', () => {
   it('loses no waiting approval and keeps no decided one when both update the list at once', async () => {
     const a = daemon();
     const b = daemon();
-    const fromA = Array.from({ length: 40 }, (_, i) => `ap_a${i}`);
-    const fromB = Array.from({ length: 40 }, (_, i) => `ap_b${i}`);
+    const fromA = Array.from({ length: 40 }, (_, i) => `ap_${'a'.repeat(20)}${String(i).padStart(4, '0')}`);
+    const fromB = Array.from({ length: 40 }, (_, i) => `ap_${'b'.repeat(20)}${String(i).padStart(4, '0')}`);
     await Promise.all([
       ...fromA.map((id) => a.create(request(id))),
       ...fromB.map((id) => b.create(request(id))),

@@ -19,6 +19,7 @@ import { until } from '../../src/testing/index.ts';
 import { ApprovalGate, approvalStep } from '../../src/tools/approval/index.ts';
 import type { Approval, ApprovalAsk } from '../../src/tools/approval/types.ts';
 import { settled, startBus, textPayload } from '../helpers/bus.ts';
+import { testState } from '../helpers/state.ts';
 
 const stores: KvStore[] = [];
 afterEach(async () => {
@@ -28,7 +29,7 @@ afterEach(async () => {
 async function gate() {
   const store = await openEmbeddedKvStore({ dir: await mkdtemp(join(tmpdir(), 'approval-attack-')) });
   stores.push(store);
-  return new ApprovalGate({ store: async () => store, pollMs: 20 });
+  return new ApprovalGate({ state: testState(store), pollMs: 20 });
 }
 
 function ask(overrides: Partial<ApprovalAsk> = {}): ApprovalAsk {

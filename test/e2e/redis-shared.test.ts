@@ -12,8 +12,9 @@ import { Bus } from '../../src/bus/bus.ts';
 import { createRedisBusBackend, type RedisBusBackend } from '../../src/bus/transport/redis/backend.ts';
 import type { BusSection } from '../../src/config/types.ts';
 import { defineListener } from '../../src/listener/types.ts';
+import { runtimeStateFor } from '../../src/state/index.ts';
 import { testConfig } from '../../src/testing/index.ts';
-import { EFFECT_TTL_SECONDS, kvEffectLog } from '../../src/tools/once.ts';
+import { EFFECT_TTL_SECONDS, effectNames, stateEffectLog } from '../../src/tools/once.ts';
 import { createToolServices, type Resources } from '../../src/tools/services.ts';
 import { REVOCATION_POLL_MS, revokeShared, unrevokeShared } from '../../src/tools/shared-state.ts';
 import type { ToolDefinition, ToolResult } from '../../src/tools/types.ts';
@@ -452,18 +453,19 @@ describe('once-only effects', () => {
   it('answers EffectInDoubt, without acting, when the first run died before reporting', async () => {
     const group = newGroup();
     const { services } = sharedServices(group);
-    const { sharedKvStore } = await import('../../src/kv/index.ts');
-    const store = await sharedKvStore(services);
-    const log = kvEffectLog(store);
+    const state = await runtimeStateFor(services);
+    const log = stateEffectLog(state);
     const callId = `msg-${randomUUID()}.call-1`;
     expect(await log.begin(callId, 'send_thing', 200)).toBeUndefined(); // the first run starts, then "dies"
     const answer = (await log.begin(callId, 'send_thing', 200)) as ToolResult;
     expect(answer).toMatchObject({ status: 'error', error: { code: 'EffectInDoubt' } });
     const raw = new Redis(SHARED_REDIS);
     try {
-      const ttl = await raw.ttl(`organism:kv:effects:${callId}`);
+      // In the organism's own state key space, under a name that is not the call id.
+      const key = `organism:{${group}}:state:effects:${effectNames(state, callId)[0]}`;
+      expect(await raw.exists(`organism:kv:effects:${callId}`)).toBe(0);
+      const ttl = await raw.ttl(key);
       expect(ttl).toBeGreaterThan(EFFECT_TTL_SECONDS - 60);
-      await raw.del(`organism:kv:effects:${callId}`);
     } finally {
       raw.disconnect();
     }

@@ -2,10 +2,12 @@
  * What the three key_value_* tools share: the argument and tool_config schemas, the namespace
  * rule, and reaching the organism's one kv store. A listener's own name is its namespace; any other
  * namespace must be listed in that tool's tool_config `allowed_namespaces` (`*` for all), so one
- * agent cannot read or overwrite another's state by naming it.
+ * agent cannot read or overwrite another's state by naming it. The runtime's own names (approvals,
+ * effects) are refused whatever the config says.
  */
 import { KvError } from '../../src/errors.ts';
 import { KEY_MAX_CHARS, type KvStore, NAMESPACE_MAX_CHARS, sharedKvStore } from '../../src/kv/index.ts';
+import { isRuntimeStateName } from '../../src/state/names.ts';
 import type { ToolRunContext } from '../../src/tools/types.ts';
 import type { JsonSchema } from '../../src/xml/json-schema.ts';
 
@@ -48,6 +50,14 @@ export function kvConfigSchema(own: Record<string, JsonSchema> = {}): JsonSchema
 export function resolveNamespace(requested: string | undefined, ctx: ToolRunContext, tool: string): string {
   const own = ctx.listener;
   if (requested === undefined || requested === own) return own;
+  // The runtime's own state lives elsewhere (src/state), not here; its names stay clear of tools' data.
+  if (isRuntimeStateName(requested)) {
+    throw new KvError(
+      'kv.namespace_denied',
+      `namespace ${JSON.stringify(requested)} is a name of the runtime's own state, which no tool can use; pick another namespace`,
+      { namespace: requested, listener: own },
+    );
+  }
   const allowed = ctx.config.allowed_namespaces ?? [];
   if (!Array.isArray(allowed) || !allowed.every((a) => typeof a === 'string')) {
     throw new KvError(

@@ -4,23 +4,24 @@
  *
  * The approval's id is derived from the call id (which is the same when a handler runs again after
  * a restart, see ../once.ts), so a call asked about before a crash finds its approval again: still
- * waiting, or decided meanwhile. Decisions are written once (first wins) in the kv store; a call
- * waiting in this process hears of one made here at once, of one made by another daemon (Redis)
- * within `pollMs`.
+ * waiting, or decided meanwhile. Decisions are written once (first wins) in the runtime state store
+ * (src/state: out of every tool's reach, sealed; a forged record is refused and reported, store.ts);
+ * a call waiting in this process hears of one made here at once, of one made by another daemon
+ * (Redis) within `pollMs`.
  */
 import { createHash } from 'node:crypto';
 import type { AuditSink } from '../../audit/log.ts';
 import { redactString } from '../../audit/redact.ts';
 import { ApprovalError } from '../../errors.ts';
-import type { KvStore } from '../../kv/types.ts';
+import type { RuntimeState } from '../../state/store.ts';
 import { canonicalJson } from '../canonical.ts';
-import { ApprovalStore, type Decision, type Requested } from './store.ts';
+import { ApprovalStore, type Decision, type Requested, refused } from './store.ts';
 import type { Approval, ApprovalAsk } from './types.ts';
 import { reviewView } from './view.ts';
 
 export interface ApprovalGateOptions {
-  /** The organism's kv store (opened on first use). */
-  store: () => Promise<KvStore>;
+  /** The organism's runtime state store (src/state: apart from the tools' stores, sealed; opened on first use). */
+  state: RuntimeState;
   /** Where decisions are recorded (who, why). */
   audit?: AuditSink;
   /** How often a waiting call looks for a decision made by another daemon (ms). Default 1000. */
@@ -65,7 +66,7 @@ export class ApprovalGate {
   readonly #asking = new Map<string, number>();
 
   constructor(options: ApprovalGateOptions) {
-    this.#store = new ApprovalStore(options.store);
+    this.#store = new ApprovalStore(options.state);
     this.#audit = options.audit;
     this.#pollMs = options.pollMs ?? 1000;
   }
@@ -125,7 +126,15 @@ export class ApprovalGate {
     };
     if (await this.#store.create(request)) this.#tell('requested', { ...request, ...UNDECIDED });
     // A request stored before (by this call's run before a restart) keeps its own expiry.
-    const current = (await this.#store.get(id)) ?? { ...request, ...UNDECIDED };
+    const found = await this.#store.lookup(id, ask.tool);
+    if (found.found && 'forged' in found) {
+      // Never acted on (the state store reported it as a threat): the call is refused, on the record.
+      const why = `its ${found.forged} record failed verification (${found.reason})`;
+      const denial = found.approval ?? refused(request, why);
+      this.#tell('decided', denial);
+      return denial;
+    }
+    const current = found.found ? found.approval : { ...request, ...UNDECIDED };
     if (current.state !== 'pending') return current;
     return this.#wait(current);
   }
