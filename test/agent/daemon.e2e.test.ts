@@ -40,7 +40,7 @@ describe('the default organism with no API key', () => {
   it("runs the assistant: its thread shows a calculate call, the printer's line and a final answer", async () => {
     const res = await fetch(`${daemon.url}/api/v1/inject`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: daemon.headers({ 'content-type': 'application/json' }),
       body: JSON.stringify({
         to: 'assistant',
         payload: '<assistant><task>What is (17 + 25) * 3?</task></assistant>',
@@ -52,7 +52,9 @@ describe('the default organism with no API key', () => {
     await expect
       .poll(
         async () => {
-          view = (await (await fetch(`${daemon.url}/api/v1/threads/${thread}`)).json()) as View;
+          view = (await (
+            await fetch(`${daemon.url}/api/v1/threads/${thread}`, { headers: daemon.headers() })
+          ).json()) as View;
           return view.messages.some((m) => m.kind === 'response');
         },
         { timeout: 15_000, interval: 100 },

@@ -38,7 +38,7 @@ describe('a pending approval survives kill -9', () => {
       body: { reason: 'after the restart' },
     });
     expect(approved.status).toBe(200);
-    expect(approved.json.decided_by).toBe('anonymous');
+    expect(approved.json.decided_by).toBe('local');
     expect((await answer(second.url, thread)).status).toBe('ok');
     expect(await ranLines(dir)).toEqual(['survived']);
   }, 120_000);

@@ -1,7 +1,8 @@
 /**
- * Attack on POST /mcp of an organism with no tokens (the API open on loopback): a web page the
+ * Attack on POST /mcp of an organism with no tokens (loopback, the local token only): a web page the
  * operator has open must not drive it (a cross-site POST with a simple content type, an Origin of
- * another site, DNS rebinding through a Host that is not loopback).
+ * another site, DNS rebinding through a Host that is not loopback), even one that somehow held the
+ * local token: the cross-site refusal stands on its own.
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,15 +33,28 @@ const CALL = {
   params: { name: 'calculate', arguments: { expression: '6*7' } },
 };
 
-describe('an open organism over MCP, from a web page', () => {
-  it('answers a command-line client (the control: open really is open)', async () => {
+const auth = () => ({ authorization: `Bearer ${daemon.localToken.token}` });
+
+describe('an organism with no tokens over MCP, from a web page', () => {
+  it('answers a command-line client with the local token (the control), and none without', async () => {
     const res = await fetch(`${daemon.url}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...auth(),
+      },
       body: JSON.stringify(CALL),
     });
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('42');
+    const none = await fetch(`${daemon.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(CALL),
+    });
+    expect(none.status).toBe(401);
+    expect(await none.text()).not.toContain('42');
   });
 
   it('refuses a cross-site request, whatever its content type, and a rebinding Host', async () => {
@@ -52,7 +66,7 @@ describe('an open organism over MCP, from a web page', () => {
     for (const headers of tries) {
       const res = await fetch(`${daemon.url}/mcp`, {
         method: 'POST',
-        headers: { accept: 'application/json, text/event-stream', ...headers },
+        headers: { accept: 'application/json, text/event-stream', ...auth(), ...headers },
         body: JSON.stringify(CALL),
       });
       const text = await res.text();
@@ -73,6 +87,7 @@ describe('an open organism over MCP, from a web page', () => {
           method: 'POST',
           headers: {
             host: `evil.example:${url.port}`,
+            ...auth(),
             'content-type': 'application/json',
             accept: 'application/json, text/event-stream',
             'content-length': Buffer.byteLength(body),

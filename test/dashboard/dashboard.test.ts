@@ -5,7 +5,8 @@
  * pending run_command (the agent's thread goes on), denies another (the agent reads
  * ApprovalDenied), kills a thread, pauses and resumes a listener. Failures and guard denials show
  * their cause; axe-core finds no serious or critical violation on any page (the sign-in page and
- * a thread view included). The token is never in a URL, a request line or the daemon's log.
+ * a thread view included). The signed-in link of `organism dashboard` signs in and leaves the
+ * address bar. The token is never in a URL, a request line or the daemon's log.
  * Screenshots of the overview and a thread view, and the first load's bytes and a 1,000-message
  * thread's render times over 5 opens (report.json), go to test-results/dashboard/ (gitignored).
  */
@@ -13,7 +14,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DaemonProcess } from '../helpers/daemon.ts';
+import { type DaemonProcess, runCli } from '../helpers/daemon.ts';
 import {
   ADMIN_TOKEN,
   call,
@@ -34,6 +35,7 @@ describe('dashboard in chromium against the real daemon', () => {
   let daemon: DaemonProcess;
   let browser: Browser;
   let url: string;
+  let file: string;
   const requested: string[] = [];
   /** Figures for test-results/dashboard/report.json. */
   const report: Record<string, number | number[]> = {};
@@ -69,6 +71,7 @@ describe('dashboard in chromium against the real daemon', () => {
     const made = await organismDir('');
     await writeFile(join(made.dir, 'runner.script.yaml'), SCRIPT);
     await writeFile(made.file, organismYaml(made.dir));
+    file = made.file;
     [daemon, browser] = await Promise.all([
       startOn(made.file, TOKENS_ENV),
       chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS }),
@@ -349,6 +352,28 @@ describe('dashboard in chromium against the real daemon', () => {
       .toBe(0);
     await context.close();
   }, 60_000);
+
+  it('the signed-in link of `organism dashboard` signs in as local (admin) and leaves the address bar', async () => {
+    const printed = await runCli(['dashboard', '--config', file], { ORGANISM_URL: '', ORGANISM_TOKEN: '' });
+    expect(printed.code, printed.stderr).toBe(0);
+    const link = printed.stdout.trim();
+    const localToken = /#token=([0-9a-f]{64})$/.exec(link)?.[1];
+    expect(localToken).toBeDefined();
+    TOKENS.push(localToken!);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.on('request', (r) => requested.push(r.url()));
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    await page.goto(link);
+    await page.getByTestId('who').filter({ hasText: 'local (admin)' }).waitFor();
+    expect(page.url()).toBe(`${url}/#/overview`);
+    expect(await page.evaluate(() => location.href + history.length)).not.toContain(localToken!);
+    // Kept for this tab only, as a typed token is.
+    expect(await page.evaluate(() => sessionStorage.getItem('organism.dashboard.token'))).toBe(localToken);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API token').waitFor();
+    await context.close();
+  }, 30_000);
 
   it('the token is never in a URL, a request line or the log; the page raised no error', () => {
     expect(requested.length).toBeGreaterThan(10);

@@ -66,7 +66,12 @@ describe('the CLI finds the daemon', () => {
   });
 
   it('ORGANISM_URL wins over the data_dir file, --url over both', async () => {
-    const byEnv = await runCli(['status', '--config', alpha.file], { ...CLEAN, ORGANISM_URL: b.url });
+    // alpha's local token is for alpha's daemon only: beta's comes from the environment.
+    const byEnv = await runCli(['status', '--config', alpha.file], {
+      ...CLEAN,
+      ORGANISM_URL: b.url,
+      ORGANISM_TOKEN: b.token,
+    });
     expect(byEnv.code).toBe(0);
     expect(byEnv.stdout).toContain(`organism beta 0.1.0 at ${b.url}`);
 

@@ -50,7 +50,7 @@ describe('against a daemon', () => {
       .find((l) => l.includes('"msg":"organism reloaded"'));
     expect(line).toBeDefined();
     expect(line!.match(/"time":/g)).toHaveLength(1);
-    expect(JSON.parse(line!)).toMatchObject({ by: 'anonymous', status: 'reloaded' });
+    expect(JSON.parse(line!)).toMatchObject({ by: 'local', status: 'reloaded' });
   });
 });
 

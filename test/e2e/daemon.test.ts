@@ -17,7 +17,7 @@ const post = (
 ) =>
   fetch(`${daemon.url}${path}`, {
     method: 'POST',
-    headers,
+    headers: daemon.headers(headers),
     body: (typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body)) as BodyInit,
   });
 
@@ -56,7 +56,7 @@ describe('the default organism', () => {
       .find((l) => l.includes('HELLO, ADA!'))!;
     expect(JSON.parse(logLine)).toMatchObject({ thread, listener: 'printer' });
 
-    const res = await fetch(`${daemon.url}/api/v1/threads/${thread}`);
+    const res = await fetch(`${daemon.url}/api/v1/threads/${thread}`, { headers: daemon.headers() });
     const view = (await res.json()) as {
       thread: string;
       messages: Array<{ from: string; to: string; payload: string; time: string }>;
@@ -118,7 +118,9 @@ describe('bad input gets a clear 4xx and the daemon keeps serving', () => {
       415,
     );
     expect((await post('/api/v1/inject', { to: 'greeter' })).status).toBe(400);
-    expect((await fetch(`${daemon.url}/api/v1/threads/nope`)).status).toBe(404);
+    expect((await fetch(`${daemon.url}/api/v1/threads/nope`, { headers: daemon.headers() })).status).toBe(
+      404,
+    );
     expect((await fetch(`${daemon.url}/healthz`)).status).toBe(200);
   });
 });
@@ -128,7 +130,7 @@ describe('shutdown', () => {
     const own = await startDaemonProcess(['--config', 'organism.yaml']);
     const inject = await fetch(`${own.url}/api/v1/inject`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: own.headers({ 'content-type': 'application/json' }),
       body: JSON.stringify({ to: 'greeter', payload: '<greeting><name>Bo</name></greeting>' }),
     });
     expect(inject.status).toBe(202);

@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../helpers/daemon.ts';
+import { bearer, localToken, REPO_ROOT } from '../helpers/daemon.ts';
 
 const NPM_INSTALL_FLAGS = ['--offline', '--no-audit', '--no-fund'];
 
@@ -187,7 +187,9 @@ describe('the packed package in a fresh project (npm pack, install, organism ini
 
     // The same thread as the HTTP API keeps it.
     const thread = (JSON.parse(lines[0]!) as { thread: string }).thread;
-    const response = await fetch(`${url}/api/v1/threads/${thread}`);
+    // With the local token the CLI found by itself, as a script on this machine would read it.
+    const token = await localToken(join(project, '.organism'));
+    const response = await fetch(`${url}/api/v1/threads/${thread}`, { headers: bearer(token) });
     expect(response.status).toBe(200);
     expect(JSON.stringify(await response.json())).toContain('word_count');
 

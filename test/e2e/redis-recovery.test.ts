@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readDeadLetters } from '../../src/bus/transport/redis/dead-letter.ts';
 import { BusKeys } from '../../src/bus/transport/redis/options.ts';
 import type { DeadLetterPage } from '../../src/server/service.ts';
-import type { DaemonProcess } from '../helpers/daemon.ts';
+import { type DaemonProcess, daemonFetch } from '../helpers/daemon.ts';
 import {
   allDone,
   type Cluster,
@@ -87,12 +87,12 @@ describe('recovery', { timeout: 90_000 }, () => {
     try {
       // Nothing dead-lettered yet: the API lists nothing and the gauge reads 0.
       const first = running.daemons[0]!.url;
-      expect(await (await fetch(`${first}/api/v1/dead-letters`)).json()).toEqual({
+      expect(await (await daemonFetch(`${first}/api/v1/dead-letters`)).json()).toEqual({
         dead_letters: [],
         total: 0,
         next: null,
       });
-      expect(await (await fetch(`${first}/metrics`)).text()).toMatch(/^organism_bus_dead_letters 0$/m);
+      expect(await (await daemonFetch(`${first}/metrics`)).text()).toMatch(/^organism_bus_dead_letters 0$/m);
       const poison = await inject(first, '<job><n>666</n><kind>crash</kind></job>');
       // And an entry nobody can decode, written straight into a listener's stream.
       await raw.xadd(keys.inbox('worker'), '*', 'not', 'a message');
@@ -139,10 +139,10 @@ describe('recovery', { timeout: 90_000 }, () => {
         const [pending] = (await raw.call('XPENDING', keys.inbox(listener), group)) as [number];
         expect(Number(pending), listener).toBe(0);
       }
-      const metrics = await (await fetch(`${survivor.url}/metrics`)).text();
+      const metrics = await (await daemonFetch(`${survivor.url}/metrics`)).text();
       expect(metrics).toMatch(/^organism_bus_dead_letters 2$/m);
       // The API shows both, newest first, a page at a time.
-      const all = (await (await fetch(`${survivor.url}/api/v1/dead-letters`)).json()) as DeadLetterPage;
+      const all = (await (await daemonFetch(`${survivor.url}/api/v1/dead-letters`)).json()) as DeadLetterPage;
       expect(all.total).toBe(2);
       expect(all.next).toBeNull();
       expect(all.dead_letters.map((d) => d.id)).toEqual(letters.map((l) => l.id));
@@ -162,16 +162,16 @@ describe('recovery', { timeout: 90_000 }, () => {
       expect(apiGarbage).toMatchObject({ listener: 'worker', thread: null, deliveries: maxDeliveries });
       expect(apiGarbage.reason).toMatch(/cannot decode/);
       const page1 = (await (
-        await fetch(`${survivor.url}/api/v1/dead-letters?limit=1`)
+        await daemonFetch(`${survivor.url}/api/v1/dead-letters?limit=1`)
       ).json()) as DeadLetterPage;
       expect(page1.dead_letters.map((d) => d.id)).toEqual([letters[0]!.id]);
       expect(page1.next).toBe(letters[0]!.id);
       const page2 = (await (
-        await fetch(`${survivor.url}/api/v1/dead-letters?limit=1&cursor=${page1.next}`)
+        await daemonFetch(`${survivor.url}/api/v1/dead-letters?limit=1&cursor=${page1.next}`)
       ).json()) as DeadLetterPage;
       expect(page2.dead_letters.map((d) => d.id)).toEqual([letters[1]!.id]);
       expect(page2.next).toBeNull();
-      const bad = await fetch(`${survivor.url}/api/v1/dead-letters?cursor=yesterday`);
+      const bad = await daemonFetch(`${survivor.url}/api/v1/dead-letters?cursor=yesterday`);
       expect(bad.status).toBe(400);
     } finally {
       supervisor.stop();

@@ -53,7 +53,7 @@ describe('10,000 concurrent threads over HTTP', () => {
         for (;;) {
           const res = await fetch(`${daemon.url}/api/v1/inject`, {
             method: 'POST',
-            headers: { 'content-type': 'application/json' },
+            headers: daemon.headers({ 'content-type': 'application/json' }),
             body: JSON.stringify({ to: 'greeter', payload: `<greeting><name>load${i}</name></greeting>` }),
           });
           const body = (await res.json()) as { thread?: string };

@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LISTENING, ORGANISM_BIN, REPO_ROOT } from '../helpers/daemon.ts';
+import { bearer, LISTENING, localToken, ORGANISM_BIN, REPO_ROOT } from '../helpers/daemon.ts';
 
 const DRAIN_MS = 1_000;
 /** What the daemon promises: out within drain_timeout_ms + 2 s of the stop. */
@@ -89,7 +89,10 @@ async function launch(command: string, args: string[], cwd: string): Promise<Sta
       reject(new Error(`${command} exited ${code} before the daemon listened:\n${output}`));
     });
   });
-  const info = (await (await fetch(`${url}/api/v1/organism`)).json()) as { pid: number };
+  const token = await localToken(join(dir, 'data'));
+  const info = (await (await fetch(`${url}/api/v1/organism`, { headers: bearer(token) })).json()) as {
+    pid: number;
+  };
   daemons.push(info.pid);
   return { launcher, url, pid: info.pid, output: () => output };
 }

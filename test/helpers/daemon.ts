@@ -32,8 +32,30 @@ export const LISTENING = /listening on (http:\/\/[^\s"]+)/;
 /** The same record's `token_file`: where the daemon keeps its local API token. */
 const TOKEN_FILE = /"token_file":"([^"]+)"/;
 
-/** The local tokens of the daemons started here, by URL: `useTool` acts as the person at that daemon. */
+/**
+ * The local tokens of the daemons started here with no auth.tokens, by URL: `useTool` and the
+ * service helpers' `call` act as the person on that daemon's machine, as the CLI does. A daemon
+ * with tokens is not here: its tests say which token each call uses.
+ */
 const tokensByUrl = new Map<string, string>();
+/** The daemon's "organism running" record says whether organism.yaml has tokens. */
+const RUNNING_OPEN = /"auth":false[^\n]*"msg":"organism running"/;
+
+/** The local token of a daemon with no auth.tokens started by startDaemonProcess at `url`, or undefined. */
+export function tokenFor(url: string): string | undefined {
+  return tokensByUrl.get(url.replace(/\/+$/, ''));
+}
+
+/**
+ * fetch() as the person on the machine of a daemon started here with no auth.tokens: with its local
+ * token, unless `init` sends an Authorization of its own. Any other URL is fetched as it is.
+ */
+export function daemonFetch(url: string, init: RequestInit = {}): Promise<Response> {
+  const token = tokenFor(new URL(url).origin);
+  const headers = new Headers(init.headers);
+  if (token && !headers.has('authorization')) headers.set('authorization', `Bearer ${token}`);
+  return fetch(url, { ...init, headers });
+}
 
 /** The local API token of the daemon of `dataDir` (`<data_dir>/api-token`), as the CLI reads it. */
 export async function localToken(dataDir: string): Promise<string> {
@@ -99,7 +121,7 @@ export function startDaemonProcess(args: string[], env: NodeJS.ProcessEnv = {}):
         clearTimeout(timer);
         const tokenFile = TOKEN_FILE.exec(out)?.[1];
         const token = tokenFile ? readFileSync(tokenFile, 'utf8').trim() : undefined;
-        if (token) tokensByUrl.set(match[1]!, token);
+        if (token && RUNNING_OPEN.test(out)) tokensByUrl.set(match[1]!, token);
         resolve({
           url: match[1]!,
           token,
@@ -125,14 +147,21 @@ export function startDaemonProcess(args: string[], env: NodeJS.ProcessEnv = {}):
   });
 }
 
-/** Runs `organism <args>` to completion and returns its exit code and output. */
+/**
+ * Runs `organism <args>` to completion and returns its exit code and output. Given `--url` of a
+ * daemon started here with no auth.tokens, and no ORGANISM_TOKEN in `env`, it runs as the user who
+ * set ORGANISM_TOKEN to that daemon's local token (with --config instead, the CLI finds it itself).
+ */
 export function runCli(
   args: string[],
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const url = args[args.indexOf('--url') + 1];
+  const token = args.includes('--url') && url !== undefined ? tokenFor(url) : undefined;
+  const implied = token && !('ORGANISM_TOKEN' in env) ? { ORGANISM_TOKEN: token } : {};
   const child = spawn(process.execPath, [ORGANISM_BIN, ...args], {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...implied, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -156,8 +185,8 @@ const unescapeXml = (text: string) =>
 
 /**
  * Calls `tool` through a listener running listeners/toolbox.ts, with `organism send --wait`, as a
- * user would (with the local token of a daemon started by startDaemonProcess, as the CLI finds it
- * beside its daemon); returns the answer's status and its result parsed from JSON.
+ * user would (runCli: with the local token of a daemon started here with no auth.tokens); returns
+ * the answer's status and its result parsed from JSON.
  */
 export async function useTool(
   url: string,
@@ -167,11 +196,7 @@ export async function useTool(
 ): Promise<{ status: string; result: any }> {
   const json = JSON.stringify(args).replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
   const payload = `<use-tool><tool>${tool}</tool><args>${json}</args></use-tool>`;
-  const token = tokensByUrl.get(url);
-  const { code, stdout, stderr } = await runCli(
-    ['send', '--url', url, '--to', listener, payload, '--wait'],
-    token ? { ORGANISM_TOKEN: token } : {},
-  );
+  const { code, stdout, stderr } = await runCli(['send', '--url', url, '--to', listener, payload, '--wait']);
   const answer = stdout.split('\n').find((line) => line.startsWith(`${listener} -> api`));
   const status = /<status>([^<]*)<\/status>/.exec(answer ?? '')?.[1];
   const result = /<result>([^<]*)<\/result>/.exec(answer ?? '')?.[1];

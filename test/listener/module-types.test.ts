@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startDaemonProcess } from '../helpers/daemon.ts';
+import { daemonFetch, startDaemonProcess } from '../helpers/daemon.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -133,7 +133,7 @@ for (const type of ['commonjs', 'module'] as const) {
       const daemon = await startDaemonProcess(['--config', config]);
       try {
         const inject = async (n: string) => {
-          const res = await fetch(`${daemon.url}/api/v1/inject`, {
+          const res = await daemonFetch(`${daemon.url}/api/v1/inject`, {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
             body: JSON.stringify({ to: 'say', payload: `<say><n>${n}</n></say>` }),
@@ -147,7 +147,7 @@ for (const type of ['commonjs', 'module'] as const) {
         await inject('a');
         await until(1);
         await writeFile(join(dir, 'listeners', 'lib', 'word.ts'), WORD('two'));
-        const reload = await fetch(`${daemon.url}/api/v1/organism/reload`, { method: 'POST' });
+        const reload = await daemonFetch(`${daemon.url}/api/v1/organism/reload`, { method: 'POST' });
         expect(reload.status).toBe(200);
         await inject('b');
         await until(2);

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { type AuthError, ServerError } from '../../src/errors.ts';
+import { AuthError, ServerError } from '../../src/errors.ts';
 import {
   Authenticator,
   assertSafeBind,
   hasRole,
   isLoopbackHost,
+  localCredential,
   requireRole,
 } from '../../src/server/auth.ts';
 import { RateLimiter } from '../../src/server/rate-limit.ts';
@@ -53,10 +54,38 @@ describe('Authenticator', () => {
     expect(attempt('Bearer ').code).toBe('auth.required');
   });
 
-  it('is open, as admin, when no tokens are configured', () => {
-    const open = Authenticator.fromConfig({ tokens: [] }, {});
-    expect(open.enabled).toBe(false);
-    expect(open.authenticate(undefined)).toEqual({ name: 'anonymous', role: 'admin' });
+  it('with no tokens configured takes the local token only, as local (admin); with none at all, nothing', () => {
+    const local = 'f'.repeat(64);
+    const onlyLocal = Authenticator.fromConfig({ tokens: [] }, {}, localCredential(local));
+    expect(onlyLocal.enabled).toBe(false);
+    expect(onlyLocal.describe()).toEqual([]);
+    expect(onlyLocal.authenticate(`Bearer ${local}`)).toEqual({ name: 'local', role: 'admin' });
+    expect(() => onlyLocal.authenticate(undefined)).toThrow(/needs `Authorization: Bearer <token>`/);
+    expect(() => onlyLocal.authenticate(`Bearer ${'e'.repeat(64)}`)).toThrow(/not valid/);
+    // No credential at all is not an open API: every caller is refused.
+    const none = Authenticator.fromConfig({ tokens: [] }, {});
+    expect(() => none.authenticate(undefined)).toThrow(AuthError);
+    expect(() => none.authenticate('Bearer anything-at-all-0000')).toThrow(AuthError);
+  });
+
+  it('takes the local token beside configured ones (describe() lists the configured only), and keeps it for a reload', () => {
+    const local = '0'.repeat(64);
+    const both = Authenticator.fromConfig(
+      { tokens: [{ name: 'ci', role: 'viewer', token_env: 'CI_TOKEN' }] },
+      { CI_TOKEN: 'ci-token-1111111111' },
+      localCredential(local),
+    );
+    expect(both.authenticate(`Bearer ${local}`)).toEqual({ name: 'local', role: 'admin' });
+    expect(both.authenticate('Bearer ci-token-1111111111')).toEqual({ name: 'ci', role: 'viewer' });
+    expect(both.describe()).toEqual([{ name: 'ci', role: 'viewer' }]);
+    const reloaded = Authenticator.fromConfig({ tokens: [] }, {}, both.local);
+    expect(reloaded.authenticate(`Bearer ${local}`)).toEqual({ name: 'local', role: 'admin' });
+  });
+
+  it('refuses a configured token named local: that name is the local token', () => {
+    expect(() =>
+      Authenticator.fromConfig({ tokens: [{ name: 'local', role: 'viewer', sha256: sha('x') }] }, {}),
+    ).toThrow(/auth token 'local': the name is the daemon's local token's; choose another/);
   });
 
   it('refuses to start with an unset or short token variable, naming the variable only', () => {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type NotYet, until as waitFor } from '../../src/testing/index.ts';
-import { type DaemonProcess, startDaemonProcess } from '../helpers/daemon.ts';
+import { type DaemonProcess, startDaemonProcess, tokenFor } from '../helpers/daemon.ts';
 
 export const LISTENERS = fileURLToPath(new URL('../../listeners/', import.meta.url));
 export const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
@@ -57,7 +57,11 @@ export async function startOn(file: string, env: NodeJS.ProcessEnv = {}): Promis
 }
 
 export interface CallOptions {
-  token?: string;
+  /**
+   * The bearer token; left out, the local token of the daemon started here at `base` (the person
+   * on the daemon's machine, as the CLI finds it); null sends none.
+   */
+  token?: string | null;
   method?: string;
   body?: unknown;
   headers?: Record<string, string>;
@@ -69,7 +73,8 @@ export async function call(
   options: CallOptions = {},
 ): Promise<{ status: number; headers: Headers; text: string; json: any }> {
   const headers: Record<string, string> = { ...options.headers };
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  const token = options.token === undefined ? tokenFor(base) : options.token;
+  if (token) headers.authorization = `Bearer ${token}`;
   let body: string | undefined;
   if (options.body !== undefined) {
     headers['content-type'] ??= 'application/json';

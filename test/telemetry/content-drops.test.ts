@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { until } from '../../src/testing/index.ts';
-import { type DaemonProcess, startDaemonProcess } from '../helpers/daemon.ts';
+import { type DaemonProcess, daemonFetch, startDaemonProcess } from '../helpers/daemon.ts';
 import { DEFAULT_LISTENERS, organismFile, telemetryYaml } from './support/organism.ts';
 import { byName, type OtlpReceiver, startReceiver } from './support/otlp-receiver.ts';
 
@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 async function inject(url: string, to: string, payload: string): Promise<string> {
-  const res = await fetch(`${url}/api/v1/inject`, {
+  const res = await daemonFetch(`${url}/api/v1/inject`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ to, payload }),
@@ -113,7 +113,7 @@ describe('a collector that is down', { timeout: 60_000 }, () => {
     for (const thread of threads) {
       await until(
         async () => {
-          const view = (await (await fetch(`${url}/api/v1/threads/${thread}`)).json()) as {
+          const view = (await (await daemonFetch(`${url}/api/v1/threads/${thread}`)).json()) as {
             status: string;
             messages: Array<{ to: string }>;
           };
@@ -125,7 +125,7 @@ describe('a collector that is down', { timeout: 60_000 }, () => {
     // 120 hop spans: at most max_queue_size of them still queued, the rest dropped and counted.
     const counted = await until(
       async () => {
-        const text = await (await fetch(`${url}/metrics`)).text();
+        const text = await (await daemonFetch(`${url}/metrics`)).text();
         const full = metric(text, 'organism_trace_spans_dropped_total{reason="queue_full"}');
         const failed = metric(text, 'organism_trace_spans_dropped_total{reason="export_failed"}');
         return full + failed >= 120 - 16 ? { full, failed, text } : undefined;

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { threadTraceId } from '../../src/telemetry/traceparent.ts';
 import { until } from '../../src/testing/index.ts';
-import { type DaemonProcess, startDaemonProcess } from '../helpers/daemon.ts';
+import { type DaemonProcess, daemonFetch, startDaemonProcess } from '../helpers/daemon.ts';
 import { DEFAULT_LISTENERS, organismFile, telemetryYaml } from './support/organism.ts';
 import { byName, type OtlpReceiver, type ReceivedSpan, startReceiver } from './support/otlp-receiver.ts';
 
@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 async function inject(to: string, payload: string, headers: Record<string, string> = {}): Promise<string> {
-  const res = await fetch(`${daemon.url}/api/v1/inject`, {
+  const res = await daemonFetch(`${daemon.url}/api/v1/inject`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ to, payload }),

@@ -42,8 +42,11 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     io.err(`organism dashboard: ${error.message}`);
     return 1;
   }
-  // The page needs no token: a 404 there is a daemon with server.dashboard: false.
-  const page = await fetch(`${client.target.url}/`).catch(() => undefined);
+  // A 404 for the page (asked with the token: without, any unknown path is a 401) is a daemon with
+  // server.dashboard: false.
+  const page = await fetch(`${client.target.url}/`, {
+    headers: { authorization: `Bearer ${token}` },
+  }).catch(() => undefined);
   if (page?.status === 404) {
     io.err('organism dashboard: this daemon serves no dashboard (server.dashboard: false)');
     return 1;

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { SMTPServer } from 'smtp-server';
 import { type NotYet, until as waitFor } from '../../../src/testing/index.ts';
-import { type DaemonProcess, startDaemonProcess } from '../../helpers/daemon.ts';
+import { type DaemonProcess, daemonFetch, startDaemonProcess } from '../../helpers/daemon.ts';
 
 const HERE = fileURLToPath(new URL('./', import.meta.url));
 export const SHARED_REDIS = 'redis://127.0.0.1:6379';
@@ -149,7 +149,7 @@ export async function cluster(yaml: string, count: number, env: NodeJS.ProcessEn
 }
 
 export async function inject(base: string, payload: string, to = 'dispatch'): Promise<string> {
-  const res = await fetch(`${base}/api/v1/inject`, {
+  const res = await daemonFetch(`${base}/api/v1/inject`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ to, payload }),
@@ -167,7 +167,7 @@ export interface ThreadView {
 }
 
 export async function view(base: string, thread: string): Promise<ThreadView | undefined> {
-  const res = await fetch(`${base}/api/v1/threads/${thread}`);
+  const res = await daemonFetch(`${base}/api/v1/threads/${thread}`);
   if (res.status !== 200) return undefined;
   return (await res.json()) as ThreadView;
 }
