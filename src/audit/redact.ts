@@ -15,6 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { loadDotEnv } from '../config/env.ts';
 import { setOwn } from '../plain-object.ts';
+import { decodeEscapes, mayHoldEscapes } from './escapes.ts';
 
 export const REDACTED = '[REDACTED]';
 
@@ -38,8 +39,12 @@ export interface SecretForm {
  * - the base64 and base64url encodings of each of those, at the three byte alignments a value can
  *   have inside a longer encoded text (`Basic base64(user:key)`), so a prefix of the encoding of
  *   the value, or of the value within a longer string, is caught too;
- * - the value as JSON writes it, when that differs (quotes, backslashes).
- * A value shorter than 8 characters is caught whole (and its whole base64), never by prefix.
+ * - the value as JSON writes it, when that differs (quotes, backslashes);
+ * - the hex of each of those (upper, lower or mixed case), by any prefix of 16 or more digits
+ *   (8 bytes of the value, as for the plain forms).
+ * Escaped forms (%XX, HTML character references, \uXXXX, \xNN, any mix) are found by matching a
+ * decoded view of the text (escapes.ts), not as forms here.
+ * A value shorter than 8 characters is caught whole (and its whole base64 and hex), never by prefix.
  */
 export function secretForms(secret: string): SecretForm[] {
   if (secret.length < MIN_SECRET_LENGTH) return [];
@@ -62,6 +67,8 @@ export function secretForms(secret: string): SecretForm[] {
     const escaped = JSON.stringify(base).slice(1, -1);
     if (escaped !== base) add(escaped, short ? escaped.length : MIN_SECRET_PREFIX);
     const bytes = Buffer.from(base, 'utf8');
+    const hex = bytes.toString('hex');
+    add(hex, short ? hex.length : 2 * MIN_SECRET_PREFIX);
     for (let align = 0; align < (short ? 1 : 3); align++) {
       const rest = bytes.subarray(align);
       // Aligned 0 the value may end the encoded text, so its last partial group counts too;
@@ -106,32 +113,53 @@ export class SecretMatcher {
     return this.#regex === null;
   }
 
-  /** `text` with every form of every secret replaced. The same string when nothing matched. */
+  /**
+   * `text` with every form of every secret replaced, written plainly or with escapes (the whole
+   * escaped span is replaced). The same string when nothing matched.
+   */
   redact(text: string, replacement: string = REDACTED): string {
     const regex = this.#regex;
     if (regex === null || text.length < MIN_SECRET_LENGTH) return text;
-    regex.lastIndex = 0;
-    let match = regex.exec(text);
-    if (match === null) return text;
-    let out = '';
-    let copied = 0;
-    while (match !== null) {
-      const start = match.index;
-      const end = this.#extend(text, start, match[0]);
-      out += text.slice(copied, start) + replacement;
-      copied = end;
-      regex.lastIndex = end;
-      match = regex.exec(text);
-    }
-    return out + text.slice(copied);
+    const plain = this.#spans(text);
+    const out = plain === null ? text : replaceSpans(text, plain, replacement);
+    // The plain forms are gone from `out`: what its decoded view still holds was escaped.
+    if (!mayHoldEscapes(out)) return out;
+    const view = decodeEscapes(out);
+    if (view === null) return out;
+    const escaped = this.#spans(view.text);
+    if (escaped === null) return out;
+    const spans = escaped.map(([start, end]) => [view.at[start]!, view.at[end]!] as const);
+    return replaceSpans(out, spans, replacement);
   }
 
-  /** Whether `text` holds any form of any secret. */
+  /** Whether `text` holds any form of any secret, written plainly or with escapes. */
   test(text: string): boolean {
     const regex = this.#regex;
     if (regex === null) return false;
     regex.lastIndex = 0;
-    return regex.test(text);
+    if (regex.test(text)) return true;
+    if (!mayHoldEscapes(text)) return false;
+    const view = decodeEscapes(text);
+    if (view === null) return false;
+    regex.lastIndex = 0;
+    return regex.test(view.text);
+  }
+
+  /** [start, end) of every secret form in `text`, in order, not overlapping; null for none. */
+  #spans(text: string): Array<readonly [number, number]> | null {
+    const regex = this.#regex!;
+    regex.lastIndex = 0;
+    let match = regex.exec(text);
+    if (match === null) return null;
+    const spans: Array<readonly [number, number]> = [];
+    while (match !== null) {
+      const start = match.index;
+      const end = this.#extend(text, start, match[0]);
+      spans.push([start, end]);
+      regex.lastIndex = end;
+      match = regex.exec(text);
+    }
+    return spans;
   }
 
   /** End of the longest form matching at `start` (the seed matched already). */
@@ -144,6 +172,21 @@ export class SecretMatcher {
     }
     return best;
   }
+}
+
+function replaceSpans(
+  text: string,
+  spans: ReadonlyArray<readonly [number, number]>,
+  replacement: string,
+): string {
+  let out = '';
+  let copied = 0;
+  for (const [start, end] of spans) {
+    if (start < copied) continue;
+    out += text.slice(copied, start) + replacement;
+    copied = end;
+  }
+  return out + text.slice(copied);
 }
 
 /**
@@ -328,10 +371,19 @@ const LONG_TOKEN = /[A-Za-z0-9_\-+/=]{32,}/g;
 const MAY_HOLD_CREDENTIAL =
   /-----begin|:\/\/|bearer|basic|digest|key|token|secret|pass|auth|sig|sk-|gh[pousr]_|github_pat_|glpat-|xox|akia|asia|aiza|eyj|[a-z0-9_\-+/=]{32}/i;
 
-/** A long run of mixed-case letters and digits (or 32+ hex digits) reads as a key, not as prose. */
+/** Four or more of one character: zero bytes read as base64 (`AAAA`) or hex (`0000`), padding. */
+const REPEATS = /(.)\1{3,}/g;
+
+/**
+ * A long run of mixed-case letters and digits (or 32+ hex digits) reads as a key, not as prose.
+ * Runs of one character are left out before judging (a random key has none that long, but base64
+ * or hex of zero bytes is all of them), and what is left must still be 16 characters or more.
+ */
 function looksLikeKey(token: string): boolean {
-  if (/^[0-9a-f]{32,}$/i.test(token)) return true;
-  return /[A-Z]/.test(token) && /[a-z]/.test(token) && /[0-9]/.test(token) && !token.includes('//');
+  const core = token.replace(REPEATS, '');
+  if (core.length < 16) return false;
+  if (/^[0-9a-f]+$/i.test(core)) return true;
+  return /[A-Z]/.test(core) && /[a-z]/.test(core) && /[0-9]/.test(core) && !core.includes('//');
 }
 
 export function redactString(text: string): string {

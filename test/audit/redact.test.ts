@@ -4,6 +4,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { decodeEscapes } from '../../src/audit/escapes.ts';
 import {
   configSecrets,
   KnownSecrets,
@@ -180,5 +181,123 @@ describe('known secrets', () => {
       PUB: 'MCowBQYDK2VwAyEA',
     };
     expect(secretsFromConfig(config, env).sort()).toEqual(['key-one-value', 'pw-value', 'token-value']);
+  });
+});
+
+/** Every byte of `text` as %XX (upper or lower hex digits). */
+const percentAll = (text: string, upper = true) =>
+  [...Buffer.from(text)]
+    .map((b) => `%${b.toString(16).padStart(2, '0')[upper ? 'toUpperCase' : 'toLowerCase']()}`)
+    .join('');
+const charRefs = (text: string, hex: boolean) =>
+  [...text].map((c) => (hex ? `&#x${c.codePointAt(0)!.toString(16)};` : `&#${c.codePointAt(0)};`)).join('');
+const uEscapes = (text: string) =>
+  [...text].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+
+/** The encodings of a secret issue 25 found unredacted, and their mixes. */
+function encodedVariants(key: string): Record<string, string> {
+  const hex = Buffer.from(key).toString('hex');
+  return {
+    'hex, lower case': hex,
+    'hex, upper case': hex.toUpperCase(),
+    'hex, first 16 digits': hex.slice(0, 16),
+    'hex with 0x': `0x${hex}`,
+    '%XX of every byte, upper': percentAll(key),
+    '%XX of every byte, lower': percentAll(key, false),
+    '%XX of every other character': [...key].map((c, i) => (i % 2 ? percentAll(c) : c)).join(''),
+    '%XX of the first 12 characters': percentAll(key.slice(0, 12)),
+    'percent-encoded twice': percentAll(key).replaceAll('%', '%25'),
+    '&#xNN; of every character': charRefs(key, true),
+    '&#NN; of every character': charRefs(key, false),
+    '&#NN without semicolons': charRefs(key, false).replaceAll(';', ''),
+    'named references for punctuation': key.replaceAll('-', '&hyphen;').replaceAll('_', '&lowbar;'),
+    'numeric reference for one character': `${key.slice(0, 5)}&#x${key.charCodeAt(5).toString(16)};${key.slice(6)}`,
+    '\\uXXXX of every character': uEscapes(key),
+    '\\uXXXX of every character, upper hex': uEscapes(key).toUpperCase().replaceAll('\\U', '\\u'),
+    '\\u{X} of every character': [...key].map((c) => `\\u{${c.codePointAt(0)!.toString(16)}}`).join(''),
+    '\\xNN of every byte': [...Buffer.from(key)].map((b) => `\\x${b.toString(16)}`).join(''),
+    'a mix of all': [...key]
+      .map((c, i) => [c, percentAll(c), charRefs(c, true), charRefs(c, false), uEscapes(c)][i % 5])
+      .join(''),
+  };
+}
+
+/** What the redacted text still shows of the key, read with its escapes decoded and as hex. */
+function encodedLeaks(out: string, key: string): string[] {
+  const decoded = decodeEscapes(out)?.text ?? out;
+  const found = leaks(decoded, key);
+  const hex = Buffer.from(key).toString('hex');
+  for (let i = 0; i + 16 <= hex.length; i += 2) {
+    if (out.toLowerCase().includes(hex.slice(i, i + 16))) {
+      found.push('hex');
+      break;
+    }
+  }
+  return found;
+}
+
+describe('known secrets, encoded', () => {
+  for (const key of [OPENAI_KEY, ANTHROPIC_KEY, 'pw"with\\odd&<chars>_9']) {
+    it(`catches ${key.slice(0, 7)}... written as hex, %XX, HTML references, \\u escapes and mixes`, () => {
+      const matcher = new SecretMatcher([key]);
+      for (const [name, variant] of Object.entries(encodedVariants(key))) {
+        const out = matcher.redact(`the tool said: ${variant} (end)`);
+        expect(out, `${name}: ${variant}`).toContain(REDACTED);
+        expect(out.startsWith('the tool said: '), `${name}: ${out}`).toBe(true);
+        expect(out.endsWith(' (end)'), `${name}: ${out}`).toBe(true);
+        expect(encodedLeaks(out, key), `${name}: ${out}`).toEqual([]);
+        expect(matcher.test(variant), name).toBe(true);
+      }
+    });
+  }
+
+  it('redacts only the escaped span, and keeps the escapes around it', () => {
+    const matcher = new SecretMatcher([OPENAI_KEY]);
+    const text = `a%20b &amp; ${percentAll(OPENAI_KEY)} &lt;c&gt; \\u0041`;
+    expect(matcher.redact(text)).toBe(`a%20b &amp; ${REDACTED} &lt;c&gt; \\u0041`);
+    // Text with escapes but no secret is returned as it is.
+    const clean = 'q=caf%C3%A9&amp;x=&#x41;&lt;\\u00e9 %zz &bogus; &#xZZ; \\u12';
+    expect(matcher.redact(clean)).toBe(clean);
+    expect(matcher.test(clean)).toBe(false);
+  });
+
+  it('finds a secret through the registry and redactKnown too', () => {
+    const value = 'Zz9-escaped-Qq8-secret';
+    knownSecrets.set('test:escaped', [value]);
+    try {
+      expect(redactString(`said ${charRefs(value, true)}`)).toBe(`said ${REDACTED}`);
+      expect(redactKnown({ note: `x ${uEscapes(value)}` })).toEqual({ note: `x ${REDACTED}` });
+      expect(redactKnown({ hex: Buffer.from(value).toString('hex').toUpperCase() })).toEqual({
+        hex: REDACTED,
+      });
+    } finally {
+      knownSecrets.delete('test:escaped');
+    }
+  });
+});
+
+describe('zero bytes are no secret', () => {
+  it('keeps runs of zero bytes read as base64 or hex, with or without known secrets', () => {
+    const zeros = [
+      'A'.repeat(44),
+      Buffer.alloc(100).toString('base64'),
+      Buffer.alloc(100).toString('base64url'),
+      '0'.repeat(64),
+      `${'A'.repeat(60)}1b`,
+      `data:application/octet-stream;base64,${'A'.repeat(200)}`,
+      `${'0'.repeat(40)}ff`,
+    ];
+    const matcher = new SecretMatcher([OPENAI_KEY, ANTHROPIC_KEY, 'hunter2', 'abcd']);
+    for (const text of zeros) {
+      expect(redactString(text), text).toBe(text);
+      expect(matcher.redact(text), text).toBe(text);
+    }
+  });
+
+  it('still redacts keys that have zero-byte runs around them, and hex keys', () => {
+    const key = 'wJalrXUtnFEMI7K7MDENG2bPxRfiCYEXAMPLEKEY';
+    expect(redactString(`AAAAAAAA${key}AAAAAAAA`)).toBe(REDACTED);
+    expect(redactString('9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08')).toBe(REDACTED);
+    expect(redactString(`0000${'9f86d081884c7d659a2feaa0'}0000`)).toBe(REDACTED);
   });
 });
