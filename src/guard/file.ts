@@ -72,42 +72,69 @@ const SYSTEM_ANY = /^\/(proc|sys|dev)(\/|$)/;
 /** No writes: the operating system itself. */
 const SYSTEM_WRITE = /^\/(etc|usr|boot|bin|sbin|lib|lib32|lib64|libx32|private\/etc|System)(\/|$)/;
 
-/** Credential stores under the home directory (relative to it). */
-const HOME_SECRETS = [
-  '.ssh',
-  '.gnupg',
-  '.aws',
-  '.azure',
-  '.kube',
-  '.config/gcloud',
-  '.config/gh',
-  '.docker/config.json',
-  '.npmrc',
-  '.pypirc',
-  '.gem/credentials',
-  '.cargo/credentials',
-  '.cargo/credentials.toml',
-  '.terraform.d/credentials.tfrc.json',
-  '.password-store',
-  '.vault-token',
-  '.local/share/keyrings',
+/**
+ * Credential stores that package managers, CLIs and cloud SDKs keep, as path segments matched
+ * wherever they are (a project's own `.npmrc` holds a registry token as often as the one in the
+ * home folder; another user's home, /root, a mounted home count too). `dir`: everything at or
+ * under those segments; `file`: the path ends with them.
+ */
+const CREDENTIAL_PATHS: ReadonlyArray<{ segments: readonly string[]; kind: 'dir' | 'file' }> = [
+  ...[
+    '.ssh',
+    '.gnupg',
+    '.aws',
+    '.azure',
+    '.kube',
+    '.oci',
+    '.password-store',
+    '.config/gcloud',
+    '.config/gh',
+    '.config/hub',
+    '.config/op',
+    '.config/doctl',
+    '.config/hcloud',
+    '.local/share/keyrings',
+  ].map((p) => ({ segments: p.split('/'), kind: 'dir' as const })),
+  ...[
+    '.docker/config.json',
+    '.gem/credentials',
+    '.cargo/credentials',
+    '.cargo/credentials.toml',
+    '.terraform.d/credentials.tfrc.json',
+    '.m2/settings.xml',
+    '.m2/settings-security.xml',
+    '.gradle/gradle.properties',
+    '.config/git/credentials',
+    '.config/rclone/rclone.conf',
+    '.pulumi/credentials.json',
+    '.huggingface/token',
+    '.cache/huggingface/token',
+  ].map((p) => ({ segments: p.split('/'), kind: 'file' as const })),
 ];
-/** Directories that hold secrets wherever they are (another user's home, /root). */
-const SECRET_DIRS = new Set(['.ssh', '.gnupg', '.aws', '.kube', '.password-store']);
-/** File names that hold secrets or run code at login, wherever they are. */
+/**
+ * File names that hold credentials (like `.env`) or run code at login, wherever they are;
+ * compared in lower case, as a case-insensitive file system opens them.
+ */
 const SECRET_FILES = new Set([
+  '.npmrc',
+  '.yarnrc',
+  '.yarnrc.yml',
+  '.pypirc',
   '.netrc',
   '_netrc',
+  '.git-credentials',
+  '.gitcookies',
   '.pgpass',
   '.my.cnf',
-  '.git-credentials',
+  '.mylogin.cnf',
+  '.dockercfg',
+  '.vault-token',
+  '.terraformrc',
+  '.boto',
+  '.s3cfg',
+  '.databrickscfg',
   '.htpasswd',
-  'id_rsa',
-  'id_dsa',
-  'id_ecdsa',
-  'id_ed25519',
-  'id_ecdsa_sk',
-  'id_ed25519_sk',
+  'kubeconfig',
   '.bashrc',
   '.bash_profile',
   '.bash_login',
@@ -127,6 +154,8 @@ const SECRET_FILES = new Set([
   '.logout',
   'config.fish',
 ]);
+/** SSH private keys by ssh-keygen's names, with any suffix (`id_ed25519_work`); never `.pub`. */
+const SSH_KEY = /^id_(rsa|dsa|ecdsa|ed25519|xmss)(_sk)?([._-].*)?$/;
 const SYSTEM_SECRETS =
   /^\/(private\/)?etc\/(shadow|gshadow|master\.passwd|sudoers|sudoers\.d|security\/opasswd|ssh\/ssh_host_[^/]*_key)(\/|$)/;
 /** `.env`, `.env.local`, `.env.production`...; but templates are meant to be read. */
@@ -193,7 +222,7 @@ export function checkPath(raw: string, access: Access, input: PathCheckInput): P
     }
   }
   for (const p of candidates) {
-    const secret = sensitive(p, home);
+    const secret = sensitive(p);
     if (secret) {
       return result(
         deny(
@@ -280,18 +309,21 @@ export function checkPath(raw: string, access: Access, input: PathCheckInput): P
 }
 
 /** Why `p` is sensitive, or null. */
-function sensitive(p: string, home: string): string | null {
+function sensitive(p: string): string | null {
   if (SYSTEM_SECRETS.test(p)) return 'system credentials';
-  if (isInside(home, p)) {
-    const rel = path.relative(home, p);
-    for (const s of HOME_SECRETS) if (rel === s || rel.startsWith(`${s}/`)) return `~/${s}`;
-  }
   const parts = p.split('/');
-  for (const part of parts.slice(0, -1)) if (SECRET_DIRS.has(part)) return `${part} directory`;
-  const base = parts[parts.length - 1] ?? '';
-  if (SECRET_DIRS.has(base)) return `${base} directory`;
+  const lower = parts.map((part) => part.toLowerCase());
+  for (const { segments, kind } of CREDENTIAL_PATHS) {
+    const last = lower.length - segments.length;
+    for (let at = kind === 'file' ? last : 0; at <= last; at++) {
+      if (segments.every((s, k) => lower[at + k] === s)) return segments.join('/');
+    }
+  }
+  const base = lower[lower.length - 1] ?? '';
   if (SECRET_FILES.has(base)) return base;
-  if (DOTENV.test(base) && !DOTENV_TEMPLATE.test(base)) return 'environment file';
+  if (SSH_KEY.test(base) && !base.endsWith('.pub')) return 'SSH private key';
+  if (DOTENV.test(parts[parts.length - 1] ?? '') && !DOTENV_TEMPLATE.test(parts[parts.length - 1] ?? ''))
+    return 'environment file';
   return null;
 }
 

@@ -307,3 +307,91 @@ describe('file guard: the secret-file spellings of issue 14', () => {
     expect(read('.en?')).toMatchObject({ verdict: 'allow', resolved: path.join(ws, '.en?') });
   });
 });
+
+describe('file guard: credential files of package managers and CLIs, like .env (issue 25)', () => {
+  // Wherever they are: in the workspace (a project's own .npmrc), under the home folder, in another
+  // user's home. Refused for read and write at every trust level, as .env is.
+  const credentials = [
+    '.npmrc',
+    'packages/web/.npmrc',
+    '.yarnrc',
+    '.yarnrc.yml',
+    '.pypirc',
+    '.netrc',
+    '_netrc',
+    '.git-credentials',
+    '.docker/config.json',
+    '.kube/config',
+    '.aws/credentials',
+    '.aws/config',
+    '.azure/accessTokens.json',
+    '.azure/msal_token_cache.json',
+    '.config/gcloud/credentials.db',
+    '.config/gcloud/application_default_credentials.json',
+    '.config/gcloud/access_tokens.db',
+    '.config/gh/hosts.yml',
+    '.terraform.d/credentials.tfrc.json',
+    '.cargo/credentials',
+    '.cargo/credentials.toml',
+    '.gem/credentials',
+    '.m2/settings.xml',
+    '.m2/settings-security.xml',
+    '.gradle/gradle.properties',
+    '.pgpass',
+    '.my.cnf',
+    '.mylogin.cnf',
+    '.dockercfg',
+    '.vault-token',
+    'kubeconfig',
+    'keys/id_rsa',
+    'keys/id_ed25519_work',
+    'keys/id_ecdsa-deploy',
+    '.NPMRC',
+  ];
+
+  it.each(credentials)('denies %s in the workspace, read and write, at every trust level', (p) => {
+    for (const trust of ['low', 'medium', 'high'] as const) {
+      expect(read(p, { trust }), `${p} ${trust}`).toMatchObject({
+        verdict: 'deny',
+        rule_id: 'file.sensitive',
+      });
+      expect(write(p, { trust }), `${p} ${trust}`).toMatchObject({
+        verdict: 'deny',
+        rule_id: 'file.sensitive',
+      });
+    }
+  });
+
+  it.each(credentials.filter((p) => !p.startsWith('keys/')))('denies %s under ~ and under /home/bob', (p) => {
+    expect(read(`~/${p}`)).toMatchObject({ verdict: 'deny', rule_id: 'file.sensitive' });
+    expect(read(`/home/bob/${p}`)).toMatchObject({ verdict: 'deny', rule_id: 'file.sensitive' });
+  });
+
+  it('denies listing the folders that are nothing but credentials', () => {
+    for (const dir of ['.aws', '.azure', '.kube', '.config/gcloud', '.config/gh', '~/.azure', '~/.oci']) {
+      expect(read(dir), dir).toMatchObject({ verdict: 'deny', rule_id: 'file.sensitive' });
+    }
+  });
+
+  it('denies them through a link, and a link that would create one', async () => {
+    await writeFile(path.join(outside, '.npmrc'), '//registry.example/:_authToken=x\n');
+    await symlink(path.join(outside, '.npmrc'), path.join(ws, 'npm-settings'));
+    expect(read('npm-settings')).toMatchObject({ verdict: 'deny', rule_id: 'file.sensitive' });
+    await symlink(path.join(ws, '.pypirc'), path.join(ws, 'upload-settings'));
+    expect(write('upload-settings')).toMatchObject({ verdict: 'deny', rule_id: 'file.sensitive' });
+  });
+
+  it.each([
+    'keys/id_ed25519.pub',
+    'keys/id_rsa_work.pub',
+    'settings.xml',
+    'config.json',
+    'docs/npmrc.md',
+    '.npmrc.md',
+    'src/docker/config.json',
+    'credentials.md',
+    'id_map.json',
+  ])('allows %s', (p) => {
+    expect(read(p).verdict).toBe('allow');
+  });
+});

@@ -23,13 +23,16 @@ export const NO_ENV: ShellEnv = Object.freeze({ workspace: null, cwd: null, expa
 
 export const HOME = homedir();
 
-/** Credential files: reading one puts the secret into the agent's context (and its provider's logs). */
+/**
+ * Credential files: reading one puts the secret into the agent's context (and its provider's logs).
+ * The same files the file guard refuses (src/guard/file.ts: CREDENTIAL_PATHS, SECRET_FILES).
+ */
 export const SECRET_FILE =
-  /(^|\/)(\.ssh\/(?!.*\.pub$)[^/]+|\.gnupg(\/|$)|\.aws\/credentials$|\.netrc$|\.git-credentials$|\.pgpass$|\.pypirc$|\.my\.cnf$|\.vault-token$|\.password-store(\/|$)|\.docker\/config\.json$|\.kube\/config$|\.config\/gcloud\/|\.config\/gh\/hosts\.yml$|\.(cargo|gem)\/credentials(\.toml)?$|id_(rsa|dsa|ecdsa|ed25519)(_sk)?$)|^\/(private\/)?etc\/(shadow|gshadow|sudoers|master\.passwd|security\/opasswd|ssh\/ssh_host_[^/]*_key$)|^\/proc\/[^/]+\/(task\/[^/]+\/)?(environ|mem)$|(^|\/)\.env(\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
+  /(^|\/)(\.ssh\/(?!.*\.pub$)[^/]+|\.gnupg(\/|$)|\.aws\/[^/]+$|[._]netrc$|\.git-credentials$|\.gitcookies$|\.pgpass$|\.pypirc$|\.npmrc$|\.yarnrc(\.yml)?$|\.my\.cnf$|\.mylogin\.cnf$|\.vault-token$|\.terraformrc$|\.boto$|\.s3cfg$|\.databrickscfg$|\.htpasswd$|\.dockercfg$|kubeconfig$|\.password-store(\/|$)|\.docker\/config\.json$|\.kube\/[^/]+$|\.azure\/|\.oci\/|\.config\/(gcloud|gh|hub|op|doctl|hcloud)\/|\.config\/git\/credentials$|\.config\/rclone\/rclone\.conf$|\.(cargo|gem)\/credentials(\.toml)?$|\.terraform\.d\/credentials\.tfrc\.json$|\.m2\/settings(-security)?\.xml$|\.gradle\/gradle\.properties$|\.pulumi\/credentials\.json$|\.?huggingface\/token$|id_(?![^/]*\.pub$)(rsa|dsa|ecdsa|ed25519|xmss)(_sk)?([._-][^/]*)?$)|^\/(private\/)?etc\/(shadow|gshadow|sudoers|master\.passwd|security\/opasswd|ssh\/ssh_host_[^/]*_key$)|^\/proc\/[^/]+\/(task\/[^/]+\/)?(environ|mem)$|(^|\/)\.env(\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
 
 /** Directories that are nothing but credentials: walking one reads them all. */
 const SECRET_DIR =
-  /(^|\/)(\.ssh|\.gnupg|\.aws|\.kube|\.docker|\.password-store|\.config\/gcloud|\.config\/gh)$|^\/(private\/)?etc\/(ssh|sudoers\.d)$/;
+  /(^|\/)(\.ssh|\.gnupg|\.aws|\.azure|\.oci|\.kube|\.docker|\.password-store|\.config\/(gcloud|gh|hub|op|doctl|hcloud))$|^\/(private\/)?etc\/(ssh|sudoers\.d)$/;
 
 const GLOB_CHARS = /[*?[{]/;
 
@@ -115,6 +118,18 @@ const VOCABULARY = [
   '.my.cnf',
   '.git-credentials',
   '.vault-token',
+  '.npmrc',
+  '.yarnrc',
+  '.yarnrc.yml',
+  '.dockercfg',
+  '.gitcookies',
+  '.terraformrc',
+  '.boto',
+  '.s3cfg',
+  'kubeconfig',
+  '.azure',
+  '.m2',
+  'settings.xml',
   'credentials',
   'config',
   'config.json',
