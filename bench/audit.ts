@@ -9,6 +9,11 @@
  * other work), wall is the time from the first append to flush's end. single_record_: the same
  * with one record per batch (a call after a quiet spell), so mostly the per-batch cost.
  * BATCH=40 by default: MCP calls at ~120 µs each fill the 5 ms gathering window with about that.
+ * checkpointed_: the same records through an AuditLog with identity and checkpoints (the daemon's:
+ * a checkpoint every 1000 records or 5 s, each after an fdatasync of the log; the continuity check
+ * per write), measured in the same batches, alternating with the two above; `_mean_` beside the
+ * p50 because a checkpoint falls in one batch of 25. checkpoint_ratio: its p50 over the plain log's
+ * (the issue's target: at most 1.2).
  */
 import { randomUUID } from 'node:crypto';
 import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
@@ -19,6 +24,7 @@ import { AuditKeyring, parseAuditKeys } from '../src/audit/key.ts';
 import { AuditLog } from '../src/audit/log.ts';
 import { verifyAuditFile } from '../src/audit/read.ts';
 import type { CallRecord } from '../src/audit/record.ts';
+import { verifyAuditLog } from '../src/audit/verify.ts';
 import { percentile, round } from './support.ts';
 
 const BATCH = Number(process.env.BATCH ?? 40);
@@ -83,16 +89,23 @@ async function series(
   floorHandle: FileHandle,
   size: number,
   batches: number,
-): Promise<{ audit: Sample[]; floor: Sample[] }> {
+  checkpointed: AuditLog,
+): Promise<{ audit: Sample[]; floor: Sample[]; checkpointed: Sample[] }> {
   const audit: Sample[] = [];
   const floor: Sample[] = [];
+  const tracked: Sample[] = [];
   for (let b = 0; b < WARMUP + batches; b++) {
     // Fresh records per batch, made before the clock starts.
     const forLog = records(size);
     const forFloor = records(size);
+    const forTracked = records(size);
     const a = await measure(size, async () => {
       for (const record of forLog) log.append(record);
       await log.flush();
+    });
+    const c = await measure(size, async () => {
+      for (const record of forTracked) checkpointed.append(record);
+      await checkpointed.flush();
     });
     const f = await measure(size, async () => {
       let text = '';
@@ -102,13 +115,27 @@ async function series(
     if (b >= WARMUP) {
       audit.push(a);
       floor.push(f);
+      tracked.push(c);
     }
   }
-  return { audit, floor };
+  return { audit, floor, checkpointed: tracked };
 }
 
-function figures(prefix: string, { audit, floor }: { audit: Sample[]; floor: Sample[] }) {
+function mean(samples: Sample[], field: keyof Sample): number {
+  return round(samples.reduce((sum, s) => sum + s[field], 0) / samples.length, 2);
+}
+
+function figures(
+  prefix: string,
+  { audit, floor, checkpointed }: { audit: Sample[]; floor: Sample[]; checkpointed: Sample[] },
+) {
   return {
+    [`${prefix}checkpointed_us_per_record`]: p50(checkpointed, 'wallUs'),
+    [`${prefix}checkpointed_main_thread_us_per_record`]: p50(checkpointed, 'loopUs'),
+    [`${prefix}checkpointed_cpu_us_per_record`]: p50(checkpointed, 'cpuUs'),
+    [`${prefix}mean_us_per_record`]: mean(audit, 'wallUs'),
+    [`${prefix}checkpointed_mean_us_per_record`]: mean(checkpointed, 'wallUs'),
+    [`${prefix}checkpoint_ratio`]: round(p50(checkpointed, 'wallUs') / p50(audit, 'wallUs'), 2),
     [`${prefix}us_per_record`]: p50(audit, 'wallUs'),
     [`${prefix}main_thread_us_per_record`]: p50(audit, 'loopUs'),
     [`${prefix}cpu_us_per_record`]: p50(audit, 'cpuUs'),
@@ -123,15 +150,32 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
   const ring = new AuditKeyring(parseAuditKeys('bench-audit-key-'.padEnd(64, '0'), 'bench'), 'bench');
   const path = join(dir, 'audit.jsonl');
   const log = new AuditLog({ path, keys: ring });
+  const trackedPath = join(dir, 'checkpointed.jsonl');
+  const checkpointed = new AuditLog({
+    path: trackedPath,
+    keys: ring,
+    checkpoints: { file: join(dir, 'checkpoints', 'bench.jsonl'), organism: 'bench' },
+  });
   let floorHandle: FileHandle | undefined;
+  const written = (WARMUP + BATCHES) * BATCH + WARMUP + BATCHES * 4;
   try {
     floorHandle = await open(join(dir, 'floor.jsonl'), 'a', 0o600);
-    const gathered = await series(log, floorHandle, BATCH, BATCHES);
+    await checkpointed.open();
+    const gathered = await series(log, floorHandle, BATCH, BATCHES, checkpointed);
     // A record after a quiet spell is written alone: what one batch costs beyond its records.
-    const single = await series(log, floorHandle, 1, BATCHES * 4);
+    const single = await series(log, floorHandle, 1, BATCHES * 4, checkpointed);
     await log.close();
+    await checkpointed.close();
     const report = await verifyAuditFile(path, ring.keys);
-    const written = (WARMUP + BATCHES) * BATCH + WARMUP + BATCHES * 4;
+    const full = await verifyAuditLog({
+      log: trackedPath,
+      checkpoints: checkpointed.checkpointFile,
+      organism: 'bench',
+      keys: ring.keys,
+    });
+    if (!full.chain.ok || full.problems.length > 0 || full.chain.records !== written + 1)
+      throw new Error(`the bench's checkpointed log does not verify: ${JSON.stringify(full)}`);
+
     if (!report.ok || report.records !== written)
       throw new Error(`the bench's audit log does not verify: ${JSON.stringify(report)}`);
     yield {
@@ -141,11 +185,12 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
       records_per_batch: BATCH,
       batches: BATCHES,
       includes:
-        'keyed AuditLog: queue, gather, stat, chain (SHA-256 of the previous line), HMAC seal, one append per batch; floor: JSON.stringify + one appendFile',
+        'keyed AuditLog: queue, gather, stat, chain (SHA-256 of the previous line), HMAC seal, one append per batch; checkpointed: the same with identity, continuity check and checkpoints (every 1000 records / 5 s, fdatasync first) and the writer lock; floor: JSON.stringify + one appendFile',
     };
   } finally {
     await floorHandle?.close();
     await log.close();
+    await checkpointed.close();
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -140,6 +140,7 @@ export class AuditLog implements AuditSink {
         logId: '',
         unchecked: 0,
         checkpointed: -1,
+        closed: false,
         timer: undefined,
         changed: undefined,
         poll: undefined,
@@ -221,7 +222,8 @@ export class AuditLog implements AuditSink {
         clearTimeout(track.timer);
         clearInterval(track.poll);
         await this.#exclusive(async () => {
-          if (track.opened === undefined) return;
+          if (track.opened === undefined || track.closed) return;
+          track.closed = true;
           // Whatever the log holds now (other writers' records too) is checkpointed before leaving.
           await this.#writeTracked(track, []);
           if (track.records !== track.checkpointed) await this.#checkpoint('close');
@@ -377,6 +379,8 @@ export class AuditLog implements AuditSink {
   async #writeTracked(track: Track, batch: AuditEntry[]): Promise<void> {
     await this.#opened(track);
     const info = await statOrUndefined(this.path);
+    // A handle dropped after a failed write (or at close) is reopened when the path is still its file.
+    if (!this.#handle && info && info.ino === this.#ino) await this.#openHandle();
     let prefix: AuditEntry[] = [];
     if (!this.#handle || !info || info.ino !== this.#ino) {
       prefix = await this.#replaced(track, info);
@@ -760,6 +764,8 @@ interface Track {
   unchecked: number;
   /** The record count of the last checkpoint this writer wrote or read. */
   checkpointed: number;
+  /** close() has checkpointed: a second close does nothing more. */
+  closed: boolean;
   timer: NodeJS.Timeout | undefined;
   /** The change found and not acknowledged, in words. */
   changed: string | undefined;
