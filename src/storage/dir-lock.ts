@@ -71,7 +71,7 @@ export type LockState =
   | { state: 'unknown'; reason: string };
 
 /** Locks held by this process, by real path: a second acquire here is refused without a probe. */
-const heldHere = new Set<string>();
+const heldHere = new Map<string, DirLock | undefined>();
 
 const LINUX_FD_PATHS = process.platform === 'linux' && existsSync('/proc/self/fd');
 /** sun_path is 108 bytes with its terminating NUL. */
@@ -100,8 +100,13 @@ export class DirLock {
     server.on('connection', (socket) => {
       socket.on('error', () => {});
       socket.setTimeout(1000, () => socket.destroy());
-      socket.end(`${JSON.stringify({ ...this.#extra, pid: process.pid })}\n`);
+      socket.end(`${JSON.stringify(this.holder())}\n`);
     });
+  }
+
+  /** What a probe is answered: this process's pid and what was announced. */
+  holder(): LockHolder {
+    return { ...this.#extra, pid: process.pid };
   }
 
   /** What a probe is told besides the pid (replaces what was set before). */
@@ -150,15 +155,19 @@ export async function acquireDirLock(options: DirLockOptions): Promise<DirLock> 
   const opts = { ...defaultDirLockOptions(), ...options };
   const real = realDir(opts.dir);
   const path = join(real, opts.name);
-  if (heldHere.has(path)) throw held(path, { state: 'held', holder: { pid: process.pid } });
-  heldHere.add(path);
+  if (heldHere.has(path))
+    throw held(path, { state: 'held', holder: heldHere.get(path)?.holder() ?? { pid: process.pid } });
+  // Taken before the first await: two acquires in this process cannot both get past it.
+  heldHere.set(path, undefined);
   let dirFd: number | undefined;
   try {
     dirFd = LINUX_FD_PATHS ? openDir(real) : undefined;
     const address = socketAddress(real, opts.name, dirFd);
     const server = await take(path, address, opts);
     chmodQuietly(address);
-    return new DirLock(path, server, dirFd, address);
+    const lock = new DirLock(path, server, dirFd, address);
+    heldHere.set(path, lock);
+    return lock;
   } catch (error) {
     heldHere.delete(path);
     if (dirFd !== undefined) closeSync(dirFd);
@@ -192,7 +201,8 @@ async function take(path: string, address: string, opts: Required<DirLockOptions
     if (server) return server;
     const found = await probe(address, opts.answerMs);
     if (found.state === 'held' || found.state === 'unknown') throw held(path, found);
-    if (found.state === 'free') continue;
+    // Gone since the bind failed: try again. (A dangling symlink is there for bind, not for connect.)
+    if (found.state === 'free' && !linkThere(address)) continue;
     // Stale: one taker at a time. Busy: another starter is taking it over now; look again shortly.
     const mutex = await takeoverMutex(path);
     if (mutex === 'busy' && Date.now() < waitUntil) {
@@ -202,7 +212,7 @@ async function take(path: string, address: string, opts: Required<DirLockOptions
     try {
       const again = await probe(address, opts.answerMs);
       if (again.state === 'held' || again.state === 'unknown') throw held(path, again);
-      if (again.state === 'stale') {
+      if (again.state === 'stale' || (again.state === 'free' && linkThere(address))) {
         await opts.beforeTakeover();
         removeStale(address, path);
       }
@@ -222,13 +232,20 @@ function listen(address: string, path: string): Promise<Server | undefined> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') resolve(undefined);
-      else
-        reject(
-          new LockError('lock.io', `cannot make the lock socket ${path}: ${error.code ?? error.message}`, {
+      if (error.code === 'EADDRINUSE') return resolve(undefined);
+      // Some shared or network file systems (a host folder mounted into a VM) hold no sockets.
+      const hint = ['EOPNOTSUPP', 'ENOTSUP', 'EPERM'].includes(error.code ?? '')
+        ? ': the folder must be on a file system that can hold a Unix socket (not a network or host-shared mount)'
+        : '';
+      reject(
+        new LockError(
+          'lock.io',
+          `cannot make the lock socket ${path}: ${error.code ?? error.message}${hint}`,
+          {
             path,
-          }),
-        );
+          },
+        ),
+      );
     });
     server.listen(address, () => {
       // The lock must never keep the process alive on its own.
@@ -305,6 +322,15 @@ function takeoverMutex(path: string): Promise<Server | 'busy' | undefined> {
       resolve(server);
     });
   });
+}
+
+/** A symbolic link at the address (unlink removes the link, never what it points to). */
+function linkThere(address: string): boolean {
+  try {
+    return lstatSync(address).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 function removeStale(address: string, path: string): void {

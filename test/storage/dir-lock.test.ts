@@ -4,7 +4,7 @@
  * went; taken over by one starter only when several find it stale at once.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -128,6 +128,20 @@ describe('acquireDirLock', () => {
     expect((await stat(join(dir, 'LOCK'))).isSocket()).toBe(true);
     await writeFile(join(dir, 'LOCK2'), String(process.ppid));
     await take(dir, 'LOCK2');
+  });
+
+  it('a symbolic link at the lock path is removed, never what it points to', async () => {
+    const dir = await tempDir();
+    const elsewhere = await tempDir();
+    await writeFile(join(elsewhere, 'precious'), 'keep me');
+    await symlink(join(elsewhere, 'precious'), join(dir, 'to-file.sock'));
+    await symlink(join(elsewhere, 'nothing-here'), join(dir, 'dangling.sock'));
+    await take(dir, 'to-file.sock');
+    await take(dir, 'dangling.sock');
+    for (const name of ['to-file.sock', 'dangling.sock'])
+      expect((await lstat(join(dir, name))).isSocket(), name).toBe(true);
+    expect(await readdir(elsewhere)).toEqual(['precious']);
+    expect(await readFile(join(elsewhere, 'precious'), 'utf8')).toBe('keep me');
   });
 
   it('a socket left by a process killed -9 is stale', async () => {
