@@ -253,7 +253,7 @@ const tool: ToolDefinition<RunCommandArgs, RunCommandResult> = {
         type: 'array',
         items: { type: 'string', minLength: 1 },
         description:
-          'Program names that never run here (judged by the shell guard, and checked again by the tool).',
+          'Program names that never run here (judged by the shell guard, and checked again by the tool); while set, a command whose name is built at run time ($x, a glob, an alias) is refused too.',
       },
       allowed_commands: {
         type: 'array',
@@ -300,13 +300,14 @@ const tool: ToolDefinition<RunCommandArgs, RunCommandResult> = {
 
     let argv: string[];
     if (opts.shell) {
+      assertNotBlocked(command, opts.blockedCommands, true);
       if (opts.allowedCommands) {
         for (const simple of splitCommandList(command)) assertAllowed(simple, opts.allowedCommands);
       }
       argv = ['/bin/sh', '-c', command];
     } else {
       argv = parseArgv(command);
-      assertNotBlocked(argv, opts.blockedCommands);
+      assertNotBlocked(command, opts.blockedCommands, false);
       if (opts.allowedCommands) assertAllowed(argv, opts.allowedCommands);
     }
 

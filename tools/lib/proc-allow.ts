@@ -3,6 +3,11 @@
  * (`git status`, or `["git", "log"]`). A command runs only if its argv starts with one of them.
  */
 import { CommandError } from '../../src/errors.ts';
+import {
+  commandLineBlocked,
+  UNJUDGEABLE_RULE,
+  UNJUDGEABLE_SUGGESTION,
+} from '../../src/guard/shell/blocked.ts';
 
 export type AllowedCommand = string | string[];
 
@@ -44,16 +49,21 @@ export function assertAllowed(argv: readonly string[], allowed: readonly string[
 
 /**
  * `blocked_commands`: program names that never run, whatever path they are called by (`rm`,
- * `/bin/rm`). The shell guard judges them first; this is the tool's own check of its argv.
+ * `/bin/rm`) or wrapper they run behind; while the list is set, a command whose name is built at
+ * run time (a variable, substitution, glob, alias...) is refused too, since no deny-list can judge
+ * it. The shell guard judges them first by the same rule (src/guard/shell/blocked.ts); this is the
+ * tool's own check of its command line.
  */
-export function assertNotBlocked(argv: readonly string[], blocked: readonly string[]): void {
-  const program = argv[0];
-  if (program === undefined || blocked.length === 0) return;
-  const name = program.slice(program.lastIndexOf('/') + 1);
-  if (blocked.includes(program) || blocked.includes(name)) {
-    throw new CommandError('command.not_allowed', `"${name}" is in this listener's blocked_commands`, {
-      rule_id: 'shell.config.blocked_command',
-      program: name,
-    });
-  }
+export function assertNotBlocked(command: string, blocked: readonly string[], shell: boolean): void {
+  if (blocked.length === 0) return;
+  const refused = commandLineBlocked(command, blocked, shell);
+  if (!refused) return;
+  const message =
+    refused.rule_id === UNJUDGEABLE_RULE
+      ? `${refused.reason} ${UNJUDGEABLE_SUGGESTION}`
+      : `"${refused.program}" is in this listener's blocked_commands`;
+  throw new CommandError('command.not_allowed', message, {
+    rule_id: refused.rule_id,
+    ...(refused.program === undefined ? {} : { program: refused.program }),
+  });
 }

@@ -11,7 +11,15 @@ import { inlineCode, scanInlineCode } from './inline.ts';
 import { MAX_NESTING, parse, type SimpleCommand } from './parse.ts';
 import { HOME, NO_ENV, normalizePath, type ShellEnv } from './paths.ts';
 import { SUB, type Word } from './tokenizer.ts';
-import { basename, downloadedFiles, literalOutput, splitStringArg, watchCommand } from './words.ts';
+import {
+  basename,
+  downloadedFiles,
+  literalOutput,
+  splitStringArg,
+  trapAction,
+  watchCommand,
+  xargsReplace,
+} from './words.ts';
 import { SHELLS, shellMode, WRAPPERS, wrappedStart } from './wrappers.ts';
 
 /** Shown for a substitution whose output is unknown. Starts with `$`, so it reads as dynamic. */
@@ -24,6 +32,9 @@ export class MissingScriptError extends ShellParseError {
     super('guard.shell_unbalanced', message);
   }
 }
+
+/** What a stage's commands share; makeCmd adds what is the command's own. */
+type Base = Omit<Cmd, 'name' | 'argv0' | 'args' | 'argWords' | 'dynamicName' | 'globName'>;
 
 export function analyze(command: string, env: ShellEnv = NO_ENV): Analysis {
   const out: Analysis = {
@@ -131,7 +142,7 @@ function buildStage(
       stdinText = r.heredoc.body;
     }
   }
-  const base: Omit<Cmd, 'name' | 'argv0' | 'args' | 'argWords' | 'dynamicName'> = {
+  const base: Base = {
     redirects: sc.redirects,
     wrappers,
     viaXargs: false,
@@ -159,13 +170,7 @@ function buildStage(
  * Peels wrappers off `argv` and emits the command that runs, following nested scripts. Returns the
  * command that stands for this pipeline stage.
  */
-function emit(
-  argv: string[],
-  words: Word[],
-  base: Omit<Cmd, 'name' | 'argv0' | 'args' | 'argWords' | 'dynamicName'>,
-  depth: number,
-  out: Analysis,
-): Cmd {
+function emit(argv: string[], words: Word[], base: Base, depth: number, out: Analysis): Cmd {
   let wrappers = base.wrappers;
   let viaXargs = base.viaXargs;
   for (;;) {
@@ -192,8 +197,10 @@ function emit(
       }
       wrappers = [...wrappers, name];
       if (name === 'xargs') viaXargs = true;
+      const replace = name === 'xargs' ? xargsReplace(args.slice(0, start)) : null;
       argv = argv.slice(1 + start);
       words = words.slice(1 + start);
+      if (replace) argv = fillPlaceholder(argv, replace);
       continue;
     }
     const self = push(makeCmd(base, wrappers, viaXargs, argv, words), out);
@@ -214,6 +221,12 @@ function emit(
           analyzeScript(forReparse(script), depth + 1, [...wrappers, 'su'], out);
         }
       }
+    } else if (name === 'trap') {
+      const action = trapAction(args);
+      if (action !== null) {
+        self.inlineScript = true;
+        analyzeScript(forReparse(action), depth + 1, [...wrappers, 'trap'], out);
+      }
     } else if (name === 'eval' && args.length > 0) {
       self.inlineScript = true;
       analyzeScript(args.map(forReparse).join(' '), depth + 1, [...wrappers, 'eval'], out);
@@ -233,13 +246,7 @@ function emit(
   }
 }
 
-function makeCmd(
-  base: Omit<Cmd, 'name' | 'argv0' | 'args' | 'argWords' | 'dynamicName'>,
-  wrappers: string[],
-  viaXargs: boolean,
-  argv: string[],
-  words: Word[],
-): Cmd {
+function makeCmd(base: Base, wrappers: string[], viaXargs: boolean, argv: string[], words: Word[]): Cmd {
   const argv0 = argv[0] ?? '';
   return {
     name: argv0 === '' ? '' : basename(argv0),
@@ -249,6 +256,7 @@ function makeCmd(
     redirects: base.redirects,
     wrappers,
     dynamicName: argv.length > 0 && isDynamic(argv0, words[0]),
+    globName: argv.length > 0 && words[0]?.glob === true,
     viaXargs,
     inlineScript: false,
     stdinText: base.stdinText,
@@ -270,14 +278,7 @@ function makeCmd(
 }
 
 /** `find ... -exec cmd {} ;` runs `cmd` once per file: judge it as a command of its own. */
-function emitFindExec(
-  find: Cmd,
-  argv: string[],
-  words: Word[],
-  base: Omit<Cmd, 'name' | 'argv0' | 'args' | 'argWords' | 'dynamicName'>,
-  depth: number,
-  out: Analysis,
-) {
+function emitFindExec(find: Cmd, argv: string[], words: Word[], base: Base, depth: number, out: Analysis) {
   for (let i = 1; i < argv.length; i++) {
     if (!/^-(exec|execdir|ok|okdir)$/.test(argv[i]!)) continue;
     let end = i + 1;
@@ -355,6 +356,17 @@ function resolveWord(
   }
   let k = 0;
   return w.text.replace(new RegExp(SUB, 'g'), () => values[k++] ?? UNKNOWN);
+}
+
+/**
+ * `xargs -I R cmd...`: each input line replaces R, so a command word holding R, or R in the script
+ * a shell or eval is given, is known only at run time.
+ */
+function fillPlaceholder(argv: string[], replace: string): string[] {
+  const fill = (text: string) => text.split(replace).join(UNKNOWN);
+  const name = basename(argv[0] ?? '');
+  if (SHELLS.has(name) || name === 'eval') return [fill(argv[0]!), ...argv.slice(1).map(fill)];
+  return argv[0]?.includes(replace) ? [fill(argv[0]), ...argv.slice(1)] : argv;
 }
 
 /** Text handed to a nested shell: unknown substitutions become a variable so they stay dynamic. */

@@ -19,6 +19,11 @@ export interface Cmd {
   wrappers: string[];
   /** The command word is a variable or an unknown substitution. */
   dynamicName: boolean;
+  /**
+   * The command word has an unquoted `*`, `?`, `[` or `{`: a glob or brace expansion, or find's `{}`,
+   * makes the name at run time.
+   */
+  globName: boolean;
   /** Arguments come from stdin (xargs), so targets are unknown. */
   viaXargs: boolean;
   /** A shell given `-c SCRIPT`: its script is judged as commands of its own. */

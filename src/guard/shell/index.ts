@@ -10,6 +10,7 @@ import type { ToolConfig, TrustLevel } from '../../config/types.ts';
 import { ShellParseError } from '../../errors.ts';
 import { allow, deny, type Severity, type Verdict, type VerdictKind, verdictFor } from '../types.ts';
 import { analyze, MissingScriptError } from './analyze.ts';
+import { blockedNames, blockedRefusal, UNJUDGEABLE_RULE, UNJUDGEABLE_SUGGESTION } from './blocked.ts';
 import type { Cmd } from './cmd.ts';
 import { NO_ENV, type ShellEnv } from './paths.ts';
 import { RAW_RULES, rulesFor } from './rules/index.ts';
@@ -95,15 +96,18 @@ export function checkShell(
   // curl | sh rather than a lesser match), then the first in command and catalog order.
   let best = allow();
   let bestRank = -1;
+  const refused = blockedRefusal(cmds, config.blocked);
+  if (refused) {
+    return deny(
+      refused.rule_id,
+      refused.reason,
+      refused.rule_id === UNJUDGEABLE_RULE
+        ? UNJUDGEABLE_SUGGESTION
+        : 'Use another command, or ask for the tool_config to change.',
+      refused.segment,
+    );
+  }
   for (const cmd of cmds) {
-    if (config.blocked.has(cmd.name)) {
-      return deny(
-        'shell.config.blocked_command',
-        `${cmd.name} is in this tool's blocked_commands.`,
-        'Use another command, or ask for the tool_config to change.',
-        cmd.segment,
-      );
-    }
     for (const rule of rulesFor(cmd.name)) {
       if (!rule.match(cmd)) continue;
       const kind = verdictFor(rule.severity, trust);
@@ -188,7 +192,10 @@ function lowTrustRefusal(cmds: Cmd[], allowed: readonly (readonly string[])[]): 
 interface ShellConfig {
   /** allowed_commands as argv prefixes: at low trust they count as known-safe (rules still apply). */
   allowed: readonly (readonly string[])[];
-  /** blocked_commands: program names (basename) denied at every trust level. */
+  /**
+   * blocked_commands: program names (basename) denied at every trust level; while set, a command
+   * whose name is built at run time is denied too (blocked.ts).
+   */
   blocked: ReadonlySet<string>;
 }
 
@@ -200,6 +207,6 @@ function shellConfig(config: ToolConfig | undefined): ShellConfig {
   const names = (v: unknown) =>
     new Set(Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   if (config.allowed_commands === undefined && config.blocked_commands === undefined) return EMPTY;
-  const blocked = new Set([...names(config.blocked_commands)].map((n) => n.slice(n.lastIndexOf('/') + 1)));
+  const blocked = blockedNames([...names(config.blocked_commands)]);
   return { allowed: commandPrefixes(config.allowed_commands), blocked };
 }

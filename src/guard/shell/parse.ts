@@ -36,7 +36,19 @@ export interface Script {
 export const MAX_NESTING = 5;
 
 /** Words that open or close control structure; the command that matters comes after them. */
-const PREFIX_KEYWORDS = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', '!', '{', 'time']);
+const PREFIX_KEYWORDS = new Set([
+  'if',
+  'then',
+  'else',
+  'elif',
+  'do',
+  'while',
+  'until',
+  '!',
+  '{',
+  'time',
+  'coproc',
+]);
 const CLOSING_KEYWORDS = new Set(['fi', 'done', 'esac', '}']);
 /** Keywords whose remaining words up to the next operator are not a command (`for x in a b`). */
 const HEADER_KEYWORDS = new Set(['for', 'select', 'case']);

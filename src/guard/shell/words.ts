@@ -90,3 +90,47 @@ export function watchCommand(args: string[]): string[] {
   }
   return args.slice(i);
 }
+
+/** xargs options whose value is the next word unless attached (`-n 1`, `-n1`); -I is read apart. */
+const XARGS_SHORT_VALUE = 'adELnPs';
+const XARGS_LONG_VALUE =
+  /^--(arg-file|delimiter|eof|max-lines|max-args|max-procs|max-chars|process-slot-var)$/;
+
+/**
+ * The replace string of `xargs -I R`, `-i[R]` or `--replace[=R]` (`{}` when not given), from the
+ * words after `xargs` up to its command; null when there is none. Each input line takes its place.
+ */
+export function xargsReplace(args: readonly string[]): string | null {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--' || !a.startsWith('-') || a === '-') return null;
+    if (a === '-I') return args[i + 1] ?? null;
+    if (a === '-i' || a === '--replace') return '{}';
+    if (a.startsWith('--replace=')) return a.slice(10) || '{}';
+    if (a.startsWith('--')) {
+      if (XARGS_LONG_VALUE.test(a)) i++;
+      continue;
+    }
+    for (let k = 1; k < a.length; k++) {
+      const letter = a[k]!;
+      if (letter === 'I') return a.slice(k + 1) || (args[i + 1] ?? null);
+      if (letter === 'i') return a.slice(k + 1) || '{}';
+      if (XARGS_SHORT_VALUE.includes(letter)) {
+        if (k === a.length - 1) i++;
+        break;
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * `trap ACTION SIGNAL...`: ACTION is a script the shell runs later. Null when there is none
+ * (`trap`, `trap -p`, `trap - INT`, `trap '' INT`, or one word, which resets that signal).
+ */
+export function trapAction(args: readonly string[]): string | null {
+  const rest = args[0] === '--' ? args.slice(1) : args;
+  const action = rest[0];
+  if (action === undefined || rest.length < 2 || action === '' || action.startsWith('-')) return null;
+  return action;
+}
