@@ -86,9 +86,10 @@ describe('two daemons on one Redis', { timeout: 90_000 }, () => {
     try {
       await until(async () => {
         if (mail!.subjects.length < 3) return false;
-        const keys = await redis.keys('organism:kv:effects:*');
+        // The organism's once-only records (sealed: the record's body is JSON text inside JSON).
+        const keys = await redis.keys(`organism:{${group}}:state:effects:*`);
         const values = keys.length > 0 ? await redis.mget(...keys) : [];
-        return values.every((v) => !v?.includes('"pending"'));
+        return values.every((v) => !v?.includes('\\"pending\\"'));
       }, 'mail to flow');
     } finally {
       redis.disconnect();

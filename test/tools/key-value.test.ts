@@ -100,6 +100,27 @@ describe.each(['embedded', 'redis'] as const)('key_value_* tools on the %s store
     expect(await keyValueGet.run({ key: 'secret' }, as(svc, alice))).toEqual({ found: true, value: 's' });
   });
 
+  it('refuses the runtime\'s own names (approvals, effects) as namespaces, even with "*" or listed', async () => {
+    const svc = await services(backend);
+    for (const namespace of ['approvals', 'effects']) {
+      for (const config of [{ allowed_namespaces: ['*'] }, { allowed_namespaces: [namespace] }]) {
+        for (const [tool, args] of [
+          [keyValueSet, { key: 'd.ap_1', value: { state: 'approved' }, namespace }],
+          [keyValueGet, { key: 'd.ap_1', namespace }],
+          [keyValueDelete, { key: 'd.ap_1', namespace }],
+        ] as const) {
+          await expect(
+            tool.run(args as never, as(svc, alice, config)),
+            `${tool.name} ${namespace}`,
+          ).rejects.toMatchObject({
+            code: 'kv.namespace_denied',
+            message: expect.stringContaining("runtime's own state"),
+          });
+        }
+      }
+    }
+  });
+
   it('allows a namespace listed in allowed_namespaces, or any with "*"', async () => {
     const svc = await services(backend);
     const shared = `shared-${run}`;

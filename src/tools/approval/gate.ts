@@ -229,8 +229,12 @@ export class ApprovalGate {
       waiters.add(finish);
       const look = async () => {
         if (this.#settling.has(id)) return;
-        const now = await this.#store.get(id).catch(() => undefined);
-        if (now && now.state !== 'pending' && !this.#settling.has(id)) finish(now);
+        const found = await this.#store.lookup(id, approval.tool).catch(() => undefined);
+        const now = found?.found ? found.approval : undefined;
+        if (!now || now.state === 'pending' || this.#settling.has(id)) return;
+        // A forged decision is refused here, not decided by anyone: it goes on the record here too.
+        if (found && 'forged' in found) this.#tell('decided', now);
+        finish(now);
       };
       // Another daemon may decide: look now and then. The store may be briefly away: look again later.
       poll = setInterval(() => void look(), this.#pollMs);
