@@ -206,6 +206,8 @@ async function take(path: string, address: string, opts: Required<DirLockOptions
     // Stale: one taker at a time. Busy: another starter is taking it over now; look again shortly.
     const mutex = await takeoverMutex(path);
     if (mutex === 'busy' && Date.now() < waitUntil) {
+      // Waiting on another's takeover is bounded by the time, not by the rounds.
+      round--;
       await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 20));
       continue;
     }

@@ -4,7 +4,19 @@
  * went; taken over by one starter only when several find it stale at once.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import {
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -142,6 +154,24 @@ describe('acquireDirLock', () => {
       expect((await lstat(join(dir, name))).isSocket(), name).toBe(true);
     expect(await readdir(elsewhere)).toEqual(['precious']);
     expect(await readFile(join(elsewhere, 'precious'), 'utf8')).toBe('keep me');
+  });
+
+  it('a process squatting the takeover mutex delays a takeover by takeoverWaitMs, no more', async () => {
+    const dir = await realpath(await tempDir());
+    await writeFile(join(dir, 'test.sock'), '1');
+    const digest = createHash('sha256').update(join(dir, 'test.sock')).digest('hex').slice(0, 32);
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(`\0organism-lock-takeover-${digest}`, resolve));
+    try {
+      const began = Date.now();
+      const lock = await acquireDirLock({ dir, name: 'test.sock', takeoverWaitMs: 1500 });
+      locks.push(lock);
+      const waited = Date.now() - began;
+      expect(waited).toBeGreaterThanOrEqual(1400);
+      expect(waited).toBeLessThan(10_000);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
   });
 
   it('a socket left by a process killed -9 is stale', async () => {
