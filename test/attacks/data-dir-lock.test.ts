@@ -127,6 +127,8 @@ describe('one daemon per data dir', () => {
     const before = await readFile(addressFile, 'utf8');
     expect(JSON.parse(before)).toMatchObject({ pid: first.child.pid, url: first.url });
 
+    const listing = async () => (await readdir(join(dir, '.organism'), { recursive: true })).sort();
+    const filesBefore = await listing();
     const second = await runAgain(file);
     console.log(`second organism run: exit ${second.code} after ${second.ms} ms: ${second.stderr.trim()}`);
     expect(second.listened, `the second daemon started:\n${second.stdout}${second.stderr}`).toBe(false);
@@ -140,8 +142,9 @@ describe('one daemon per data dir', () => {
     // At once: before loading the tools and listeners (a start takes seconds here).
     expect(second.ms).toBeLessThan(10_000);
 
-    // The first is unharmed: its address file, its API, its tools.
+    // The first is unharmed: its address file (and every other file, none added), its API, its tools.
     expect(await readFile(addressFile, 'utf8')).toBe(before);
+    expect(await listing()).toEqual(filesBefore);
     expect((await call(first.url, '/healthz')).status).toBe(200);
     expect((await useTool(first.url, 'key_value_set', { key: 'k', value: 'still mine' })).status).toBe('ok');
 
