@@ -194,6 +194,24 @@ describe('fetch_url and webhook with allow_loopback', () => {
   }, 60_000);
 });
 
+describe('organism tools call, run beside the daemon', () => {
+  it('refuses the running daemon API to the call it runs too', async () => {
+    const called = await runCli([
+      'tools',
+      'call',
+      'fetch_url',
+      '--as',
+      'toolbox',
+      '--config',
+      file,
+      '--args',
+      JSON.stringify({ url: `http://localhost:${port}/api/v1/organism` }),
+    ]);
+    expect(called.code, called.stdout + called.stderr).toBe(2);
+    expect(called.stdout).toContain('web.own_api');
+  }, 60_000);
+});
+
 describe('an MCP HTTP server configured at the daemon own /mcp', () => {
   it('is refused: its tools never run, nothing is injected', async () => {
     const used = await useTool(daemon.url, 'self.printer', { text: 'mcp-inject' });

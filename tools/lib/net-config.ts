@@ -48,7 +48,7 @@ export function netConfigSchema(defaultMaxBytes: number, extra: Record<string, J
         type: 'boolean',
         default: false,
         description:
-          'Allow 127.0.0.0/8, ::1 and localhost (services on this machine). Read by the web guard.',
+          "Allow 127.0.0.0/8, ::1 and localhost (services on this machine), never the daemon's own API. Read by the web guard.",
       },
       allowed_ports: {
         type: 'array',

@@ -11,8 +11,10 @@ import { loadConfig } from '../../config/index.ts';
 import type { OrganismConfig } from '../../config/types.ts';
 import { ensureOrganismFolders } from '../../daemon/folders.ts';
 import { UsageError } from '../../errors.ts';
+import { ownApi } from '../../guard/own-api.ts';
 import { redisAddress } from '../../kv/redis.ts';
 import { mcpServers } from '../../mcp/config.ts';
+import { liveDaemonAddress } from '../../server/address-file.ts';
 import { loadOrganismCatalog } from '../../tools/catalog.ts';
 import {
   buildManifest,
@@ -212,6 +214,14 @@ async function call(values: Values, rest: string[], io: CommandIo): Promise<numb
   // The call runs here, not in the daemon: the same folders and the same redaction as there.
   await ensureOrganismFolders(cfg);
   knownSecrets.set(`config:${cfg.file}`, await configSecrets(cfg.file, cfg, env));
+  // The organism's running daemon is no more a tool's to call from here than from inside it.
+  const running = await liveDaemonAddress(cfg.organism.data_dir);
+  const apiOwner = {};
+  if (running) {
+    const url = new URL(running.url);
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    ownApi.set(apiOwner, { host: cfg.server.host, port });
+  }
   const runtime = await createToolRuntime({ config: cfg }, runtimeOptions(values, io, env));
   try {
     const result = await runtime.dispatcher.call({
@@ -225,6 +235,7 @@ async function call(values: Values, rest: string[], io: CommandIo): Promise<numb
     io.out(JSON.stringify(redactKnown(result), null, 2));
     return result.status === 'ok' ? 0 : result.status === 'refused' ? 2 : 1;
   } finally {
+    ownApi.delete(apiOwner);
     await runtime.close();
   }
 }

@@ -21,8 +21,8 @@ export function injectRoutes(app: ApiApp, { service, logger, maxBodyBytes, injec
 
     async function inject(): Promise<Response> {
       const principal = allow(c, 'operator', 'injecting a message');
-      // Keyed by token name; with the API open, by the client's address.
-      const key = principal.name === 'anonymous' ? `addr:${clientAddress(c.env)}` : `token:${principal.name}`;
+      // Keyed by token name (every caller has one: the API is never open).
+      const key = `token:${principal.name}`;
       const decision = injectLimiter().take(key);
       if (!decision.ok) {
         return fail(
@@ -101,10 +101,4 @@ function huhReason(error: unknown): HuhReason | undefined {
   if (error instanceof PayloadValidationError) return 'validate';
   if (error instanceof RoutingError) return 'route';
   return undefined;
-}
-
-/** @hono/node-server puts the Node request on `c.env.incoming`. */
-function clientAddress(env: unknown): string {
-  const incoming = (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
-  return incoming?.socket?.remoteAddress ?? 'unknown';
 }
