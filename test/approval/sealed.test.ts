@@ -134,3 +134,17 @@ describe('a forged request', () => {
     expect(await gate.list()).toEqual([]);
   });
 });
+
+describe('the index lock', () => {
+  it('held past its lifetime (set by hand, with a long expiry) is taken away: approvals are not held up for good', async () => {
+    const { kv, gate } = await setup();
+    await kv.set('approvals', 'index.lock', { not: 'a daemon' }, 3600);
+    const started = Date.now();
+    const waiting = gate.ask(ask());
+    await until(async () => (await gate.list()).length === 1, { timeoutMs: 15_000 });
+    // A daemon's own lock lives 5 s: the stuck one is taken after 6 s of not changing.
+    expect(Date.now() - started).toBeGreaterThan(5_000);
+    await gate.decide(approvalId(ask()), 'denied', 'ops', null, anyRole);
+    expect((await waiting).state).toBe('denied');
+  }, 20_000);
+});

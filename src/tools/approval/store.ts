@@ -162,15 +162,27 @@ export function withDecision(request: Requested, decision: Decision | undefined)
   };
 }
 
-/** Waits for the index lock (backing off from 1 ms to 50 ms) and returns the token that holds it. */
+/**
+ * Waits for the index lock (backing off from 1 ms to 50 ms) and returns the token that holds it. A
+ * lock held by one holder past its lifetime was not set by a daemon (whose lock expires after
+ * LOCK_SECONDS) but by someone with access to the store: it is taken away, so it cannot hold every
+ * approval of the organism up for good.
+ */
 async function lockIndex(kv: KvStore): Promise<string> {
   const token = randomUUID();
-  for (
-    let wait = 1;
-    !(await kv.setIfAbsent(NAMESPACE, INDEX_LOCK, token, LOCK_SECONDS));
-    wait = Math.min(wait * 2, 50)
-  ) {
+  let holder: string | undefined;
+  let since = Date.now();
+  for (let wait = 1; !(await kv.setIfAbsent(NAMESPACE, INDEX_LOCK, token, LOCK_SECONDS)); ) {
+    const now = JSON.stringify(await kv.get(NAMESPACE, INDEX_LOCK));
+    if (now !== holder) {
+      holder = now;
+      since = Date.now();
+    } else if (Date.now() - since > (LOCK_SECONDS + 1) * 1000) {
+      await kv.delete(NAMESPACE, INDEX_LOCK);
+      continue;
+    }
     await sleep(wait);
+    wait = Math.min(wait * 2, 50);
   }
   return token;
 }
