@@ -43,11 +43,12 @@ export class OwnApi {
 
   /** The API that `address`:`port` reaches, or undefined. `address` is an IP address in any form. */
   reached(address: string, port: number): ApiEndpoint | undefined {
-    if (this.#endpoints.size === 0) return undefined;
-    const target = canonicalAddress(address);
-    if (target === null) return undefined;
+    let target: string | null | undefined;
     for (const endpoint of this.#endpoints.values()) {
-      if (endpoint.port === port && this.#reaches(endpoint.host, target)) return endpoint;
+      if (endpoint.port !== port) continue;
+      // Parsed only for a URL on a daemon's port: every other one costs a comparison.
+      target ??= canonicalAddress(address);
+      if (target !== null && this.#reaches(endpoint.host, target)) return endpoint;
     }
     return undefined;
   }
