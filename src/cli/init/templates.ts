@@ -168,7 +168,8 @@ export const ENV_EXAMPLE = `# Copy to .env beside organism.yaml and fill in; nev
 # A value here fills \${VAR} in organism.yaml and every *_env key (token_env, api_key_env,
 # password_env...). The process environment wins over .env.
 
-# The API token the organism CLI sends to the daemon (see auth.tokens in organism.yaml):
+# The API token the organism CLI sends to the daemon (see auth.tokens in organism.yaml); on the
+# daemon's machine none is needed: the CLI finds the local token in the data dir.
 # ORGANISM_TOKEN=
 
 # Where the CLI finds a daemon that is not the one described by ./organism.yaml:
