@@ -121,5 +121,5 @@ async function keepPrivate(dataDir: string, warnings: string[]): Promise<void> {
  * address bar. A credential: printed for a person only, never logged.
  */
 export function signedInLink(url: string, token: string): string {
-  return `${reachable(url)}/#token=${token}`;
+  return `${reachable(url)}/#token=${encodeURIComponent(token)}`;
 }

@@ -372,6 +372,15 @@ describe('dashboard in chromium against the real daemon', () => {
     expect(await page.evaluate(() => sessionStorage.getItem('organism.dashboard.token'))).toBe(localToken);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API token').waitFor();
+    // A mangled or wrong link is dropped from the address bar too; the form asks for a token.
+    for (const bad of ['%E0%A4%A', 'f'.repeat(64)]) {
+      const fresh = await context.newPage();
+      fresh.on('pageerror', (e) => pageErrors.push(e.message));
+      await fresh.goto(`${url}/#token=${bad}`);
+      await fresh.getByLabel('API token').waitFor();
+      expect(fresh.url()).toBe(`${url}/#/overview`);
+      await fresh.close();
+    }
     await context.close();
   }, 30_000);
 

@@ -24,9 +24,13 @@ const PAGES = [
 
 // `organism dashboard` (and the daemon on a terminal) prints /#token=<token>: the fragment never
 // reaches the server, and replaceState drops it from the address bar and this history entry.
-const signedIn = /^#token=([^&]+)$/.exec(location.hash);
-if (signedIn) {
-  token.set(decodeURIComponent(signedIn[1]));
+if (location.hash.startsWith('#token=')) {
+  try {
+    const value = decodeURIComponent(location.hash.slice('#token='.length));
+    if (value) token.set(value);
+  } catch {
+    // Mangled: the sign-in form asks instead.
+  }
   history.replaceState(null, '', `${location.pathname}${location.search}#/overview`);
 }
 
