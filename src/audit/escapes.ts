@@ -9,11 +9,54 @@
  * The view is for finding secrets only: it is never shown or stored.
  */
 
-/** A decoded view: `at[i]` is where decoded character i starts in the original text. */
-export interface DecodedView {
-  text: string;
-  /** Length text.length + 1; the last entry is the original length. */
-  at: Int32Array;
+/** One escape in a layer: where its characters are in the decoded text and where it was written. */
+interface Span {
+  /** Start in the decoded text. */
+  d: number;
+  /** Characters it decodes to. */
+  dl: number;
+  /** [o, oe) in the text this layer was decoded from. */
+  o: number;
+  oe: number;
+}
+
+/**
+ * A decoded view of a text: `text`, and where a span of it was written in the original. Each
+ * layer of escapes decoded is one view over the previous one.
+ */
+export class DecodedView {
+  constructor(
+    readonly text: string,
+    private readonly spans: readonly Span[],
+    private readonly parent: DecodedView | null,
+  ) {}
+
+  /** Where the decoded characters [start, end) were written in the original text. */
+  original(start: number, end: number): [number, number] {
+    const s = this.#map(start, false);
+    const e = this.#map(end, true);
+    return this.parent === null ? [s, e] : [this.parent.original(s, s)[0], this.parent.original(e, e)[1]];
+  }
+
+  /** Offset in the text below of decoded offset `d`; an end inside an escape takes all of it. */
+  #map(d: number, isEnd: boolean): number {
+    const spans = this.spans;
+    let lo = 0;
+    let hi = spans.length - 1;
+    let k = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (spans[mid]!.d <= d) {
+        k = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    if (k === -1) return d;
+    const span = spans[k]!;
+    if (d === span.d) return span.o;
+    if (d < span.d + span.dl) return isEnd ? span.oe : span.o;
+    return span.oe + (d - span.d - span.dl);
+  }
 }
 
 /**
@@ -96,82 +139,114 @@ export function mayHoldEscapes(text: string): boolean {
   return text.indexOf('%') !== -1 || text.indexOf('&') !== -1 || text.indexOf('\\') !== -1;
 }
 
-/** One pass of decoding; null when nothing in `text` was an escape. */
-function decodeOnce(text: string): DecodedView | null {
-  const n = text.length;
-  let out = '';
-  const at: number[] = [];
-  let decoded = false;
-  let i = 0;
-  /** Bytes of a run of %XX / \xNN escapes, with where each escape started. */
-  const bytes: number[] = [];
-  const byteAt: number[] = [];
+/** XML's own five entities, after the `&`. */
+const XML_ENTITIES = ['amp;', 'lt;', 'gt;', 'quot;', 'apos;'];
 
-  const flushBytes = () => {
-    // ASCII bytes map one to one; a run of others is read as UTF-8, each character placed at
-    // the escape that began it (its end is where the next one begins).
-    let k = 0;
-    while (k < bytes.length) {
-      if (bytes[k]! < 0x80) {
-        out += String.fromCharCode(bytes[k]!);
-        at.push(byteAt[k]!);
-        k++;
-        continue;
-      }
-      let e = k;
-      while (e < bytes.length && bytes[e]! >= 0x80) e++;
-      const chars = utf8.decode(Uint8Array.from(bytes.slice(k, e)));
-      for (let c = 0; c < chars.length; c++) {
-        out += chars[c];
-        at.push(byteAt[k]!);
-      }
-      k = e;
-    }
-    bytes.length = 0;
-    byteAt.length = 0;
-  };
+const isLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    // %XX and \xNN: bytes.
-    if (c === 37 && i + 2 < n && isHex(text.charCodeAt(i + 1)) && isHex(text.charCodeAt(i + 2))) {
-      bytes.push(Number.parseInt(text.slice(i + 1, i + 3), 16));
-      byteAt.push(i);
-      i += 3;
-      decoded = true;
-      continue;
-    }
-    if (
-      c === 92 &&
-      (text.charCodeAt(i + 1) === 120 || text.charCodeAt(i + 1) === 88) &&
-      isHex(text.charCodeAt(i + 2)) &&
-      isHex(text.charCodeAt(i + 3))
-    ) {
-      bytes.push(Number.parseInt(text.slice(i + 2, i + 4), 16));
-      byteAt.push(i);
-      i += 4;
-      decoded = true;
-      continue;
-    }
-    if (bytes.length > 0) flushBytes();
-    const found = c === 38 ? reference(text, i) : c === 92 ? backslash(text, i) : undefined;
-    if (found !== undefined) {
-      for (let k = 0; k < found.chars.length; k++) {
-        out += found.chars[k];
-        at.push(i);
-      }
-      i = found.end;
-      decoded = true;
-      continue;
-    }
-    out += text[i];
-    at.push(i);
-    i++;
+/**
+ * Whether decoding `text` can reveal a secret the plain scan missed. XML text is full of &amp;
+ * and &lt;: they matter only when a secret holds one of & < > " ' (`entities`), or when they
+ * escape another escape (`&amp;#x73;`). A loop over the few candidate characters: cheaper than
+ * one regular expression for all the cases (measured).
+ */
+export function worthDecoding(text: string, entities: boolean): boolean {
+  for (let i = text.indexOf('%'); i !== -1; i = text.indexOf('%', i + 1)) {
+    if (isHex(text.charCodeAt(i + 1)) && isHex(text.charCodeAt(i + 2))) return true;
   }
-  if (bytes.length > 0) flushBytes();
-  if (!decoded) return null;
-  at.push(n);
-  return { text: out, at: Int32Array.from(at) };
+  for (let i = text.indexOf('\\'); i !== -1; i = text.indexOf('\\', i + 2)) {
+    const c = text.charCodeAt(i + 1);
+    if (c === 117 || c === 85 || c === 120 || c === 88 || c === 92) return true;
+    if (entities && (c === 34 || c === 47)) return true;
+  }
+  for (let i = text.indexOf('&'); i !== -1; i = text.indexOf('&', i + 1)) {
+    if (entities) return true;
+    const own = XML_ENTITIES.find((name) => text.startsWith(name, i + 1));
+    if (own === undefined) return true;
+    if (own === 'amp;') {
+      const c = text.charCodeAt(i + 5);
+      if (c === 35 || isLetter(c)) return true;
+    }
+  }
+  return false;
+}
+
+/** Where an escape may start. */
+const CANDIDATE = /[%&\\]/g;
+
+/** The byte a %XX or \xNN escape at i writes, or -1. */
+function byteAt(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c === 37) {
+    return isHex(text.charCodeAt(i + 1)) && isHex(text.charCodeAt(i + 2))
+      ? Number.parseInt(text.slice(i + 1, i + 3), 16)
+      : -1;
+  }
+  if (c === 92 && (text.charCodeAt(i + 1) === 120 || text.charCodeAt(i + 1) === 88)) {
+    return isHex(text.charCodeAt(i + 2)) && isHex(text.charCodeAt(i + 3))
+      ? Number.parseInt(text.slice(i + 2, i + 4), 16)
+      : -1;
+  }
+  return -1;
+}
+
+/** One layer of decoding over `text`; null when nothing in it was an escape. */
+function decodeOnce(text: string, parent: DecodedView | null): DecodedView | null {
+  const parts: string[] = [];
+  const spans: Span[] = [];
+  let copied = 0;
+  let length = 0;
+  const emit = (upTo: number) => {
+    if (upTo > copied) {
+      parts.push(text.slice(copied, upTo));
+      length += upTo - copied;
+    }
+  };
+  CANDIDATE.lastIndex = 0;
+  for (let m = CANDIDATE.exec(text); m !== null; m = CANDIDATE.exec(text)) {
+    const i = m.index;
+    if (byteAt(text, i) !== -1) {
+      // A run of byte escapes: ASCII bytes one character each, others read as UTF-8 together.
+      emit(i);
+      const bytes: number[] = [];
+      const starts: number[] = [];
+      let j = i;
+      for (let b = byteAt(text, j); b !== -1; b = byteAt(text, j)) {
+        bytes.push(b);
+        starts.push(j);
+        j += text.charCodeAt(j) === 37 ? 3 : 4;
+      }
+      starts.push(j);
+      let k = 0;
+      while (k < bytes.length) {
+        let e = k + 1;
+        let chars: string;
+        if (bytes[k]! < 0x80) chars = String.fromCharCode(bytes[k]!);
+        else {
+          while (e < bytes.length && bytes[e]! >= 0x80) e++;
+          chars = utf8.decode(Uint8Array.from(bytes.slice(k, e)));
+        }
+        parts.push(chars);
+        spans.push({ d: length, dl: chars.length, o: starts[k]!, oe: starts[e]! });
+        length += chars.length;
+        k = e;
+      }
+      copied = j;
+      CANDIDATE.lastIndex = j;
+      continue;
+    }
+    const found = text.charCodeAt(i) === 38 ? reference(text, i) : backslash(text, i);
+    if (found === undefined) continue;
+    emit(i);
+    parts.push(found.chars);
+    spans.push({ d: length, dl: found.chars.length, o: i, oe: found.end });
+    length += found.chars.length;
+    copied = found.end;
+    CANDIDATE.lastIndex = found.end;
+  }
+  if (spans.length === 0) return null;
+  emit(text.length);
+  return new DecodedView(parts.join(''), spans, parent);
 }
 
 /** An HTML character reference at i (text[i] is `&`). */
@@ -224,21 +299,16 @@ function backslash(text: string, i: number): { chars: string; end: number } | un
 const MAX_PASSES = 3;
 
 /**
- * `text` with its escapes decoded (several layers deep), and where each character came from;
- * null when it holds none.
+ * `text` with its escapes decoded (several layers deep), and where each span came from; null when
+ * it holds none.
  */
 export function decodeEscapes(text: string): DecodedView | null {
   let view: DecodedView | null = null;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const current = view === null ? text : view.text;
+    const current: string = view === null ? text : view.text;
     if (!mayHoldEscapes(current)) break;
-    const next = decodeOnce(current);
+    const next = decodeOnce(current, view);
     if (next === null) break;
-    if (view !== null) {
-      // Compose: where the next layer's characters came from, in the original text.
-      const outer = view.at;
-      for (let k = 0; k < next.at.length; k++) next.at[k] = outer[next.at[k]!]!;
-    }
     view = next;
   }
   return view;

@@ -15,7 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { loadDotEnv } from '../config/env.ts';
 import { setOwn } from '../plain-object.ts';
-import { decodeEscapes, mayHoldEscapes } from './escapes.ts';
+import { decodeEscapes, worthDecoding } from './escapes.ts';
 
 export const REDACTED = '[REDACTED]';
 
@@ -28,6 +28,8 @@ export const MIN_SECRET_LENGTH = 4;
 export interface SecretForm {
   text: string;
   min: number;
+  /** A hex form: matched in a pass of its own, only over texts with a run of hex digits that long. */
+  hex?: boolean;
 }
 
 /**
@@ -49,10 +51,11 @@ export interface SecretForm {
 export function secretForms(secret: string): SecretForm[] {
   if (secret.length < MIN_SECRET_LENGTH) return [];
   const forms = new Map<string, number>();
-  const add = (text: string, min: number) => {
+  const hexForms = new Map<string, number>();
+  const add = (text: string, min: number, into = forms) => {
     const lower = text.toLowerCase();
-    const known = forms.get(lower);
-    if (known === undefined || min < known) forms.set(lower, min);
+    const known = into.get(lower);
+    if (known === undefined || min < known) into.set(lower, min);
   };
   const short = secret.length < MIN_SECRET_PREFIX;
   const bases = [secret];
@@ -68,7 +71,7 @@ export function secretForms(secret: string): SecretForm[] {
     if (escaped !== base) add(escaped, short ? escaped.length : MIN_SECRET_PREFIX);
     const bytes = Buffer.from(base, 'utf8');
     const hex = bytes.toString('hex');
-    add(hex, short ? hex.length : 2 * MIN_SECRET_PREFIX);
+    add(hex, short ? hex.length : 2 * MIN_SECRET_PREFIX, hexForms);
     for (let align = 0; align < (short ? 1 : 3); align++) {
       const rest = bytes.subarray(align);
       // Aligned 0 the value may end the encoded text, so its last partial group counts too;
@@ -81,7 +84,10 @@ export function secretForms(secret: string): SecretForm[] {
       add(encoded.replace(/\+/g, '-').replace(/\//g, '_'), min);
     }
   }
-  return [...forms].map(([text, min]) => ({ text, min }));
+  return [
+    ...[...forms].map(([text, min]) => ({ text, min })),
+    ...[...hexForms].filter(([text]) => !forms.has(text)).map(([text, min]) => ({ text, min, hex: true })),
+  ];
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
@@ -93,20 +99,37 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\
  */
 export class SecretMatcher {
   readonly #regex: RegExp | null;
+  /**
+   * The hex forms' seeds, apart: digits and a-f are everywhere in text, and as alternatives of the
+   * main expression they made every scan twice as slow. They are looked for only in a text that
+   * has a run of hex digits as long as the shortest seed (`#hexRun`), which most texts have not.
+   */
+  readonly #hexRegex: RegExp | null;
+  /** Length of the shortest hex seed; 0 without any. */
+  readonly #hexRun: number;
+  /** Whether a secret holds one of & < > " ' (XML's entities then can write part of it). */
+  readonly #entities: boolean;
   /** seed (lower-cased) -> the forms starting with it. */
   readonly #forms = new Map<string, string[]>();
 
   constructor(values: Iterable<string>) {
+    const plain = new Set<string>();
+    const hex = new Set<string>();
+    let entities = false;
     for (const value of values) {
+      if (/[&<>"']/.test(value)) entities = true;
       for (const form of secretForms(value)) {
         const seed = form.text.slice(0, form.min);
         const list = this.#forms.get(seed) ?? [];
         list.push(form.text);
         this.#forms.set(seed, list);
+        (form.hex ? hex : plain).add(seed);
       }
     }
-    const seeds = [...this.#forms.keys()].sort((a, b) => b.length - a.length);
-    this.#regex = seeds.length === 0 ? null : new RegExp(seeds.map(escapeRegExp).join('|'), 'gi');
+    this.#regex = alternation(plain);
+    this.#hexRegex = alternation(hex);
+    this.#hexRun = hex.size === 0 ? 0 : Math.min(...[...hex].map((seed) => seed.length));
+    this.#entities = entities;
   }
 
   get empty(): boolean {
@@ -120,34 +143,47 @@ export class SecretMatcher {
   redact(text: string, replacement: string = REDACTED): string {
     const regex = this.#regex;
     if (regex === null || text.length < MIN_SECRET_LENGTH) return text;
-    const plain = this.#spans(text);
-    const out = plain === null ? text : replaceSpans(text, plain, replacement);
+    let out = this.#replace(this.#regex, text, replacement);
+    if (hasHexRun(out, this.#hexRun)) out = this.#replace(this.#hexRegex, out, replacement);
     // The plain forms are gone from `out`: what its decoded view still holds was escaped.
-    if (!mayHoldEscapes(out)) return out;
+    if (!worthDecoding(out, this.#entities)) return out;
     const view = decodeEscapes(out);
     if (view === null) return out;
-    const escaped = this.#spans(view.text);
-    if (escaped === null) return out;
-    const spans = escaped.map(([start, end]) => [view.at[start]!, view.at[end]!] as const);
+    const escaped = [
+      ...(this.#spans(this.#regex, view.text) ?? []),
+      ...((hasHexRun(view.text, this.#hexRun) && this.#spans(this.#hexRegex, view.text)) || []),
+    ];
+    if (escaped.length === 0) return out;
+    const spans = escaped.map(([start, end]) => view.original(start, end)).sort((a, b) => a[0] - b[0]);
     return replaceSpans(out, spans, replacement);
   }
 
   /** Whether `text` holds any form of any secret, written plainly or with escapes. */
   test(text: string): boolean {
-    const regex = this.#regex;
-    if (regex === null) return false;
-    regex.lastIndex = 0;
-    if (regex.test(text)) return true;
-    if (!mayHoldEscapes(text)) return false;
+    if (this.#regex === null) return false;
+    if (this.#holds(text)) return true;
+    if (!worthDecoding(text, this.#entities)) return false;
     const view = decodeEscapes(text);
-    if (view === null) return false;
-    regex.lastIndex = 0;
-    return regex.test(view.text);
+    return view !== null && this.#holds(view.text);
   }
 
-  /** [start, end) of every secret form in `text`, in order, not overlapping; null for none. */
-  #spans(text: string): Array<readonly [number, number]> | null {
+  #holds(text: string): boolean {
     const regex = this.#regex!;
+    regex.lastIndex = 0;
+    if (regex.test(text)) return true;
+    if (!hasHexRun(text, this.#hexRun)) return false;
+    this.#hexRegex!.lastIndex = 0;
+    return this.#hexRegex!.test(text);
+  }
+
+  #replace(regex: RegExp | null, text: string, replacement: string): string {
+    const spans = this.#spans(regex, text);
+    return spans === null ? text : replaceSpans(text, spans, replacement);
+  }
+
+  /** [start, end) of every match of `regex`'s forms in `text`, in order, not overlapping; null for none. */
+  #spans(regex: RegExp | null, text: string): Array<readonly [number, number]> | null {
+    if (regex === null) return null;
     regex.lastIndex = 0;
     let match = regex.exec(text);
     if (match === null) return null;
@@ -174,6 +210,44 @@ export class SecretMatcher {
   }
 }
 
+const HEX_CODE = new Uint8Array(128);
+for (const c of '0123456789abcdefABCDEF') HEX_CODE[c.charCodeAt(0)] = 1;
+const isHexCode = (c: number) => c < 128 && HEX_CODE[c] === 1;
+
+/**
+ * Whether `text` has `length` hex digits in a row (never, for 0). Looks at every length-th
+ * character first, as a text without such a run has a non-digit in every window: ~10x cheaper
+ * than the equivalent regular expression, which backtracks at every digit.
+ */
+function hasHexRun(text: string, length: number): boolean {
+  if (length === 0) return false;
+  let i = length - 1;
+  while (i < text.length) {
+    if (!isHexCode(text.charCodeAt(i))) {
+      i += length;
+      continue;
+    }
+    let run = 1;
+    while (run < length && isHexCode(text.charCodeAt(i - run))) run++;
+    let next = i + 1;
+    while (run < length && next < text.length && isHexCode(text.charCodeAt(next))) {
+      run++;
+      next++;
+    }
+    if (run >= length) return true;
+    // text[next] is not a digit (or the end): a run can only end length characters after it.
+    i = next + length;
+  }
+  return false;
+}
+
+/** One case-insensitive expression for the seeds, longest first; null for none. */
+function alternation(seeds: Set<string>): RegExp | null {
+  if (seeds.size === 0) return null;
+  const sorted = [...seeds].sort((a, b) => b.length - a.length);
+  return new RegExp(sorted.map(escapeRegExp).join('|'), 'gi');
+}
+
 function replaceSpans(
   text: string,
   spans: ReadonlyArray<readonly [number, number]>,
@@ -182,7 +256,11 @@ function replaceSpans(
   let out = '';
   let copied = 0;
   for (const [start, end] of spans) {
-    if (start < copied) continue;
+    // Overlapping spans (a plain and a hex form, two escaped ones) are one replacement.
+    if (start < copied) {
+      if (end > copied) copied = end;
+      continue;
+    }
     out += text.slice(copied, start) + replacement;
     copied = end;
   }

@@ -261,6 +261,17 @@ describe('known secrets, encoded', () => {
     expect(matcher.test(clean)).toBe(false);
   });
 
+  it('reads XML entities only where they can write a secret: a secret with & < > " \' in it, or an escaped escape', () => {
+    const xmlish = new SecretMatcher(['Tq9&Zr4<Wm2>Lk7']);
+    expect(xmlish.redact('<x>Tq9&amp;Zr4&lt;Wm2&gt;Lk7</x>')).toBe(`<x>${REDACTED}</x>`);
+    const plain = new SecretMatcher([OPENAI_KEY]);
+    const xml = `<x>a &amp; b &lt;c&gt; &quot;d&quot; &apos;e&apos;</x>`;
+    expect(plain.redact(xml)).toBe(xml);
+    expect(plain.redact(`<x>${charRefs(OPENAI_KEY, true).replaceAll('&', '&amp;')}</x>`)).toBe(
+      `<x>${REDACTED}</x>`,
+    );
+  });
+
   it('finds a secret through the registry and redactKnown too', () => {
     const value = 'Zz9-escaped-Qq8-secret';
     knownSecrets.set('test:escaped', [value]);
