@@ -3,10 +3,11 @@
  * wrote (or a checkpoint named) is still where it left it, and that whatever was appended since is
  * a known writer's: every line sealed with one of the audit keys and chained from that line. A log
  * that is shorter, holds another line there, or grew by lines nobody with the key wrote has been
- * changed under the writer (log.ts then records a threat instead of chaining on in silence).
+ * changed under the writer (tracker.ts then records a threat instead of chaining on in silence).
  */
 import type { FileHandle } from 'node:fs/promises';
 import { type ChainHead, chainHead, checkLine, sha256 } from './chain.ts';
+import type { Checkpoint } from './checkpoint.ts';
 import type { AuditKey } from './key.ts';
 import type { LogRecord } from './record.ts';
 import { readRange } from './tail.ts';
@@ -77,6 +78,78 @@ export async function checkAppended(
     prev = chainHead(line);
   }
   return { ok: true, added: lines.length, head: prev };
+}
+
+/** Where a writer left the log at `path`: its size, last line and record count. */
+export interface Left {
+  path: string;
+  size: number;
+  head: ChainHead | undefined;
+  records: number;
+}
+
+/**
+ * The log, now `size` bytes, is what this writer left plus known writers' appends (then `added`
+ * and the new head), or why not. An emptied log is the caller's: it starts a new one.
+ */
+export async function sinceWritten(
+  handle: FileHandle,
+  left: Left,
+  size: number,
+  keys: ReadonlyMap<string, AuditKey>,
+): Promise<Appended> {
+  const { path } = left;
+  if (size < left.size) {
+    return {
+      ok: false,
+      reason: `${path} is ${left.size - size} bytes shorter than the ${left.size} this writer left after record ${left.records}: records were cut`,
+    };
+  }
+  if (left.head !== undefined && !(await endsWithLine(handle, left.size, left.head.line))) {
+    return {
+      ok: false,
+      reason: `record ${left.records} of ${path}, the last this writer wrote, is no longer at byte ${left.size}: records before it were cut or changed`,
+    };
+  }
+  const appended = await checkAppended(handle, left.size, size, left.head, left.records, keys);
+  if (appended.ok) return appended;
+  return {
+    ok: false,
+    reason: `${path} grew by lines no writer with the audit key wrote: ${appended.reason}`,
+  };
+}
+
+/** The log at `path`, now `size` bytes, is what checkpoint `cp` saw plus known writers' appends, or why not. */
+export async function sinceCheckpoint(
+  handle: FileHandle,
+  path: string,
+  size: number,
+  cp: Checkpoint,
+  keys: ReadonlyMap<string, AuditKey>,
+): Promise<Appended> {
+  const at = `checkpoint ${cp.seq} (${cp.time})`;
+  if (cp.records === 0 || cp.head === null) {
+    return {
+      ok: false,
+      reason: `${path} holds records, but ${at} says there was no log (acknowledged as gone): it was put back or copied here`,
+    };
+  }
+  if (size < cp.bytes) {
+    return {
+      ok: false,
+      reason: `${path} is ${size} bytes, shorter than the ${cp.bytes} bytes and ${cp.records} records of ${at}: records were cut from its end, or it is an older copy`,
+    };
+  }
+  const head = await lineEndingAt(handle, cp.bytes, cp.head);
+  if (!head) {
+    return {
+      ok: false,
+      reason: `record ${cp.records} of ${path} (ending at byte ${cp.bytes}) is not the one ${at} sealed: records were cut or changed, or the log was replaced`,
+    };
+  }
+  const appended = await checkAppended(handle, cp.bytes, size, head, cp.records, keys);
+  if (appended.ok) return appended;
+  return { ok: false, reason: `${path} changed after ${at}: ${appended.reason}` };
 }
 
 /** What a log file holds, read whole (only when a writer adopts a log or found it changed). */
