@@ -23,6 +23,7 @@ import { MemoryTransport } from './bus/transport/memory.ts';
 import { readDataDir } from './config/data-dir.ts';
 import { loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
+import { redisExposureWarning } from './daemon/redis-exposure.ts';
 import { createDaemonApprovals, recordApprovals, usesApproval } from './daemon/approvals.ts';
 import { ensureOrganismFolders } from './daemon/folders.ts';
 import { daemonRuntimeState } from './daemon/runtime-state.ts';
@@ -117,6 +118,9 @@ async function assembleDaemon(options: DaemonOptions, held: { claim?: DataDirCla
       { component: 'sandbox', fds: inherited },
       `closed ${inherited.length} file descriptor(s) inherited without close-on-exec (${inherited.map((f) => `${f.fd} -> ${f.target}`).join(', ')}): programs the tools start would have got them`,
     );
+
+  const exposure = redisExposureWarning(config);
+  if (exposure) logger.warn({ component: 'security' }, exposure);
 
   // Refused before anything opens a file: an API on the network with no tokens.
   assertSafeBind(listenHost, Authenticator.fromConfig(config.auth, env));
