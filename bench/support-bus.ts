@@ -70,6 +70,7 @@ export async function selfLoopBus(
     limits: {
       max_message_bytes: 1_048_576,
       max_xml_depth: 64,
+      max_xml_elements: 10_000,
       max_attributes: 64,
       max_text_length: 1_048_576,
       max_thread_hops: hopsPerThread + 10,

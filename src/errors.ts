@@ -89,6 +89,7 @@ export type XmlErrorCode =
   | 'xml.too_large'
   | 'xml.too_deep'
   | 'xml.too_many_attributes'
+  | 'xml.too_many_elements'
   | 'xml.text_too_long'
   | 'xml.doctype'
   | 'xml.encoding'

@@ -55,6 +55,8 @@ const LIMITS: XmlLimits = {
   ...DEFAULT_XML_LIMITS,
   maxBytes: 64 * 1024 * 1024,
   maxTextLength: 64 * 1024 * 1024,
+  // As many as 64 MB of empty elements could hold: the runtime's own records are not a flood.
+  maxElements: 16 * 1024 * 1024,
 };
 
 const TURN_SCHEMA: JsonSchema = {

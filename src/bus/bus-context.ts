@@ -96,6 +96,7 @@ export class BusContext {
       maxDepth: limits.max_xml_depth,
       maxAttributes: limits.max_attributes,
       maxTextLength: limits.max_text_length,
+      maxElements: limits.max_xml_elements,
     };
     this.store = options.threadStore ?? new LocalThreadStore();
     this.threads = new ThreadRegistry({

@@ -62,9 +62,13 @@ const HUH_TEXT: Record<HuhReason, string> = {
  * address; routing failures carry none.
  */
 export function huhXml(reason: HuhReason, attempt: string, detail?: string): string {
-  const bytes = Buffer.from(attempt, 'utf8');
-  const truncated = bytes.length > HUH_ATTEMPT_BYTES;
-  const encoded = bytes.subarray(0, HUH_ATTEMPT_BYTES).toString('base64');
+  // Only the head is encoded (a 1 MB attempt is not copied): a UTF-16 unit is at least one UTF-8
+  // byte, so the first HUH_ATTEMPT_BYTES units hold the first HUH_ATTEMPT_BYTES bytes; one more
+  // keeps a surrogate pair at the cut whole.
+  const truncated = Buffer.byteLength(attempt, 'utf8') > HUH_ATTEMPT_BYTES;
+  const encoded = Buffer.from(attempt.slice(0, HUH_ATTEMPT_BYTES + 1), 'utf8')
+    .subarray(0, HUH_ATTEMPT_BYTES)
+    .toString('base64');
   return (
     `<huh><reason>${reason}</reason><message>${escapeText(HUH_TEXT[reason])}</message>` +
     (detail ? `<detail>${escapeText(detail)}</detail>` : '') +

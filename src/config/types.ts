@@ -41,6 +41,8 @@ export interface ServerSection {
 export interface LimitsSection {
   max_message_bytes: number;
   max_xml_depth: number;
+  /** Elements in one message (payload; the envelope's own are extra). */
+  max_xml_elements: number;
   max_attributes: number;
   max_text_length: number;
   max_thread_hops: number;

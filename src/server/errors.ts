@@ -33,7 +33,8 @@ export function toHttpError(error: unknown): HttpError {
 }
 
 function statusFor(error: OrganismError): number {
-  if (error instanceof XmlError) return error.code === 'xml.too_large' ? 413 : 400;
+  if (error instanceof XmlError)
+    return error.code === 'xml.too_large' || error.code === 'xml.too_many_elements' ? 413 : 400;
   if (error instanceof PayloadValidationError) return 422;
   if (error instanceof RoutingError) return 404;
   if (error instanceof BusyError || error instanceof ShuttingDownError) return 503;

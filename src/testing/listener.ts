@@ -278,6 +278,7 @@ function toReply(m: MessageView, definition: ListenerDefinition<any>, config: Or
     maxDepth: config.limits.max_xml_depth,
     maxAttributes: config.limits.max_attributes,
     maxTextLength: config.limits.max_text_length,
+    maxElements: config.limits.max_xml_elements,
   });
   const schema =
     m.kind === 'response' && definition.response?.tag === parsed.tag ? definition.response.schema : {};

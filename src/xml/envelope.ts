@@ -20,7 +20,7 @@ import { isNameCode, isSpaceCode } from './chars.ts';
 import { escapeAttr, escapeText } from './codec.ts';
 import type { XmlLimits } from './limits.ts';
 import type { XmlNode } from './parse.ts';
-import { parseXml, type XmlElement } from './parser.ts';
+import { parseXml, tooManyElements, type XmlElement } from './parser.ts';
 
 export const ENVELOPE_NS = 'https://xml-pipeline.org/ns/envelope/v1';
 
@@ -44,6 +44,12 @@ export interface ParsedEnvelope extends EnvelopeMeta {
   payloadXml: string;
   node: XmlNode;
 }
+
+/**
+ * The envelope's own elements (message, meta, from, to, thread, traceparent): allowed on top of
+ * limits.maxElements, which bounds the payload alone.
+ */
+const ENVELOPE_ELEMENTS = 6;
 
 const HEAD = '<message xmlns="' + ENVELOPE_NS + '"><meta><from>';
 /** The namespace of the `<meta>` extension element carrying a message's W3C traceparent. */
@@ -113,6 +119,13 @@ function hasNonSpace(s: string): boolean {
   return false;
 }
 
+/** Elements in `el`'s subtree, itself included. */
+function subtreeSize(el: XmlElement): number {
+  let n = 1;
+  for (const child of el.children) n += subtreeSize(child);
+  return n;
+}
+
 function metaText(el: XmlElement): string {
   if (el.children.length > 0) envelopeError(`<${el.local}> must hold text only`);
   return el.text.trim();
@@ -124,7 +137,7 @@ function metaText(el: XmlElement): string {
  * children in other namespaces are ignored (the XSD reserves them for extensions).
  */
 export function parseEnvelope(text: string, limits: XmlLimits): ParsedEnvelope {
-  const doc = parseXml(text, limits, false);
+  const doc = parseXml(text, limits, false, ENVELOPE_ELEMENTS);
   const root = doc.roots[0]!;
   if (root.local !== 'message' || root.ns !== ENVELOPE_NS) {
     envelopeError(`the root element must be <message xmlns="${ENVELOPE_NS}">, got <${root.name}>`);
@@ -158,6 +171,9 @@ export function parseEnvelope(text: string, limits: XmlLimits): ParsedEnvelope {
     else envelopeError(`unexpected or repeated <${field.local}> in <meta>`);
   }
   if (from === undefined || from === '') envelopeError('<meta> has no <from>');
+  // The slack given to the parse is for the envelope's own elements only: the payload alone is
+  // held to maxElements, as it was when it was accepted.
+  if (doc.elements - 1 - subtreeSize(meta) > limits.maxElements) tooManyElements(limits.maxElements);
 
   const payload = kids[1]!;
   let payloadXml = doc.text.slice(payload.start, payload.end);

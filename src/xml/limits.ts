@@ -11,6 +11,12 @@ export interface XmlLimits {
   maxAttributes: number;
   /** Maximum characters of text directly inside one element, and of one attribute value. */
   maxTextLength: number;
+  /**
+   * Maximum elements in one document (the root included). Parsing costs time per element on the
+   * event loop, so a document of a million empty elements within maxBytes would stall the daemon;
+   * this bound stops the parse early instead.
+   */
+  maxElements: number;
 }
 
 export const DEFAULT_XML_LIMITS: XmlLimits = Object.freeze({
@@ -18,6 +24,7 @@ export const DEFAULT_XML_LIMITS: XmlLimits = Object.freeze({
   maxDepth: 64,
   maxAttributes: 64,
   maxTextLength: 1024 * 1024,
+  maxElements: 10_000,
 });
 
 /** Fills gaps in a partial limits object from the defaults and checks each is a positive integer. */

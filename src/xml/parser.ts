@@ -63,6 +63,8 @@ export interface ParsedXml {
   /** The text actually parsed (line ends normalized); element offsets refer to it. */
   text: string;
   roots: XmlElement[];
+  /** How many elements the text holds, counted against limits.maxElements. */
+  elements: number;
 }
 
 /**
@@ -113,15 +115,25 @@ const DECLARATION = /^<!\s*(DOCTYPE|ENTITY|ELEMENT|ATTLIST|NOTATION)/i;
 
 /**
  * Parses `input` into elements. With `manyRoots` false exactly one root element is allowed (the
- * normal case); true accepts a sequence of root elements (used by repair).
+ * normal case); true accepts a sequence of root elements (used by repair). `extraElements` moves
+ * the element bound: the envelope allows its own elements on top (so a payload accepted at the
+ * limit is still accepted inside its envelope), repair passes what earlier parts used (negative).
  */
-export function parseXml(input: string, limits: XmlLimits, manyRoots = false): ParsedXml {
+export function parseXml(input: string, limits: XmlLimits, manyRoots = false, extraElements = 0): ParsedXml {
   const text = prepareText(input, limits);
   const n = text.length;
   const maxText = limits.maxTextLength;
+  const maxElements = limits.maxElements + extraElements;
+  let elements = 0;
   let i = 0;
   if (n > 0 && text.charCodeAt(0) === 0xfeff) i = 1;
   if (text.startsWith('<?xml', i) && isSpaceCode(text.charCodeAt(i + 5))) i = parseXmlDeclaration(text, i);
+  // A text long enough to hold more elements than allowed (each takes 4 characters or more) is
+  // counted before anything is built: an element flood costs one scan, not a parse up to the limit.
+  if (n - i >= 4 * (maxElements + 1)) {
+    const past = startTagPast(text, i, maxElements);
+    if (past !== -1) tooManyElements(limits.maxElements, text, past);
+  }
 
   const roots: XmlElement[] = [];
   const stack: XmlElement[] = [];
@@ -245,6 +257,7 @@ export function parseXml(input: string, limits: XmlLimits, manyRoots = false): P
     if (stack.length >= limits.maxDepth) {
       fail('xml.too_deep', `elements nest deeper than the limit of ${limits.maxDepth} (maxDepth)`, text, i);
     }
+    if (++elements > maxElements) tooManyElements(limits.maxElements, text, i);
     if (cur === null && roots.length > 0 && !manyRoots) {
       fail(
         'xml.multiple_roots',
@@ -368,7 +381,31 @@ export function parseXml(input: string, limits: XmlLimits, manyRoots = false): P
   }
   if (roots.length === 0)
     throw new XmlError('xml.empty', 'no XML element found (the input is empty or holds no element)');
-  return { text, roots };
+  return { text, roots, elements };
+}
+
+/**
+ * The offset of the start tag that makes more than `max`, or -1. Without comments, CDATA sections
+ * and processing instructions (which may hold a literal `<`), every `<` before a name character
+ * starts an element in well-formed text: this finds where the parse would stop on the element
+ * bound, with the same offset, without building anything. With them, -1 (the parse counts).
+ */
+function startTagPast(text: string, from: number, max: number): number {
+  if (text.indexOf('<!', from) !== -1 || text.indexOf('<?', from) !== -1) return -1;
+  let count = 0;
+  let at = text.indexOf('<', from);
+  while (at !== -1) {
+    if (isNameStartCode(text.charCodeAt(at + 1)) && ++count > max) return at;
+    at = text.indexOf('<', at + 1);
+  }
+  return -1;
+}
+
+/** Shared with repair, which counts the elements it salvages the same way. */
+export function tooManyElements(max: number, text?: string, at?: number): never {
+  const message = `more than ${max} elements, the limit for one message (limits.max_xml_elements)`;
+  if (text === undefined || at === undefined) throw new XmlError('xml.too_many_elements', message);
+  fail('xml.too_many_elements', message, text, at);
 }
 
 function textTooLong(el: XmlElement, length: number, max: number, text: string, at: number): never {

@@ -17,8 +17,7 @@
 import { XmlError } from '../errors.ts';
 import { isNameCode, isNameStartCode, isSpaceCode, prepareText } from './chars.ts';
 import type { XmlLimits } from './limits.ts';
-import { parsePayload } from './parse.ts';
-import { parseXml } from './parser.ts';
+import { parseXml, tooManyElements } from './parser.ts';
 
 const DTD = /<!\s*(DOCTYPE|ENTITY|ELEMENT|ATTLIST|NOTATION)\b/i;
 const FENCE = /```[A-Za-z0-9_+-]*[^\n]*\n([\s\S]*?)(?:```|$)/g;
@@ -35,8 +34,15 @@ export function repairPayloads(text: string, limits: XmlLimits): string[] {
     );
   }
   const out: string[] = [];
+  // One element budget for the whole text: every payload found counts, across fenced parts.
+  let left = limits.maxElements;
   for (const part of fencedParts(clean)) {
-    for (const candidate of salvage(part, limits)) out.push(parsePayload(candidate, limits).xml);
+    for (const candidate of salvage(part, limits, left)) {
+      const doc = parseXml(candidate, limits, false, left - limits.maxElements);
+      left -= doc.elements;
+      const root = doc.roots[0]!;
+      out.push(doc.text.slice(root.start, root.end));
+    }
   }
   if (out.length === 0)
     throw new XmlError('xml.malformed', 'no XML element could be recovered from the text');
@@ -51,16 +57,17 @@ function fencedParts(text: string): string[] {
   return parts.length > 0 ? parts : [text.replace(/```[A-Za-z0-9_+-]*/g, '')];
 }
 
-function salvage(part: string, limits: XmlLimits): string[] {
+/** The payloads in one part; `left` is how many elements the text may still hold. */
+function salvage(part: string, limits: XmlLimits, left: number): string[] {
   const trimmed = part.trim();
   if (trimmed === '') return [];
   try {
-    const doc = parseXml(trimmed, limits, true);
+    const doc = parseXml(trimmed, limits, true, left - limits.maxElements);
     return doc.roots.map((r) => doc.text.slice(r.start, r.end));
   } catch (err) {
     if (!(err instanceof XmlError) || !['xml.malformed', 'xml.empty'].includes(err.code)) throw err;
   }
-  return lenient(part, limits);
+  return lenient(part, limits, left);
 }
 
 function escapeLooseText(s: string): string {
@@ -92,12 +99,13 @@ function startsMarkup(s: string, i: number): boolean {
  * The lenient scan. Outside any element, everything up to the next `<name` is prose and dropped.
  * Inside, text is escaped, markup is copied with fixes, and open elements are closed when needed.
  */
-function lenient(s: string, limits: XmlLimits): string[] {
+function lenient(s: string, limits: XmlLimits, left: number): string[] {
   const n = s.length;
   const payloads: string[] = [];
   const stack: string[] = [];
   let cur = '';
   let i = 0;
+  let elements = 0;
 
   const closeTo = (depth: number): void => {
     while (stack.length > depth) cur += `</${stack.pop()}>`;
@@ -172,6 +180,7 @@ function lenient(s: string, limits: XmlLimits): string[] {
     const name = s.slice(i + 1, j);
     const tag = startTag(s, j, name);
     if (tag === null) break; // incomplete tag at the end: drop it
+    if (++elements > left) tooManyElements(limits.maxElements);
     if (stack.length >= limits.maxDepth && !tag.selfClosing) {
       throw new XmlError(
         'xml.too_deep',

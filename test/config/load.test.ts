@@ -41,6 +41,7 @@ describe('loadConfig on valid files', () => {
     expect(config.limits).toEqual({
       max_message_bytes: 1048576,
       max_xml_depth: 64,
+      max_xml_elements: 10000,
       max_attributes: 64,
       max_text_length: 1048576,
       max_thread_hops: 1000,

@@ -50,6 +50,7 @@ const server: Presence<ServerSection> = {
 const limits: Presence<LimitsSection> = {
   max_message_bytes: 'always',
   max_xml_depth: 'always',
+  max_xml_elements: 'always',
   max_attributes: 'always',
   max_text_length: 'always',
   max_thread_hops: 'always',

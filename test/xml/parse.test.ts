@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { XmlError } from '../../src/errors.ts';
+import { buildEnvelope, parseEnvelope } from '../../src/xml/envelope.ts';
 import { DEFAULT_XML_LIMITS, type XmlLimits, xmlLimits } from '../../src/xml/limits.ts';
 import { decodeUtf8Strict, parsePayload } from '../../src/xml/parse.ts';
+
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
 const L = DEFAULT_XML_LIMITS;
 
@@ -160,6 +163,41 @@ describe('limits', () => {
     expect(refusal('<a>012345<![CDATA[67890]]></a>', limits).code).toBe('xml.text_too_long');
     expect(refusal('<a v="01234567890"/>', limits).code).toBe('xml.text_too_long');
   });
+
+  it('refuses more elements than maxElements (the root counts), stopping where the limit is passed', () => {
+    const limits = xmlLimits({ maxElements: 5 });
+    expect(parsePayload(`<a>${'<b/>'.repeat(4)}</a>`, limits).node.children).toHaveLength(4);
+    const err = refusal(`<a>${'<b/>'.repeat(5)}</a>`, limits);
+    expect(err.code).toBe('xml.too_many_elements');
+    expect(err.message).toBe(
+      'more than 5 elements, the limit for one message (limits.max_xml_elements) (line 1, column 20)',
+    );
+    expect(refusal(`<a>${'<b><c/></b>'.repeat(3)}</a>`, limits).code).toBe('xml.too_many_elements');
+    // Counted before the parse when nothing can hold a literal "<", by the parse otherwise: the same
+    // refusal at the same place; a "<" in a comment or CDATA section is no element.
+    const counted = refusal(`<a><!-- x -->${'<b/>'.repeat(5)}</a>`, limits);
+    expect(counted.code).toBe('xml.too_many_elements');
+    expect(counted.details).toEqual({ line: 1, column: 30 });
+    expect(refusal(`<a>${'<b/>'.repeat(5)}</a>`, limits).details).toEqual({ line: 1, column: 20 });
+    const quoted = `<a><!-- <b><b><b><b><b><b> --><![CDATA[<c><c><c><c><c>]]>${'<b/>'.repeat(4)}</a>`;
+    expect(parsePayload(quoted, limits).node.children).toHaveLength(4);
+    // The default: a 1 MB flood of empty elements is refused near its start.
+    const flood = `<a>${'<b/>'.repeat(250_000)}</a>`;
+    const refused = refusal(flood);
+    expect(refused.code).toBe('xml.too_many_elements');
+    expect(refused.details).toEqual({ line: 1, column: 4 + 4 * 9_999 });
+  });
+});
+
+describe('parseEnvelope and maxElements', () => {
+  it('allows the envelope its own elements on top of a payload at the limit', () => {
+    const limits = xmlLimits({ maxElements: 3 });
+    const payload = '<a><b/><c/></a>';
+    const envelope = buildEnvelope({ from: 'x', to: 'y', thread: 't', traceparent: TRACEPARENT }, payload);
+    expect(parseEnvelope(envelope, limits).payloadXml).toBe(payload);
+    const over = buildEnvelope({ from: 'x', thread: 't' }, '<a><b/><c/><d/></a>');
+    expect(() => parseEnvelope(over, limits)).toThrow(/more than 3 elements/);
+  });
 });
 
 describe('DTDs and entities', () => {
@@ -241,6 +279,7 @@ describe('xmlLimits', () => {
       maxDepth: 64,
       maxAttributes: 64,
       maxTextLength: 1048576,
+      maxElements: 10000,
     });
     expect(() => xmlLimits({ maxDepth: 0 })).toThrow(/maxDepth must be a positive integer/);
   });

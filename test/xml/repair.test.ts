@@ -89,4 +89,19 @@ describe('repairPayloads', () => {
     expect(refused(`text <d>${'<d>'.repeat(100)}`).code).toBe('xml.too_deep');
     expect(refused('<a>0123456789ab', xmlLimits({ maxTextLength: 10 })).code).toBe('xml.text_too_long');
   });
+
+  it('counts the elements of every payload it salvages against one maxElements budget', () => {
+    const limits = xmlLimits({ maxElements: 4 });
+    expect(repairPayloads('<a/><b/><c/><d/>', limits)).toHaveLength(4);
+    // Clean roots, the lenient scan, and code fences each holding some: all count together.
+    expect(refused('<a/><b/><c/><d/><e/>', limits).code).toBe('xml.too_many_elements');
+    expect(refused('prose <a/> & <b/><c/><d/><e/>', limits).code).toBe('xml.too_many_elements');
+    expect(refused('<a><b><c><d><e>unclosed', limits).code).toBe('xml.too_many_elements');
+    const fences = '```xml\n<a/><b/><c/>\n```\nand\n```xml\n<d/><e/>\n```';
+    expect(refused(fences, limits).message).toMatch(/more than 4 elements.*limits\.max_xml_elements/);
+    expect(repairPayloads('```xml\n<a/><b/>\n```\n```xml\n<c/><d/>\n```', limits)).toHaveLength(4);
+    // A model's output of a million empty elements is refused, not turned into a million payloads.
+    expect(refused('<b/>'.repeat(250_000)).code).toBe('xml.too_many_elements');
+    expect(refused(`Sure: ${'<b/>'.repeat(250_000)} & more`).code).toBe('xml.too_many_elements');
+  });
 });

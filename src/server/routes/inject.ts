@@ -10,6 +10,7 @@ import { metrics } from '../../observability/metrics.ts';
 import { CAPABILITIES, type Capability } from '../../tools/types.ts';
 import { readJsonBody } from '../body.ts';
 import { httpError, toHttpError } from '../errors.ts';
+import { LARGE_BODY_BYTES, largeBodyTurn } from '../turns.ts';
 import { type ApiApp, allow, fail, failWith, type RouteDeps } from './common.ts';
 
 export function injectRoutes(app: ApiApp, { service, logger, maxBodyBytes, injectLimiter }: RouteDeps): void {
@@ -68,6 +69,8 @@ export function injectRoutes(app: ApiApp, { service, logger, maxBodyBytes, injec
         );
       }
       try {
+        // The XML parse of a large payload takes a turn of its own, after its body's (turns.ts).
+        if (payload.length > LARGE_BODY_BYTES) await largeBodyTurn();
         const result = await service.bus.inject({
           to,
           payload,
