@@ -11,9 +11,9 @@ import type { Logger } from 'pino';
 import { type AgentRuntime, attachAgents } from './agent/attach.ts';
 import { auditKeyOptions, loadAuditKeys } from './audit/key.ts';
 import { AuditLog } from './audit/log.ts';
-import { auditCheckpointOptions } from './audit/setup.ts';
 import type { AuditEntry } from './audit/record.ts';
 import { configSecrets, knownSecrets } from './audit/redact.ts';
+import { auditCheckpointOptions } from './audit/setup.ts';
 import { Bus, type BusHooks } from './bus/bus.ts';
 import { HistoryLog, ThreadHistory, toView } from './bus/history/index.ts';
 import { Journal } from './bus/journal/journal.ts';
@@ -23,9 +23,9 @@ import { MemoryTransport } from './bus/transport/memory.ts';
 import { readDataDir } from './config/data-dir.ts';
 import { loadConfig } from './config/index.ts';
 import type { OrganismConfig } from './config/types.ts';
-import { redisExposureWarning } from './daemon/redis-exposure.ts';
 import { createDaemonApprovals, recordApprovals, usesApproval } from './daemon/approvals.ts';
 import { ensureOrganismFolders } from './daemon/folders.ts';
+import { redisExposureWarning } from './daemon/redis-exposure.ts';
 import { daemonRuntimeState } from './daemon/runtime-state.ts';
 import { createOrganismService } from './daemon/service.ts';
 import { RELEASE_TIMEOUT_MS } from './daemon/shutdown.ts';
@@ -177,6 +177,7 @@ async function assembleDaemon(options: DaemonOptions, held: { claim?: DataDirCla
   const runtimeState = daemonRuntimeState({ config, keys: auditKeys, audit: auditSink, logger, resources });
   const approvals = createDaemonApprovals({ state: runtimeState, audit: auditSink });
   const runtime = await createToolRuntime(loaded, {
+    workspaceVolume: true,
     audit: auditSink,
     services: { config, resources, env },
     env,

@@ -159,6 +159,12 @@ export class ListenerLoadError extends fixedCode(
 /** Bad use of the CLI (unknown flag, missing argument). Exit code 1 or 2 as the command documents. */
 export class UsageError extends fixedCode('cli.usage', (message: string) => [message]) {}
 
+/**
+ * `organism init` would write through a symbolic link or over what is not a plain file
+ * (`init.unsafe_path`, nothing written), or a write failed part way (`init.write`). Details: paths.
+ */
+export class ProjectWriteError extends OrganismError<'init.unsafe_path' | 'init.write'> {}
+
 /** A tool definition was refused at registration (bad name, schema, capability, duplicate). */
 export class ToolRegistrationError extends fixedCode(
   'tools.registration',
@@ -228,9 +234,18 @@ export class CommandError extends OrganismError<CommandErrorCode> {}
 /**
  * The OS sandbox for programs the runtime starts cannot be used: bubblewrap is missing or cannot
  * create its namespaces (`sandbox.unavailable`), or it was asked for something it cannot confine
- * (`sandbox.bad_request`: a relative path, a workspace that does not exist).
+ * (`sandbox.bad_request`: a relative path, a workspace that does not exist). A workspace's
+ * size-bounded volume cannot be mounted here (`sandbox.volume_unavailable`: not root, no loop
+ * device), could not be made or mounted (`sandbox.volume`), or is no longer mounted on its
+ * workspace (`sandbox.volume_gone`).
  */
-export class SandboxError extends OrganismError<'sandbox.unavailable' | 'sandbox.bad_request'> {}
+export class SandboxError extends OrganismError<
+  | 'sandbox.unavailable'
+  | 'sandbox.bad_request'
+  | 'sandbox.volume_unavailable'
+  | 'sandbox.volume'
+  | 'sandbox.volume_gone'
+> {}
 
 export type FileToolErrorCode =
   | 'file.path_refused'

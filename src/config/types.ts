@@ -25,6 +25,8 @@ export interface OrganismSection {
   data_dir: string;
   /** Root for file tools and run_command. Resolved to an absolute path. */
   workspace: string;
+  /** The workspace's size bound in bytes (a loop-mounted ext4 image of that size); 0 = none. */
+  workspace_max_bytes: number;
   log_level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 }
 

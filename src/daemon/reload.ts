@@ -116,6 +116,8 @@ async function prepareAndApply(state: DaemonState, by: string): Promise<ReloadRe
   let tools: Awaited<ReturnType<typeof createToolRuntime>>;
   try {
     tools = await createToolRuntime(loaded, {
+      // A workspace moved, or newly written to, is bounded from this reload on.
+      workspaceVolume: true,
       audit: state.auditSink,
       services: { config, resources, env: loaded.env },
       env: loaded.env,

@@ -22,6 +22,8 @@ import { closeInheritedFds } from './fds.ts';
 import { type BubblewrapOptions, defaultBubblewrapOptions } from './options.ts';
 import { probeBubblewrap } from './probe.ts';
 import type { Sandbox, SandboxRequest, SpawnPlan } from './types.ts';
+import { deviceOf } from './volume/mounts.ts';
+import { heldVolumeDevice } from './volume/volume.ts';
 
 /** The kernel refuses a pid_max below this (RESERVED_PIDS + 1), also in a child PID namespace. */
 const MIN_PID_MAX = 301;
@@ -48,11 +50,12 @@ interface Hidden {
   dir: boolean;
 }
 
-/** The real path and kind of `path`, or undefined when it does not exist. */
-function inspect(path: string): Hidden | undefined {
+/** The real path, kind and device of `path`, or undefined when it does not exist. */
+function inspect(path: string): (Hidden & { dev: number }) | undefined {
   try {
     const real = realpathSync(path);
-    return { path: real, dir: statSync(real).isDirectory() };
+    const info = statSync(real);
+    return { path: real, dir: info.isDirectory(), dev: info.dev };
   } catch {
     return undefined;
   }
@@ -165,6 +168,15 @@ export class BubblewrapSandbox implements Sandbox {
       );
     }
     const ws = workspace.path;
+    // A workspace whose size-bounded volume this process mounted must still be on it (an admin's
+    // `umount -l` would leave the unbounded folder underneath).
+    const bound = heldVolumeDevice(ws);
+    if (bound !== undefined && deviceOf(workspace.dev) !== bound) {
+      throw new SandboxError(
+        'sandbox.volume_gone',
+        `the workspace ${ws} is no longer on its size-bounded volume (it was unmounted); restart the daemon to mount it again`,
+      );
+    }
     const { maxProcesses, maxMemoryMb } = request.limits;
     const memoryBytes = maxMemoryMb * 1024 * 1024;
 

@@ -25,6 +25,7 @@ import { type RegisteredTool, ToolRegistry } from './registry.ts';
 import { RevocationWatcher } from './revocations.ts';
 import { createToolServices } from './services.ts';
 import type { ToolDefinition, ToolServices } from './types.ts';
+import { ensureWorkspaceVolume, writesWorkspace } from './workspace-volume.ts';
 
 export interface ToolRuntimeOptions {
   /** Folder holding tools/ and librarian/tools/ (default: Organism's own package root). */
@@ -48,15 +49,22 @@ export interface ToolRuntimeOptions {
   defaults?: Partial<DispatcherDefaults>;
   /** Where calls that need a person's approval wait; the daemon's one gate, kept across reloads. */
   approvals?: ApprovalGate;
+  /**
+   * Mount the workspace's size-bounded volume (organism.workspace_max_bytes) for the life of the
+   * services' resources, when some listener may write the workspace (default false: the daemon and
+   * `organism tools call` ask for it; an embedder or a test that only reads does not).
+   */
+  workspaceVolume?: boolean;
 }
 
 export function defaultToolRuntimeOptions(): Required<
-  Pick<ToolRuntimeOptions, 'root' | 'discover' | 'revocationPollMs' | 'warn'>
+  Pick<ToolRuntimeOptions, 'root' | 'discover' | 'revocationPollMs' | 'warn' | 'workspaceVolume'>
 > {
   return {
     root: PACKAGE_ROOT,
     discover: true,
     revocationPollMs: 2000,
+    workspaceVolume: false,
     warn: (message) => process.stderr.write(`[organism tools] ${message}\n`),
   };
 }
@@ -199,6 +207,9 @@ export async function createToolRuntime(
       threat,
     });
     for (const tool of registry.list()) integrity.check(tool); // a threat record for each bad module, now
+    // The workspace's size bound, before anything can write there (workspace-volume.ts).
+    if (opts.workspaceVolume && writesWorkspace(config))
+      await ensureWorkspaceVolume(config, services.resources, warn);
     // MCP servers' tools (`<server>.<tool>`); the SDK is loaded only when some are configured.
     const mcp =
       mcpServers(config).length > 0

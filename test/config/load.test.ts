@@ -29,6 +29,7 @@ describe('loadConfig on valid files', () => {
       name: 'minimal',
       data_dir: resolve(FIXTURES, '.organism'),
       workspace: resolve(FIXTURES, '.organism/workspace'),
+      workspace_max_bytes: 1073741824,
       log_level: 'info',
     });
     expect(config.server).toEqual({

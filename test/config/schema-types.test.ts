@@ -38,6 +38,7 @@ const organism: Presence<OrganismSection> = {
   description: 'optional',
   data_dir: 'always',
   workspace: 'always',
+  workspace_max_bytes: 'always',
   log_level: 'always',
 };
 const server: Presence<ServerSection> = {

@@ -132,7 +132,9 @@ describe('organism tools call on a fresh organism (no daemon)', () => {
     expect(code, stderr).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ status: 'ok', value: { path: 'a/b.txt', created: true } });
     expect((await stat(path.join(cli, '.organism'))).mode & 0o777).toBe(0o700);
-    expect(await readFile(path.join(cli, '.organism', 'workspace', 'a', 'b.txt'), 'utf8')).toBe('hello\n');
+    // The next call finds it (as root, in the workspace's volume, mounted for each call; else on disk).
+    const read = await call('read_file', { path: 'a/b.txt' });
+    expect(JSON.parse(read.stdout)).toMatchObject({ status: 'ok', value: { content: 'hello\n' } });
   });
 
   it('redacts the secrets the config names from what it prints, as the daemon does', async () => {

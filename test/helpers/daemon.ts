@@ -95,8 +95,18 @@ function awayFromCheckout(args: string[]): string[] {
   return [...rest, '--config', defaultOrganismCopy()];
 }
 
-export function startDaemonProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<DaemonProcess> {
-  const child = spawn(process.execPath, [ORGANISM_BIN, 'run', '--port', '0', ...awayFromCheckout(args)], {
+/**
+ * `launcher`: a program that starts the daemon as a supervisor would, with its own arguments
+ * (`['setpriv', '--reuid=65534', ...]`); the daemon's command line follows them.
+ */
+export function startDaemonProcess(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  launcher: readonly string[] = [],
+): Promise<DaemonProcess> {
+  const command = [process.execPath, ORGANISM_BIN, 'run', '--port', '0', ...awayFromCheckout(args)];
+  const [program, ...rest] = [...launcher, ...command] as [string, ...string[]];
+  const child = spawn(program, rest, {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

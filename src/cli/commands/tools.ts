@@ -222,7 +222,12 @@ async function call(values: Values, rest: string[], io: CommandIo): Promise<numb
     const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
     ownApi.set(apiOwner, { host: cfg.server.host, port });
   }
-  const runtime = await createToolRuntime({ config: cfg }, runtimeOptions(values, io, env));
+  // The workspace on its size-bounded volume for the call, as the daemon has it (shared with a
+  // running daemon, unmounted after the call when none is).
+  const runtime = await createToolRuntime(
+    { config: cfg },
+    { ...runtimeOptions(values, io, env), workspaceVolume: true },
+  );
   try {
     const result = await runtime.dispatcher.call({
       tool,
