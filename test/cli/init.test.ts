@@ -1,5 +1,7 @@
 /** `organism init [dir]`: what it writes, what it refuses to overwrite, how it completes a package.json. */
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+
+import { spawn } from 'node:child_process';
+import { link, mkdir, mkdtemp, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +9,7 @@ import { mergePackageJson, versionsFrom } from '../../src/cli/init/project.ts';
 import { captureIo } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import { loadConfig } from '../../src/config/index.ts';
+import { runCli } from '../helpers/daemon.ts';
 
 const FILES = [
   '.env.example',
@@ -182,3 +185,139 @@ describe('organism init', () => {
     expect(io.stdout.join('\n')).toMatch(/^ {2}init +write a new project/m);
   });
 });
+
+/** Every file under `dir`, links included (not followed), as relative paths. */
+async function listAll(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.map((e) => join(e.parentPath, e.name).slice(dir.length + 1)).sort();
+}
+
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
+
+describe('organism init writes only inside its folder (issue 25 point 7)', () => {
+  it('refuses a package.json that links to another project, and leaves that project alone', async () => {
+    const root = await tempDir();
+    const other = join(root, 'other');
+    await mkdir(other);
+    const theirs = '{"name":"other","scripts":{"start":"node keep.js"}}\n';
+    await writeFile(join(other, 'package.json'), theirs);
+    const dir = join(root, 'mine');
+    await mkdir(dir);
+    await symlink(join(other, 'package.json'), join(dir, 'package.json'));
+    for (const args of [[dir], [dir, '--force']]) {
+      const { code, err } = await init(...args);
+      expect(code).toBe(1);
+      expect(err).toContain(
+        `${join(dir, 'package.json')} is a symbolic link (to ${join(other, 'package.json')})`,
+      );
+      expect(err).toContain('Nothing was written');
+      expect(err).not.toMatch(/\n\s+at /); // no stack
+    }
+    expect(await readFile(join(other, 'package.json'), 'utf8')).toBe(theirs);
+    expect(await listAll(dir)).toEqual(['package.json']);
+  });
+
+  it('refuses dangling links where it would create organism.yaml or .gitignore: nothing is created outside', async () => {
+    const root = await tempDir();
+    const dir = join(root, 'mine');
+    await mkdir(dir);
+    await symlink(join(root, 'outside', 'organism.yaml'), join(dir, 'organism.yaml'));
+    await symlink(join(root, 'created-outside'), join(dir, '.gitignore'));
+    const { code, err } = await init(dir, '--force');
+    expect(code).toBe(1);
+    expect(err).toContain(`${join(dir, 'organism.yaml')} is a symbolic link`);
+    expect(err).toContain(
+      `${join(dir, '.gitignore')} is a symbolic link (to ${join(root, 'created-outside')})`,
+    );
+    expect(await exists(join(root, 'created-outside'))).toBe(false);
+    expect(await listAll(root)).toEqual(['mine', 'mine/.gitignore', 'mine/organism.yaml']);
+  });
+
+  it('refuses a folder on the way that is a link, dangling or not, with a clear error and nothing written', async () => {
+    const root = await tempDir();
+    const elsewhere = join(root, 'elsewhere');
+    await mkdir(elsewhere);
+    const dir = join(root, 'mine');
+    await mkdir(dir);
+    await symlink(join(root, 'nowhere'), join(dir, 'listeners'));
+    await symlink(elsewhere, join(dir, 'tools'));
+    const { code, err } = await init(dir);
+    expect(code).toBe(1);
+    expect(err).toContain(`${join(dir, 'listeners')} is a symbolic link (to ${join(root, 'nowhere')})`);
+    expect(err).toContain(`${join(dir, 'tools')} is a symbolic link (to ${elsewhere})`);
+    expect(err).not.toMatch(/\n\s+at /);
+    expect(await listAll(root)).toEqual(['elsewhere', 'mine', 'mine/listeners', 'mine/tools']);
+  });
+
+  it('refuses what is not a plain file where it would write one (a folder, a FIFO), before reading or writing', async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, 'organism.yaml'));
+    await writeFile(join(dir, 'test'), 'a file where a folder goes\n');
+    const { code, err } = await init(dir, '--force');
+    expect(code).toBe(1);
+    expect(err).toContain(`${join(dir, 'organism.yaml')} is a folder, not a file`);
+    expect(err).toContain(`${join(dir, 'test')} is a file, not a folder`);
+    expect(await listAll(dir)).toEqual(['organism.yaml', 'test']);
+
+    // A FIFO as package.json would block the read forever.
+    const fifoDir = await tempDir();
+    const made = await runCommand('mkfifo', [join(fifoDir, 'package.json')]);
+    expect(made).toBe(0);
+    const fifo = await init(fifoDir);
+    expect(fifo.code).toBe(1);
+    expect(fifo.err).toContain(`${join(fifoDir, 'package.json')} is not a regular file`);
+  });
+
+  it('replaces a hard-linked file instead of writing through it: the other name keeps its content', async () => {
+    const root = await tempDir();
+    const theirs = '{"name":"other"}\n';
+    await writeFile(join(root, 'their-package.json'), theirs);
+    const dir = join(root, 'mine');
+    await mkdir(dir);
+    await link(join(root, 'their-package.json'), join(dir, 'package.json'));
+    await writeFile(join(root, 'their.yaml'), 'theirs: true\n');
+    await link(join(root, 'their.yaml'), join(dir, 'organism.yaml'));
+    const { code } = await init(dir, '--force');
+    expect(code).toBe(0);
+    expect(await readFile(join(root, 'their-package.json'), 'utf8')).toBe(theirs);
+    expect(await readFile(join(root, 'their.yaml'), 'utf8')).toBe('theirs: true\n');
+    expect(JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')).type).toBe('module');
+    expect(await readFile(join(dir, 'organism.yaml'), 'utf8')).toContain('tool_modules');
+  });
+
+  it('follows the folder it is given when that is a link, and refuses one that leads nowhere', async () => {
+    const root = await tempDir();
+    await mkdir(join(root, 'real'));
+    await symlink(join(root, 'real'), join(root, 'alias'));
+    expect((await init(join(root, 'alias'))).code).toBe(0);
+    expect(await listFiles(join(root, 'real'))).toEqual(FILES);
+    await symlink(join(root, 'gone'), join(root, 'dangling'));
+    const { code, err } = await init(join(root, 'dangling'));
+    expect(code).toBe(1);
+    expect(err).toContain(
+      `${join(root, 'dangling')} is a symbolic link to ${join(root, 'gone')}, which does not exist`,
+    );
+    expect(await exists(join(root, 'gone'))).toBe(false);
+  });
+
+  it('refuses through the real command too (bin/organism.js), with one line and no stack', async () => {
+    const root = await tempDir();
+    const dir = join(root, 'mine');
+    await mkdir(dir);
+    await symlink(join(root, 'nowhere'), join(dir, 'listeners'));
+    const { code, stdout, stderr } = await runCli(['init', dir]);
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')[0]).toContain(`${join(dir, 'listeners')} is a symbolic link`);
+    expect(stderr).not.toMatch(/\n\s+at /);
+    expect(await listAll(root)).toEqual(['mine', 'mine/listeners']);
+  });
+});
+
+function runCommand(command: string, args: string[]): Promise<number | null> {
+  return new Promise((resolve) => spawn(command, args, { stdio: 'ignore' }).on('exit', resolve));
+}

@@ -2,19 +2,20 @@
  * `organism init [dir]`: writes a working project around the package: organism.yaml, a listener, a
  * tool of its own, a test, a plain tsconfig, .env.example, .gitignore, a README, and package.json
  * (created, or the existing one completed). Nothing is overwritten without --force, and nothing at
- * all is written when something would be.
+ * all is written when something would be, or when a path it would write is a link (paths.ts).
  */
 import { readFileSync } from 'node:fs';
-import { access, mkdir, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
 import { UsageError } from '../../errors.ts';
 import { packageFile } from '../../package-root.ts';
 import { parseCommandArgs } from '../args.ts';
+import { checkPlan, makeFolders, projectRoot, readPlainFile, writeProjectFile } from '../init/paths.ts';
 import {
   mergePackageJson,
+  parsePackageJson,
   projectFiles,
   projectName,
-  readPackageJson,
   versionsFrom,
 } from '../init/project.ts';
 import type { CommandIo } from '../io.ts';
@@ -74,40 +75,30 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   const facts = { name };
   const files = projectFiles(facts);
-  const kind = await stat(dir).then(
-    (info) => (info.isDirectory() ? 'folder' : 'file'),
-    () => 'none',
-  );
-  if (kind === 'file')
-    throw new UsageError(`${dir} is a file, not a folder; give a folder to write the project into`);
+  // Every path is checked before the first write: a link or a non-file anywhere refuses the run.
+  const { root } = await projectRoot(dir);
+  const plan = await checkPlan(root, ['package.json', ...files.map(([path]) => path)]);
 
-  const exists = async (path: string) =>
-    access(path).then(
-      () => true,
-      () => false,
-    );
-  const taken: string[] = [];
-  for (const [path] of files) if (await exists(join(dir, path))) taken.push(path);
+  const taken = files.map(([path]) => path).filter((path) => plan.existing.has(path));
   if (taken.length > 0 && !force) {
     throw new UsageError(
       `${dir} already has ${taken.join(', ')}; nothing was written. Use --force to overwrite ${taken.length === 1 ? 'it' : 'them'}, or pick an empty folder.`,
     );
   }
 
-  const packagePath = join(dir, 'package.json');
-  const existing = await readPackageJson(packagePath);
+  const packagePath = join(root, 'package.json');
+  const existingText = plan.existing.has('package.json') ? await readPlainFile(packagePath) : null;
+  const existing = existingText === null ? undefined : parsePackageJson(packagePath, existingText);
   const organismPackage = JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as Record<
     string,
     any
   >;
   const merged = mergePackageJson(existing, facts, versionsFrom(organismPackage, values.organism), force);
 
-  await mkdir(dir, { recursive: true });
-  await writeFile(packagePath, `${JSON.stringify(merged.json, null, 2)}\n`);
-  for (const [path, content] of files) {
-    await mkdir(dirname(join(dir, path)), { recursive: true });
-    await writeFile(join(dir, path), content);
-  }
+  await makeFolders(plan);
+  const realRoot = await realpath(root);
+  await writeProjectFile(plan, 'package.json', `${JSON.stringify(merged.json, null, 2)}\n`, realRoot);
+  for (const [path, content] of files) await writeProjectFile(plan, path, content, realRoot);
 
   const rel = relative(process.cwd(), dir);
   const shown = rel === '' ? '.' : rel.startsWith('..') ? dir : rel;

@@ -3,7 +3,6 @@
  * package.json merge. Kept apart from the command so the plan can be checked before anything is
  * written: either every file is written, or none is.
  */
-import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { UsageError } from '../../errors.ts';
 import {
@@ -145,15 +144,8 @@ export function mergePackageJson(
   return { json, notes };
 }
 
-/** Reads the folder's package.json, if any. Throws UsageError naming it when it is not JSON. */
-export async function readPackageJson(path: string): Promise<Record<string, any> | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+/** The folder's package.json (its text, read by the caller). Throws UsageError naming it when it is not JSON. */
+export function parsePackageJson(path: string, text: string): Record<string, any> {
   try {
     const json = JSON.parse(text) as unknown;
     if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new Error('not an object');
