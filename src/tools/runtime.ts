@@ -222,6 +222,7 @@ export async function createToolRuntime(
             publicKey: publicKey.key,
             warn,
             threat,
+            workspaceVolume: opts.workspaceVolume,
           })
         : undefined;
 

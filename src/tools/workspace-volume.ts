@@ -1,5 +1,6 @@
 /**
- * The size bound of organism.workspace (organism.workspace_max_bytes): a tool resource, so it lives
+ * The size bound of organism.workspace (organism.workspace_max_bytes), and of each stdio MCP
+ * server's own workspace (the same bound): a tool resource, so it lives
  * as long as the tool services that use the workspace (the daemon's, across reloads that keep the
  * workspace; an `organism tools call`'s, for one call) and is released with them. It is opened when
  * the tool runtime is made, if some listener may write the workspace, so a problem shows at start
@@ -31,6 +32,11 @@ export function workspaceImage(config: OrganismConfig): string {
   return join(config.organism.data_dir, 'volumes', 'workspace.img');
 }
 
+/** A stdio MCP server's workspace image, beside the organism's. */
+export function serverImage(config: OrganismConfig, server: string): string {
+  return join(config.organism.data_dir, 'volumes', `mcp-${server}.img`);
+}
+
 const reported = new WeakSet<Volume>();
 
 /** `path` is `folder` or inside it (both absolute). */
@@ -39,49 +45,70 @@ function within(path: string, folder: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
-/** Why the workspace cannot be a volume of its own: it holds the data dir or organism.yaml. */
-function holdsOwnFiles(config: OrganismConfig): string | null {
-  const ws = resolve(config.organism.workspace);
+/** Why `dir` cannot be a volume of its own: it holds the data dir or organism.yaml. */
+function holdsOwnFiles(config: OrganismConfig, dir: string): string | null {
+  const ws = resolve(dir);
   const own = [config.organism.data_dir, ...(config.file ? [config.file] : [])].find((p) =>
     within(resolve(p), ws),
   );
   if (own === undefined) return null;
-  return `it holds ${own}, which a volume mounted over it would hide; give the workspace a folder of its own (the default is <data_dir>/workspace)`;
+  return `it holds ${own}, which a volume mounted over it would hide; give it a folder of its own`;
+}
+
+export interface BoundFolder {
+  /** The folder programs write. */
+  dir: string;
+  /** Its image file. */
+  image: string;
+  /** What it is, for messages: `organism.workspace`, `MCP server files's workspace`. */
+  what: string;
+  /** What may fill it, for the warning: `Commands and write_file`. */
+  writers: string;
 }
 
 /**
- * Mounts (or finds mounted) the workspace's volume for `resources`' life. Resolves to null when no
- * bound applies: workspace_max_bytes is 0, or volumes cannot be mounted here (warned about).
+ * Mounts (or finds mounted) the volume of `folder` for `resources`' life. Resolves to null when no
+ * bound applies: organism.workspace_max_bytes is 0, or no volume can be mounted (warned about).
  */
-export async function ensureWorkspaceVolume(
+export async function ensureVolume(
   config: OrganismConfig,
+  folder: BoundFolder,
   resources: ResourceCache,
   warn: (message: string) => void,
 ): Promise<Volume | null> {
   const maxBytes = config.organism.workspace_max_bytes;
   if (!maxBytes) return null;
-  const why = holdsOwnFiles(config) ?? volumeUnavailable();
+  const why = holdsOwnFiles(config, folder.dir) ?? volumeUnavailable();
   if (why) {
     warn(
-      `organism.workspace (${config.organism.workspace}) has no size bound: ${why}. Commands and write_file ` +
-        `can fill the disk it is on (with the data dir, journal and audit log, if they share it). Run the ` +
-        `daemon as root for ${WORKSPACE_SETTING} to apply, or set it to 0 to say no bound is wanted`,
+      `${folder.what} (${folder.dir}) has no size bound: ${why}. ${folder.writers} can fill the disk it is on ` +
+        `(with the data dir, journal and audit log, if they share it). Run the daemon as root for ` +
+        `${WORKSPACE_SETTING} to apply, or set it to 0 to say no bound is wanted`,
     );
     return null;
   }
   const volume = await resources.get(
-    `workspace-volume:${config.organism.workspace}:${maxBytes}`,
-    () =>
-      openVolume({
-        dir: config.organism.workspace,
-        image: workspaceImage(config),
-        maxBytes,
-        setting: WORKSPACE_SETTING,
-      }),
+    `volume:${folder.dir}:${maxBytes}`,
+    () => openVolume({ dir: folder.dir, image: folder.image, maxBytes, setting: WORKSPACE_SETTING }),
     (v) => v.release(),
   );
   // Once per volume, not again at every reload that keeps it.
   if (volume.note && !reported.has(volume)) warn(volume.note);
   reported.add(volume);
   return volume;
+}
+
+/** organism.workspace's volume (see ensureVolume). */
+export function ensureWorkspaceVolume(
+  config: OrganismConfig,
+  resources: ResourceCache,
+  warn: (message: string) => void,
+): Promise<Volume | null> {
+  const folder: BoundFolder = {
+    dir: config.organism.workspace,
+    image: workspaceImage(config),
+    what: 'organism.workspace',
+    writers: 'Commands and write_file',
+  };
+  return ensureVolume(config, folder, resources, warn);
 }

@@ -7,6 +7,7 @@
  * the daemon cannot mount it, and says so at start.
  */
 
+import { spawnSync } from 'node:child_process';
 import { statfsSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { mountAt } from '../../src/sandbox/volume/index.ts';
 import { type DaemonProcess, REPO_ROOT, startDaemonProcess, useTool } from '../helpers/daemon.ts';
+import { RUG } from '../mcp/helpers.ts';
 
 const MIB = 1024 * 1024;
 const root = process.getuid?.() === 0;
@@ -26,7 +28,12 @@ let daemon: DaemonProcess | undefined;
 
 const yaml = (bound: string) => `organism:
   name: disk
-${bound}listeners:
+${bound}mcp_servers:
+  - name: rug
+    command: ${process.execPath}
+    args: [${JSON.stringify(RUG)}]
+    capabilities: { read: read }
+listeners:
   - name: toolbox
     description: Calls tools.
     handler: ${toolbox}
@@ -56,7 +63,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await daemon?.stop();
-  if (mountAt(ws)) await import('node:child_process').then((cp) => cp.spawnSync('umount', ['-l', ws]));
+  for (const folder of [ws, path.join(dir, '.organism', 'mcp', 'rug')])
+    if (mountAt(folder)) spawnSync('umount', ['-l', folder]);
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -101,11 +109,21 @@ describe.skipIf(!root)('organism.workspace_max_bytes in the real daemon (root)',
     expect((await stat(image)).blocks * 512).toBeLessThanOrEqual(64 * MIB);
   }, 60_000);
 
+  it("a stdio MCP server's own workspace has the same bound", async () => {
+    const serverWs = path.join(dir, '.organism', 'mcp', 'rug');
+    expect(mountAt(await realpath(serverWs))?.fsType).toBe('ext4');
+    expect((await stat(path.join(dir, '.organism', 'volumes', 'mcp-rug.img'))).size).toBe(64 * MIB);
+    const fill = spawnSync('fallocate', ['-l', '5G', path.join(serverWs, 'big')], { encoding: 'utf8' });
+    expect(fill.stderr).toContain('No space left on device');
+    await rm(path.join(serverWs, 'big'), { force: true });
+  });
+
   it('keeps the workspace files across a restart; stopped, it lets go of the mount', async () => {
     expect(await run('echo kept > kept.txt && cat kept.txt')).toBe('kept\n');
     await daemon!.stop();
     daemon = undefined;
     expect(mountAt(await realpath(ws))).toBeUndefined();
+    expect(mountAt(await realpath(path.join(dir, '.organism', 'mcp', 'rug')))).toBeUndefined();
     daemon = await startDaemonProcess(['--config', path.join(dir, 'organism.yaml')]);
     expect(await run('cat kept.txt')).toBe('kept\n');
     expect(await readFile(path.join(ws, 'kept.txt'), 'utf8')).toBe('kept\n');

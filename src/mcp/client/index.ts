@@ -10,8 +10,10 @@ import type { OrganismConfig } from '../../config/types.ts';
 import { canonicalJson } from '../../tools/canonical.ts';
 import type { RegisteredTool, ToolRegistry } from '../../tools/registry.ts';
 import type { ToolServices } from '../../tools/types.ts';
+import { ensureVolume, serverImage } from '../../tools/workspace-volume.ts';
 import { mcpServers, type ResolvedServerConfig, resolveServerConfig } from '../config.ts';
 import { splitQualified } from '../names.ts';
+import { serverWorkspace, serverWorkspaceProblem } from '../workspace.ts';
 import { McpConnection } from './connection.ts';
 import { type McpPins, pinOf, watchedPins } from './pins.ts';
 import { ServerToolset } from './toolset.ts';
@@ -64,6 +66,8 @@ export interface AttachOptions {
   warn(message: string): void;
   /** A tool failing its pin (a rug pull): a threat record in the audit log, once per tool and reason. */
   threat?(tool: string, reason: string): void;
+  /** Mount each sandboxed stdio server's workspace on a size-bounded volume (the daemon's runtime). */
+  workspaceVolume?: boolean;
 }
 
 export interface AttachedMcp {
@@ -85,13 +89,30 @@ export function grantedMcpTools(config: OrganismConfig): string[] {
 /** Registers the servers' tools; starts the servers configured to start with the daemon and waits for them (bounded). */
 export async function attachMcp(options: AttachOptions): Promise<AttachedMcp> {
   const { config, registry, services, env, warn } = options;
+  const servers = mcpServers(config).map(resolveServerConfig);
+  // A sandboxed server writes its own workspace: bounded like organism.workspace, before it starts.
+  // Made before the pool, so at shutdown the servers are stopped before their volumes are let go.
+  if (options.workspaceVolume) {
+    for (const server of servers) {
+      if (server.url !== undefined || server.sandbox === 'none' || serverWorkspaceProblem(server, config))
+        continue;
+      const folder = {
+        dir: serverWorkspace(server, config),
+        image: serverImage(config, server.name),
+        what: `MCP server ${server.name}'s workspace`,
+        writers: 'The server',
+      };
+      await ensureVolume(config, folder, services.resources, warn).catch((error: unknown) =>
+        warn(`MCP server ${server.name}: its workspace's volume: ${(error as Error).message}`),
+      );
+    }
+  }
   const pool = await services.resources.get(
     'mcp:pool',
     () => new McpPool(),
     (p) => p.close(),
   );
   const pins = watchedPins(options.manifestPath, options.publicKey);
-  const servers = mcpServers(config).map(resolveServerConfig);
   pool.retain(new Set(servers.map((s) => s.name)));
   const granted = grantedMcpTools(config);
   const sets = new Map<string, ServerToolset>();

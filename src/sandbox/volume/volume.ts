@@ -249,8 +249,12 @@ export async function openVolume(options: VolumeOptions): Promise<Volume> {
       released = true;
       held.delete(dir);
       await handle.close().catch(() => {});
-      // Busy (another process holds it, or a shell sits in it): it stays for them.
-      if (state !== 'foreign' && isOurs(dir, realImage)) await system('umount', [dir]).catch(() => {});
+      if (state === 'foreign') return;
+      // Busy: another process holds it (it stays for them), or a program of ours is still dying.
+      for (let attempt = 0; attempt < 3 && isOurs(dir, realImage); attempt++) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+        await system('umount', [dir]).catch(() => {});
+      }
     },
   };
 }
