@@ -37,7 +37,11 @@ export function fsError(error: unknown, shownPath: string, action: string): File
       );
     case 'ENOSPC':
     case 'EDQUOT':
-      return new FileToolError('file.io', `no space left to ${action} ${at}`, { path: shownPath });
+      return new FileToolError(
+        'file.io',
+        `no space left to ${action} ${at}: the workspace is full (its size bound, organism.workspace_max_bytes, or the disk it is on)`,
+        { path: shownPath },
+      );
     case 'ABORT_ERR':
       return new FileToolError('file.aborted', `cancelled while trying to ${action} ${at}`, {
         path: shownPath,
