@@ -200,7 +200,7 @@ export class Router {
   /** Handler payload (object or XML text) to clean payload XML strings. */
   #payloadXmls(payload: Outgoing['payload'], tag: string, schema: Record<string, unknown>): string[] {
     if (typeof payload === 'string') return repairPayloads(payload, this.bus.xmlLimits);
-    return [encodePayload(tag, payload, schema)];
+    return [encodePayload(tag, payload, schema, this.bus.xmlLimits.maxElements)];
   }
 }
 

@@ -21,7 +21,7 @@ import { XmlError } from '../errors.ts';
 import { isXmlName } from './chars.ts';
 import type { JsonSchema } from './json-schema.ts';
 import type { XmlNode } from './parse.ts';
-import { NO_ATTRS } from './parser.ts';
+import { NO_ATTRS, tooManyElements } from './parser.ts';
 
 // ---------------------------------------------------------------- escaping
 
@@ -312,9 +312,19 @@ function checkName(name: string): void {
   if (knownNames.size < 10_000) knownNames.add(name);
 }
 
+/**
+ * Elements encodePayload may still write, and its bound: an object of 262,000 empty strings (what
+ * an MCP client can send within the body limit) took ~0.1 s to encode before the parse refused it.
+ * Module state is safe: encoding is synchronous and saved around a nested call.
+ */
+let elementsLeft = Number.POSITIVE_INFINITY;
+let elementBound = Number.POSITIVE_INFINITY;
+
 function encodeProp(key: string, v: unknown, plan: Plan, depth: number): string {
   if (v === undefined) return '';
   checkName(key);
+  // Every value is one element, except an array (its items are).
+  if (!Array.isArray(v) && --elementsLeft < 0) tooManyElements(elementBound);
   switch (typeof v) {
     case 'string':
       return v === '' ? `<${key}/>` : '<' + key + '>' + escapeText(v) + '</' + key + '>';
@@ -337,6 +347,7 @@ function encodeProp(key: string, v: unknown, plan: Plan, depth: number): string 
       if (Array.isArray(v)) {
         let s = '';
         for (const item of v) {
+          if (Array.isArray(item) && --elementsLeft < 0) tooManyElements(elementBound);
           s += Array.isArray(item)
             ? '<' + key + '>' + encodeProp('item', item, plan.items, depth + 1) + '</' + key + '>'
             : encodeProp(key, item, plan.items, depth + 1);
@@ -368,10 +379,26 @@ function encodeBody(obj: Record<string, unknown>, plan: Plan, depth: number): st
 /**
  * Object -> payload XML `<tag>...</tag>`: properties become child elements (in schema order when a
  * schema is given), arrays repeat the element, text is escaped. Throws XmlError('xml.unencodable')
- * for names that cannot be XML element names and values with no XML form.
+ * for names that cannot be XML element names and values with no XML form, and
+ * xml.too_many_elements as soon as it would write more than `maxElements` (the root included;
+ * what the parse of the result would refuse), before the rest is encoded.
  */
-export function encodePayload(tag: string, value: Record<string, unknown>, schema?: JsonSchema): string {
+export function encodePayload(
+  tag: string,
+  value: Record<string, unknown>,
+  schema?: JsonSchema,
+  maxElements = Number.POSITIVE_INFINITY,
+): string {
   checkName(tag);
-  const body = encodeBody(value, schema === undefined ? GENERIC : planFor(schema), 0);
-  return '<' + tag + '>' + body + '</' + tag + '>';
+  const savedLeft = elementsLeft;
+  const savedBound = elementBound;
+  elementsLeft = maxElements - 1;
+  elementBound = maxElements;
+  try {
+    const body = encodeBody(value, schema === undefined ? GENERIC : planFor(schema), 0);
+    return '<' + tag + '>' + body + '</' + tag + '>';
+  } finally {
+    elementsLeft = savedLeft;
+    elementBound = savedBound;
+  }
 }

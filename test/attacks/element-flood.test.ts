@@ -11,6 +11,7 @@
  * (load average below its core count) the issue's bound holds too: p99 under 100 ms.
  */
 import { availableParallelism, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonProcess } from '../helpers/daemon.ts';
@@ -33,7 +34,10 @@ beforeAll(async () => {
   const { file } = await organismDir(`organism:
   name: flood
 ${AUTH_YAML}listeners:
-${chainYaml()}`);
+${chainYaml()}  - name: lister
+    handler: ${fileURLToPath(new URL('./fixtures/lister.ts', import.meta.url))}
+    mcp: true
+`);
   daemon = await startOn(file, TOKENS_ENV);
 });
 afterAll(async () => {
@@ -76,11 +80,22 @@ const p99 = (values: number[]) => {
 };
 
 /** Three rounds of 16 concurrent injections of `payload`, with /healthz measured meanwhile. */
-async function underLoad(
-  payload: string,
-): Promise<{ answers: Array<{ status: number; json: any }>; latencies: number[] }> {
+function underLoad(payload: string) {
   expect(Buffer.byteLength(payload)).toBeLessThanOrEqual(MAX_BYTES);
-  const body = JSON.stringify({ to: 'greeter', payload });
+  return posted('/api/v1/inject', JSON.stringify({ to: 'greeter', payload }));
+}
+
+/** The same over MCP: a tools/call of the lister listener with `args`. */
+function overMcp(args: Record<string, unknown>) {
+  const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'lister', arguments: args } };
+  return posted('/mcp', JSON.stringify(call));
+}
+
+/** Three rounds of 16 concurrent POSTs of `body` to `path`, with /healthz measured meanwhile. */
+async function posted(
+  path: string,
+  body: string,
+): Promise<{ answers: Array<{ status: number; json: any }>; latencies: number[] }> {
   const probe = new Worker(PROBE, { eval: true, workerData: { url: `${daemon.url}/healthz` } });
   const next = () =>
     new Promise<unknown>((resolve, reject) => {
@@ -92,9 +107,13 @@ async function underLoad(
   const answers: Array<{ status: number; json: any }> = [];
   for (let round = 0; round < 3; round++) {
     const sent = Array.from({ length: 16 }, () =>
-      fetch(`${daemon.url}/api/v1/inject`, {
+      fetch(`${daemon.url}${path}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${OPERATOR_TOKEN}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
         body,
       }).then(async (res) => ({ status: res.status, json: await res.json() })),
     );
@@ -133,5 +152,23 @@ describe('an element flood', () => {
     const figures = `floods: p99 ${p99(floods.latencies).toFixed(1)} ms of ${shown(floods.latencies)}; 1 MB text: p99 ${p99(control.latencies).toFixed(1)} ms of ${shown(control.latencies)}; load per core ${busy.toFixed(2)}`;
     expect(p99(floods.latencies), figures).toBeLessThan(2 * p99(control.latencies) + 100);
     if (busy < 1) expect(p99(floods.latencies), figures).toBeLessThan(100);
+  }, 90_000);
+
+  it('sent as MCP tool arguments is refused as it is encoded, and /healthz answers meanwhile as for any 1 MB body', async () => {
+    // 262,000 empty strings (~0.8 MB of JSON): each would be one element of the payload.
+    const control = await overMcp({ items: [], note: 'x'.repeat(MAX_BYTES - 100) });
+    for (const answer of control.answers) expect(answer.json.result.isError).toBe(true);
+    const floods = await overMcp({ items: Array.from({ length: 262_000 }, () => '') });
+    expect(floods.answers).toHaveLength(48);
+    for (const answer of floods.answers) {
+      expect(answer.status).toBe(200);
+      expect(answer.json.result.isError).toBe(true);
+      expect(answer.json.result.content[0].text).toBe(
+        'arguments for lister refused: more than 10000 elements, the limit for one message (limits.max_xml_elements)',
+      );
+    }
+    const figures = `floods: p99 ${p99(floods.latencies).toFixed(1)} ms of ${shown(floods.latencies)}; 1 MB note: p99 ${p99(control.latencies).toFixed(1)} ms of ${shown(control.latencies)}`;
+    expect(p99(floods.latencies), figures).toBeLessThan(2 * p99(control.latencies) + 100);
+    if (loadavg()[0]! / availableParallelism() < 1) expect(p99(floods.latencies), figures).toBeLessThan(100);
   }, 90_000);
 });

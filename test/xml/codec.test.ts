@@ -162,6 +162,39 @@ describe('encodePayload', () => {
   });
 });
 
+describe('encodePayload with an element bound', () => {
+  const parsedCount = (xml: string) => parsePayload(xml, { ...L, maxElements: 1_000_000 }).node;
+  const count = (node: ReturnType<typeof parsedCount>): number =>
+    1 + node.children.reduce((n, c) => n + count(c), 0);
+
+  it('counts what the parse counts, and refuses one more as it encodes', () => {
+    const value = { a: 'x', b: ['', 'y', ['p', ['q']]], c: { d: 1, e: null }, f: [] as string[] };
+    const xml = encodePayload('t', value);
+    const elements = count(parsedCount(xml));
+    expect(encodePayload('t', value, undefined, elements)).toBe(xml);
+    let error: unknown;
+    try {
+      encodePayload('t', value, undefined, elements - 1);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(XmlError);
+    expect(error).toMatchObject({
+      code: 'xml.too_many_elements',
+      message: `more than ${elements - 1} elements, the limit for one message (limits.max_xml_elements)`,
+    });
+  });
+
+  it('stops at the bound: a million items are refused; the next call is unbounded again', () => {
+    const items = Array.from({ length: 1_000_000 }, () => '');
+    expect(() => encodePayload('list', { items }, undefined, 10_000)).toThrow(/more than 10000 elements/);
+    // Unbounded after a bounded call threw.
+    expect(encodePayload('list', { items: ['a', 'b'] })).toBe(
+      '<list><items>a</items><items>b</items></list>',
+    );
+  });
+});
+
 describe('escaping', () => {
   it('escapes text and attributes so a parser reads back the same string', () => {
     const s = 'a & b < c > d " e \' f\tg\nh\ri';

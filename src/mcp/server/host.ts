@@ -10,6 +10,7 @@ import type { BusApi, BusQueries } from '../../bus/api.ts';
 import type { MessageView } from '../../bus/message.ts';
 import type { LoadedListener } from '../../config/load.ts';
 import type { OrganismConfig } from '../../config/types.ts';
+import { XmlError } from '../../errors.ts';
 import type { Dispatcher } from '../../tools/dispatcher.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
 import type { ToolResult } from '../../tools/types.ts';
@@ -139,9 +140,21 @@ export class McpHost {
         structured: { error: 'invalid_arguments', ...(path ? { path } : {}) },
       };
     }
-    const payload = encodePayload(listener.tag, args, schema);
     const { bus } = this.#deps;
-    const { thread } = await bus.inject({ to: name, payload, from: MCP_IDENTITY });
+    let thread: string;
+    try {
+      // Bounded as the parse is: arguments that would make more elements stop being encoded there.
+      const limits = this.#deps.config().limits;
+      const payload = encodePayload(listener.tag, args, schema, limits.max_xml_elements);
+      ({ thread } = await bus.inject({ to: name, payload, from: MCP_IDENTITY }));
+    } catch (error) {
+      if (!(error instanceof XmlError)) throw error;
+      return {
+        isError: true,
+        text: `arguments for ${name} refused: ${error.message}`,
+        structured: { error: error.code },
+      };
+    }
     const timeoutMs = mcpIdentity(this.#deps.config()).call_timeout_ms;
     const reply = await waitForReply(bus, thread, name, timeoutMs, signal);
     const structured: Record<string, unknown> = { thread, status: reply.status };
