@@ -124,6 +124,26 @@ describe('a known secret written with escapes', () => {
     expect(shows(audit)).toEqual([]);
   });
 
+  it('leaves zero bytes read as base64 or hex alone: no secret, no [REDACTED], in the thread and the audit log', async () => {
+    const base64 = Buffer.alloc(48).toString('base64');
+    const hex = '0'.repeat(64);
+    const script = `printf '%s %s' ${base64} ${hex}; head -c 30 /dev/zero | base64`;
+    const args = JSON.stringify({ command: script });
+    const injected = await api('/api/v1/inject', {
+      to: 'toolbox',
+      payload: `<use-tool><tool>run_command</tool><args>${args.replaceAll('&', '&amp;').replaceAll('<', '&lt;')}</args></use-tool>`,
+    });
+    expect(injected.status).toBe(202);
+    const view = await threadOnceAnswered(injected.json.thread as string, 'toolbox', 'api');
+    expect(view).toContain('<status>ok</status>');
+    expect(view).not.toContain('[REDACTED]');
+    // The call as recorded (its arguments go through the audit's redaction) and the program's output.
+    expect(view).toContain(`printf '%s %s' ${base64} ${hex}`);
+    expect(view).toContain(`${base64} ${hex}${Buffer.alloc(30).toString('base64')}`);
+    const audit = await readFile(join(dir, '.organism', 'audit.jsonl'), 'utf8');
+    expect(audit).toContain(`printf '%s %s' ${base64} ${hex}`);
+  });
+
   it('is redacted from a message a client sends with character references, in the thread and on disk', async () => {
     const refs = [...ADMIN_TOKEN].map((c, i) =>
       i % 2 ? `&#x${c.charCodeAt(0).toString(16)};` : `&#${c.charCodeAt(0)};`,
