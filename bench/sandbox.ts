@@ -77,8 +77,11 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
       target_p50_ms: 15,
       pid_namespace_pid_max: sandbox.pidMaxBound,
       includes:
-        'plan (real paths of covers), bwrap: user/pid/ipc/uts/cgroup/net namespaces, ro root, /proc, /dev, tmpfs, covers, prlimit' +
-        (sandbox.pidMaxBound ? '; setpriv + unshare + sh for the outer PID namespace with pid_max' : ''),
+        'plan (real paths of covers), bwrap: user/pid/ipc/uts/cgroup/net namespaces, ro root, /proc (keyrings covered), ' +
+        'ro /dev with a /dev/shm tmpfs, /sys with only the CPUs, tmpfs, one-page covers' +
+        (sandbox.pidMaxBound
+          ? '; setpriv + unshare + sh for the outer PID namespace with pid_max and RLIMIT_DATA'
+          : '; prlimit inside'),
     };
   } finally {
     await rm(dir, { recursive: true, force: true });

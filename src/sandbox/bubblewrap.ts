@@ -1,10 +1,11 @@
 /**
  * The bubblewrap sandbox. The program gets its own user, PID, IPC, UTS, cgroup and (unless
  * `network`) network namespaces and its own session; the machine's root read-only, a fresh /proc
- * (its keyrings covered), a read-only /dev, a /sys that shows only CPUs and memory, a private
- * /tmp and /dev/shm of bounded size; the workspace as the one writable folder; and no capabilities.
- * The data dir, the config's folder, key files, homes and credential files are covered (an empty
- * read-only tmpfs over a folder, /dev/null over a file), so not even their names show.
+ * (its keyrings covered), a read-only /dev, a /sys that shows only the CPUs, a private /tmp and
+ * /dev/shm of bounded size; the workspace as the one folder that takes more than a page; and no
+ * capabilities. The data dir, the config's folder, key files, homes and credential files are
+ * covered (an empty one-page tmpfs over a folder, /dev/null over a file), so not even their names
+ * show.
  *
  * Bounds: RLIMIT_DATA per process and RLIMIT_NPROC (through prlimit, inside). RLIMIT_NPROC does not
  * bind root, so when the daemon runs as root on a kernel that has per-namespace pid_max (6.14+), the
@@ -28,7 +29,10 @@ import { heldVolumeDevice } from './volume/volume.ts';
 /** The kernel refuses a pid_max below this (RESERVED_PIDS + 1), also in a child PID namespace. */
 const MIN_PID_MAX = 301;
 
-/** Processes in the outer namespace besides the program's own: sh/bwrap, bwrap's init, prlimit. */
+/** Size of the tmpfs over a hidden folder and over /sys: one page, so they hold nearly nothing. */
+const COVER_BYTES = '4096';
+
+/** Processes in the outer namespace besides the program's own: sh/bwrap, bwrap's init, and one more. */
 const OWN_PROCESSES = 3;
 
 /** `a` is `b` or inside it. */
@@ -125,11 +129,11 @@ export class BubblewrapSandbox implements Sandbox {
       .filter((p) => existsSync(p))
       .flatMap((p) => ['--ro-bind', '/dev/null', p]);
     this.#sysView = [
+      '--size',
+      COVER_BYTES,
       '--tmpfs',
       '/sys',
       ...this.options.sysShown.flatMap((p) => ['--ro-bind-try', p, p]),
-      '--remount-ro',
-      '/sys',
     ];
   }
 
@@ -215,7 +219,10 @@ export class BubblewrapSandbox implements Sandbox {
 
     // Covers around the workspace go before its bind, covers inside it after.
     const hidden = this.#hidden(request.hide, ws);
-    const cover = (h: Hidden) => (h.dir ? ['--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path]);
+    // A folder's cover holds one page at most: a tmpfs is RAM, and a remount read-only would cost
+    // a mount operation per cover on every command.
+    const cover = (h: Hidden) =>
+      h.dir ? ['--size', COVER_BYTES, '--tmpfs', h.path] : ['--ro-bind', '/dev/null', h.path];
     const around = hidden.filter((h) => !within(h.path, ws) || h.path === ws);
     const inside = hidden.filter((h) => within(h.path, ws) && h.path !== ws);
     for (const h of around) args.push(...cover(h));
@@ -229,8 +236,6 @@ export class BubblewrapSandbox implements Sandbox {
     }
     args.push('--bind', ws, ws);
     for (const h of inside) args.push(...cover(h));
-    // A cover is a tmpfs with no bound: read-only once what it must show is bound in it.
-    for (const h of hidden) if (h.dir && h.path !== ws) args.push('--remount-ro', h.path);
 
     const cwd = inspect(request.cwd)?.path ?? request.cwd;
     if (!within(cwd, ws)) {
@@ -239,10 +244,16 @@ export class BubblewrapSandbox implements Sandbox {
     args.push('--chdir', cwd, '--clearenv');
     const env = sandboxEnv(request.envAllowlist, this.options, request.from);
     for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
-    args.push('--', 'prlimit', `--nproc=${maxProcesses}`, `--data=${memoryBytes}`, '--', ...request.argv);
+    args.push('--');
 
     const spawnEnv = { PATH: this.options.path };
-    if (!this.pidMaxBound) return { argv: [this.options.binary, ...args], cwd: ws, env: spawnEnv };
+    if (!this.pidMaxBound) {
+      args.push('prlimit', `--nproc=${maxProcesses}`, `--data=${memoryBytes}`, '--', ...request.argv);
+      return { argv: [this.options.binary, ...args], cwd: ws, env: spawnEnv };
+    }
+    // As root RLIMIT_NPROC binds nobody and pid_max bounds the processes; RLIMIT_DATA is set by the
+    // shell that sets pid_max and inherited through bwrap: one program fewer to start per command.
+    args.push(...request.argv);
     const pidMax = Math.max(MIN_PID_MAX, maxProcesses + OWN_PROCESSES + 1);
     return {
       argv: [
@@ -257,9 +268,10 @@ export class BubblewrapSandbox implements Sandbox {
         '--',
         '/bin/sh',
         '-c',
-        'echo "$1" > /proc/sys/kernel/pid_max && shift && exec "$@"',
+        'echo "$1" > /proc/sys/kernel/pid_max && ulimit -d "$2" && shift 2 && exec "$@"',
         'sh',
         String(pidMax),
+        String(memoryBytes / 1024),
         this.options.binary,
         ...args,
       ],

@@ -37,9 +37,9 @@ export interface BubblewrapOptions {
   kernelRelease: string;
   uid: number;
   /**
-   * What of /sys the program sees, read-only, over an empty /sys: what glibc, node, python and
-   * allocators read for CPUs, NUMA nodes and huge pages. The rest (network interfaces and their
-   * addresses, disks, firmware, the cgroup tree with other services' names) needs no sharing.
+   * What of /sys the program sees, read-only, over an empty /sys: the CPUs, which glibc, node and
+   * python read to count them. The rest (network interfaces and their addresses, disks, firmware,
+   * the cgroup tree with other services' names) needs no sharing; each bind costs every command.
    */
   sysShown: readonly string[];
   /** Files of the fresh /proc covered (unreadable): the kernel keyrings of the daemon's user. */
@@ -85,7 +85,7 @@ export function defaultBubblewrapOptions(
     ],
     kernelRelease,
     uid,
-    sysShown: ['/sys/devices/system/cpu', '/sys/devices/system/node', '/sys/kernel/mm/transparent_hugepage'],
+    sysShown: ['/sys/devices/system/cpu'],
     procHidden: ['/proc/keys', '/proc/key-users'],
   };
 }

@@ -86,7 +86,14 @@ describe('the bubblewrap plan', () => {
     const root = sandbox(0, '6.18.44-fc').plan(request()).argv;
     expect(root.slice(0, 5)).toEqual(['setpriv', '--pdeathsig', 'KILL', '--', 'unshare']);
     expect(root).toContain('301');
-    expect(root[root.indexOf('301') + 1]).toBe('bwrap');
+    // RLIMIT_DATA (KiB) set by the same shell, inherited through bwrap: no prlimit inside.
+    expect(root.slice(root.indexOf('301'), root.indexOf('301') + 3)).toEqual([
+      '301',
+      String(64 * 1024),
+      'bwrap',
+    ]);
+    expect(root).not.toContain('prlimit');
+    expect(root.slice(-3)).toEqual(['--', 'echo', 'hi']);
     expect(sandbox(0, '6.8.0').plan(request()).argv[0]).toBe('bwrap');
     expect(sandbox(1000, '6.18.0').plan(request()).argv[0]).toBe('bwrap');
     expect(hasNamespacePidMax('6.14.0')).toBe(true);
