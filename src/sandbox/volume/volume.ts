@@ -250,8 +250,10 @@ export async function openVolume(options: VolumeOptions): Promise<Volume> {
       held.delete(dir);
       await handle.close().catch(() => {});
       if (state === 'foreign') return;
-      // Busy: another process holds it (it stays for them), or a program of ours is still dying.
-      for (let attempt = 0; attempt < 3 && isOurs(dir, realImage); attempt++) {
+      // Busy: another process holds it (it stays for them), or a program of ours is still dying
+      // (worth a second try when this process mounted it; a mount found in use, once is enough).
+      const attempts = state === 'mounted' ? 3 : 1;
+      for (let attempt = 0; attempt < attempts && isOurs(dir, realImage); attempt++) {
         if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100));
         await system('umount', [dir]).catch(() => {});
       }
