@@ -109,8 +109,9 @@ export async function runTool(
       };
     }
     const code = error instanceof OrganismError ? error.code : ('ToolError' satisfies ToolFailureCode);
-    // The message goes back to an agent (and its LLM): scrub anything that looks like a credential.
-    const message = redactString(error instanceof Error ? error.message : String(error));
+    // The message goes back to an agent (and its LLM) and into the audit: bounded, then scrubbed of
+    // anything that looks like a credential. A tool (an MCP server) decides how long its error is.
+    const message = redactString(boundedMessage(error instanceof Error ? error.message : String(error)));
     // A tool that refuses by one of its own rules (a path outside allowed_paths, a command not in
     // allowed_commands) says so with a rule_id: that is a refusal the caller can act on, not a failure.
     const ruleId = error instanceof OrganismError ? error.details?.rule_id : undefined;
@@ -132,4 +133,12 @@ export async function runTool(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Longest failure message a tool can give, in characters; the rest is cut with a note of its length. */
+export const MAX_FAILURE_MESSAGE_CHARS = 8192;
+
+function boundedMessage(text: string): string {
+  if (text.length <= MAX_FAILURE_MESSAGE_CHARS) return text;
+  return `${text.slice(0, MAX_FAILURE_MESSAGE_CHARS)}... [${text.length - MAX_FAILURE_MESSAGE_CHARS} more characters not shown]`;
 }
