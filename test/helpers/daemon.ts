@@ -38,8 +38,8 @@ const TOKEN_FILE = /"token_file":"([^"]+)"/;
  * with tokens is not here: its tests say which token each call uses.
  */
 const tokensByUrl = new Map<string, string>();
-/** The daemon's "organism running" record says whether organism.yaml has tokens. */
-const RUNNING_OPEN = /"auth":false[^\n]*"msg":"organism running"/;
+/** The "listening on" record (logged at every log_level) says whether organism.yaml has tokens. */
+const LISTENING_OPEN = /"auth":false[^\n]*listening on/;
 
 /** The local token of a daemon with no auth.tokens started by startDaemonProcess at `url`, or undefined. */
 export function tokenFor(url: string): string | undefined {
@@ -131,7 +131,7 @@ export function startDaemonProcess(
         clearTimeout(timer);
         const tokenFile = TOKEN_FILE.exec(out)?.[1];
         const token = tokenFile ? readFileSync(tokenFile, 'utf8').trim() : undefined;
-        if (token && RUNNING_OPEN.test(out)) tokensByUrl.set(match[1]!, token);
+        if (token && LISTENING_OPEN.test(out)) tokensByUrl.set(match[1]!, token);
         resolve({
           url: match[1]!,
           token,

@@ -44,12 +44,15 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   // A log record like every other line on stdout (JSON when piped: `jq` reads all of it). Logged at
   // info whatever organism.log_level says (warn, error, even silent): where the daemon listens is
   // what a service manager, a script or a person needs from it first.
-  daemon.logger
-    .child({}, { level: 'info' })
-    .info(
-      { url: daemon.url, token_file: daemon.localToken.path },
-      `organism '${daemon.config.organism.name}' listening on ${daemon.url}`,
-    );
+  daemon.logger.child({}, { level: 'info' }).info(
+    // `auth`: whether organism.yaml has tokens (false: the local token is the only credential).
+    {
+      url: daemon.url,
+      token_file: daemon.localToken.path,
+      auth: (daemon.config.auth?.tokens?.length ?? 0) > 0,
+    },
+    `organism '${daemon.config.organism.name}' listening on ${daemon.url}`,
+  );
   // The signed-in link is a credential: for the person at this terminal only, never in the log
   // (a pipe, a file or journald gets the command that prints it instead).
   if (daemon.config.server.dashboard !== false) {
