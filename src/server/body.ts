@@ -4,15 +4,56 @@ import { decodeUtf8Strict } from '../xml/parse.ts';
 import { type HttpError, httpError, toHttpError } from './errors.ts';
 import { LARGE_BODY_BYTES, largeBodyTurn } from './turns.ts';
 
+/**
+ * A body over the cap is still read, and dropped, up to this many times the cap and for at most
+ * DRAIN_MS, before the 413 is sent: a client that is still writing it (HTTP clients send the whole
+ * body before they read) then reads the answer instead of finding the connection cut (EPIPE,
+ * ECONNRESET). Past either bound the connection is closed at once, as before.
+ */
+export const DRAIN_FACTOR = 4;
+export const DRAIN_MS = 2_000;
+
+/** Reads and drops the rest of `stream` within the drain bounds; true when it ended within them. */
+export async function drainBody(
+  stream: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<boolean> {
+  if (!stream) return true;
+  const reader = stream.getReader();
+  const budget = maxBytes * DRAIN_FACTOR;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), DRAIN_MS);
+  });
+  let read = 0;
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), late]);
+      if (next === 'late') return false;
+      if (next.done) return true;
+      read += next.value.byteLength;
+      if (read > budget) return false;
+    }
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+    await reader.cancel().catch(() => {});
+  }
+}
+
 export async function readJsonBody(c: Context, maxBytes: number): Promise<{ value: unknown } | HttpError> {
   const declared = Number(c.req.header('content-length') ?? '0');
-  if (declared > maxBytes) return tooLarge(maxBytes);
+  if (declared > maxBytes) {
+    if (declared <= maxBytes * DRAIN_FACTOR) await drainBody(c.req.raw.body, maxBytes);
+    return tooLarge(maxBytes);
+  }
   const type = c.req.header('content-type') ?? '';
   if (!type.includes('application/json')) {
     return httpError(415, 'request.content_type', 'send the request as application/json');
   }
   const bytes = await readCapped(c.req.raw.body, maxBytes);
-  if (bytes === undefined) return tooLarge(maxBytes);
+  if (bytes === undefined) return tooLarge(maxBytes); // readCapped drained what it could
   // A large body's decode and JSON parse each run in a turn of their own (turns.ts), as does what
   // the route does with it next (the XML parse of an injected payload).
   const large = bytes.length > LARGE_BODY_BYTES;
@@ -50,7 +91,8 @@ async function readCapped(
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
+      reader.releaseLock();
+      await drainBody(stream, maxBytes);
       return undefined;
     }
     chunks.push(value);

@@ -5,6 +5,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import { isLoopbackHost } from './auth.ts';
+import { DRAIN_FACTOR, drainBody } from './body.ts';
 import { httpError } from './errors.ts';
 
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -36,8 +37,10 @@ export function bodyLimit(maxBytes: number): MiddlewareHandler {
   return async (c, next) => {
     const declared = Number(c.req.header('content-length') ?? '0');
     if (declared > maxBytes) {
+      // Read and dropped within bounds first (body.ts), so the client gets to read the answer.
+      if (declared <= maxBytes * DRAIN_FACTOR) await drainBody(c.req.raw.body, maxBytes);
       const e = httpError(413, 'request.too_large', `request body over ${maxBytes} bytes`);
-      // The body is left unread, so this connection cannot carry another request.
+      // The connection is closed after the answer: it cannot carry another request.
       return c.json(e.body, 413, { connection: 'close' });
     }
     await next();
