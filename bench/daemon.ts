@@ -136,6 +136,16 @@ async function stop(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
   await exited;
   clearTimeout(timer);
+  // npx exits at once; the daemon below it is still shutting down (the workspace's volume is
+  // unmounted last), and its data dir cannot be removed before it is gone.
+  for (const deadline = Date.now() + 15_000; below.some(alive) && Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  for (const pid of below.filter(alive)) process.kill(pid, 'SIGKILL');
+}
+
+function alive(pid: number): boolean {
+  return existsSync(`/proc/${pid}`);
 }
 
 function isNode(pid: number): boolean {
