@@ -112,9 +112,10 @@ async function assembleDaemon(options: DaemonOptions, held: { claim?: DataDirCla
     options.logger ?? createLogger({ level: config.organism.log_level, organism: config.organism.name });
   const listenHost = options.host ?? config.server.host;
   // Before any program starts: fds a launcher left open must not reach them (src/sandbox/fds.ts).
+  // Info, not a warning: launchers do this routinely (npm leaves one open), and it is dealt with.
   const inherited = closeInheritedFds();
   if (inherited.length > 0)
-    logger.warn(
+    logger.info(
       { component: 'sandbox', fds: inherited },
       `closed ${inherited.length} file descriptor(s) inherited without close-on-exec (${inherited.map((f) => `${f.fd} -> ${f.target}`).join(', ')}): programs the tools start would have got them`,
     );
