@@ -3,6 +3,17 @@
  * measures its figure and, where the issue asks for one, a floor in the same run.
  * `npm run bench -- daemon tools` runs only the modules named.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// The audit key and the audit checkpoints live under $XDG_CONFIG_HOME/organism by default: the
+// benchmarks' throwaway organisms (and the daemons they start) get a throwaway one, as the tests
+// do, so a bench run leaves nothing in the developer's own ~/.config/organism.
+const configHome = mkdtempSync(join(tmpdir(), 'organism-bench-config-'));
+process.env.XDG_CONFIG_HOME = configHome;
+process.on('exit', () => rmSync(configHome, { recursive: true, force: true }));
+
 const MODULES = [
   './pipeline.ts',
   './recency.ts',
