@@ -150,6 +150,7 @@ describe('an element flood', () => {
     }
 
     const figures = `floods: p99 ${p99(floods.latencies).toFixed(1)} ms of ${shown(floods.latencies)}; 1 MB text: p99 ${p99(control.latencies).toFixed(1)} ms of ${shown(control.latencies)}; load per core ${busy.toFixed(2)}`;
+    console.info(`element flood: ${figures}`);
     expect(p99(floods.latencies), figures).toBeLessThan(2 * p99(control.latencies) + 100);
     if (busy < 1) expect(p99(floods.latencies), figures).toBeLessThan(100);
   }, 90_000);
