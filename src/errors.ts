@@ -393,6 +393,7 @@ export class ServerError extends OrganismError<
   | 'server.rate_limited'
   | 'server.overloaded'
   | 'server.local_token'
+  | 'server.address_in_use'
 > {}
 
 /** A hot reload could not be applied; the running organism is unchanged. */
@@ -453,3 +454,22 @@ export class WaitTimeoutError extends fixedCode('testing.timeout', (what: string
 export class McpError extends OrganismError<
   'mcp.unavailable' | 'mcp.tool' | 'mcp.timeout' | 'mcp.protocol' | 'mcp.config' | 'mcp.refused'
 > {}
+
+/**
+ * An id prefix (8 or more characters, as the dashboard and `organism tail` show ids) that more than
+ * one thread or approval starts with; `details.candidates` lists them (at most 10).
+ */
+export class AmbiguousIdError extends fixedCode(
+  'id.ambiguous',
+  (kind: 'thread' | 'approval', prefix: string, candidates: readonly string[]) => [
+    `${kind} id '${prefix}' is ambiguous: it starts ${candidates.length >= 10 ? '10 or more' : candidates.length} ${kind}s' ids (${candidates.join(', ')}); give more characters`,
+    { kind, prefix, candidates },
+  ],
+) {}
+
+/**
+ * POST /api/v1/call: the thread ended in a failure (`call.failed`: a handler failure, a
+ * SystemError or huh), was stopped (`call.stopped`: killed, or out of its budget), or did not
+ * answer in time (`call.timeout`; the thread goes on). `details.thread` names the thread.
+ */
+export class CallError extends OrganismError<'call.failed' | 'call.stopped' | 'call.timeout'> {}

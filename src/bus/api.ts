@@ -62,6 +62,12 @@ export interface BusApi {
   /** Payload XSD, example XML and prompt fragment for a listener (organism describe). */
   describe(listener: string): { xsd: string; example: string; prompt: string } | undefined;
   /**
+   * A reply's payload XML (as a thread's history holds it) as an object: decoded by `listener`'s
+   * response schema when it is under that schema's tag, else generically (text values). Its root
+   * tag with it. Throws XmlError for text that does not parse within the limits.
+   */
+  decodeReply(listener: string, payload: string): { tag: string; payload: Record<string, unknown> };
+  /**
    * Several daemons (shared thread state): brings a thread this daemon has not seen into its
    * history, so thread() answers for it. Absent, or a no-op, with one daemon.
    */
@@ -138,6 +144,8 @@ export interface BusStats {
 /** Read-only views the API lists from (the Bus implements them next to BusApi). */
 export interface BusQueries {
   listThreads(query: ThreadQuery): ThreadPage;
+  /** Ids of the threads in this daemon's history starting with `prefix`, at most `limit`. */
+  threadIdsStartingWith(prefix: string, limit: number): string[];
   listMessages(query: MessageQuery): MessagePage;
   listenerState(name: string): ListenerState | undefined;
 }

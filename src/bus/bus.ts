@@ -134,6 +134,14 @@ export class Bus implements BusApi, BusQueries {
     return this.#queries.describe(name);
   }
 
+  decodeReply(listener: string, payload: string): { tag: string; payload: Record<string, unknown> } {
+    return this.#queries.decodeReply(listener, payload);
+  }
+
+  threadIdsStartingWith(prefix: string, limit: number): string[] {
+    return this.#queries.threadIdsStartingWith(prefix, limit);
+  }
+
   /** In-flight work, threads and frames held, queue depth and running handlers per listener. */
   stats(): BusStats {
     return this.#queries.stats();

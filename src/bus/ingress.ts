@@ -5,6 +5,8 @@
  * started or continued, so a refused injection leaves no trace. With a journaled transport the
  * answer (the 202) waits until the accepted messages are durable.
  */
+
+import { didYouMean, suggestion } from '../config/suggest.ts';
 import {
   BusyError,
   JournalError,
@@ -109,14 +111,21 @@ export class Ingress {
   #targets(tag: string, to: string | undefined): RuntimeListener[] {
     if (to !== undefined) {
       const target = this.bus.listeners.get(to);
-      if (!target) throw new RoutingError(`no listener named '${to}'`);
+      // The operator who injects may list the listeners anyway: a likely misspelling is named.
+      if (!target)
+        throw new RoutingError(`no listener named '${to}'${suggestion(to, [...this.bus.listeners.keys()])}`);
       if (target.tag !== tag) {
         throw new RoutingError(`listener '${to}' accepts <${target.tag}>, not <${tag}>`);
       }
       return [target];
     }
     const targets = this.bus.byTag.get(tag);
-    if (!targets || targets.length === 0) throw new RoutingError(`no listener accepts <${tag}>`);
+    if (!targets || targets.length === 0) {
+      const likely = didYouMean(tag, [...this.bus.byTag.keys()]);
+      throw new RoutingError(
+        `no listener accepts <${tag}>${likely === undefined ? '' : ` — did you mean <${likely}>?`}`,
+      );
+    }
     return targets;
   }
 }

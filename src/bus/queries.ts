@@ -3,7 +3,9 @@
  * their messages, filtered pages over the history, watchers of one thread, listeners with their
  * schemas and queue state. None of it is on the message path, and none of it changes the bus.
  */
+import { decodePayload } from '../xml/codec.ts';
 import { schemaToExample, schemaToPrompt, schemaToXsd } from '../xml/describe.ts';
+import { parsePayload } from '../xml/parse.ts';
 import type {
   BusStats,
   ListenerInfo,
@@ -72,6 +74,17 @@ export class Queries {
 
   listMessages(query: MessageQuery): MessagePage {
     return listMessages(this.bus.history, query);
+  }
+
+  threadIdsStartingWith(prefix: string, limit: number): string[] {
+    return this.bus.history.idsStartingWith(prefix, limit);
+  }
+
+  decodeReply(listener: string, payload: string): { tag: string; payload: Record<string, unknown> } {
+    const parsed = parsePayload(payload, this.bus.xmlLimits);
+    const response = this.bus.listeners.get(listener)?.response;
+    const schema = response !== undefined && response.tag === parsed.tag ? response.schema : {};
+    return { tag: parsed.tag, payload: decodePayload(parsed.node, schema) };
   }
 
   listeners(): ListenerInfo[] {

@@ -4,8 +4,10 @@
  * limit, 503 when busy, both with Retry-After.
  */
 import {
+  AmbiguousIdError,
   AuthError,
   BusyError,
+  CallError,
   ConfigError,
   OrganismError,
   PayloadValidationError,
@@ -27,6 +29,12 @@ export function toHttpError(error: unknown): HttpError {
     const body: HttpError['body'] = { error: error.toJSON() };
     // A refused reload lists every problem of the file, each with its line and column.
     if (error instanceof ConfigError) body.error.issues = error.issues;
+    // An ambiguous id prefix names the ids it starts; a failed call, its thread.
+    if (error instanceof AmbiguousIdError) body.error.candidates = error.details?.candidates;
+    if (error instanceof CallError) body.error.thread = error.details?.thread;
+    // Every field a payload got wrong, each with its path (the message lists them too).
+    if (error instanceof PayloadValidationError && Array.isArray(error.details?.fields))
+      body.error.fields = error.details.fields;
     return { status: statusFor(error), body, headers: headersFor(error) };
   }
   return { status: 500, body: { error: { code: 'server.internal', message: 'internal error' } } };
@@ -46,6 +54,7 @@ function statusFor(error: OrganismError): number {
   }
   if (error instanceof ConfigError) return 422;
   if (error instanceof ReloadError) return error.code === 'reload.in_progress' ? 409 : 500;
+  if (error instanceof CallError) return error.code === 'call.timeout' ? 504 : 502;
   if (error.code === 'thread.not_found' || error.code === 'approval.not_found') return 404;
   if (error.code === 'approval.forbidden') return 403;
   if (error.code === 'approval.decided') return 409;

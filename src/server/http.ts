@@ -15,6 +15,7 @@ import { httpError } from './errors.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { auditAndToolRoutes } from './routes/audit-tools.ts';
+import { callRoutes } from './routes/call.ts';
 import type { ApiEnv, RouteDeps } from './routes/common.ts';
 import { fail, failWith } from './routes/common.ts';
 import { injectRoutes } from './routes/inject.ts';
@@ -83,6 +84,7 @@ export function createApp(
   listenerRoutes(app, deps);
   threadRoutes(app, deps);
   injectRoutes(app, deps);
+  callRoutes(app, deps);
   auditAndToolRoutes(app, deps);
   approvalRoutes(app, deps);
   mcpRoutes(app, deps);

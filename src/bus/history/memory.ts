@@ -167,6 +167,17 @@ export class ThreadHistory {
     return record ? summarize(thread, record) : undefined;
   }
 
+  /** Ids of the threads kept starting with `prefix`, at most `limit` of them (most recent first). */
+  idsStartingWith(prefix: string, limit: number): string[] {
+    const out: string[] = [];
+    for (const id of this.#records.keys()) {
+      if (!id.startsWith(prefix)) continue;
+      out.push(id);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
   /** Every thread kept, most recently active first. */
   *threads(): Generator<ThreadSummary> {
     // Keys first (most recent first), so appends while the caller iterates change nothing here.

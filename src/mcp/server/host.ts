@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { BusApi, BusQueries } from '../../bus/api.ts';
-import type { MessageView } from '../../bus/message.ts';
+import { awaitReply } from '../../bus/await-reply.ts';
 import type { LoadedListener } from '../../config/load.ts';
 import type { OrganismConfig } from '../../config/types.ts';
 import { XmlError } from '../../errors.ts';
@@ -156,15 +156,23 @@ export class McpHost {
       };
     }
     const timeoutMs = mcpIdentity(this.#deps.config()).call_timeout_ms;
-    const reply = await waitForReply(bus, thread, name, timeoutMs, signal);
-    const structured: Record<string, unknown> = { thread, status: reply.status };
-    if (reply.message) structured.reply = reply.message.payload;
-    const text = reply.message
-      ? reply.message.payload
-      : reply.status === 'timeout'
-        ? `no reply within ${timeoutMs} ms; thread ${thread} goes on`
-        : `the thread ended without a reply from ${name}`;
-    return { isError: reply.status === 'timeout', text: `${text}\n(thread ${thread})`, structured };
+    const outcome = await awaitReply(bus, { thread, target: name, caller: MCP_IDENTITY, timeoutMs, signal });
+    // `idle` is what a thread that ended without a reply or a failure has always been called here.
+    const status = outcome.status === 'ended' ? 'idle' : outcome.status;
+    const structured: Record<string, unknown> = { thread, status };
+    if (outcome.status === 'replied') structured.reply = outcome.message.payload;
+    if ((outcome.status === 'failed' || outcome.status === 'stopped') && outcome.message)
+      structured.failure = outcome.message.payload;
+    const text =
+      outcome.status === 'replied'
+        ? outcome.message.payload
+        : outcome.status === 'timeout'
+          ? `no reply within ${timeoutMs} ms; thread ${thread} goes on`
+          : outcome.status === 'ended'
+            ? `the thread ended without a reply from ${name}`
+            : `the thread ${outcome.status === 'stopped' ? 'was stopped' : 'failed'} without a reply from ${name}${outcome.message ? `: ${outcome.message.payload}` : ''}`;
+    const isError = outcome.status !== 'replied' && outcome.status !== 'ended';
+    return { isError, text: `${text}\n(thread ${thread})`, structured };
   }
 
   /** Recent threads, newest first, as resources. */
@@ -182,40 +190,4 @@ export class McpHost {
     const view = this.#deps.bus.thread(decodeURIComponent(m[1] as string));
     return view ? JSON.stringify(view) : undefined;
   }
-}
-
-/** The target's first message back to the caller, or the thread going idle, or the timeout. */
-function waitForReply(
-  bus: BusApi,
-  thread: string,
-  target: string,
-  timeoutMs: number,
-  signal?: AbortSignal,
-): Promise<{ status: 'replied' | 'idle' | 'timeout'; message?: MessageView }> {
-  const isReply = (m: MessageView) => m.from === target && m.to === MCP_IDENTITY;
-  return new Promise((resolve) => {
-    let done = false;
-    let unwatch = () => {};
-    const finish = (value: { status: 'replied' | 'idle' | 'timeout'; message?: MessageView }) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      unwatch();
-      resolve(value);
-    };
-    const timer = setTimeout(() => finish({ status: 'timeout' }), timeoutMs);
-    signal?.addEventListener('abort', () => finish({ status: 'timeout' }));
-    unwatch = bus.watch(thread, {
-      onMessage: (m) => {
-        if (isReply(m)) finish({ status: 'replied', message: m });
-      },
-      onIdle: () => {
-        const replied = bus.thread(thread)?.messages.find(isReply);
-        finish(replied ? { status: 'replied', message: replied } : { status: 'idle' });
-      },
-    });
-    // It may have answered before the watch began.
-    const early = bus.thread(thread)?.messages.find(isReply);
-    if (early) finish({ status: 'replied', message: early });
-  });
 }

@@ -7,6 +7,8 @@ import { MAX_REASON_CHARS } from '../../tools/approval/gate.ts';
 import { hasRole } from '../auth.ts';
 import { readJsonBody } from '../body.ts';
 import { httpError } from '../errors.ts';
+import { MIN_ID_PREFIX, pickByPrefix, threadFilter } from '../id-prefix.ts';
+import type { OrganismService } from '../service.ts';
 import {
   type ApiApp,
   type ApiContext,
@@ -22,7 +24,10 @@ export function approvalRoutes(app: ApiApp, { service, logger, maxBodyBytes }: R
     allow(c, 'viewer', 'reading approvals');
     return withQuery(
       c,
-      () => ({ thread: stringParam(c, 'thread'), listener: stringParam(c, 'listener') }),
+      () => ({
+        thread: threadFilter(service.bus, stringParam(c, 'thread')),
+        listener: stringParam(c, 'listener'),
+      }),
       async ({ thread, listener }) => {
         const approvals = (await service.approvals.list()).filter(
           (a) =>
@@ -36,7 +41,7 @@ export function approvalRoutes(app: ApiApp, { service, logger, maxBodyBytes }: R
 
   app.get('/api/v1/approvals/:id', async (c) => {
     allow(c, 'viewer', 'reading approvals');
-    const id = c.req.param('id');
+    const id = await approvalId(service, c.req.param('id'));
     const approval = await service.approvals.get(id);
     if (!approval) return fail(c, httpError(404, 'approval.not_found', `no approval with id '${id}'`));
     return c.json(approval);
@@ -47,7 +52,7 @@ export function approvalRoutes(app: ApiApp, { service, logger, maxBodyBytes }: R
       const principal = allow(c, 'operator', action === 'approve' ? 'approving a call' : 'denying a call');
       const reason = await readReason(c, maxBodyBytes);
       if (typeof reason === 'object' && reason !== null) return fail(c, reason);
-      const id = c.req.param('id');
+      const id = await approvalId(service, c.req.param('id'));
       const decided = await service.approvals.decide(
         id,
         action === 'approve' ? 'approved' : 'denied',
@@ -62,6 +67,16 @@ export function approvalRoutes(app: ApiApp, { service, logger, maxBodyBytes }: R
       return c.json(decided);
     });
   }
+}
+
+/**
+ * The approval id `given` stands for: a prefix of 8+ characters (`ap_` counted, as the dashboard
+ * shows it) resolves among the approvals waiting now; a decided one is named by its whole id.
+ */
+async function approvalId(service: OrganismService, given: string): Promise<string> {
+  if (given.length < MIN_ID_PREFIX || /^ap_[0-9a-f]{24}$/.test(given)) return given;
+  const waiting = (await service.approvals.list()).map((a) => a.id);
+  return pickByPrefix('approval', given, waiting);
 }
 
 /** The body's `reason` (null with no body), or the answer to give instead. */

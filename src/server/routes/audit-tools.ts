@@ -1,6 +1,7 @@
 /** GET /audit (paginated, filtered) and GET /tools?as=<listener>. */
 import { queryAudit } from '../audit-query.ts';
 import { httpError } from '../errors.ts';
+import { threadFilter } from '../id-prefix.ts';
 import {
   type ApiApp,
   allow,
@@ -26,7 +27,7 @@ export function auditAndToolRoutes(app: ApiApp, { service }: RouteDeps): void {
           verdict: enumParam(c, 'verdict', ['allow', 'warn', 'deny', 'none'] as const),
           tool: stringParam(c, 'tool'),
           listener: stringParam(c, 'listener'),
-          thread: stringParam(c, 'thread'),
+          thread: threadFilter(service.bus, stringParam(c, 'thread')),
           type: enumParam(c, 'type', ['call', 'threat', 'change', 'approval'] as const),
           limit: limitParam(c),
           ...(cursor !== undefined ? { cursor: Number(cursor) } : {}),

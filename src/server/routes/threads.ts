@@ -2,6 +2,7 @@
 import type { BusApi } from '../../bus/api.ts';
 import { MESSAGE_KINDS, type MessageKind, type MessageView } from '../../bus/message.ts';
 import { httpError } from '../errors.ts';
+import { resolveThreadId, threadFilter, threadNotFound } from '../id-prefix.ts';
 import {
   type ApiApp,
   allow,
@@ -19,7 +20,7 @@ const KINDS: readonly MessageKind[] = MESSAGE_KINDS;
 
 export function threadRoutes(app: ApiApp, { service, logger }: RouteDeps): void {
   const { bus } = service;
-  const notFound = (id: string) => httpError(404, 'thread.not_found', `thread not found: ${id}`);
+  const notFound = (id: string) => httpError(404, 'thread.not_found', threadNotFound(id));
 
   app.get('/api/v1/threads', (c) => {
     allow(c, 'viewer', 'reading threads');
@@ -38,17 +39,19 @@ export function threadRoutes(app: ApiApp, { service, logger }: RouteDeps): void 
 
   app.get('/api/v1/threads/:id', async (c) => {
     allow(c, 'viewer', 'reading threads');
+    // A unique prefix of 8+ characters stands for the whole id (id-prefix.ts).
+    const id = resolveThreadId(bus, c.req.param('id'));
     // Several daemons (redis transport): brought up to date with what the others did.
-    await bus.loadThread?.(c.req.param('id'));
-    const view = bus.thread(c.req.param('id'));
-    if (!view) return fail(c, notFound(c.req.param('id')));
+    await bus.loadThread?.(id);
+    const view = bus.thread(id);
+    if (!view) return fail(c, notFound(id));
     return c.json(view);
   });
 
   // Newline-delimited JSON: the thread's messages so far, then live ones, then `{"idle": true}`.
   app.get('/api/v1/threads/:id/follow', async (c) => {
     allow(c, 'viewer', 'reading threads');
-    const id = c.req.param('id');
+    const id = resolveThreadId(bus, c.req.param('id'));
     await bus.loadThread?.(id);
     const view = bus.thread(id);
     if (!view) return fail(c, notFound(id));
@@ -57,7 +60,7 @@ export function threadRoutes(app: ApiApp, { service, logger }: RouteDeps): void 
 
   app.post('/api/v1/threads/:id/kill', (c) => {
     const by = allow(c, 'admin', 'killing a thread').name;
-    const id = c.req.param('id');
+    const id = resolveThreadId(bus, c.req.param('id'));
     const report = service.kill(id, by);
     if (!report) return fail(c, notFound(id));
     logger.info(
@@ -72,7 +75,7 @@ export function threadRoutes(app: ApiApp, { service, logger }: RouteDeps): void 
     return withQuery(
       c,
       () => ({
-        thread: stringParam(c, 'thread'),
+        thread: threadFilter(bus, stringParam(c, 'thread')),
         listener: stringParam(c, 'listener'),
         kind: enumParam(c, 'kind', KINDS),
         since: timeParam(c, 'since'),
