@@ -5,7 +5,8 @@
  */
 export const TOOL_FAILURE_CODES = {
   ToolsUnavailable: 'the organism has no tool runtime at all',
-  AuditLogChanged: 'the audit log changed under the runtime; calls wait for an operator (organism audit --acknowledge)',
+  AuditLogChanged:
+    'the audit log changed under the runtime; calls wait for an operator (organism audit --acknowledge)',
   ToolNotFound: 'no tool has that name',
   PermissionDenied: 'the tool is not granted to the caller',
   ToolRevoked: 'the tool is revoked',

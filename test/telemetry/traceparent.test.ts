@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { formatTraceparent, parseTraceparent, threadTraceId } from '../../src/telemetry/traceparent.ts';
 import { buildEnvelope, parseEnvelope, TRACE_CONTEXT_NS } from '../../src/xml/envelope.ts';
 
-const LIMITS = { maxBytes: 65_536, maxDepth: 32, maxAttributes: 32, maxTextLength: 65_536, maxElements: 10_000 };
+const LIMITS = {
+  maxBytes: 65_536,
+  maxDepth: 32,
+  maxAttributes: 32,
+  maxTextLength: 65_536,
+  maxElements: 10_000,
+};
 const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
 describe('traceparent', () => {
