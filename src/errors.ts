@@ -384,7 +384,8 @@ export class AuthError extends OrganismError<'auth.required' | 'auth.invalid' | 
 
 /**
  * The HTTP API could not start as configured (an address beyond loopback with no tokens, a token
- * env var that is unset, a local token file it cannot keep private), or turned a request away to
+ * env var that is unset, a local token file it cannot keep private, a port in use or not open to
+ * it: `server.address_in_use`, `server.listen`), or turned a request away to
  * protect itself (rate limit, overload).
  */
 export class ServerError extends OrganismError<
@@ -394,6 +395,7 @@ export class ServerError extends OrganismError<
   | 'server.overloaded'
   | 'server.local_token'
   | 'server.address_in_use'
+  | 'server.listen'
 > {}
 
 /** A hot reload could not be applied; the running organism is unchanged. */

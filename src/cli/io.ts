@@ -8,7 +8,35 @@ export interface CommandIo {
   stdinLines(): AsyncIterable<string>;
 }
 
+/**
+ * Exit code when the reader of the output went away (`organism status | head`): 128 + SIGPIPE, what
+ * a shell reports for a program a broken pipe stopped, so `set -o pipefail` scripts see it alike.
+ */
+export const BROKEN_PIPE_EXIT = 141;
+
+let pipesGuarded = false;
+
+/**
+ * A write to a closed stdout or stderr ends the command with one line (on stderr, while it is open)
+ * and BROKEN_PIPE_EXIT, instead of an uncaught EPIPE and its stack.
+ */
+function guardPipes(): void {
+  if (pipesGuarded) return;
+  pipesGuarded = true;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    const why = error.code === 'EPIPE' ? 'the reader closed it (broken pipe)' : error.message;
+    try {
+      process.stderr.write(`organism: output stopped: ${why}\n`);
+    } catch {}
+    process.exit(error.code === 'EPIPE' ? BROKEN_PIPE_EXIT : 1);
+  });
+  process.stderr.on('error', (error: NodeJS.ErrnoException) =>
+    process.exit(error.code === 'EPIPE' ? BROKEN_PIPE_EXIT : 1),
+  );
+}
+
 export function processIo(): CommandIo {
+  guardPipes();
   return {
     out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
     err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),

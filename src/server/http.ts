@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
+import { ServerError } from '../errors.ts';
 import { type Authenticator, assertSafeBind } from './auth.ts';
 import { dashboardRoutes } from './dashboard/index.ts';
 import { httpError } from './errors.ts';
@@ -25,6 +26,7 @@ import { organismRoutes } from './routes/organism.ts';
 import { seriesRoutes } from './routes/series.ts';
 import { sessionRoutes } from './routes/session.ts';
 import { threadRoutes } from './routes/threads.ts';
+import { toolCallRoutes } from './routes/tool-call.ts';
 import { bodyLimit, sameOriginOnly, securityHeaders } from './security.ts';
 import type { OrganismService } from './service.ts';
 import { StreamServer } from './websocket.ts';
@@ -86,6 +88,7 @@ export function createApp(
   injectRoutes(app, deps);
   callRoutes(app, deps);
   auditAndToolRoutes(app, deps);
+  toolCallRoutes(app, deps);
   approvalRoutes(app, deps);
   mcpRoutes(app, deps);
   sessionRoutes(app, deps);
@@ -110,7 +113,7 @@ export async function startHttpServer(
   const app = createApp(service, options);
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () => resolve(s));
-    s.once('error', reject);
+    s.once('error', (error) => reject(listenError(error, options.host, options.port)));
   });
   const stream = new StreamServer({
     hub: service.events,
@@ -138,4 +141,32 @@ export async function startHttpServer(
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
       }),
   };
+}
+
+/** Why the API cannot listen, in one line that says what to change (not a Node stack). */
+function listenError(error: Error, host: string, port: number): Error {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const change = 'choose another with --port or server.port';
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return new ServerError(
+        'server.address_in_use',
+        `cannot listen on ${where}: the port is in use (another organism run, or another program); ${change}`,
+        { host, port },
+      );
+    case 'EACCES':
+      return new ServerError(
+        'server.listen',
+        `cannot listen on ${where}: permission denied (ports below 1024 need privileges); ${change}`,
+        { host, port },
+      );
+    case 'EADDRNOTAVAIL':
+      return new ServerError(
+        'server.listen',
+        `cannot listen on ${where}: no such address on this machine; check --host or server.host`,
+        { host, port },
+      );
+    default:
+      return error;
+  }
 }

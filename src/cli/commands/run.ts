@@ -1,7 +1,9 @@
-import { UsageError } from '../../errors.ts';
+import type { Daemon } from '../../daemon.ts';
+import { ConfigError, UsageError } from '../../errors.ts';
 import { signedInLink } from '../../server/local-token.ts';
 import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
 import type { CommandIo } from '../io.ts';
+import { reportConfigError } from '../report.ts';
 
 export const summary = 'run the organism: the bus and its HTTP API on 127.0.0.1';
 
@@ -40,7 +42,14 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     stop?.(signal);
   });
   const { startDaemon } = await import('../../daemon.ts');
-  const daemon = await startDaemon({ configPath: values.config, port, host: values.host });
+  let daemon: Daemon;
+  try {
+    daemon = await startDaemon({ configPath: values.config, port, host: values.host });
+  } catch (error) {
+    // Every problem of organism.yaml as file:line:column, as `organism validate` prints them.
+    if (error instanceof ConfigError) return reportConfigError(error, values.config, io);
+    throw error;
+  }
   // A log record like every other line on stdout (JSON when piped: `jq` reads all of it). Logged at
   // info whatever organism.log_level says (warn, error, even silent): where the daemon listens is
   // what a service manager, a script or a person needs from it first.

@@ -1,13 +1,12 @@
 /** `organism validate [file] [--config FILE]`: checks organism.yaml and the listener modules it names. */
 
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/index.ts';
-import { parseConfigText, readConfigText } from '../../config/read.ts';
-import { ConfigError, type ConfigIssue, formatConfigIssue, UsageError } from '../../errors.ts';
+import { ConfigError, UsageError } from '../../errors.ts';
 import { checkMcpWorkspaces } from '../../mcp/config-check.ts';
 import { checkOrganismTools } from '../../tools/check.ts';
 import type { CommandIo } from '../io.ts';
+import { reportConfigError } from '../report.ts';
 
 export const summary =
   'check organism.yaml (schema, names, peers, tags, handler and tool modules, grants); exit 0 or 1';
@@ -47,35 +46,14 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     const toolIssues = await checkOrganismTools(loaded.config);
     // A stdio MCP server refused at its start (its workspace in the data dir) is told now.
     toolIssues.push(...checkMcpWorkspaces(loaded.config));
-    if (toolIssues.length > 0) throw new ConfigError(await positioned(toolIssues, file));
+    if (toolIssues.length > 0) throw new ConfigError(toolIssues);
     const n = loaded.listeners.length;
     io.out(`ok: ${file} (${n} listener${n === 1 ? '' : 's'})`);
     return 0;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    for (const issue of error.issues) io.err(formatConfigIssue(issue));
-    const n = error.issues.length;
-    io.err(`${file}: ${n} problem${n === 1 ? '' : 's'} found`);
-    return 1;
+    return reportConfigError(error, file, io);
   }
-}
-
-/**
- * The tool runtime's issues name a key path only; give each the file as the user named it and the
- * line and column of that path (or its nearest ancestor in the file), like every other issue.
- */
-async function positioned(issues: readonly ConfigIssue[], file: string): Promise<ConfigIssue[]> {
-  const text = await readConfigText(resolve(file), file);
-  const source = typeof text === 'string' ? parseConfigText(text, file).source : undefined;
-  return issues.map((issue) => {
-    const position = source?.position(keyPath(issue.path));
-    return { ...issue, file, ...(position ?? {}) };
-  });
-}
-
-/** `listeners[0].tools[1]` -> `['listeners', 0, 'tools', 1]`. */
-function keyPath(path: string): (string | number)[] {
-  return [...path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] === undefined ? m[1]! : Number(m[2])));
 }
 
 function parse(argv: string[]) {
