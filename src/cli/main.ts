@@ -11,6 +11,7 @@ type CommandModule = { run(argv: string[], io: CommandIo): Promise<number>; summ
 const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   init: () => import('./commands/init.ts'),
   run: () => import('./commands/run.ts'),
+  dev: () => import('./commands/dev.ts'),
   validate: () => import('./commands/validate.ts'),
   send: () => import('./commands/send.ts'),
   describe: () => import('./commands/describe.ts'),

@@ -13,6 +13,7 @@ import { attachAgents } from '../agent/attach.ts';
 import { configSecrets, knownSecrets } from '../audit/redact.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import { loadConfig } from '../config/index.ts';
+import { positionIssues } from '../config/issue-position.ts';
 import type { OrganismConfig } from '../config/types.ts';
 import { ConfigError, OrganismError, ReloadError, ShuttingDownError } from '../errors.ts';
 import { metrics } from '../observability/metrics.ts';
@@ -65,7 +66,12 @@ export async function reloadOrganism(state: DaemonState, by: string): Promise<Re
     const { time: _reportTime, ...logged } = report;
     state.logger.info(logged, 'organism reloaded');
     return report;
-  } catch (error) {
+  } catch (thrown) {
+    // Issues found past the file's parse (a grant, a tool_config key) get their file:line:column too.
+    const error =
+      thrown instanceof ConfigError
+        ? new ConfigError(await positionIssues(thrown.issues, state.configPath))
+        : thrown;
     state.reloads.refused++;
     metrics.reloads.inc({ result: 'refused' });
     const detail = error instanceof OrganismError ? error.message.split('\n')[0]! : 'internal error';

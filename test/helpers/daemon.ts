@@ -103,8 +103,10 @@ export function startDaemonProcess(
   args: string[],
   env: NodeJS.ProcessEnv = {},
   launcher: readonly string[] = [],
+  /** `dev`: the daemon with its reload on save (`organism dev`), started and stopped alike. */
+  subcommand: 'run' | 'dev' = 'run',
 ): Promise<DaemonProcess> {
-  const command = [process.execPath, ORGANISM_BIN, 'run', '--port', '0', ...awayFromCheckout(args)];
+  const command = [process.execPath, ORGANISM_BIN, subcommand, '--port', '0', ...awayFromCheckout(args)];
   const [program, ...rest] = [...launcher, ...command] as [string, ...string[]];
   const child = spawn(program, rest, {
     cwd: REPO_ROOT,

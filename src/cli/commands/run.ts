@@ -16,14 +16,21 @@ the local API token (<data_dir>/api-token); on a terminal a signed-in dashboard 
 in-flight messages (bus.drain_timeout_ms at most) and exits 0, within bus.drain_timeout_ms + 2 s
 whatever Redis does. Started by npm (npm start, npx organism run), it also stops when npm does.`;
 
-export async function run(argv: string[], io: CommandIo): Promise<number> {
+/** How `organism dev` runs the daemon: this command's start and stop, with its help and its watcher. */
+export interface RunMode {
+  help: string;
+  /** Started once the daemon listens; closed first when it stops. */
+  started?(daemon: Daemon, configPath: string): Promise<{ close(): Promise<void> }>;
+}
+
+export async function run(argv: string[], io: CommandIo, mode: RunMode = { help: HELP }): Promise<number> {
   const { values } = parseCommandArgs(
     argv,
     { ...CONFIG_OPTION, port: { type: 'string', short: 'p' }, host: { type: 'string' } },
     false,
   );
   if (values.help) {
-    io.out(HELP);
+    io.out(mode.help);
     return 0;
   }
   let port: number | undefined;
@@ -76,6 +83,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       );
     }
   }
+  const extra = await mode.started?.(daemon, values.config);
   await new Promise<void>((resolve) => {
     stop = (signal) => {
       const drainMs = daemon.config.bus.drain_timeout_ms;
@@ -88,10 +96,13 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
         );
         process.exit(1);
       });
-      daemon.close(drainMs).then(
-        () => resolve(),
-        () => resolve(),
-      );
+      (extra?.close() ?? Promise.resolve())
+        .catch(() => {})
+        .then(() => daemon.close(drainMs))
+        .then(
+          () => resolve(),
+          () => resolve(),
+        );
     };
     if (requested !== undefined) stop(requested);
   });
