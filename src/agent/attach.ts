@@ -1,11 +1,13 @@
 /**
  * The daemon's one call into this folder: gives every `agent: true` listener without a handler
- * module its definition (the LLM loop), all sharing one LLM client (so rate limits hold across
- * agents) and one usage counter.
+ * module its definition (the LLM loop) and one usage counter. Agents without `llm:` settings of
+ * their own share one LLM client; one with its own gets its own client on the same backends, so
+ * rate limits still hold across agents.
  */
 import type { MessageView } from '../bus/message.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import { loadNativeTools } from '../tools/catalog.ts';
+import { LlmBackends } from './backends.ts';
 import { LlmClient } from './client.ts';
 import { AGENT_TASK_SCHEMA, createAgentDefinition, type PeerInfo, type ToolInfo } from './definition.ts';
 import type { AgentLoopOptions, LlmClientOptions } from './options.ts';
@@ -29,8 +31,10 @@ export interface AttachAgentsOptions {
 export interface AgentRuntime {
   /** Names of the agents given a definition. */
   agents: string[];
-  /** Undefined when the organism has no agents. */
+  /** The organism-wide client, shared by agents without llm: settings of their own; undefined when none is. */
   llm: LlmClient | undefined;
+  /** Each agent's client by agent name. */
+  clients: Map<string, LlmClient>;
   usage: UsageTracker;
   /** Token usage per agent and per thread. */
   stats(): UsageStats;
@@ -41,16 +45,30 @@ export async function attachAgents(
   options: AttachAgentsOptions,
 ): Promise<AgentRuntime> {
   const usage = new UsageTracker();
-  const runtime: AgentRuntime = { agents: [], llm: undefined, usage, stats: () => usage.stats() };
+  const runtime: AgentRuntime = {
+    agents: [],
+    llm: undefined,
+    clients: new Map(),
+    usage,
+    stats: () => usage.stats(),
+  };
   const agents = loaded.listeners.filter((l) => l.config.agent && !l.definition);
   if (agents.length === 0) return runtime;
 
-  const llm = LlmClient.fromConfig(loaded.config.llm, {
+  const backends = new LlmBackends(loaded.config.llm, {
     env: options.env ?? process.env,
     logger: options.logger,
     ...(options.llmOptions ? { options: options.llmOptions } : {}),
   });
-  runtime.llm = llm;
+  // Built (and its "agents use" line logged) only when some agent asks it.
+  let shared: LlmClient | undefined;
+  const clientOf = (agent: (typeof agents)[number]['config']): LlmClient => {
+    if (!hasOwnSettings(agent.llm)) {
+      shared ??= LlmClient.forAgent(backends);
+      return shared;
+    }
+    return LlmClient.forAgent(backends, agent);
+  };
   let tools = options.tools;
   if (!tools && agents.some((a) => a.config.tools.length > 0)) {
     const byName = new Map((await loadNativeTools()).map((t) => [t.name, t]));
@@ -72,6 +90,8 @@ export async function attachAgents(
     };
   };
   for (const agent of agents) {
+    const llm = clientOf(agent.config);
+    runtime.clients.set(agent.config.name, llm);
     agent.definition = createAgentDefinition(agent.config, {
       llm,
       tools: tools ?? (() => undefined),
@@ -84,5 +104,10 @@ export async function attachAgents(
     });
     runtime.agents.push(agent.config.name);
   }
+  runtime.llm = shared;
   return runtime;
+}
+
+function hasOwnSettings(llm: object | undefined): boolean {
+  return llm !== undefined && Object.values(llm).some((v) => v !== undefined);
 }

@@ -1,45 +1,31 @@
 /**
- * The LLM client every agent of an organism shares: the available backends in order, one attempt
- * chain per call (rate limit -> provider -> retries), and failover to the next backend when one
- * gives up. `strategy: round-robin` starts each call at the next backend instead of the first.
- * Shared, so a backend's rate_limit_tpm holds across all agents using it.
+ * The LLM client an agent asks: its backends in order, one attempt chain per call (rate limit ->
+ * provider -> retries), and failover to the next backend when one gives up. `strategy: round-robin`
+ * starts each call at the next backend instead of the first. Agents without `llm:` settings of
+ * their own share one client; every client of an organism shares its backends' rate limits
+ * (LlmBackends), so a backend's rate_limit_tpm holds across all agents using it.
  */
 import { redactKnown } from '../audit/redact.ts';
-import type { LlmSection } from '../config/types.ts';
+import type { AgentLlmConfig, LlmCallSettings, LlmSection } from '../config/types.ts';
 import { LlmError } from '../errors.ts';
+import { type BackendStatus, type CreateLlmClientOptions, type LlmBackend, LlmBackends } from './backends.ts';
 import { defaultLlmClientOptions, type LlmClientOptions } from './options.ts';
-import { type BackendResult, createBackend } from './providers/index.ts';
-import type { Script } from './providers/scripted.ts';
-import { createScriptedProvider } from './providers/scripted.ts';
-import { estimateTokens, TokenBucket } from './rate-limit.ts';
+import { estimateTokens } from './rate-limit.ts';
 import { withRetries } from './retry.ts';
-import type { AgentLogger, CompletionRequest, CompletionTurn, Provider } from './types.ts';
+import { effectiveLlm } from './settings.ts';
+import type { AgentLogger, CallOptions, CompletionRequest, CompletionTurn } from './types.ts';
 
-export interface LlmBackend {
-  provider: Provider;
-  /** rate_limit_tpm, when the backend has one. */
-  limiter?: TokenBucket;
-}
+export type { BackendStatus, CreateLlmClientOptions, LlmBackend } from './backends.ts';
 
-export interface BackendStatus {
-  /** `provider/model` for available ones; the provider kind for skipped ones. */
-  label: string;
-  available: boolean;
-  reason?: string;
-}
-
-export interface CreateLlmClientOptions {
-  env?: NodeJS.ProcessEnv;
-  logger?: AgentLogger;
-  options?: Partial<LlmClientOptions>;
-  /** Script objects by the `script` path named in a scripted backend (tests, embedders). */
-  scripts?: Record<string, Script>;
-}
+/** What a client runs by: the strategy, retries and per-call settings; any other key is only compared. */
+export type LlmClientSettings = Pick<LlmSection, 'strategy' | 'retries'> & LlmCallSettings;
 
 export class LlmClient {
   readonly #backends: LlmBackend[];
   readonly #strategy: LlmSection['strategy'];
   readonly #retries: number;
+  readonly #call: CallOptions;
+  readonly #hasCall: boolean;
   readonly #options: LlmClientOptions;
   readonly #logger: AgentLogger | undefined;
   readonly #status: BackendStatus[];
@@ -48,7 +34,7 @@ export class LlmClient {
 
   constructor(
     backends: LlmBackend[],
-    settings: Pick<LlmSection, 'strategy' | 'retries'>,
+    settings: LlmClientSettings,
     options: Partial<LlmClientOptions> = {},
     logger?: AgentLogger,
     status?: BackendStatus[],
@@ -58,74 +44,77 @@ export class LlmClient {
     this.#backends = backends;
     this.#strategy = settings.strategy;
     this.#retries = settings.retries;
+    this.#call = {
+      ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+      ...(settings.top_p === undefined ? {} : { topP: settings.top_p }),
+      ...(settings.max_tokens === undefined ? {} : { maxTokens: settings.max_tokens }),
+    };
+    this.#hasCall = Object.keys(this.#call).length > 0;
     this.#options = { ...defaultLlmClientOptions(), ...options };
     this.#logger = logger;
     this.#status = status ?? backends.map((b) => ({ label: b.provider.label, available: true }));
-    // fromConfig passes the whole `llm:` section as `settings`.
     this.#settings = JSON.stringify({ settings, status: this.#status });
   }
 
   /**
-   * What the client was built from, as text: organism.yaml's `llm:` section (from fromConfig) and
-   * which backends could be used. A reload compares it to tell agents whose model changed.
+   * What the client was built from, as text: the agent's effective settings (its backends with
+   * their models, strategy, retries, sampling) and which backends could be used. A reload compares
+   * it to tell the agents whose model changed.
    */
   get settings(): string {
     return this.#settings;
   }
 
   /**
-   * From organism.yaml's `llm:` section. Backends that cannot be used here (an unset api_key_env,
-   * say) are skipped with a log line naming the variable, never its value. With none left, the
-   * built-in scripted provider answers, and a warning says so.
+   * From organism.yaml's `llm:` section, for every agent without settings of its own. Backends
+   * that cannot be used here (an unset api_key_env, say) are skipped with a log line naming the
+   * variable, never its value. With none left, the built-in scripted provider answers, and a
+   * warning says so.
    */
   static fromConfig(section: LlmSection, create: CreateLlmClientOptions = {}): LlmClient {
-    const options = { ...defaultLlmClientOptions(), ...create.options };
-    const env = create.env ?? process.env;
-    const backends: LlmBackend[] = [];
-    const status: BackendStatus[] = [];
-    for (const [index, config] of section.backends.entries()) {
-      const result: BackendResult = createBackend(config, {
-        env,
-        timeoutMs: options.requestTimeoutMs,
-        ...(create.scripts ? { scripts: create.scripts } : {}),
-      });
-      if ('unavailable' in result) {
-        status.push({ label: config.provider, available: false, reason: result.unavailable });
-        create.logger?.info(
-          { backend: index, provider: config.provider, reason: result.unavailable },
-          `LLM backend ${index} (${config.provider}) skipped as unavailable: ${result.unavailable}`,
-        );
-        continue;
-      }
-      const backend: LlmBackend = { provider: result.provider };
-      if (config.rate_limit_tpm !== undefined)
-        backend.limiter = new TokenBucket(config.rate_limit_tpm, options.now);
-      backends.push(backend);
-      status.push({ label: result.provider.label, available: true });
-    }
-    if (backends.length === 0) {
-      const provider = createScriptedProvider();
-      backends.push({ provider });
-      status.push({ label: provider.label, available: true, reason: 'no configured backend is available' });
+    return LlmClient.forAgent(new LlmBackends(section, create));
+  }
+
+  /**
+   * The client of an agent with `llm` settings of its own (`listeners[].llm`) over the
+   * organism-wide ones, on the organism's shared `backends`; without `agent`, the organism-wide
+   * client. Throws LlmError for a backend name `llm.backends` does not have.
+   */
+  static forAgent(backends: LlmBackends, agent?: { name: string; llm?: AgentLlmConfig }): LlmClient {
+    const { section, create } = backends;
+    const effective = effectiveLlm(section, agent?.llm);
+    const resolved = backends.resolve(effective);
+    const who = agent ? `agent ${agent.name}` : 'agents';
+    const first = resolved.backends[0]!.provider;
+    if (resolved.standIn) {
       create.logger?.warn(
-        { backend: provider.label },
-        section.backends.length === 0
-          ? 'no LLM backends configured: agents use the built-in scripted provider (no real model)'
-          : 'no configured LLM backend is available: agents use the built-in scripted provider (no real model)',
+        { ...(agent ? { agent: agent.name } : {}), backend: first.label },
+        effective.backends.length === 0
+          ? `no LLM backends configured: ${who} use${agent ? 's' : ''} the built-in scripted provider (no real model)`
+          : `no configured LLM backend is available: ${who} use${agent ? 's' : ''} the built-in scripted provider (no real model)`,
       );
     }
+    const rest = resolved.backends.slice(1).map((b) => b.provider.label);
     create.logger?.info(
-      { backends: backends.map((b) => b.provider.label), strategy: section.strategy },
-      `agents use ${backends[0]!.provider.label}${backends[0]!.provider.kind === 'scripted' ? ' (the scripted stand-in, not a real model)' : ''}${
-        backends.length > 1
-          ? ` (${section.strategy} to ${backends
-              .slice(1)
-              .map((b) => b.provider.label)
-              .join(', ')})`
-          : ''
+      {
+        ...(agent ? { agent: agent.name } : {}),
+        backends: resolved.backends.map((b) => b.provider.label),
+        strategy: effective.strategy,
+      },
+      `${who} use${agent ? 's' : ''} ${first.label}${first.kind === 'scripted' ? ' (the scripted stand-in, not a real model)' : ''}${
+        rest.length > 0 ? ` (${effective.strategy} to ${rest.join(', ')})` : ''
       }`,
     );
-    return new LlmClient(backends, section, options, create.logger, status);
+    const settings: LlmClientSettings & { backends: unknown; script?: string } = {
+      strategy: effective.strategy,
+      retries: effective.retries,
+      ...(effective.call.temperature === undefined ? {} : { temperature: effective.call.temperature }),
+      ...(effective.call.topP === undefined ? {} : { top_p: effective.call.topP }),
+      ...(effective.call.maxTokens === undefined ? {} : { max_tokens: effective.call.maxTokens }),
+      backends: effective.backends.map((b) => b.config),
+      ...(resolved.standIn && effective.script !== undefined ? { script: effective.script } : {}),
+    };
+    return new LlmClient(resolved.backends, settings, backends.options, create.logger, resolved.status);
   }
 
   /** Every configured backend, available or not, in order. */
@@ -144,8 +133,9 @@ export class LlmClient {
     signal: AbortSignal,
   ): Promise<{ turn: CompletionTurn; backend: string }> {
     const order = this.#order();
+    const sent = this.#withSettings(request);
     const estimate = estimateTokens(
-      request.system + JSON.stringify(request.messages) + JSON.stringify(request.functions),
+      sent.system + JSON.stringify(sent.messages) + JSON.stringify(sent.functions),
     );
     // Backends with room in their token budget go first; a limited one is still tried after them.
     const ready = order.filter((b) => !b.limiter || b.limiter.waitMs(estimate) === 0);
@@ -166,7 +156,7 @@ export class LlmClient {
         backend.limiter.take(estimate);
       }
       try {
-        const turn = await withRetries(() => backend.provider.complete(request, signal), {
+        const turn = await withRetries(() => backend.provider.complete(sent, signal), {
           retries: this.#retries,
           backoffBaseMs: this.#options.backoffBaseMs,
           backoffMaxMs: this.#options.backoffMaxMs,
@@ -193,6 +183,16 @@ export class LlmClient {
     throw new LlmError('llm.all_failed', `no LLM backend answered: ${failures.join('; ')}`, {
       details: { backends: order.map((b) => b.provider.label) },
     });
+  }
+
+  /** The request with this agent's sampling settings; untouched when organism.yaml sets none. */
+  #withSettings(request: CompletionRequest): CompletionRequest {
+    if (!this.#hasCall) return request;
+    return {
+      ...request,
+      maxTokens: this.#call.maxTokens ?? request.maxTokens,
+      options: { ...request.options, ...this.#call },
+    };
   }
 
   #order(): LlmBackend[] {

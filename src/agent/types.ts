@@ -48,6 +48,17 @@ export interface TokenUsage {
   output: number;
 }
 
+/**
+ * Sampling settings organism.yaml sets for an agent's calls (its `llm:` over the organism-wide one).
+ * A provider sends only those that are set, so an unset one stays the provider's own default.
+ */
+export interface CallOptions {
+  temperature?: number;
+  topP?: number;
+  /** Set only when organism.yaml sets max_tokens (OpenAI is sent it only then). */
+  maxTokens?: number;
+}
+
 /** What the loop asks a provider for. */
 export interface CompletionRequest {
   system: string;
@@ -55,6 +66,8 @@ export interface CompletionRequest {
   functions: readonly FunctionSpec[];
   /** Most tokens the reply may have. */
   maxTokens: number;
+  /** Set by the LLM client from the agent's settings. */
+  options?: CallOptions;
 }
 
 /** One assistant turn as the provider returned it. */

@@ -45,6 +45,8 @@ export function finishConfig(data: Record<string, any>, file: string, base: stri
   }
   for (const listener of data.listeners) {
     if (typeof listener.handler === 'string') listener.handler = resolveConfigPath(listener.handler, base);
+    if (typeof listener.llm?.script === 'string')
+      listener.llm.script = resolveConfigPath(listener.llm.script, base, organism.data_dir);
   }
   return { file, ...data } as OrganismConfig;
 }

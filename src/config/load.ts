@@ -11,6 +11,7 @@ import { loadListenerModule } from '../listener/loader.ts';
 import type { ListenerDefinition } from '../listener/types.ts';
 import { finishConfig, resolveConfigPath } from './defaults.ts';
 import { interpolate, loadDotEnv, mergeEnv } from './env.ts';
+import { checkLlm } from './llm-check.ts';
 import { parseConfigText, readConfigText, toPlain } from './read.ts';
 import { checkStructure, checkTags, rawListeners, type TaggedListener } from './semantic.ts';
 import type { ListenerConfig, OrganismConfig } from './types.ts';
@@ -77,7 +78,7 @@ export async function loadConfig(file: string, options: LoadConfigOptions = {}):
   }
 
   const schemaIssues = validateAgainstSchema(data, source);
-  issues.push(...schemaIssues, ...checkStructure(data, source));
+  issues.push(...schemaIssues, ...checkStructure(data, source), ...checkLlm(data, source, base));
 
   const raws = rawListeners(data);
   const definitions = new Map<number, ListenerDefinition<any>>();

@@ -88,6 +88,8 @@ export interface ListenerConfig {
   prompt?: string;
   max_turns: number;
   budget?: { tokens?: number };
+  /** Agents: model settings over the organism-wide `llm:` section. */
+  llm?: AgentLlmConfig;
   /** Offered to MCP clients as a tool (src/mcp/server). */
   mcp: boolean;
 }
@@ -145,6 +147,8 @@ export interface LibrarianSection {
 }
 
 export interface LlmBackendConfig {
+  /** What agents call it by (`listeners[].llm.backend`); unset, the provider's name. */
+  name?: string;
   provider: 'anthropic' | 'openai' | 'ollama' | 'openai-compatible' | 'scripted';
   api_key_env?: string;
   model?: string;
@@ -156,11 +160,34 @@ export interface LlmBackendConfig {
   script?: string;
 }
 
-export interface LlmSection {
+/** Settings sent with each model call; unset ones are left to the provider (max_tokens: 4096). */
+export interface LlmCallSettings {
+  temperature?: number;
+  top_p?: number;
+  /** Most tokens of one reply. */
+  max_tokens?: number;
+}
+
+export interface LlmSection extends LlmCallSettings {
   strategy: 'failover' | 'round-robin';
   retries: number;
   /** Empty means the built-in scripted provider. */
   backends: LlmBackendConfig[];
+}
+
+/**
+ * `listeners[].llm`: an agent's own model settings, each over the organism-wide `llm:` one. No
+ * defaults of its own: an unset key is the organism-wide value.
+ */
+export interface AgentLlmConfig extends LlmCallSettings {
+  /** The one backend asked, by its name in `llm.backends` (its `name`, else its provider); unset: all. */
+  backend?: string;
+  /** Sent instead of each chosen backend's model (the scripted provider shows it as its name). */
+  model?: string;
+  /** The scripted provider's script for this agent; resolved to an absolute path. */
+  script?: string;
+  strategy?: LlmSection['strategy'];
+  retries?: number;
 }
 
 export interface AuthTokenConfig {

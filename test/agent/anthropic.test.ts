@@ -42,6 +42,8 @@ const anthropicWire: Wire = {
     usage: { input_tokens: 10, output_tokens: 5 },
   }),
   model: (body) => body.model,
+  sampling: (body) => ({ temperature: body.temperature, top_p: body.top_p, max_tokens: body.max_tokens }),
+  maxTokensAlways: true,
   system: (body) => body.system,
   tools: (body) =>
     body.tools.map((t: any) => ({ name: t.name, description: t.description, parameters: t.input_schema })),

@@ -40,6 +40,12 @@ const ollama: Wire = {
     eval_count: 5,
   }),
   model: (body) => body.model,
+  sampling: (body) => ({
+    temperature: body.options.temperature,
+    top_p: body.options.top_p,
+    max_tokens: body.options.num_predict,
+  }),
+  maxTokensAlways: true,
   system: (body) => {
     expect(body.messages[0].role).toBe('system');
     return body.messages[0].content;

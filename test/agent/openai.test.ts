@@ -50,6 +50,16 @@ function openAiWire(provider: 'openai' | 'openai-compatible'): Wire {
       usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
     }),
     model: (body) => body.model,
+    // OpenAI's own API is sent max_completion_tokens (its reasoning models refuse max_tokens).
+    sampling: (body) => {
+      expect(body).not.toHaveProperty(provider === 'openai' ? 'max_tokens' : 'max_completion_tokens');
+      return {
+        temperature: body.temperature,
+        top_p: body.top_p,
+        max_tokens: provider === 'openai' ? body.max_completion_tokens : body.max_tokens,
+      };
+    },
+    maxTokensAlways: false,
     system: (body) => {
       expect(body.messages[0].role).toBe('system');
       return body.messages[0].content;

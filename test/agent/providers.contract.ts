@@ -5,6 +5,7 @@
  * says how the format looks, the cases are the same. It runs modelContract too.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { LlmBackends } from '../../src/agent/backends.ts';
 import { LlmClient } from '../../src/agent/client.ts';
 import { createBackend } from '../../src/agent/providers/index.ts';
 import type { CompletionRequest, Provider } from '../../src/agent/types.ts';
@@ -44,6 +45,10 @@ export interface Wire {
   sentResults(body: any): Array<{ id?: string; name?: string; content: string }>;
   /** Whether the wire carries call ids (Ollama's does not). */
   ids: boolean;
+  /** The sampling settings as sent, read from the wire's own names for them. */
+  sampling(body: any): { temperature: unknown; top_p: unknown; max_tokens: unknown };
+  /** Whether max_tokens goes with every request (the API requires one), or only when set. */
+  maxTokensAlways: boolean;
 }
 
 export const KEY = 'sk-test-4f1d9c0e7b2a4c3d';
@@ -298,6 +303,45 @@ export function providerContract(wire: Wire): void {
       expect(JSON.stringify(error) + String((error as Error).stack)).not.toContain(KEY);
       expect(server.requests).toHaveLength(1);
       expect(delays).toEqual([]);
+    });
+
+    it("sends an agent's own model and sampling settings, over the organism-wide ones key by key", async () => {
+      const server = await serve(() => ({ json: wire.textReply('ok', { input: 1, output: 1 }) }));
+      const backends = new LlmBackends(
+        {
+          strategy: 'failover',
+          retries: 0,
+          temperature: 0.7,
+          top_p: 0.3,
+          max_tokens: 999,
+          backends: [{ ...wire.backend(server.url, KEY_ENV), name: 'remote' }],
+        },
+        { env: { [KEY_ENV]: KEY }, options: recordingOptions() },
+      );
+      const own = LlmClient.forAgent(backends, {
+        name: 'triage',
+        llm: { backend: 'remote', model: 'agent-model', temperature: 0.2, max_tokens: 77 },
+      });
+      const wide = LlmClient.forAgent(backends);
+      expect((await own.complete(REQUEST, signal())).backend).toBe(
+        `${wire.backend('', '').provider}/agent-model`,
+      );
+      await wide.complete(REQUEST, signal());
+      const [first, second] = server.requests;
+      expect(wire.model(first!.body)).toBe('agent-model');
+      expect(wire.sampling(first!.body)).toEqual({ temperature: 0.2, top_p: 0.3, max_tokens: 77 });
+      expect(wire.model(second!.body)).toBe('test-model');
+      expect(wire.sampling(second!.body)).toEqual({ temperature: 0.7, top_p: 0.3, max_tokens: 999 });
+    });
+
+    it('sends no sampling setting that organism.yaml does not set', async () => {
+      const server = await serve(() => ({ json: wire.textReply('ok', { input: 1, output: 1 }) }));
+      await client([server.url]).llm.complete(REQUEST, signal());
+      expect(wire.sampling(server.requests[0]!.body)).toEqual({
+        temperature: undefined,
+        top_p: undefined,
+        max_tokens: wire.maxTokensAlways ? REQUEST.maxTokens : undefined,
+      });
     });
 
     it('reports an answer that is not the wire format as a bad response', async () => {

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { organismSchema } from '../../src/config/schema.ts';
 import type {
+  AgentLlmConfig,
   AuditSection,
   AuthSection,
   AuthTokenConfig,
@@ -87,7 +88,18 @@ const listener: Presence<ListenerConfig> = {
   prompt: 'optional',
   max_turns: 'always',
   budget: 'optional',
+  llm: 'optional',
   mcp: 'always',
+};
+const agentLlm: Presence<AgentLlmConfig> = {
+  backend: 'optional',
+  model: 'optional',
+  script: 'optional',
+  temperature: 'optional',
+  top_p: 'optional',
+  max_tokens: 'optional',
+  strategy: 'optional',
+  retries: 'optional',
 };
 const toolConfig: Presence<ToolConfig> = {
   rate_limit: 'optional',
@@ -134,8 +146,16 @@ const librarian: Presence<LibrarianSection> = {
   password_env: 'optional',
   default_collection: 'always',
 };
-const llm: Presence<LlmSection> = { strategy: 'always', retries: 'always', backends: 'always' };
+const llm: Presence<LlmSection> = {
+  strategy: 'always',
+  retries: 'always',
+  temperature: 'optional',
+  top_p: 'optional',
+  max_tokens: 'optional',
+  backends: 'always',
+};
 const backend: Presence<LlmBackendConfig> = {
+  name: 'optional',
   provider: 'always',
   api_key_env: 'optional',
   model: 'optional',
@@ -195,6 +215,7 @@ const TABLES: [string, Record<string, 'always' | 'optional'>][] = [
   ['limits', limits],
   ['bus', bus],
   ['listeners[]', listener],
+  ['listeners[].llm', agentLlm],
   ['listeners[].tool_config.<tool>', toolConfig],
   ['tools', tools],
   ['audit', audit],

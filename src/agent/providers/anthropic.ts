@@ -6,7 +6,7 @@
  */
 import { LlmError } from '../../errors.ts';
 import type { ChatMessage, CompletionTurn, Provider, ToolCallRequest } from '../types.ts';
-import { joinUrl, jsonProvider } from './http.ts';
+import { joinUrl, jsonProvider, sampling } from './http.ts';
 
 export const ANTHROPIC_DEFAULTS = {
   baseUrl: 'https://api.anthropic.com',
@@ -43,6 +43,7 @@ export function createAnthropicProvider(options: AnthropicOptions): Provider {
     body: (request) => ({
       model,
       max_tokens: request.maxTokens,
+      ...sampling(request.options),
       system: request.system,
       messages: toWire(request.messages),
     }),

@@ -7,7 +7,7 @@
 import { knownSecrets } from '../../audit/redact.ts';
 import { LlmError } from '../../errors.ts';
 import { lazyRequire } from '../../lazy-require.ts';
-import type { CompletionRequest, CompletionTurn, Provider } from '../types.ts';
+import type { CallOptions, CompletionRequest, CompletionTurn, Provider } from '../types.ts';
 
 /** undici on the first call to a model over HTTP (the scripted provider makes none). */
 const undici = lazyRequire<typeof import('undici')>('undici');
@@ -62,6 +62,14 @@ export function jsonProvider(spec: JsonProviderSpec): Provider {
       });
       return spec.parse(answer, label);
     },
+  };
+}
+
+/** `temperature` and `top_p` as every provider's wire names them, only those that are set. */
+export function sampling(options: CallOptions | undefined): { temperature?: number; top_p?: number } {
+  return {
+    ...(options?.temperature === undefined ? {} : { temperature: options.temperature }),
+    ...(options?.topP === undefined ? {} : { top_p: options.topP }),
   };
 }
 

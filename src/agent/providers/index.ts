@@ -67,7 +67,12 @@ export function createBackend(config: LlmBackendConfig, options: BackendOptions)
     case 'scripted': {
       const script =
         config.script === undefined ? undefined : (options.scripts?.[config.script] ?? config.script);
-      return { provider: createScriptedProvider(script === undefined ? {} : { script }) };
+      return {
+        provider: createScriptedProvider({
+          ...(script === undefined ? {} : { script }),
+          ...(config.model === undefined ? {} : { model: config.model }),
+        }),
+      };
     }
     default:
       throw new LlmError(

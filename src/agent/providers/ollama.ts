@@ -7,7 +7,7 @@
  */
 import { LlmError } from '../../errors.ts';
 import type { ChatMessage, CompletionTurn, Provider, ToolCallRequest } from '../types.ts';
-import { functionTools, joinUrl, jsonProvider } from './http.ts';
+import { functionTools, joinUrl, jsonProvider, sampling } from './http.ts';
 import { parseArguments } from './openai.ts';
 
 export const OLLAMA_DEFAULTS = { model: 'llama3.1' } as const;
@@ -43,7 +43,8 @@ export function createOllamaProvider(options: OllamaOptions): Provider {
       model,
       stream: false,
       messages: [{ role: 'system', content: request.system }, ...toWire(request.messages)],
-      options: { num_predict: request.maxTokens },
+      // Ollama takes sampling settings under options, by its own names.
+      options: { num_predict: request.maxTokens, ...sampling(request.options) },
     }),
     tools: functionTools,
     parse: (answer, label) => fromWire(answer, label, () => `ollama_${++seq}`),

@@ -7,7 +7,7 @@
  */
 import { LlmError } from '../../errors.ts';
 import type { ChatMessage, CompletionTurn, Provider, ToolCallRequest } from '../types.ts';
-import { functionTools, joinUrl, jsonProvider } from './http.ts';
+import { functionTools, joinUrl, jsonProvider, sampling } from './http.ts';
 
 export const OPENAI_DEFAULTS = {
   baseUrl: 'https://api.openai.com/v1',
@@ -46,6 +46,14 @@ export function createOpenAiProvider(options: OpenAiOptions): Provider {
     timeoutMs: options.timeoutMs,
     body: (request) => ({
       model,
+      ...sampling(request.options),
+      // OpenAI's own API wants max_completion_tokens (its reasoning models refuse max_tokens);
+      // compatible servers know max_tokens. Sent only when organism.yaml sets it, as before.
+      ...(request.options?.maxTokens === undefined
+        ? {}
+        : {
+            [options.kind === 'openai' ? 'max_completion_tokens' : 'max_tokens']: request.options.maxTokens,
+          }),
       messages: [{ role: 'system', content: request.system }, ...toWire(request.messages)],
     }),
     tools: functionTools,

@@ -70,6 +70,8 @@ export const BUILTIN_SCRIPT: Script = {
 export interface ScriptedOptions {
   /** A script object, or the path of a script file. Default BUILTIN_SCRIPT. */
   script?: Script | string;
+  /** The model name it shows (organism.yaml `model`); default the script's `name`. */
+  model?: string;
 }
 
 interface CompiledEntry {
@@ -83,7 +85,7 @@ export function createScriptedProvider(options: ScriptedOptions = {}): Provider 
     typeof options.script === 'string' ? loadScriptFile(options.script) : (options.script ?? BUILTIN_SCRIPT);
   const where = typeof options.script === 'string' ? options.script : 'script';
   const entries = compileScript(script, where);
-  const model = script.name ?? 'script';
+  const model = options.model ?? script.name ?? 'script';
   return {
     kind: 'scripted',
     model,
@@ -101,6 +103,16 @@ export function createScriptedProvider(options: ScriptedOptions = {}): Provider 
       return turn;
     },
   };
+}
+
+/** Why the script file at `path` cannot be played (unreadable, not YAML, a bad entry), or undefined. */
+export function scriptFileProblem(path: string): string | undefined {
+  try {
+    compileScript(loadScriptFile(path), path);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
 }
 
 export function loadScriptFile(path: string): Script {
