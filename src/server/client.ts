@@ -1,12 +1,15 @@
 /**
  * A small client of the daemon's API for the CLI (`organism status`, `threads`, `tail`...). The token
- * comes from an environment variable (ORGANISM_TOKEN unless `--token-env` names another), never
- * from a flag: a flag would show in `ps` and in shell history. Without one, the daemon of the
- * organism.yaml in use (found through its data dir) is sent that data dir's local token, so the CLI
- * on the daemon's machine needs no setup; no other address is ever sent it.
+ * comes from an environment variable (ORGANISM_TOKEN unless `--token-env` names another) or the same
+ * variable in the .env beside organism.yaml, never from a flag: a flag would show in `ps` and in
+ * shell history. Without one, the daemon of the organism.yaml in use (found through its data dir) is
+ * sent that data dir's local token, so the CLI on the daemon's machine needs no setup; no other
+ * address is ever sent it.
  */
+import { dirname, join, resolve } from 'node:path';
 import WebSocket from 'ws';
 import { readDataDir } from '../config/data-dir.ts';
+import { loadDotEnv } from '../config/env.ts';
 import { loadConfig, type OrganismConfig } from '../config/index.ts';
 import { ConfigError, type ConfigIssue, OrganismError, UsageError } from '../errors.ts';
 import { liveDaemonAddress } from './address-file.ts';
@@ -18,18 +21,24 @@ export interface DaemonTarget {
   url: string;
   token: string | undefined;
   tokenEnv: string;
-  /** Where the token came from: the environment variable, or the data dir's local token file. */
-  tokenSource?: 'env' | 'local';
+  /**
+   * Where the token came from: the environment variable, the same variable in the .env beside
+   * organism.yaml, or the data dir's local token file.
+   */
+  tokenSource?: 'env' | 'dotenv' | 'local';
 }
 
 /** The environment variable naming the daemon's address when --url is not given. */
 export const URL_ENV = 'ORGANISM_URL';
 
 /**
- * The daemon's address, first found of: `--url`; $ORGANISM_URL; the address the running daemon
- * wrote into its data_dir (`daemon.json`, ignored when its process is gone); organism.yaml's
- * server.host and server.port. The token: the environment's, else the local token of the data
- * dir whose live daemon is at that address.
+ * The daemon's address, first found of: `--url`; $ORGANISM_URL; ORGANISM_URL in the .env beside
+ * organism.yaml; the address the running daemon wrote into its data_dir (`daemon.json`, ignored
+ * when its process is gone); organism.yaml's server.host and server.port. The token: the
+ * environment's; else the .env's, sent only to the address it belongs with (the .env's
+ * ORGANISM_URL, or with none there this organism's daemon); else the local token of the data dir
+ * whose live daemon is at that address. The process environment wins over the .env, as it does
+ * for organism.yaml's ${VAR}s.
  */
 export async function resolveTarget(
   values: { url?: string | undefined; config: string; 'token-env'?: string | undefined },
@@ -38,19 +47,31 @@ export async function resolveTarget(
   const tokenEnv = values['token-env'] ?? DEFAULT_TOKEN_ENV;
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv))
     throw new UsageError(`--token-env must name an environment variable, not '${tokenEnv}'`);
-  const given = values.url || env[URL_ENV];
+  // Malformed lines of the .env are the loader's to report; what parses is used here.
+  const dotEnv = (await loadDotEnv(join(dirname(resolve(values.config)), '.env'), '.env')).vars;
+  const given = values.url || env[URL_ENV] || dotEnv[URL_ENV];
   // With an address given, the config is read only to recognize its daemon (and may be absent).
   const located = given
     ? await locate(values.config, env).catch(() => undefined)
     : await locate(values.config, env);
   const url = given || located!.url;
   if (!/^https?:\/\/[^/]/.test(url)) {
-    const from = values.url ? '--url' : URL_ENV;
+    const from = values.url
+      ? '--url'
+      : env[URL_ENV]
+        ? URL_ENV
+        : `${URL_ENV} in the .env beside ${values.config}`;
     throw new UsageError(`${from} must be an http:// or https:// address, not '${url}'`);
   }
   const target = { url: url.replace(/\/+$/, ''), tokenEnv };
   const fromEnv = env[tokenEnv];
   if (fromEnv) return { ...target, token: fromEnv, tokenSource: 'env' };
+  // The .env's token goes where the .env says, or to this organism's own daemon: never to an
+  // address given elsewhere (--url, $ORGANISM_URL) for another daemon.
+  const fromDotEnv = dotEnv[tokenEnv];
+  const belongsTo = dotEnv[URL_ENV] || located?.url;
+  if (fromDotEnv && belongsTo !== undefined && sameOrigin(belongsTo, url))
+    return { ...target, token: fromDotEnv, tokenSource: 'dotenv' };
   // Only to the address this data dir's live daemon wrote: never to a server squatting its port.
   const local =
     located?.live !== undefined && sameOrigin(located.live, url)
@@ -117,6 +138,8 @@ export class DaemonClient {
     if (!token)
       return ` (set ${tokenEnv} to an API token; on the daemon's machine, give --config of its organism.yaml and the CLI finds the local token)`;
     if (tokenSource === 'local') return ' (the local token in <data_dir>/api-token was not accepted)';
+    if (tokenSource === 'dotenv')
+      return ` (the token in ${tokenEnv} of the .env beside organism.yaml was not accepted)`;
     return ` (the token in ${tokenEnv} was not accepted)`;
   }
 
@@ -261,6 +284,8 @@ export const CLIENT_OPTIONS = {
 
 export const CLIENT_HELP = `  -c, --config FILE     organism.yaml of the daemon (default ./organism.yaml): the address the running
                         daemon wrote into its data_dir, else the server section
-      --url URL         the daemon's address instead, e.g. http://127.0.0.1:7777 (else $${URL_ENV})
-      --token-env NAME  environment variable holding the API token (default ${DEFAULT_TOKEN_ENV}); unset,
-                        the daemon of --config's data dir gets its local token (<data_dir>/api-token)`;
+      --url URL         the daemon's address instead, e.g. http://127.0.0.1:7777 (else $${URL_ENV}, from
+                        the environment or the .env beside organism.yaml)
+      --token-env NAME  variable holding the API token (default ${DEFAULT_TOKEN_ENV}), in the environment or
+                        the .env beside organism.yaml (sent only to the .env's ${URL_ENV}, or this organism's
+                        daemon); unset, the daemon of --config's data dir gets its local token`;
