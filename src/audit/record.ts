@@ -23,6 +23,8 @@ export interface CallRecord {
   code: string | null;
   message: string | null;
   duration_ms: number;
+  /** The API caller (token name) who made this call as `listener`: `organism tools call`, POST /tools/:tool/call. */
+  by?: string;
   /** The approval a person gave this call, when it needed one. */
   approval?: string;
   /** With `approval`: hex SHA-256 of the canonical JSON of the arguments that ran. */

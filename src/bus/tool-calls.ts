@@ -64,12 +64,12 @@ export class ToolCalls {
 const HISTORY_REDACT = { maxString: Number.POSITIVE_INFINITY, maxDepth: 64 };
 
 /** The arguments redacted exactly as the audit records them (invariant 7: none in thread history). */
-function toolCallXml(tool: string, args: unknown): string {
+export function toolCallXml(tool: string, args: unknown): string {
   return encodePayload('tool-call', { tool, args: safeJson(redact(args, HISTORY_REDACT)) });
 }
 
 /** A result that carries a secret the daemon knows (a page echoing a key) shows it redacted. */
-function toolResultXml(result: ToolResult): string {
+export function toolResultXml(result: ToolResult): string {
   const body = knownSecrets.redact(result.status === 'ok' ? safeJson(result.value) : safeJson(result.error));
   return encodePayload('tool-result', { tool: result.tool, status: result.status, result: body });
 }

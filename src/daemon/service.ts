@@ -1,10 +1,15 @@
 /** The OrganismService the HTTP API runs on, over the daemon's state. */
 
+import { randomUUID } from 'node:crypto';
 import type { AgentRuntime } from '../agent/attach.ts';
+import { knownSecrets } from '../audit/redact.ts';
+import type { MessageKind } from '../bus/message.ts';
+import { toolCallXml, toolResultXml } from '../bus/tool-calls.ts';
 import { ServerError, ShuttingDownError } from '../errors.ts';
 import { McpHost } from '../mcp/server/host.ts';
 import { metrics, sampleBusGauges } from '../observability/metrics.ts';
 import type {
+  ApiToolCall,
   DeadLetterPage,
   DeadLetterQuery,
   DeadLetterView,
@@ -112,6 +117,36 @@ export function createOrganismService(state: DaemonState): OrganismService {
         const a = availability.get(tool.tool);
         return { ...tool, available: a?.available ?? false, ...(a?.reason ? { reason: a.reason } : {}) };
       });
+    },
+
+    toolCallers: () => state.tools.runtime.dispatcher.listenerNames(),
+
+    async callTool(call: ApiToolCall) {
+      const thread = `api-${randomUUID()}`;
+      const callId = randomUUID();
+      // In the thread history as a listener's call is (invariant 1), approval records between them.
+      const record = (id: string, from: string, to: string, kind: MessageKind, payload: string) =>
+        state.history.append(thread, {
+          id,
+          from,
+          to,
+          kind,
+          payload: knownSecrets.redact(payload),
+          time: Date.now(),
+        });
+      record(callId, call.as, call.tool, 'tool-call', toolCallXml(call.tool, call.args));
+      // The bus's own ToolPort: the dispatcher in force, kept alive across a reload while it runs.
+      const result = await state.tools.call({
+        tool: call.tool,
+        args: call.args,
+        listener: call.as,
+        thread,
+        callId,
+        by: call.by,
+        ...(call.scope ? { scope: call.scope } : {}),
+      });
+      record(`${callId}.result`, call.tool, call.as, 'tool-result', toolResultXml(result));
+      return { thread, result };
     },
 
     async auditFile(): Promise<string> {

@@ -151,9 +151,13 @@ export class DaemonClient {
     return this.#request<T>('GET', path, query);
   }
 
-  /** POST with a JSON body, empty for the operator actions (pause, resume, kill, reload). */
-  post<T>(path: string, body: Record<string, unknown> = {}): Promise<T> {
-    return this.#request<T>('POST', path, {}, body);
+  /**
+   * POST with a JSON body, empty for the operator actions (pause, resume, kill, reload). `untimed`:
+   * the answer may take as long as the daemon takes (a tool call waiting for a person's approval,
+   * up to a day), past fetch's own 300 s limit on the wait for an answer.
+   */
+  post<T>(path: string, body: Record<string, unknown> = {}, options: { untimed?: boolean } = {}): Promise<T> {
+    return this.#request<T>('POST', path, {}, body, options.untimed === true);
   }
 
   async #request<T>(
@@ -161,22 +165,22 @@ export class DaemonClient {
     path: string,
     query: Record<string, string | number | undefined>,
     payload: Record<string, unknown> = {},
+    untimed = false,
   ): Promise<T> {
     const url = new URL(`${this.target.url}${path}`);
     for (const [k, v] of Object.entries(query))
       if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
     let response: Response;
     try {
-      response = await fetch(
-        url,
+      const init: RequestInit =
         method === 'GET'
           ? { headers: this.#headers() }
           : {
               method,
               headers: { ...this.#headers(), 'content-type': 'application/json' },
               body: JSON.stringify(payload),
-            },
-      );
+            };
+      response = untimed ? await untimedFetch(url, init) : await fetch(url, init);
     } catch (error) {
       const cause =
         (error as Error & { cause?: { message?: string } }).cause?.message ?? (error as Error).message;
@@ -273,6 +277,20 @@ export class DaemonClient {
       });
       ws.on('close', () => finish('closed'));
     });
+  }
+}
+
+/** fetch with no limit on the wait for the answer's headers and body (undici's own, loaded on use). */
+async function untimedFetch(url: URL, init: RequestInit): Promise<Response> {
+  const undici = await import('undici');
+  const dispatcher = new undici.Agent({ headersTimeout: 0, bodyTimeout: 0 });
+  try {
+    const response = await undici.fetch(url, { ...(init as object), dispatcher });
+    // Read here, while the agent is open; the caller reads it again from this copy.
+    const text = await response.text();
+    return new Response(text, { status: response.status, headers: { 'content-type': 'application/json' } });
+  } finally {
+    void dispatcher.close();
   }
 }
 

@@ -6,6 +6,7 @@ import type { BusApi, BusQueries, ThreadStatus } from '../bus/api.ts';
 import type { ServerError } from '../errors.ts';
 import type { McpHost } from '../mcp/server/host.ts';
 import type { ApprovalGate } from '../tools/approval/gate.ts';
+import type { Capability, ToolResult } from '../tools/types.ts';
 import type { EventHub } from './events.ts';
 
 export interface OrganismInfo {
@@ -51,6 +52,17 @@ export interface ToolInfo {
   /** With `as`: can that listener use it now, and if not why. */
   available?: boolean;
   reason?: string;
+}
+
+/** One tool call an API caller makes as a listener (POST /tools/:tool/call, `organism tools call`). */
+export interface ApiToolCall {
+  tool: string;
+  args: Record<string, unknown>;
+  /** The listener (or the `mcp` identity) whose grants, tool_config and trust apply. */
+  as: string;
+  scope?: Capability[];
+  /** The caller's token name, kept in the call's audit record. */
+  by: string;
 }
 
 export interface KillReport {
@@ -113,6 +125,14 @@ export interface OrganismService {
   resume(listener: string, by: string): boolean;
   /** All tools; with `as`, their availability to that listener (undefined: no such listener). */
   tools(as?: string): ToolInfo[] | undefined;
+  /** What tools may be called as: the listeners, and `mcp` when organism.yaml grants it tools. */
+  toolCallers(): string[];
+  /**
+   * Runs one call through the daemon's one dispatcher (the same the bus uses) in a thread of its
+   * own (`api-<uuid>`); waits for a person where the call needs approval. Never throws for what
+   * the tool did: a refusal is a ToolResult.
+   */
+  callTool(call: ApiToolCall): Promise<{ thread: string; result: ToolResult }>;
   /** The audit log file, flushed first so a page includes what just happened. */
   auditFile(): Promise<string>;
   /** A reason to turn new work away now (history writer behind, shutting down), or undefined. */

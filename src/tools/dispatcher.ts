@@ -202,6 +202,7 @@ export class Dispatcher {
       message: null,
       duration_ms: 0,
     };
+    if (request.by !== undefined) record.by = request.by;
     const span = request.trace?.tool(request.tool, record.call_id);
     let result: ToolResult;
     try {

@@ -121,6 +121,8 @@ export interface CallRequest {
   scope?: readonly Capability[];
   /** Idempotency key for side-effecting tools; one is made up when absent. */
   callId?: string;
+  /** A person calling as `listener` through the API (their token's name), kept in the audit record. */
+  by?: string;
   /** Tracing on: the span this call's `execute_tool` span starts under (the hop or the agent's task). */
   trace?: Pick<TraceScope, 'tool'>;
   /**

@@ -15,6 +15,7 @@ import { ownApi } from '../../guard/own-api.ts';
 import { redisAddress } from '../../kv/redis.ts';
 import { mcpServers } from '../../mcp/config.ts';
 import { liveDaemonAddress } from '../../server/address-file.ts';
+import { CLIENT_OPTIONS, DaemonClient, resolveTarget, URL_ENV } from '../../server/client.ts';
 import { loadOrganismCatalog } from '../../tools/catalog.ts';
 import {
   buildManifest,
@@ -34,7 +35,7 @@ import {
 } from '../../tools/runtime.ts';
 import { revokeShared, sharesState, unrevokeShared } from '../../tools/shared-state.ts';
 import { didYouMean } from '../../tools/tool-config.ts';
-import { CAPABILITIES, type Capability } from '../../tools/types.ts';
+import { CAPABILITIES, type Capability, type ToolResult } from '../../tools/types.ts';
 import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
 import type { CommandIo } from '../io.ts';
 
@@ -48,10 +49,16 @@ subcommands:
                                                 each tool LISTENER cannot use is marked [UNAVAILABLE: reason];
                                                 a tool configured less contained than the default (say,
                                                 run_command with sandbox: none) is marked [WARNING: ...]
-  call TOOL --as LISTENER [--args JSON | JSON] [--scope CAPS]
+  call TOOL --as LISTENER [--args JSON | JSON] [--scope CAPS] [--local]
                                                 one call through the full dispatcher (grants, guard, rate
-                                                limit, audit); prints the result as JSON. Exit 0 when the
-                                                tool ran, 2 when refused, 1 on error
+                                                limit, approval, audit); prints the result as JSON. Exit 0
+                                                when the tool ran, 2 when refused, 1 on error. When a
+                                                daemon runs for --config (or --url / $ORGANISM_URL names
+                                                one), the call runs in it, as that listener's own call
+                                                would (its loaded config; approval waits for a person;
+                                                audited with the token's name); it needs the admin role,
+                                                or operator for --as mcp. --local: in this process, from
+                                                the files as they are now (approval is then refused)
   sign [--key FILE]                             write the signed manifest of tool module hashes
                                                 (tools.manifest); without --key, the Ed25519 key pair in
                                                 the data dir is used (generated on first use)
@@ -64,6 +71,10 @@ options:
       --root DIR      folder holding the built-in tools/ and librarian/tools/ (default: Organism's
                       own); your tool_modules from organism.yaml are added either way
       --scope CAPS    comma-separated capability scope for the call (${CAPABILITIES.join(', ')})
+      --local         call: run the call in this process even when a daemon runs
+      --url URL       call: the daemon's address (else $ORGANISM_URL, else the one running for --config)
+      --token-env NAME  call: environment variable holding the API token (default ORGANISM_TOKEN);
+                      unset, the daemon of --config's data dir gets its local token (admin)
   -h, --help          show this help`;
 
 const OPTIONS = {
@@ -74,6 +85,8 @@ const OPTIONS = {
   key: { type: 'string' },
   reason: { type: 'string' },
   root: { type: 'string' },
+  local: { type: 'boolean' },
+  ...CLIENT_OPTIONS,
 } as const;
 
 type Values = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
@@ -210,6 +223,11 @@ async function call(values: Values, rest: string[], io: CommandIo): Promise<numb
   }
   const scope = parseScope(values.scope);
   const { config: cfg, env } = await configAndEnv(values);
+  if (!values.local) {
+    // The running organism's answer, from what it has loaded: the CLI and the daemon agree.
+    const through = await daemonFor(values, cfg, env);
+    if (through) return callThroughDaemon(through, { tool, as: values.as, args, scope }, io);
+  }
   checkListener(cfg, values.as);
   // The call runs here, not in the daemon: the same folders and the same redaction as there.
   await ensureOrganismFolders(cfg);
@@ -242,6 +260,43 @@ async function call(values: Values, rest: string[], io: CommandIo): Promise<numb
   } finally {
     ownApi.delete(apiOwner);
     await runtime.close();
+  }
+}
+
+/** The daemon to call through: --url or $ORGANISM_URL, else the one running for the config; undefined: none. */
+async function daemonFor(
+  values: Values,
+  cfg: OrganismConfig,
+  env: NodeJS.ProcessEnv,
+): Promise<DaemonClient | undefined> {
+  const named = values.url || env[URL_ENV];
+  if (!named && !(await liveDaemonAddress(cfg.organism.data_dir))) return undefined;
+  return new DaemonClient(await resolveTarget(values, env));
+}
+
+async function callThroughDaemon(
+  client: DaemonClient,
+  call: { tool: string; as: string; args: unknown; scope: Capability[] | undefined },
+  io: CommandIo,
+): Promise<number> {
+  // A call that needs approval answers once a person decides: say so while it waits.
+  const hint = setTimeout(
+    () =>
+      io.err(
+        `waiting for the daemon at ${client.target.url} (a call that needs approval waits for a person: organism approvals list)`,
+      ),
+    2_000,
+  );
+  try {
+    const answer = await client.post<{ result: ToolResult }>(
+      `/api/v1/tools/${encodeURIComponent(call.tool)}/call`,
+      { as: call.as, args: call.args, ...(call.scope ? { scope: call.scope } : {}) },
+      { untimed: true },
+    );
+    io.out(JSON.stringify(answer.result, null, 2));
+    return answer.result.status === 'ok' ? 0 : answer.result.status === 'refused' ? 2 : 1;
+  } finally {
+    clearTimeout(hint);
   }
 }
 
