@@ -49,12 +49,18 @@ describe('organism init', () => {
     expect(out).toContain('Next steps:');
     expect(out).toContain(`cd "${dir}"`); // quoted: the folder's name has a space
     expect(out).toContain('npm install');
+    expect(out).toContain('npm run dev          # the organism on http://127.0.0.1:7777, reloaded on every save');
 
     const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'));
     expect(pkg).toMatchObject({
       name: 'my-bot',
       type: 'module',
-      scripts: { start: 'organism run', test: 'vitest run', validate: 'organism validate' },
+      scripts: {
+        start: 'organism run',
+        dev: 'organism dev',
+        test: 'vitest run',
+        validate: 'organism validate',
+      },
       dependencies: { organism: expect.stringMatching(/^\^\d+\.\d+\.\d+/) },
     });
     expect(Object.keys(pkg.devDependencies).sort()).toEqual(['@types/node', 'typescript', 'vitest']);

@@ -35,7 +35,7 @@ Writes a working Organism project into dir (default: the current folder; created
   tsconfig.json         plain NodeNext, for \`npx tsc --noEmit\`
   .env.example, .gitignore, README.md
 
-Then: npm install && npm test && npm start
+Then: npm install && npm test && npm run dev
 
 options:
       --name NAME       organism.name and the package name (default: the folder's name)
@@ -111,7 +111,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   if (shown !== '.') io.out(`  cd ${/[\s'"$`\\]/.test(shown) ? JSON.stringify(shown) : shown}`);
   io.out('  npm install');
   io.out('  npm test             # the listener under vitest');
-  io.out('  npm start            # the organism on http://127.0.0.1:7777');
+  io.out('  npm run dev          # the organism on http://127.0.0.1:7777, reloaded on every save');
   io.out("  npx organism send --to hello '<hello><name>Ada</name></hello>' --wait   # in another terminal");
   return 0;
 }

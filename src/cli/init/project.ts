@@ -77,7 +77,13 @@ export function versionsFrom(
   };
 }
 
-const SCRIPTS = { start: 'organism run', test: 'vitest run', validate: 'organism validate' } as const;
+const SCRIPTS = {
+  start: 'organism run',
+  // The daemon, reloaded on every save of organism.yaml, listeners, tools and their imports.
+  dev: 'organism dev',
+  test: 'vitest run',
+  validate: 'organism validate',
+} as const;
 
 /** What `npm init -y` puts in scripts.test: a placeholder, not the user's own script. */
 const NPM_PLACEHOLDER_TEST = /^echo "Error: no test specified" && exit 1$/;

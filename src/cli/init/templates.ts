@@ -13,8 +13,9 @@ export interface ProjectFacts {
 export const ORGANISM_YAML = (
   facts: ProjectFacts,
 ) => `# yaml-language-server: $schema=./node_modules/organism/organism.schema.json
-# Your organism: \`npm start\` runs it, \`npm run validate\` checks this file. Every key with its
-# default: node_modules/organism/README.md, "organism.yaml reference".
+# Your organism: \`npm run dev\` runs it, reloaded on every save (\`npm start\`: without reloads);
+# \`npm run validate\` checks this file. Every key with its default: node_modules/organism/README.md,
+# "organism.yaml reference".
 organism:
   name: ${facts.name}
   data_dir: ./.organism        # history, audit log, embedded stores (git-ignored)
@@ -192,7 +193,8 @@ on a bus, with tools granted to them in \`organism.yaml\`.
 
 \`\`\`sh
 npm install
-npm start              # runs the organism on http://127.0.0.1:7777
+npm run dev            # runs the organism on http://127.0.0.1:7777, reloaded on every save
+npm start              # runs it as a service would (no reload on save)
 npm test               # tests the listener with vitest and organism/testing
 npm run validate       # checks organism.yaml, the listener and tool modules and the grants
 \`\`\`
