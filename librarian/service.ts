@@ -48,9 +48,14 @@ export async function createBackend(
 
 /** The organism's backend, created once. */
 export function librarianBackend(ctx: ToolRunContext): Promise<LibrarianBackend> {
-  return ctx.services.resources.get(
+  return sharedLibrarian(ctx.services, ctx.dataDir);
+}
+
+/** The organism's backend from its services (the tools' one: organism/testing reads and fills it). */
+export function sharedLibrarian(services: ToolServices, dataDir?: string): Promise<LibrarianBackend> {
+  return services.resources.get(
     RESOURCE_KEY,
-    () => createBackend(librarianOptions(ctx.services, ctx.dataDir), ctx.services.env),
+    () => createBackend(librarianOptions(services, dataDir), services.env),
     (backend) => backend.close(),
   );
 }

@@ -452,6 +452,15 @@ export class WaitTimeoutError extends fixedCode('testing.timeout', (what: string
   { what, ms },
 ]) {}
 
+/**
+ * organism/testing was asked for something it cannot run as asked: a built-in tool that does not
+ * exist, one given twice, or one that would reach the network or the host (run_command, fetch_url,
+ * web_search) with neither a fake nor an opt-in.
+ */
+export class TestKitError extends OrganismError<
+  'testing.unknown_tool' | 'testing.duplicate_tool' | 'testing.needs_fake' | 'testing.invalid_option'
+> {}
+
 /** An MCP server (consumed) or the organism's own MCP endpoint: down, refusing, too slow, or off-protocol. */
 export class McpError extends OrganismError<
   'mcp.unavailable' | 'mcp.tool' | 'mcp.timeout' | 'mcp.protocol' | 'mcp.config' | 'mcp.refused'

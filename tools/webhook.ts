@@ -6,7 +6,7 @@
 import { NetworkError } from '../src/errors.ts';
 import type { ToolDefinition, ToolRunContext } from '../src/tools/types.ts';
 import { NET_DEFAULTS, netConfigSchema, requestOptions, urlArgSchema } from './lib/net-config.ts';
-import { guardedRequest } from './lib/net-request.ts';
+import { type Delivery, guardedRequest, WEBHOOK_DELIVERY_RESOURCE } from './lib/net-request.ts';
 
 export interface WebhookArgs {
   url: string;
@@ -68,7 +68,11 @@ const webhook: ToolDefinition<WebhookArgs, WebhookResult> = {
         `payload is ${body.length} bytes as JSON; the limit is ${MAX_PAYLOAD_BYTES}`,
       );
     }
-    const response = await guardedRequest(
+    const deliver = await ctx.services.resources.get<Delivery>(
+      WEBHOOK_DELIVERY_RESOURCE,
+      () => guardedRequest,
+    );
+    const response = await deliver(
       {
         url: args.url,
         method,

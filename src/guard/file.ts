@@ -50,6 +50,11 @@ export class DaemonFiles {
     this.#sources.set(source, { dataDirs: real(own.dataDirs), files: real(own.files) });
   }
 
+  /** Forgets a source (a test kit's organism, once closed: its temp folder is gone). */
+  delete(source: string): void {
+    this.#sources.delete(source);
+  }
+
   /** What `p` is of the organism's own, or undefined; `workspaces`: the workspace, as given and real. */
   holds(p: string, workspaces: readonly string[]): string | undefined {
     for (const { dataDirs, files } of this.#sources.values()) {

@@ -4,25 +4,30 @@
  * through the real dispatcher and guard, and what comes back is what a caller would read. Only
  * the listener's neighbours are stand-ins the test provides.
  */
-import { resolve } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
+import type { AuditEntry } from '../audit/record.ts';
 import { Bus } from '../bus/bus.ts';
 import type { ListenerSpec } from '../bus/listeners.ts';
 import type { MessageKind, MessageView } from '../bus/message.ts';
 import { MemoryTransport } from '../bus/transport/memory.ts';
 import type { ListenerConfig, OrganismConfig } from '../config/types.ts';
 import { WaitTimeoutError } from '../errors.ts';
-import { checkCall } from '../guard/index.ts';
 import { loadListenerModule } from '../listener/loader.ts';
 import type { ListenerDefinition } from '../listener/types.ts';
-import { Dispatcher } from '../tools/dispatcher.ts';
+import type { Approval } from '../tools/approval/types.ts';
 import { ToolRegistry } from '../tools/registry.ts';
-import { createToolServices, type Resources } from '../tools/services.ts';
-import type { ToolDefinition } from '../tools/types.ts';
 import { decodePayload, encodePayload } from '../xml/codec.ts';
 import { parsePayload } from '../xml/parse.ts';
+import { type ApprovalPolicy, checkPolicy } from './approval.ts';
+import { type LiveToolName, resolveTools, type TestTool, type ToolFakes } from './builtins.ts';
 import { type DeepPartial, type TestConfigInput, testConfig } from './config.ts';
+import type { EmailRecorder, WebhookRecorder } from './recorders.ts';
+import type { TestKv, TestLibrarian } from './stores.ts';
+import { kitTools } from './tool-runtime.ts';
 
 /** The name the test's messages come from; replies are the messages addressed back to it. */
 export const TEST_SENDER = 'test';
@@ -37,8 +42,28 @@ export interface TestListenerOptions {
    * replies reach its onReply. Each becomes one of its peers.
    */
   peers?: Record<string, ListenerDefinition<any>>;
-  /** Tools granted to it, run through the real dispatcher and guard. */
-  tools?: ToolDefinition[];
+  /**
+   * Tools granted to it, run through the real dispatcher and guard: Organism's built-in tools by
+   * name (`'key_value_set'`, `'webhook'`...), your own ToolDefinitions, or fakes (a ToolDefinition
+   * with a built-in's name). Their tool_config is `config.tool_config`, as in organism.yaml.
+   */
+  tools?: TestTool[];
+  /**
+   * Decides the calls whose tool_config asks for approval, in a person's place: `'approve'`,
+   * `'deny'`, or a function of the request (as `organism approvals list` shows it) returning true,
+   * false or `{ approve, reason }`. Default: such calls are denied, saying how to set a policy.
+   */
+  approval?: ApprovalPolicy;
+  /**
+   * Built-ins named in `tools` whose run the test gives: the built-in's arguments, tool_config and
+   * guard, the test's result. run_command, fetch_url and web_search need a fake or `live`.
+   */
+  fakes?: ToolFakes;
+  /**
+   * Built-ins that run as in production: webhook and send_email send for real instead of being
+   * recorded, run_command runs in the sandbox, fetch_url and web_search reach the network.
+   */
+  live?: LiveToolName[];
   /** The rest of organism.yaml (limits, bus...), schema defaults applied (see testConfig). */
   organism?: TestConfigInput;
   /** How long send() waits for the thread to settle, ms. Default 10 000. */
@@ -95,7 +120,22 @@ export interface TestedListener {
   send(payload: string | Record<string, unknown>, options?: SendOptions): Promise<Replies>;
   /** Every message of a thread so far. */
   messages(thread: string): readonly MessageView[];
-  /** Stops the bus (waiting up to 1 s for work in flight) and closes what the tools opened. */
+  /** The key/value store of the key_value_* tools (in the test's temp folder): fill it, read it. */
+  readonly kv: TestKv;
+  /** The librarian of the librarian_* tools (embedded, in the test's temp folder). */
+  readonly librarian: TestLibrarian;
+  /** Every webhook delivery, recorded instead of sent; `webhooks.respond()` sets the receiver's answer. */
+  readonly webhooks: WebhookRecorder;
+  /** Every e-mail send_email sent, recorded instead of sent. */
+  readonly emails: EmailRecorder;
+  /** The approval decisions made so far, in order: the request, the decision, by whom and why. */
+  readonly approvals: readonly Approval[];
+  /** The audit records of the tool calls and decisions, in order (what the daemon's audit log would hold). */
+  readonly audit: readonly AuditEntry[];
+  /**
+   * Stops the bus (waiting up to 1 s for work in flight), closes what the tools opened and removes
+   * the test's temp folder.
+   */
   close(): Promise<void>;
 }
 
@@ -142,54 +182,38 @@ export async function startHarness(
 ): Promise<TestedListener> {
   const { name } = own;
   const peers = new Map(Object.entries(options.peers ?? {}));
-  const tools = options.tools ?? [];
-  const config = testConfig({
-    ...options.organism,
-    listeners: [
-      {
-        ...options.config,
-        ...own,
-        peers: [...(options.config?.peers ?? []), ...peers.keys()],
-        tools: [...(options.config?.tools ?? []), ...tools.map((t) => t.name)],
-      },
-      ...[...peers].map(([peer, d]) => ({ name: peer, description: d.description ?? `${peer} (stand-in)` })),
-    ],
-  });
-  const registry = new ToolRegistry();
-  for (const tool of tools) registry.register(tool);
-  let bus: Bus | undefined;
-  const definition = build({
-    config,
-    entry: config.listeners[0]!,
-    registry,
-    peers,
-    history: (thread) => bus?.thread(thread)?.messages,
-  });
-  const definitions = [definition, ...peers.values()];
-  const specs: ListenerSpec[] = config.listeners.map((c, i) => ({
-    config: c,
-    definition: definitions[i]!,
-    tag: c.payload ?? definitions[i]!.payload.tag,
-  }));
-  const ownTag = specs[0]!.tag;
-  const { dispatcher, resources } = toolRuntime(config, registry, tools.length > 0);
-  const logs: LogLine[] = [];
-  const running = new Bus(specs, new MemoryTransport(), {
-    limits: config.limits,
-    bus: config.bus,
-    logger: pino(
-      { level: 'debug', base: null, timestamp: false },
-      { write: (line) => logs.push(logLine(line)) },
-    ),
-    ...(dispatcher ? { tools: dispatcher } : {}),
-  });
-  bus = running;
-  running.start();
+  const policy = checkPolicy(options.approval);
+  const live = options.live ?? [];
+  const tools = await resolveTools(options.tools ?? [], live, options.fakes);
+  // The organism's folder: data dir, workspace and stores, removed by close().
+  const dir = await mkdtemp(join(tmpdir(), 'organism-test-'));
+  const removeDir = () => rm(dir, { recursive: true, force: true });
+  let kit: Awaited<ReturnType<typeof kitTools>> | undefined;
+  let started: ReturnType<typeof startBus>;
+  try {
+    const config = harnessConfig(own, options, peers, tools, dir);
+    const registry = new ToolRegistry();
+    for (const tool of tools) registry.register(tool);
+    kit = await kitTools({ config, registry, dispatch: tools.length > 0, policy, live, listener: name });
+    started = startBus(config, registry, peers, kit, build);
+  } catch (error) {
+    // A start that fails leaves nothing open and no folder behind.
+    await kit?.close().catch(() => {});
+    await removeDir();
+    throw error;
+  }
+  const { config, definition, ownTag, logs, running, kit: side } = started;
   const timeoutMs = options.timeoutMs ?? 10_000;
   return {
     name,
     config,
     logs,
+    kv: side.kv,
+    librarian: side.librarian,
+    webhooks: side.webhooks,
+    emails: side.emails,
+    approvals: side.approvals,
+    audit: side.audit,
     async send(payload, sendOptions = {}) {
       const text =
         typeof payload === 'string' ? payload : encodePayload(ownTag, payload, definition.payload.schema);
@@ -210,11 +234,93 @@ export async function startHarness(
     },
     messages: (thread) => running.thread(thread)?.messages ?? [],
     async close() {
-      await running.stop(1_000);
-      await resources.closeAll();
+      try {
+        await running.stop(1_000);
+        await side.close();
+      } finally {
+        await removeDir();
+      }
     },
   };
 }
+
+/** The bus with the listener under test (built by `build` once its tools exist) and its peers, started. */
+function startBus(
+  config: OrganismConfig,
+  registry: ToolRegistry,
+  peers: ReadonlyMap<string, ListenerDefinition<any>>,
+  kit: Awaited<ReturnType<typeof kitTools>>,
+  build: (parts: HarnessParts) => ListenerDefinition<any>,
+) {
+  let bus: Bus | undefined;
+  const definition = build({
+    config,
+    entry: config.listeners[0]!,
+    registry,
+    peers,
+    history: (thread) => bus?.thread(thread)?.messages,
+  });
+  const definitions = [definition, ...peers.values()];
+  const specs: ListenerSpec[] = config.listeners.map((c, i) => ({
+    config: c,
+    definition: definitions[i]!,
+    tag: c.payload ?? definitions[i]!.payload.tag,
+  }));
+  const logs: LogLine[] = [];
+  const running = new Bus(specs, new MemoryTransport(), {
+    limits: config.limits,
+    bus: config.bus,
+    logger: pino(
+      { level: 'debug', base: null, timestamp: false },
+      { write: (line) => logs.push(logLine(line)) },
+    ),
+    ...(kit.dispatcher ? { tools: kit.dispatcher } : {}),
+  });
+  bus = running;
+  running.start();
+  return { config, definition, ownTag: specs[0]!.tag, logs, running, kit };
+}
+
+/**
+ * organism.yaml of the harness: the listener under test first (its tools granted), then the
+ * stand-in peers. send_email named without an smtp section gets one for its recorder (nothing is
+ * sent), so it is available as in an organism that has one.
+ */
+function harnessConfig(
+  own: DeepPartial<ListenerConfig> & { name: string },
+  options: TestListenerOptions,
+  peers: ReadonlyMap<string, ListenerDefinition<any>>,
+  tools: readonly { name: string }[],
+  dir: string,
+): OrganismConfig {
+  const recordsMail =
+    options.tools?.includes('send_email') === true &&
+    !options.live?.includes('send_email') &&
+    options.organism?.smtp === undefined;
+  return testConfig(
+    {
+      ...options.organism,
+      ...(recordsMail ? { smtp: { host: RECORDER_SMTP_HOST, from: RECORDER_SMTP_FROM } } : {}),
+      listeners: [
+        {
+          ...options.config,
+          ...own,
+          peers: [...(options.config?.peers ?? []), ...peers.keys()],
+          tools: [...(options.config?.tools ?? []), ...tools.map((t) => t.name)],
+        },
+        ...[...peers].map(([peer, d]) => ({
+          name: peer,
+          description: d.description ?? `${peer} (stand-in)`,
+        })),
+      ],
+    },
+    { dir },
+  );
+}
+
+/** The smtp section send_email gets for its recorder when the test gives none. */
+export const RECORDER_SMTP_HOST = 'smtp.recorder.invalid';
+export const RECORDER_SMTP_FROM = 'organism@example.com';
 
 /** Resolves with the thread's messages once nothing is queued or running in it. */
 export function settled(bus: Bus, thread: string, timeoutMs = 10_000): Promise<MessageView[]> {
@@ -231,25 +337,6 @@ export function settled(bus: Bus, thread: string, timeoutMs = 10_000): Promise<M
     const unwatch = bus.watch(thread, { onMessage: () => {}, onIdle: finish });
     if (bus.thread(thread)?.status !== 'active') finish();
   });
-}
-
-function toolRuntime(
-  config: OrganismConfig,
-  registry: ToolRegistry,
-  any: boolean,
-): { dispatcher: Dispatcher | undefined; resources: Pick<Resources, 'closeAll'> } {
-  if (!any) return { dispatcher: undefined, resources: { closeAll: async () => [] } };
-  const { services, resources } = createToolServices(config);
-  const dispatcher = new Dispatcher({
-    registry,
-    listeners: config.listeners,
-    workspace: config.organism.workspace,
-    dataDir: config.organism.data_dir,
-    guard: checkCall,
-    services,
-    configFile: config.file,
-  });
-  return { dispatcher, resources };
 }
 
 const LEVELS: Record<number, LogLine['level']> = {

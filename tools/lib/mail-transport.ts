@@ -79,10 +79,16 @@ function smtpPassword(s: SmtpSettings): string | undefined {
   return s.passwordEnv === undefined ? undefined : (s.env ?? process.env)[s.passwordEnv] || undefined;
 }
 
+/**
+ * Key of the transport in the tool resource cache: an SMTP transport made on first use, unless
+ * organism/testing put its recorder there first.
+ */
+export const SMTP_RESOURCE = 'smtp';
+
 /** The shared transport for this organism; the runtime closes it at shutdown. */
 export function mailTransport(services: ToolServices, s: SmtpSettings): Promise<MailTransport> {
   return services.resources.get<MailTransport>(
-    'smtp',
+    SMTP_RESOURCE,
     // nodemailer is loaded with the first mail: most organisms never send one.
     async () => {
       const { createTransport } = await import('nodemailer');

@@ -63,6 +63,16 @@ export interface GuardedResponse {
   warnings: string[];
 }
 
+/** How a webhook delivery goes out: guardedRequest, or what took its place in the resource cache. */
+export type Delivery = (req: GuardedRequest, opts: GuardedRequestOptions) => Promise<GuardedResponse>;
+
+/**
+ * Key of webhook's delivery in the tool resource cache. Production puts guardedRequest there on
+ * first use; organism/testing puts a recorder there first, so a test runs the real tool (arguments,
+ * body, Idempotency-Key, response cut) and nothing leaves the process.
+ */
+export const WEBHOOK_DELIVERY_RESOURCE = 'net:webhook-delivery';
+
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const BODY_HEADERS = ['content-type', 'content-encoding', 'content-language', 'content-location'];
 
