@@ -2,12 +2,13 @@
  * The package as a new user gets it: `npm run build`, `npm pack`, a fresh project, `npm install
  * <tarball>`, `npx organism init`, `npm install`; then the project's own `npm test` and `npx tsc
  * --noEmit` pass, and `npx organism run` carries a thread through the project's listener and a call
- * of the project's own tool. The installs are --offline, from npm's cache (.ci/run fills it with
- * one install before the tests), so the test reaches nothing past loopback. Slow (several npm
- * installs), so one describe with one long timeout.
+ * of the project's own tool, and two agents the test adds answer from their own scripts under
+ * their own model names (listeners[].llm). The installs are --offline, from npm's cache (.ci/run
+ * fills it with one install before the tests), so the test reaches nothing past loopback. Slow
+ * (several npm installs), so one describe with one long timeout.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -192,6 +193,68 @@ describe('the packed package in a fresh project (npm pack, install, organism ini
     const response = await fetch(`${url}/api/v1/threads/${thread}`, { headers: bearer(token) });
     expect(response.status).toBe(200);
     expect(JSON.stringify(await response.json())).toContain('word_count');
+
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  }, 120_000);
+
+  it('runs two agents added to the project, each with its own model and script', async () => {
+    // What a user adds: two agents, each playing its own script (no key set) under its own model name.
+    const script = (text: string) => `scripts:\n  - turns:\n      - text: "${text}"\n`;
+    await mkdir(join(project, 'scripts'), { recursive: true });
+    await writeFile(join(project, 'scripts/triage.yaml'), script('Triage: {{task}} is urgent.'));
+    await writeFile(join(project, 'scripts/writer.yaml'), script('Writer: a reply to {{task}}.'));
+    const yaml = await readFile(join(project, 'organism.yaml'), 'utf8');
+    await writeFile(
+      join(project, 'organism.yaml'),
+      `${yaml}  - name: triage
+    agent: true
+    description: Sorts requests by urgency.
+    llm: { model: triage-model, script: ./scripts/triage.yaml }
+  - name: writer
+    agent: true
+    description: Drafts replies.
+    llm: { model: writer-model, script: ./scripts/writer.yaml, temperature: 0.3 }
+`,
+    );
+    const validate = await sh('npx', ['--no-install', 'organism', 'validate'], project);
+    expect(validate.code, validate.stdout + validate.stderr).toBe(0);
+    expect(validate.stdout).toContain('ok: ./organism.yaml (3 listeners)');
+
+    const bin = join(project, 'node_modules/organism/bin/organism.js');
+    const child = spawn(process.execPath, [bin, 'run', '--port', '0'], {
+      cwd: project,
+      env: userEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    daemon = child;
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const seen = (chunk: Buffer) => {
+        output += chunk;
+        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+        if (match) resolve(match[1]!);
+      };
+      child.stdout!.on('data', seen);
+      child.stderr!.on('data', seen);
+      child.once('exit', (code) => reject(new Error(`organism run exited ${code}:\n${output}`)));
+    });
+    const ask = async (agent: string, task: string) => {
+      const payload = `<${agent}><task>${task}</task></${agent}>`;
+      const args = ['--no-install', 'organism', 'send', '--url', url, '--to', agent, payload, '--wait'];
+      const sent = await sh('npx', args, project);
+      expect(sent.code, sent.stdout + sent.stderr).toBe(0);
+      return sent.stdout.split('\n').find((line) => line.startsWith(`${agent} -> api [response]`));
+    };
+    expect(await ask('triage', 'a broken login')).toContain(
+      '<answer><text>Triage: a broken login is urgent.</text><status>done</status><turns>1</turns>' +
+        '<backend>scripted/triage-model</backend></answer>',
+    );
+    expect(await ask('writer', 'a refund')).toContain(
+      '<answer><text>Writer: a reply to a refund.</text><status>done</status><turns>1</turns>' +
+        '<backend>scripted/writer-model</backend></answer>',
+    );
 
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
