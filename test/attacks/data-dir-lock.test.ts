@@ -214,7 +214,19 @@ describe('stale locks from a dead container do not block', () => {
     // The daemon opens its kv store with its first call that needs it.
     expect((await useTool(daemon.url, 'key_value_set', { key: 'k', value: 1 })).status).toBe('ok');
     const called = await runCli(
-      ['tools', 'call', 'key_value_get', '--as', 'toolbox', '--args', '{"key":"k"}', '--config', file],
+      // --local: in the CLI's own process (without it the call runs in the daemon, which holds the store).
+      [
+        'tools',
+        'call',
+        'key_value_get',
+        '--as',
+        'toolbox',
+        '--args',
+        '{"key":"k"}',
+        '--config',
+        file,
+        '--local',
+      ],
       TOKENS_ENV,
     );
     expect(called.stdout + called.stderr).toContain(`in use by process ${daemon.child.pid}`);

@@ -195,21 +195,26 @@ describe('fetch_url and webhook with allow_loopback', () => {
 });
 
 describe('organism tools call, run beside the daemon', () => {
-  it('refuses the running daemon API to the call it runs too', async () => {
-    const called = await runCli([
-      'tools',
-      'call',
-      'fetch_url',
-      '--as',
-      'toolbox',
-      '--config',
-      file,
-      '--args',
-      JSON.stringify({ url: `http://localhost:${port}/api/v1/organism` }),
-    ]);
-    expect(called.code, called.stdout + called.stderr).toBe(2);
-    expect(called.stdout).toContain('web.own_api');
-  }, 60_000);
+  it('refuses the running daemon API to the call it runs too, in the daemon and with --local', async () => {
+    // Without --local the call runs in the daemon (POST /api/v1/tools/fetch_url/call); with it, in
+    // the CLI's own process, which knows the daemon's address from its data dir all the same.
+    for (const where of [[], ['--local']]) {
+      const called = await runCli([
+        'tools',
+        'call',
+        'fetch_url',
+        '--as',
+        'toolbox',
+        '--config',
+        file,
+        ...where,
+        '--args',
+        JSON.stringify({ url: `http://localhost:${port}/api/v1/organism` }),
+      ]);
+      expect(called.code, called.stdout + called.stderr).toBe(2);
+      expect(called.stdout).toContain('web.own_api');
+    }
+  }, 90_000);
 });
 
 describe('an MCP HTTP server configured at the daemon own /mcp', () => {
@@ -232,7 +237,7 @@ describe('run_command with network: true', () => {
     return String(result.stdout).trim();
   }
 
-  it('reaches the API but changes nothing: approve, inject, reload, pause, kill, /mcp are 401', async () => {
+  it('reaches the API but changes nothing: approve, inject, reload, pause, kill, /mcp, a tool call are 401', async () => {
     const before = await reloads();
     const attempts: Array<[string, string, string?]> = [
       ['POST', `/api/v1/approvals/${approvalId}/approve`],
@@ -240,6 +245,12 @@ describe('run_command with network: true', () => {
       ['POST', '/api/v1/organism/reload'],
       ['POST', '/api/v1/listeners/printer/pause'],
       ['POST', `/api/v1/threads/${approvalThread}/kill`],
+      // A call as another listener, with that listener's grants (POST /tools/:tool/call).
+      [
+        'POST',
+        '/api/v1/tools/run_command/call',
+        JSON.stringify({ as: 'careful', args: { command: 'touch x' } }),
+      ],
       [
         'POST',
         '/mcp',

@@ -67,7 +67,8 @@ describe('the daemon with an audit key', () => {
       await records(1);
       expect((await use('send_email', { to: 'boss@example.com', subject: 's', body: 'b' })).status).toBe(202);
       await records(2);
-      // The CLI runs the tool next to the daemon and appends to the same chain, with the same key.
+      // The CLI runs the tool next to the daemon (--local: in its own process, not through the
+      // daemon) and appends to the same chain, with the same key.
       const cli = await runCli(
         [
           'tools',
@@ -77,6 +78,7 @@ describe('the daemon with an audit key', () => {
           'toolbox',
           '--config',
           file,
+          '--local',
           '--args',
           '{"to": "x@example.com"}',
         ],
