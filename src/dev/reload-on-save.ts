@@ -54,6 +54,8 @@ export async function startDevReload(
   let running: Promise<void> | undefined;
   let queued: string[] = [];
   let closed = false;
+  /** Files already said to be left unwatched (said once each). */
+  const told = new Set<string>();
 
   const watcher = new FolderWatcher({
     debounceMs: settings.debounceMs,
@@ -125,6 +127,14 @@ export async function startDevReload(
       await addToWatchSet(set, target.configPath, saved.config);
     } catch {
       // The file as saved does not load: the running config's files (the file itself among them) stay watched.
+    }
+    for (const [file, workspace] of set.unwatched) {
+      if (told.has(file)) continue;
+      told.add(file);
+      log.warn(
+        { file, workspace },
+        `not reloading on saves of ${shortName(file)}: it is inside the workspace ${shortName(workspace)}, which tools write (a module written there would run in the daemon); 'organism reload' loads it`,
+      );
     }
     return set;
   }

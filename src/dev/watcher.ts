@@ -16,6 +16,9 @@ import type { WatchSet } from './watch-set.ts';
 /** A module file in a tool_modules folder, as the tool catalog counts them. */
 const MODULE_FILE = /^[^.].*\.(ts|mts|js|mjs)$/;
 
+/** What the watcher needs of a WatchSet. */
+export type Watched = Pick<WatchSet, 'files' | 'moduleFolders'>;
+
 export interface WatcherOptions {
   /** Quiet time after the last event before the saves are reported, ms. */
   debounceMs: number;
@@ -28,7 +31,7 @@ export interface WatcherOptions {
 export class FolderWatcher {
   readonly #options: WatcherOptions;
   readonly #watchers = new Map<string, FSWatcher>();
-  #set: WatchSet = { files: new Set(), moduleFolders: new Set() };
+  #set: Watched = { files: new Set(), moduleFolders: new Set() };
   readonly #saved = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -38,7 +41,7 @@ export class FolderWatcher {
   }
 
   /** Watches exactly the folders `set` needs: new ones are opened, ones no longer needed closed. */
-  update(set: WatchSet): void {
+  update(set: Watched): void {
     if (this.#closed) return;
     this.#set = set;
     const folders = new Set<string>(set.moduleFolders);

@@ -92,6 +92,43 @@ describe('addToWatchSet', () => {
   });
 });
 
+describe('addToWatchSet and the workspaces', () => {
+  it('leaves out what lies in organism.workspace or an MCP server workspace: tools write there', async () => {
+    // The project folder as the workspace: a listener's write_file or run_command could save a handler.
+    const dir = await project({
+      'listeners/greeter.ts': "import { w } from '../lib/words.js';\n",
+      'lib/words.ts': 'export const w = 1;\n',
+      'tools/t.ts': '',
+      'mcp-space/helper.ts': '',
+      'elsewhere/x.ts': "import '../mcp-space/helper.js';\n",
+    });
+    const set = await addToWatchSet(emptyWatchSet(), join(dir, 'app', 'organism.yaml'), {
+      organism: { workspace: dir },
+      listeners: [{ handler: join(dir, 'listeners/greeter.ts') }] as never,
+      tool_modules: [join(dir, 'tools')],
+      llm: { backends: [] } as never,
+    });
+    expect([...set.files]).toEqual([]);
+    expect([...set.moduleFolders]).toEqual([]);
+    expect([...set.unwatched.keys()].sort()).toEqual(
+      ['app/.env', 'app/organism.yaml', 'lib/words.ts', 'listeners/greeter.ts', 'tools', 'tools/t.ts'].map(
+        (f) => join(dir, f),
+      ),
+    );
+
+    const mcp = await addToWatchSet(emptyWatchSet(), join(dir, 'organism.yaml'), {
+      organism: { workspace: join(dir, '.organism', 'workspace') },
+      mcp_servers: [{ workspace: join(dir, 'mcp-space') }],
+      listeners: [{ handler: join(dir, 'elsewhere/x.ts') }] as never,
+      tool_modules: [],
+      llm: { backends: [] } as never,
+    });
+    expect(mcp.files.has(join(dir, 'elsewhere/x.ts'))).toBe(true);
+    expect(mcp.files.has(join(dir, 'mcp-space/helper.ts'))).toBe(false);
+    expect([...mcp.unwatched]).toEqual([[join(dir, 'mcp-space/helper.ts'), join(dir, 'mcp-space')]]);
+  });
+});
+
 describe('FolderWatcher', () => {
   const watchers: FolderWatcher[] = [];
   afterEach(() => {
