@@ -53,13 +53,17 @@ export class LlmClient {
     this.#options = { ...defaultLlmClientOptions(), ...options };
     this.#logger = logger;
     this.#status = status ?? backends.map((b) => ({ label: b.provider.label, available: true }));
-    this.#settings = JSON.stringify({ settings, status: this.#status });
+    this.#settings = JSON.stringify({
+      settings,
+      status: this.#status,
+      content: backends.map((b) => b.provider.fingerprint ?? null),
+    });
   }
 
   /**
    * What the client was built from, as text: the agent's effective settings (its backends with
-   * their models, strategy, retries, sampling) and which backends could be used. A reload compares
-   * it to tell the agents whose model changed.
+   * their models, strategy, retries, sampling), which backends could be used, and what scripted
+   * ones play. A reload compares it to tell the agents whose model or script changed.
    */
   get settings(): string {
     return this.#settings;

@@ -89,6 +89,11 @@ export interface Provider {
   readonly model: string;
   /** `kind/model`, for logs and the answer's `backend` field. Never contains a key or URL secrets. */
   readonly label: string;
+  /**
+   * What it answers from, as a digest, for a provider whose answers come from content of its own
+   * (the scripted provider's script): a reload compares it, so an edited script replaces the agent.
+   */
+  readonly fingerprint?: string;
   complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionTurn>;
 }
 

@@ -2,8 +2,9 @@
  * A model per agent, with the real daemon: `listeners[].llm` over the organism-wide `llm:`. Two
  * agents play their own scripts under their own model names; two more ask a local server speaking
  * the OpenAI wire, one with its own model and sampling settings, one with the organism-wide ones;
- * a reload replaces only the agent whose effective settings changed; the key of the backend an
- * agent asks reaches neither its answer, the thread, the log nor the audit log.
+ * a reload replaces only the agents whose effective settings changed (an edited script too); the
+ * key of the backend an agent asks reaches neither its answer, the thread, the log nor the audit
+ * log.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -198,5 +199,20 @@ describe('a model per agent (listeners[].llm)', () => {
     const before = server.requests.length;
     await ask('remote-default', 'again?');
     expect(server.requests[before]!.body.model).toBe('base-model-2');
+  });
+
+  it("a reload after an agent's script was edited replaces that agent, which plays the new script", async () => {
+    await writeFile(
+      join(dir, 'triage.script.yaml'),
+      script('unused-name', 'Triage now says {{task}} can wait.'),
+    );
+    const res = await fetch(`${daemon.url}/api/v1/organism/reload`, {
+      method: 'POST',
+      headers: daemon.headers(),
+    });
+    const report = (await res.json()) as { replaced: string[]; unchanged: string[] };
+    expect(res.status, JSON.stringify(report)).toBe(200);
+    expect(report.replaced).toEqual(['triage']);
+    expect((await ask('triage', 'a typo')).answer).toContain('<text>Triage now says a typo can wait.</text>');
   });
 });

@@ -22,6 +22,7 @@
  * as data; refusals are {status, error: {code, message}}), {{results.N.a}} (the Nth result of the
  * last turn), {{all_results.N.a}} (the Nth result since the task). A string that is exactly one placeholder takes the value's type.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { LlmError } from '../../errors.ts';
@@ -90,6 +91,7 @@ export function createScriptedProvider(options: ScriptedOptions = {}): Provider 
     kind: 'scripted',
     model,
     label: `scripted/${model}`,
+    fingerprint: createHash('sha256').update(JSON.stringify(script)).digest('hex'),
     async complete(request: CompletionRequest, signal: AbortSignal): Promise<CompletionTurn> {
       if (signal.aborted) throw new LlmError('llm.aborted', 'scripted: the request was aborted');
       const { turn, delayMs } = playTurn(entries, request);
