@@ -4,6 +4,7 @@
  * the task follow as the first user message (see loop.ts). An agent's configuration can change
  * the role text, never the preamble or the framing.
  */
+import { arrayConstraints, constraintWords } from '../xml/constraints.ts';
 import type { JsonSchema } from '../xml/json-schema.ts';
 import type { FunctionSpec } from './types.ts';
 
@@ -52,14 +53,24 @@ function usage(f: AgentFunction): string {
   ].join('\n');
 }
 
-/** One line per argument: name, type, required or optional, description. */
+/**
+ * One line per argument: name, type, required or optional, every constraint the arguments are
+ * validated by (in words: the model is told a format before a call is refused for it), description.
+ */
 export function fieldLines(schema: JsonSchema, indent: string, depth = 0): string[] {
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
   const lines: string[] = [];
   for (const [key, p] of Object.entries(properties)) {
     const desc = typeof p.description === 'string' && p.description !== '' ? `: ${p.description}` : '';
-    lines.push(`${indent}- ${key} (${typeLabel(p)}, ${required.has(key) ? 'required' : 'optional'})${desc}`);
+    const item =
+      p.type === 'array' && p.items && typeof p.items === 'object' ? (p.items as JsonSchema) : undefined;
+    const rules =
+      item === undefined
+        ? constraintWords(p)
+        : [...arrayConstraints(p), ...constraintWords(item).map((w) => `each item: ${w}`)];
+    const head = `${typeLabel(p)}, ${required.has(key) ? 'required' : 'optional'}`;
+    lines.push(`${indent}- ${key} (${rules.length > 0 ? `${head}; ${rules.join('; ')}` : head})${desc}`);
     if (depth < 3 && p.properties && typeof p.properties === 'object')
       lines.push(...fieldLines(p, `${indent}  `, depth + 1));
   }

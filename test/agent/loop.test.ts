@@ -56,7 +56,7 @@ describe('the agent loop with tools', () => {
     expect(first!.system).toContain('You are a careful helper.');
     expect(first!.system).toContain('Stay within the task you were given');
     expect(first!.system).toMatch(
-      /- calculate: Evaluate one arithmetic expression[\s\S]*- expression \(string, required\)/,
+      /- calculate: Evaluate one arithmetic expression[\s\S]*- expression \(string, required; 1 to 1000 characters\)/,
     );
     expect(first!.functions.map((f) => f.name)).toEqual(['calculate']);
     expect(first!.functions[0]!.parameters).toMatchObject({ required: ['expression'] });

@@ -76,9 +76,11 @@ describe('schemaToXsd', () => {
     expect(els.get('name')!.getAttribute('minOccurs')).toBeNull();
     expect(els.get('vegan')!.getAttribute('type')).toBe('xs:boolean');
     expect(els.get('vegan')!.getAttribute('minOccurs')).toBe('0');
-    expect(els.get('when')!.getAttribute('type')).toBe('xs:dateTime');
+    expect(xsd).toMatch(/<xs:element name="when">[\s\S]*?<xs:restriction base="xs:dateTime">/);
     expect(els.get('notes')!.getAttribute('maxOccurs')).toBe('unbounded');
-    expect(els.get('notes')!.getAttribute('minOccurs')).toBe('0');
+    // Optional, so absent or at least minItems: an optional group around two or more <notes>.
+    expect(els.get('notes')!.getAttribute('minOccurs')).toBe('2');
+    expect(xsd).toMatch(/<xs:sequence minOccurs="0">\s*<xs:element name="notes"/);
     expect(xsd).toContain('<xs:minInclusive value="1"/>');
     expect(xsd).toContain('<xs:maxInclusive value="12"/>');
     expect(xsd).toContain('<xs:enumeration value="terrace"/>');
@@ -149,9 +151,11 @@ describe('schemaToPrompt', () => {
       'To address booker, send one <book-table> element.',
     ]);
     expect(prompt).toContain('- <name> (string, required): Guest name');
-    expect(prompt).toContain('- <guests> (integer 1..12, required)');
+    expect(prompt).toContain('- <guests> (integer, required; from 1 to 12)');
     expect(prompt).toContain('- <seating> (one of "inside", "terrace", optional)');
-    expect(prompt).toContain('- <notes> (list of string; repeat <notes> once per item, optional)');
+    expect(prompt).toContain(
+      '- <notes> (list of string; repeat <notes> once per item, optional; at least 2 items)',
+    );
     expect(prompt).toContain('  - <street> (string, required)');
     expect(prompt).toContain(`Example:\n${schemaToExample(booking)}`);
   });
