@@ -106,10 +106,16 @@ export class SchemaError extends fixedCode('schema.invalid', (tag: string, messa
   { tag },
 ]) {}
 
-/** A payload did not match its listener's schema. `details.path` names the field. */
+/**
+ * A payload did not match its listener's schema. `details.path` names the (first) field,
+ * `details.fields` every field that is missing or wrong, each with its problem.
+ */
 export class PayloadValidationError extends fixedCode(
   'payload.invalid',
-  (message: string, details?: { tag: string; path?: string }) => [message, details],
+  (
+    message: string,
+    details?: { tag: string; path?: string; fields?: Array<{ path: string; message: string }> },
+  ) => [message, details],
 ) {}
 
 /** No listener accepts the message, or the sender may not address it. Text is deliberately generic. */

@@ -101,20 +101,115 @@ function compile(tag: string, schema: JsonSchema): ValidateFunction {
   return fn;
 }
 
-/** Compiles (or reuses) the validator for one payload schema. Throws SchemaError if ajv refuses it. */
+/** How many problems one refusal lists; past it, how many more there were. */
+const MAX_LISTED_ERRORS = 20;
+
+/**
+ * Compiles (or reuses) the validator for one payload schema. Throws SchemaError if ajv refuses it.
+ * A valid payload costs one pass of the first-error validator; a refused one is checked again with
+ * every error collected, so the refusal lists every missing or wrong field (MAX_LISTED_ERRORS).
+ */
 export function compileValidator(tag: string, schema: JsonSchema): PayloadValidator {
   const fn = compile(tag, schema);
   return (value: unknown) => {
     if (fn(value)) return null;
-    const err = fn.errors?.[0];
-    if (err === undefined) return new PayloadValidationError(`<${tag}> payload is invalid`, { tag });
-    const path = fieldPath(err);
-    const extra = err.keyword === 'required' ? unknownFields(schema, err, value) : '';
+    const errors = everyError(schema, value) ?? fn.errors ?? [];
+    const first = errors[0];
+    if (first === undefined) return new PayloadValidationError(`<${tag}> payload is invalid`, { tag });
+    const problems = describeAll(schema, errors, value);
+    const listed = problems.slice(0, MAX_LISTED_ERRORS);
+    const more = problems.length - listed.length;
+    const path = fieldPath(first);
     return new PayloadValidationError(
-      `<${tag}> ${describeError(err, path, value)}${extra}`,
-      path === '' ? { tag } : { tag, path },
+      `<${tag}> ${listed.map((p) => p.text).join('; ')}${more > 0 ? `; and ${more} more` : ''}`,
+      {
+        tag,
+        ...(path === '' ? {} : { path }),
+        fields: listed.map((p) => ({ path: p.path, message: p.text })),
+      },
     );
   };
+}
+
+/**
+ * Every field's problem once. A missing field is named with the unknown field the sender likely
+ * meant for it (`<nam>` for `<name>`); other unknown fields at that place once, after the first
+ * missing one: usually the reason fields are missing. Only names the sender itself wrote and the
+ * schema's own fields appear.
+ */
+function describeAll(
+  schema: JsonSchema,
+  errors: readonly ErrorObject[],
+  value: unknown,
+): Array<{ path: string; text: string }> {
+  // Per place (instance path): the unknown keys, and which of them a missing field likely meant.
+  const unknownAt = new Map<string, string[]>();
+  const meant = new Map<ErrorObject, string>();
+  const claimed = new Set<string>();
+  for (const err of errors) {
+    if (err.keyword !== 'required') continue;
+    const keys = unknownAt.get(err.instancePath) ?? unknownKeys(schema, err, value);
+    unknownAt.set(err.instancePath, keys);
+    const missing = (err.params as { missingProperty?: unknown }).missingProperty;
+    const likely =
+      typeof missing === 'string'
+        ? keys.find((key) => !claimed.has(`${err.instancePath}/${key}`) && didYouMean(key, [missing]))
+        : undefined;
+    if (likely !== undefined) {
+      meant.set(err, likely);
+      claimed.add(`${err.instancePath}/${likely}`);
+    }
+  }
+  const out: Array<{ path: string; text: string }> = [];
+  const seen = new Set<string>();
+  const told = new Set<string>();
+  for (const err of errors) {
+    // anyOf/oneOf/if wrappers repeat what their branches said.
+    if (err.keyword === 'if' || err.keyword === 'anyOf' || err.keyword === 'oneOf') continue;
+    const extra = (err.params as { additionalProperty?: unknown }).additionalProperty;
+    // An unknown field already named beside a missing one.
+    if (typeof extra === 'string' && unknownAt.get(err.instancePath)?.includes(extra)) continue;
+    const path = fieldPath(err);
+    let text = describeError(err, path, value);
+    if (err.keyword === 'required') {
+      const likely = meant.get(err);
+      const missing = (err.params as { missingProperty?: unknown }).missingProperty;
+      if (likely !== undefined) text += `; unknown field "${likely}": did you mean "${String(missing)}"?`;
+      const rest = (unknownAt.get(err.instancePath) ?? []).filter(
+        (key) => !claimed.has(`${err.instancePath}/${key}`),
+      );
+      if (rest.length > 0 && !told.has(err.instancePath)) {
+        told.add(err.instancePath);
+        text += `; unknown field${rest.length === 1 ? '' : 's'} ${rest.map((key) => `"${key}"`).join(', ')}`;
+      }
+    }
+    if (seen.has(text)) continue;
+    seen.add(text);
+    out.push({ path, text });
+  }
+  return out.length > 0 ? out : [{ path: '', text: 'payload is invalid' }];
+}
+
+/** Validators with allErrors, compiled only for a schema that refused something. */
+const everyErrorCompiled = new WeakMap<object, ValidateFunction | null>();
+let everyErrorAjv: Ajv2020 | null = null;
+
+/** Every error `value` has against `schema`, or undefined when that validator cannot be made. */
+function everyError(schema: JsonSchema, value: unknown): ErrorObject[] | undefined {
+  let fn = everyErrorCompiled.get(schema);
+  if (fn === undefined) {
+    // The schema passed its check when the first-error validator was compiled.
+    everyErrorAjv ??= newPayloadAjv({ allErrors: true, validateSchema: false });
+    try {
+      const id = typeof schema.$id === 'string' ? schema.$id : undefined;
+      fn = (id !== undefined ? everyErrorAjv.getSchema(id) : undefined) ?? everyErrorAjv.compile(schema);
+    } catch {
+      fn = null;
+    }
+    everyErrorCompiled.set(schema, fn);
+  }
+  if (fn === null || fn(value)) return undefined;
+  return fn.errors ?? undefined;
 }
 
 /** ajv JSON pointer (`/items/0/name`) -> field path (`items[0].name`), including the missing/extra key. */
@@ -137,31 +232,19 @@ function fieldPath(err: ErrorObject): string {
   return path;
 }
 
-/**
- * For a missing required field: the fields the sender gave at that place that the schema does not
- * name (`<nam>` for `<name>`), usually the reason the field is missing. Only names the sender
- * itself wrote and the schema's own fields appear; '' when there are none.
- */
-function unknownFields(schema: JsonSchema, err: ErrorObject, root: unknown): string {
+/** The keys the sender gave where `err` (a missing required field) is that the schema does not name. */
+function unknownKeys(schema: JsonSchema, err: ErrorObject, root: unknown): string[] {
   const given = valueAt(root, err.instancePath);
-  if (typeof given !== 'object' || given === null || Array.isArray(given)) return '';
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) return [];
   let sub: unknown = schema;
   for (const raw of err.schemaPath.replace(/^#/, '').split('/').slice(1, -1)) {
-    if (typeof sub !== 'object' || sub === null) return '';
+    if (typeof sub !== 'object' || sub === null) return [];
     sub = (sub as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
   }
   const properties = (sub as { properties?: unknown } | null)?.properties;
-  if (typeof properties !== 'object' || properties === null) return '';
+  if (typeof properties !== 'object' || properties === null) return [];
   const known = Object.keys(properties);
-  const unknown = Object.keys(given).filter((key) => !known.includes(key));
-  if (unknown.length === 0) return '';
-  const missing = (err.params as { missingProperty?: unknown }).missingProperty;
-  const likely = typeof missing === 'string' ? unknown.find((key) => didYouMean(key, [missing])) : undefined;
-  const names = `unknown field${unknown.length === 1 ? '' : 's'} ${unknown.map((key) => `"${key}"`).join(', ')}`;
-  if (likely === undefined) return `; ${names}`;
-  return unknown.length === 1
-    ? `; ${names}: did you mean "${missing}"?`
-    : `; ${names} ("${likely}": did you mean "${missing}"?)`;
+  return Object.keys(given).filter((key) => !known.includes(key));
 }
 
 function jsonType(v: unknown): string {

@@ -1,14 +1,16 @@
 /**
  * A CLI you can script, with the real daemon and the real CLI: the token and address from the .env
  * beside organism.yaml (sent only where they belong), `send --wait` exit codes by how the thread
- * ended, `send --json` printing the reply as JSON.
+ * ended, `send --json` printing the reply as JSON, did-you-mean for listener names, thread ids by
+ * a prefix of 8+ characters.
  */
+import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonProcess } from '../helpers/daemon.ts';
-import { runCli } from '../helpers/daemon.ts';
+import { ORGANISM_BIN, runCli } from '../helpers/daemon.ts';
 import {
   ADMIN_TOKEN,
   AUTH_YAML,
@@ -216,5 +218,99 @@ describe('organism send --json: the reply as JSON', () => {
     expect(r.stderr).toBe(
       "organism send: 404 bus.routing: no listener named 'quot' — did you mean 'quote'?\n",
     );
+  });
+});
+
+describe('did-you-mean for listener names, in every command', () => {
+  it('send --to, pause, resume and describe name the listener likely meant', async () => {
+    const sent = await runCli(['send', '--config', file, '--to', 'quot', QUOTE], CLEAN);
+    expect(sent.code).toBe(1);
+    expect(sent.stderr).toContain("no listener named 'quot' — did you mean 'quote'?");
+    for (const command of ['pause', 'resume']) {
+      const r = await runCli([command, '--config', file, 'brokn'], CLEAN);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(
+        `organism ${command}: 404 listener.not_found: no listener named 'brokn' — did you mean 'broken'?\n`,
+      );
+    }
+    const described = await runCli(['describe', '--config', file, 'slwo'], CLEAN);
+    expect(described.code).toBe(1);
+    expect(described.stderr).toContain("no listener named 'slwo' — did you mean 'slow'?");
+  });
+
+  it('the API says it too (GET /listeners/:name)', async () => {
+    const r = await call(daemon.url, '/api/v1/listeners/qoute', { token: VIEWER_TOKEN });
+    expect(r.status).toBe(404);
+    expect(r.json.error.message).toBe("no listener named 'qoute' — did you mean 'quote'?");
+  });
+
+  it('a --listener filter that matches nothing because of a typo says so', async () => {
+    const threads = await runCli(['threads', '--config', file, '--listener', 'qoute'], CLEAN);
+    expect(threads.code).toBe(0);
+    expect(threads.stdout).toBe('no threads match\n');
+    expect(threads.stderr).toBe("organism threads: no listener named 'qoute' — did you mean 'quote'?\n");
+    const tail = spawn(
+      process.execPath,
+      [ORGANISM_BIN, 'tail', '--config', file, '--listener', 'quote,slwo'],
+      {
+        env: { ...process.env, ...CLEAN },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    tail.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    try {
+      await until(() => (stderr.includes('\n') ? true : undefined));
+      expect(stderr).toBe("organism tail: no listener named 'slwo' — did you mean 'slow'?\n");
+    } finally {
+      tail.kill();
+    }
+  });
+});
+
+describe('thread ids by their first 8+ characters', () => {
+  it('organism threads and kill take the prefix the dashboard and tail show; 7 characters are too few', async () => {
+    const sent = await runCli(['send', '--config', file, '--to', 'quote', QUOTE, '--wait'], CLEAN);
+    const thread = JSON.parse(sent.stdout.split('\n')[0]!).thread as string;
+    const shown = await runCli(['threads', '--config', file, thread.slice(0, 8)], CLEAN);
+    expect(shown.stderr).toBe('');
+    expect(shown.stdout).toContain(`thread ${thread} (`);
+    expect(shown.stdout).toContain('quote -> api [response]');
+    const short = await runCli(['threads', '--config', file, thread.slice(0, 7)], CLEAN);
+    expect(short.code).toBe(1);
+    expect(short.stderr).toContain(
+      `thread not found: ${thread.slice(0, 7)} (an id prefix needs at least 8 characters)`,
+    );
+    // Continuing the thread by its prefix.
+    const again = await runCli(
+      ['send', '--config', file, '--to', 'quote', QUOTE, '--thread', thread.slice(0, 10)],
+      CLEAN,
+    );
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout).thread).toBe(thread);
+  });
+});
+
+describe('a refused payload (422) lists every missing or wrong field', () => {
+  const payload = '<quote-request><itme>pen</itme><qty>lots</qty></quote-request>';
+
+  it('in the API answer, each field with its path', async () => {
+    for (const path of ['/api/v1/inject', '/api/v1/call']) {
+      const r = await call(daemon.url, path, { body: { to: 'quote', payload }, token: OPERATOR_TOKEN });
+      expect(r.status).toBe(422);
+      expect(r.json.error.message).toBe(
+        '<quote-request> missing required field "item"; unknown field "itme": did you mean "item"?; field "qty": must be integer (got a string)',
+      );
+      expect(r.json.error.fields.map((f: { path: string }) => f.path)).toEqual(['item', 'qty']);
+    }
+  });
+
+  it('in organism send', async () => {
+    const r = await runCli(['send', '--config', file, '--to', 'quote', payload], CLEAN);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('missing required field "item"');
+    expect(r.stderr).toContain('field "qty": must be integer (got a string)');
   });
 });

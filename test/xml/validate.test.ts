@@ -80,8 +80,50 @@ describe('compileValidator', () => {
       expect(err, xml).toBeInstanceOf(PayloadValidationError);
       expect(err!.code).toBe('payload.invalid');
       expect(err!.message, xml).toBe(message);
-      expect(err!.details).toEqual({ tag: 'shout', path });
+      expect(err!.details).toEqual({ tag: 'shout', path, fields: [{ path, message: message.slice(8) }] });
     }
+  });
+
+  it('lists every missing or wrong field, not only the first', () => {
+    const order = {
+      type: 'object',
+      properties: {
+        customer: { type: 'string' },
+        item: { type: 'string' },
+        qty: { type: 'integer', minimum: 1 },
+        rush: { type: 'boolean' },
+      },
+      required: ['customer', 'item', 'qty'],
+      additionalProperties: false,
+    };
+    const err = compileValidator('order', order)({ itme: 'pen', qty: 0, rush: 'yes' });
+    expect(err!.message).toBe(
+      '<order> missing required field "customer"; ' +
+        'missing required field "item"; unknown field "itme": did you mean "item"?; ' +
+        'field "qty": must be >= 1; field "rush": must be boolean (got a string)',
+    );
+    expect(err!.details).toMatchObject({
+      tag: 'order',
+      path: 'customer',
+      fields: [
+        { path: 'customer' },
+        { path: 'item' },
+        { path: 'qty', message: 'field "qty": must be >= 1' },
+        { path: 'rush', message: 'field "rush": must be boolean (got a string)' },
+      ],
+    });
+  });
+
+  it('lists at most 20 problems, then how many more', () => {
+    const wide = {
+      type: 'object',
+      properties: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`f${i}`, { type: 'integer' }])),
+      required: Array.from({ length: 30 }, (_, i) => `f${i}`),
+    };
+    const err = compileValidator('wide', wide)({});
+    expect(err!.message.match(/missing required field/g)).toHaveLength(20);
+    expect(err!.message).toMatch(/; and 10 more$/);
+    expect((err!.details as { fields: unknown[] }).fields).toHaveLength(20);
   });
 
   it('does not echo the offending value', () => {

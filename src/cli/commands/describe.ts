@@ -1,5 +1,6 @@
 import { AGENT_TASK_SCHEMA } from '../../agent/definition.ts';
 import { loadConfig } from '../../config/index.ts';
+import { suggestion } from '../../config/suggest.ts';
 import { UsageError } from '../../errors.ts';
 import { schemaToExample, schemaToPrompt, schemaToXsd } from '../../xml/describe.ts';
 import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
@@ -23,8 +24,9 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   const { listeners } = await loadConfig(values.config);
   const listener = listeners.find((l) => l.config.name === name);
   if (!listener) {
+    const names = listeners.map((l) => l.config.name);
     io.err(
-      `organism describe: no listener named '${name}'. Listeners: ${listeners.map((l) => l.config.name).join(', ')}`,
+      `organism describe: no listener named '${name}'${suggestion(name, names)}. Listeners: ${names.join(', ')}`,
     );
     return 1;
   }

@@ -1,6 +1,4 @@
 /** `organism pause LISTENER` and `organism resume LISTENER` (POST /api/v1/listeners/:name/pause|resume). */
-import { suggestion } from '../../config/suggest.ts';
-import type { DaemonClient } from '../../server/client.ts';
 import type { OperatorCommand } from '../operator.ts';
 
 interface ListenerAnswer {
@@ -40,16 +38,6 @@ Needs an admin token (on the daemon's machine, its local token is found).`;
           : `${answer.listener}: ${now}`,
       );
     },
-    explain: (client, name, error) =>
-      error.status === 404 ? listenerHint(client, name) : Promise.resolve(''),
+    // A misspelt name: the API's 404 says which listener was likely meant.
   };
-}
-
-/** `— did you mean 'greeter'?` from the daemon's own list of listeners, or ''. */
-export async function listenerHint(client: DaemonClient, name: string): Promise<string> {
-  const { listeners } = await client.get<{ listeners: Array<{ name: string }> }>('/api/v1/listeners');
-  return suggestion(
-    name,
-    listeners.map((l) => l.name),
-  );
 }

@@ -3,6 +3,7 @@ import { UsageError } from '../../errors.ts';
 import { CLIENT_HELP } from '../../server/client.ts';
 import { parseClientCommand } from '../daemon-client.ts';
 import type { CommandIo } from '../io.ts';
+import { misspeltListeners } from '../listener-names.ts';
 
 export const summary = 'follow a running daemon live: messages, tool calls with verdicts, lifecycle events';
 
@@ -41,6 +42,12 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     throw new UsageError(`--count must be a positive whole number, not '${values.count}'`);
   const limit = values.count === undefined ? Number.POSITIVE_INFINITY : Number(values.count);
   const client = await args.connect();
+  if (values.listener !== undefined) {
+    const names = values.listener.split(',').map((n) => n.trim());
+    // A daemon that refuses this is told below by the stream's own refusal.
+    const notes = await misspeltListeners(client, names).catch(() => []);
+    for (const note of notes) io.err(`organism tail: ${note}`);
+  }
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);

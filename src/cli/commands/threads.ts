@@ -4,6 +4,7 @@ import { UsageError } from '../../errors.ts';
 import { CLIENT_HELP } from '../../server/client.ts';
 import { parseClientCommand } from '../daemon-client.ts';
 import type { CommandIo } from '../io.ts';
+import { misspeltListeners } from '../listener-names.ts';
 
 export const summary =
   'list the threads of a running daemon (filters: --status, --listener, --since), or show one';
@@ -13,8 +14,9 @@ const HELP = `usage: organism threads [--status active|idle|stopped] [--listener
        organism threads ID [--json]
 
 Without ID: the threads the daemon keeps, most recently active first, a page at a time (--cursor
-takes the "next" of the previous page). With ID: that thread's messages in order, as
-'from -> to [kind] payload' lines. History survives restarts, so old threads answer too.
+takes the "next" of the previous page). With ID (or a unique prefix of 8+ characters, as the
+dashboard and 'organism tail' show): that thread's messages in order, as 'from -> to [kind] payload'
+lines. History survives restarts, so old threads answer too.
 
 options:
       --status S        active, idle or stopped
@@ -70,6 +72,9 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   }
   if (page.threads.length === 0) {
     io.out('no threads match');
+    if (values.listener !== undefined)
+      for (const note of await misspeltListeners(client, [values.listener]))
+        io.err(`organism threads: ${note}`);
     return 0;
   }
   io.out(

@@ -1,11 +1,20 @@
 /** GET /listeners[/:name[/schema|/example|/prompt]], POST /listeners/:name/pause|resume. */
 
+import { suggestion } from '../../config/suggest.ts';
 import { httpError } from '../errors.ts';
 import { type ApiApp, allow, fail, type RouteDeps } from './common.ts';
 
 export function listenerRoutes(app: ApiApp, { service, logger }: RouteDeps): void {
   const { bus } = service;
-  const notFound = (name: string) => httpError(404, 'listener.not_found', `no listener named '${name}'`);
+  const notFound = (name: string) =>
+    httpError(
+      404,
+      'listener.not_found',
+      `no listener named '${name}'${suggestion(
+        name,
+        bus.listeners().map((l) => l.name),
+      )}`,
+    );
 
   app.get('/api/v1/listeners', (c) => {
     allow(c, 'viewer', 'reading listeners');
