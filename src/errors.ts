@@ -107,6 +107,15 @@ export class SchemaError extends fixedCode('schema.invalid', (tag: string, messa
 ]) {}
 
 /**
+ * A Standard Schema (zod, valibot, arktype...) Organism cannot read: it has no JSON Schema form, or
+ * its conversion failed. `owner` names where it is used (a listener's payload, a tool's args).
+ */
+export class SchemaFormError extends fixedCode(
+  'schema.no_json_form',
+  (owner: string, message: string, options?: ErrorOptions) => [`${owner}: ${message}`, { owner }, options],
+) {}
+
+/**
  * A payload did not match its listener's schema. `details.path` names the (first) field,
  * `details.fields` every field that is missing or wrong, each with its problem.
  */

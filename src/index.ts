@@ -45,6 +45,7 @@ export {
   RoutingError,
   SandboxError,
   SchemaError,
+  SchemaFormError,
   SearchError,
   ServerError,
   ShellParseError,
@@ -55,6 +56,7 @@ export {
   UsageError,
   XmlError,
 } from './errors.ts';
+export type { ListenerTypes, OrganismTypes, ToolTypes } from './listener/organism-types.ts';
 export type {
   HandlerContext,
   HandlerResult,
@@ -66,4 +68,8 @@ export type {
   PayloadSpec,
 } from './listener/types.ts';
 export { defineListener } from './listener/types.ts';
+export type { AnySchema, Infer } from './schema/infer.ts';
+export { type JsonSchemaAdapter, registerJsonSchemaAdapter } from './schema/json-form.ts';
+export type { StandardSchemaV1 } from './schema/standard.ts';
+export { defineTool, type ToolInput } from './tools/define.ts';
 export type { Capability, ToolCaller, ToolDefinition, ToolResult, ToolRunContext } from './tools/types.ts';

@@ -6,13 +6,16 @@
  */
 import { OrganismError } from '../errors.ts';
 import type { IncomingReply } from '../listener/types.ts';
+import type { PayloadVerdict } from '../schema/check.ts';
 import type { HopSpan } from '../telemetry/types.ts';
 import { decodePayload } from '../xml/codec.ts';
 import { parseEnvelope } from '../xml/envelope.ts';
 import type { BusContext, Delivery } from './bus-context.ts';
 import type { Failures } from './failures.ts';
 import type { InFlight } from './in-flight.ts';
+import type { RuntimeListener } from './listeners.ts';
 import type { Message } from './message.ts';
+import type { Frame, ThreadState } from './threads.ts';
 
 export class Deliverer {
   constructor(
@@ -40,7 +43,6 @@ export class Deliverer {
       this.inFlight.settle(thread);
       return Promise.resolve();
     }
-    let payload: Record<string, unknown> | undefined;
     let reply: IncomingReply | undefined;
     let span: HopSpan | undefined;
     try {
@@ -55,26 +57,16 @@ export class Deliverer {
         throw new OrganismError('envelope.mismatch', 'envelope does not match its routing record');
       }
       if (message.kind === 'message') {
-        payload = decodePayload(envelope.node, target.schema);
-        const invalid = target.validate(payload);
-        if (invalid) {
-          bus.hooks.delivered?.(target.name, 'invalid', Date.now() - message.time, thread.id);
-          span?.end('invalid');
-          this.failures.huhToSender(
-            thread,
-            frame,
-            message,
-            'validate',
-            envelope.payloadXml,
-            invalid.message,
-            {
-              id: message.id,
-              seq: 0,
-              trace: span,
-            },
+        const decoded = decodePayload(envelope.node, target.schema);
+        const verdict = target.validate(decoded);
+        const xml = envelope.payloadXml;
+        if (verdict instanceof Promise) {
+          // A Standard Schema that checks asynchronously: the message is queued once it has said.
+          return verdict.then((v) =>
+            this.#checked(message, handled, thread, frame, target, decoded, v, xml, span),
           );
-          return Promise.resolve();
         }
+        return this.#checked(message, handled, thread, frame, target, decoded, verdict, xml, span);
       } else {
         const known = bus.byTag.get(message.tag)?.[0] ?? this.#responseSchemaOwner(message.tag);
         reply = {
@@ -96,6 +88,47 @@ export class Deliverer {
       });
       return Promise.resolve();
     }
+    return this.#enqueue(message, handled, thread, frame, target, undefined, reply, span);
+  };
+
+  /** A payload the target's schema has judged: refused with a `<huh>` to its sender, or queued. */
+  #checked(
+    message: Message,
+    handled: (() => void) | undefined,
+    thread: ThreadState,
+    frame: Frame,
+    target: RuntimeListener,
+    decoded: Record<string, unknown>,
+    verdict: PayloadVerdict,
+    payloadXml: string,
+    span: HopSpan | undefined,
+  ): Promise<void> {
+    if (verdict instanceof Error) {
+      this.bus.hooks.delivered?.(target.name, 'invalid', Date.now() - message.time, thread.id);
+      span?.end('invalid');
+      this.failures.huhToSender(thread, frame, message, 'validate', payloadXml, verdict.message, {
+        id: message.id,
+        seq: 0,
+        trace: span,
+      });
+      return Promise.resolve();
+    }
+    // A Standard Schema's output (defaults, stripped keys, transforms) is what the handler gets.
+    const payload = verdict === null ? decoded : (verdict.value as Record<string, unknown>);
+    return this.#enqueue(message, handled, thread, frame, target, payload, undefined, span);
+  }
+
+  #enqueue(
+    message: Message,
+    handled: (() => void) | undefined,
+    thread: ThreadState,
+    frame: Frame,
+    target: RuntimeListener,
+    payload: Record<string, unknown> | undefined,
+    reply: IncomingReply | undefined,
+    span: HopSpan | undefined,
+  ): Promise<void> {
+    const bus = this.bus;
     const queue = bus.queues.get(target.name)!;
     return new Promise<void>((resolve, reject) => {
       const delivery: Delivery = {
@@ -118,7 +151,7 @@ export class Deliverer {
         resolve();
       }
     });
-  };
+  }
 
   /** The schema a reply tag was declared with, by the listener whose `response` it is. */
   #responseSchemaOwner(tag: string): { schema: Record<string, unknown> } | undefined {

@@ -55,8 +55,10 @@ export class Ingress {
     }
     const targets = this.#targets(parsed.tag, to);
     for (const target of targets) {
-      const error = target.validate(decodePayload(parsed.node, target.schema));
-      if (error) throw error;
+      // Checked before anything is journaled: a refused payload is the caller's 422, not a thread.
+      let verdict = target.validate(decodePayload(parsed.node, target.schema));
+      if (verdict instanceof Promise) verdict = await verdict;
+      if (verdict instanceof Error) throw verdict;
       if (bus.queues.get(target.name)?.full) throw new BusyError(target.name);
     }
     let thread: ThreadState;

@@ -10,8 +10,9 @@ import type {
   PayloadSpec,
   ReplyHandler,
 } from '../listener/types.ts';
+import { type PayloadCheck, standardPayloadCheck } from '../schema/check.ts';
 import { schemaToPrompt } from '../xml/describe.ts';
-import { compileValidator, type PayloadValidator } from '../xml/validate.ts';
+import { compileValidator } from '../xml/validate.ts';
 
 /** What the daemon hands the bus for each listener: its organism.yaml entry and its definition. */
 export interface ListenerSpec {
@@ -27,8 +28,10 @@ export interface RuntimeListener {
   /** Absolute path of its module (organism.yaml `handler`); undefined for an agent. */
   module: string | undefined;
   tag: string;
+  /** The payload's JSON Schema (the JSON Schema form of a Standard Schema): what decodes it. */
   schema: JsonSchema;
-  validate: PayloadValidator;
+  /** ajv for a JSON Schema, the schema's own `~standard.validate` for a Standard Schema. */
+  validate: PayloadCheck;
   response: PayloadSpec | undefined;
   handler: Handler<any>;
   onReply: ReplyHandler | undefined;
@@ -59,7 +62,9 @@ export function buildRuntimeListeners(
       module: config.handler,
       tag,
       schema: definition.payload.schema,
-      validate: compileValidator(tag, definition.payload.schema),
+      validate: definition.payload.standard
+        ? standardPayloadCheck(tag, definition.payload.standard)
+        : compileValidator(tag, definition.payload.schema),
       response: definition.response,
       handler: definition.handler,
       onReply: definition.onReply,

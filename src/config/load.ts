@@ -99,6 +99,20 @@ export async function loadConfig(file: string, options: LoadConfigOptions = {}):
       }),
     );
   }
+  // A module that names its listener (for `organism types`) is that listener only: under another
+  // name its ctx would be typed by the wrong grants and peers.
+  for (const { index, raw } of raws) {
+    const own = definitions.get(index)?.name;
+    if (typeof own === 'string' && typeof raw.name === 'string' && own !== raw.name) {
+      issues.push(
+        source.issue(
+          ['listeners', index, 'name'],
+          `the module ${String(raw.handler)} is the listener '${own}' (defineListener's name), not '${raw.name}': ` +
+            'rename one of them, or leave name out of the module to use it under several names',
+        ),
+      );
+    }
+  }
 
   const tagged: TaggedListener[] = raws.flatMap(({ index, raw }) => {
     if (typeof raw.name !== 'string') return [];

@@ -17,7 +17,7 @@ import { MemoryTransport } from '../bus/transport/memory.ts';
 import type { ListenerConfig, OrganismConfig } from '../config/types.ts';
 import { WaitTimeoutError } from '../errors.ts';
 import { loadListenerModule } from '../listener/loader.ts';
-import type { ListenerDefinition } from '../listener/types.ts';
+import type { AnyListenerDefinition, ListenerDefinition } from '../listener/types.ts';
 import type { Approval } from '../tools/approval/types.ts';
 import { ToolRegistry } from '../tools/registry.ts';
 import { decodePayload, encodePayload } from '../xml/codec.ts';
@@ -33,7 +33,7 @@ import { kitTools } from './tool-runtime.ts';
 export const TEST_SENDER = 'test';
 
 export interface TestListenerOptions {
-  /** The listener's name in the organism. Default: its payload tag. */
+  /** The listener's name in the organism. Default: the name its module gives (defineListener's `name`), else its payload tag. */
   name?: string;
   /** Its organism.yaml entry beyond name and handler (trust, timeout_ms, tool_config...). */
   config?: DeepPartial<ListenerConfig>;
@@ -41,7 +41,7 @@ export interface TestListenerOptions {
    * Stand-ins for the listeners it may address, by name: they receive what it sends and their
    * replies reach its onReply. Each becomes one of its peers.
    */
-  peers?: Record<string, ListenerDefinition<any>>;
+  peers?: Record<string, AnyListenerDefinition>;
   /**
    * Tools granted to it, run through the real dispatcher and guard: Organism's built-in tools by
    * name (`'key_value_set'`, `'webhook'`...), your own ToolDefinitions, or fakes (a ToolDefinition
@@ -145,14 +145,14 @@ export interface TestedListener {
  * too), with stand-in peers and the tools it is granted.
  */
 export async function testListener(
-  listener: ListenerDefinition<any> | string | URL,
+  listener: AnyListenerDefinition | string | URL,
   options: TestListenerOptions = {},
 ): Promise<TestedListener> {
   const definition =
     typeof listener === 'string' || listener instanceof URL
       ? await loadListenerModule(typeof listener === 'string' ? resolve(listener) : fileURLToPath(listener))
       : listener;
-  const name = options.name ?? definition.payload.tag;
+  const name = options.name ?? definition.name ?? definition.payload.tag;
   return startHarness(
     { name, description: definition.description ?? `${name} (under test)` },
     () => definition,

@@ -9,7 +9,7 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolRegistrationError } from '../errors.ts';
 import { defaultExport, importUserModule } from '../listener/import-module.ts';
-import type { ToolDefinition } from './types.ts';
+import type { ResolvedToolDefinition, ToolDefinition } from './types.ts';
 
 /** Where Organism's own tools/ and librarian/ live. */
 export const PACKAGE_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
@@ -145,7 +145,7 @@ export async function loadOrganismCatalog(
   return [...(await loadToolCatalog(root)), ...(await loadUserTools(config.tool_modules ?? []))];
 }
 
-/** The native tool definitions under root, in discovery order. */
-export async function loadNativeTools(root: string = PACKAGE_ROOT): Promise<ToolDefinition[]> {
-  return (await loadToolCatalog(root)).map((entry) => entry.definition);
+/** The native tool definitions under root, in discovery order (their `args` are JSON Schema). */
+export async function loadNativeTools(root: string = PACKAGE_ROOT): Promise<ResolvedToolDefinition[]> {
+  return (await loadToolCatalog(root)).map((entry) => entry.definition as ResolvedToolDefinition);
 }

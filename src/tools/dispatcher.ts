@@ -29,6 +29,7 @@ import { capResult } from './result-cap.ts';
 import { type Refusal, runTool } from './run-tool.ts';
 import { formatArgErrors } from './schema.ts';
 import { type SharedRevocations, sharedRateLimiter, sharedRevocations, sharesState } from './shared-state.ts';
+import { checkStandardArgs } from './standard-args.ts';
 import {
   didYouMean,
   type ResolvedListener,
@@ -277,7 +278,13 @@ export class Dispatcher {
         ),
       );
     }
-    if (!tool.validateArgs(args)) {
+    if (tool.standardArgs) {
+      // A Standard Schema checks its own arguments; what it gives back is what the tool runs with.
+      const checked = await checkStandardArgs(tool.standardArgs, args);
+      if ('refusal' in checked)
+        return failed(name, refuse('InvalidArguments', `invalid arguments for ${name}: ${checked.refusal}`));
+      args = checked.value;
+    } else if (!tool.validateArgs(args)) {
       return failed(
         name,
         refuse(
@@ -453,9 +460,10 @@ export class Dispatcher {
         message: `${name} returned a result that is not JSON: ${(error as Error).message}`,
       });
     }
-    const result: ToolResult = { status: 'ok', tool: name, value: capped.value };
+    const result: ToolResult = capped.truncated
+      ? { status: 'ok', tool: name, value: capped.value as string, truncated: capped.truncated }
+      : { status: 'ok', tool: name, value: capped.value };
     if (warnings.length > 0) result.warnings = warnings;
-    if (capped.truncated) result.truncated = capped.truncated;
     return result;
   }
 }

@@ -8,8 +8,11 @@ import { sep } from 'node:path';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { ToolRegistrationError } from '../errors.ts';
 import { CODE_ROOT } from '../package-root.ts';
+import { jsonSchemaForm } from '../schema/json-form.ts';
+import { isStandardSchema, type StandardSchemaV1 } from '../schema/standard.ts';
+import type { JsonSchema } from '../xml/json-schema.ts';
 import { compileSchema } from './schema.ts';
-import { CAPABILITIES, type ToolDefinition } from './types.ts';
+import { CAPABILITIES, type ResolvedToolDefinition, type ToolDefinition } from './types.ts';
 
 const NAME = /^[a-z][a-z0-9_]{0,63}$/;
 /** An external (MCP) tool: `<server>.<tool>`, the tool's name as its server spells it (src/mcp/names.ts). */
@@ -17,12 +20,16 @@ const EXTERNAL_NAME = /^[a-z][a-z0-9_-]{0,31}\.[A-Za-z0-9_.-]{1,128}$/;
 const GUARDS = ['shell', 'file', 'web', 'email'];
 
 export interface RegisteredTool {
-  readonly definition: ToolDefinition;
+  /** As declared, but with `args` in JSON Schema form when the module gave a Standard Schema. */
+  readonly definition: ResolvedToolDefinition;
   /** Absolute path of the module file that declared it (native tools); integrity hashes this file. */
   readonly module?: string;
   /** The `run` function as registered; the integrity check compares against it before each call. */
   readonly run: ToolDefinition['run'];
+  /** ajv's check of a JSON Schema `args`; unused (it throws) when `standardArgs` is set. */
   readonly validateArgs: ValidateFunction;
+  /** The Standard Schema the module declared as `args`: it checks the arguments (the dispatcher). */
+  readonly standardArgs?: StandardSchemaV1;
   /** Top-level argument names, for "expected one of" hints. */
   readonly argNames: string[];
 }
@@ -95,9 +102,17 @@ export class ToolRegistry {
     if (definition.notice !== undefined && typeof definition.notice !== 'function') {
       fail('notice must be a function when given');
     }
-    const args = definition.args;
+    const standardArgs = isStandardSchema(definition.args) ? definition.args : undefined;
+    let args = definition.args as JsonSchema;
+    if (standardArgs) {
+      try {
+        args = jsonSchemaForm(standardArgs, 'args');
+      } catch (error) {
+        fail((error as Error).message);
+      }
+    }
     if (args === null || typeof args !== 'object' || Array.isArray(args))
-      fail('args must be a JSON Schema object');
+      fail('args must be a JSON Schema object or a Standard Schema (zod, valibot, ...)');
     if (args.type !== 'object') fail("args schema must describe an object (type: 'object')");
     // Organism's own tools (their schemas compile in test/tools/builtin-schemas.test.ts) compile
     // their argument schema on their first call: ~40 ajv compiles at start cost a daemon that uses
@@ -106,7 +121,9 @@ export class ToolRegistry {
     const ownTool = isOwnTool(options.module);
     let validateArgs: ValidateFunction;
     try {
-      validateArgs = options.validate ?? (ownTool ? compiledOnFirstCall(args) : compileSchema(args));
+      validateArgs =
+        options.validate ??
+        (standardArgs ? checkedByStandard(label) : ownTool ? compiledOnFirstCall(args) : compileSchema(args));
     } catch (error) {
       return fail(`args schema does not compile: ${(error as Error).message}`);
     }
@@ -119,9 +136,10 @@ export class ToolRegistry {
     }
     const properties = (args.properties ?? {}) as Record<string, unknown>;
     const entry: RegisteredTool = {
-      definition,
+      definition: standardArgs ? { ...definition, args } : (definition as ResolvedToolDefinition),
       run: definition.run,
       validateArgs,
+      ...(standardArgs ? { standardArgs } : {}),
       argNames: Object.keys(properties),
       ...(options.module === undefined ? {} : { module: options.module }),
     };
@@ -155,6 +173,16 @@ const OWN_TOOL_FOLDERS = [`${CODE_ROOT}${sep}tools${sep}`, `${CODE_ROOT}${sep}li
 /** A module in Organism's own tools/ or librarian/tools/ (not a user's tool_modules). */
 function isOwnTool(module: string | undefined): boolean {
   return module !== undefined && OWN_TOOL_FOLDERS.some((folder) => module.startsWith(folder));
+}
+
+/**
+ * The ajv slot of a tool whose Standard Schema checks its arguments: there is one check per tool,
+ * so one that reached for ajv here would be a bug, and says so rather than passing everything.
+ */
+function checkedByStandard(tool: string): ValidateFunction {
+  return (() => {
+    throw new Error(`the arguments of ${tool} are checked by its Standard Schema (standardArgs), not ajv`);
+  }) as unknown as ValidateFunction;
 }
 
 /** A validator that compiles `schema` when first called; `errors` as the compiled one sets them. */

@@ -4,6 +4,7 @@
  * so a tool's `run` only does the work.
  */
 import type { OrganismConfig, ToolConfig, TrustLevel } from '../config/types.ts';
+import type { StandardSchemaV1 } from '../schema/standard.ts';
 import type { TraceScope } from '../telemetry/types.ts';
 import type { JsonSchema } from '../xml/json-schema.ts';
 
@@ -71,13 +72,22 @@ export interface ToolRunContext {
   readonly trust?: TrustLevel;
 }
 
-export interface ToolDefinition<Args = any, Result = unknown> {
+/**
+ * A tool. `Args` is what `run` receives (after validation: a Standard Schema's output), `Result`
+ * what it returns, `Input` what a caller gives (a Standard Schema's input; Args otherwise).
+ * defineTool infers all three from `args` and `run`.
+ */
+export interface ToolDefinition<Args = any, Result = unknown, Input = Args> {
   /** snake_case, unique in the registry. */
   name: string;
   /** Written for an LLM: what it does, when to use it, what it returns. */
   description: string;
-  /** JSON Schema of the arguments object; ajv checks it before anything runs. */
-  args: JsonSchema;
+  /**
+   * The arguments object: a JSON Schema (ajv checks it), or a Standard Schema with a JSON Schema
+   * form (zod 4.2+; see registerJsonSchemaAdapter), which checks the arguments itself. Either way
+   * nothing runs before the arguments pass, and `run` gets what the check gave back.
+   */
+  args: JsonSchema | StandardSchemaV1;
   readOnly: boolean;
   capability: Capability;
   /**
@@ -108,7 +118,15 @@ export interface ToolDefinition<Args = any, Result = unknown> {
    */
   notice?(config: ToolConfig): string | null;
   run(args: Args, ctx: ToolRunContext): Promise<Result>;
+  /** Types only, never set: what a caller gives (`organism types` reads it). */
+  readonly '~input'?: Input;
 }
+
+/**
+ * A tool as the registry holds it: `args` in JSON Schema form, whatever the module declared (the
+ * form feeds MCP and LLM tool definitions and `organism tools`).
+ */
+export type ResolvedToolDefinition = ToolDefinition & { readonly args: JsonSchema };
 
 /** One tool call as the runtime asks for it: what the bus hands the dispatcher (its ToolPort). */
 export interface CallRequest {
@@ -140,14 +158,19 @@ export interface ToolFailure {
   suggestion?: string;
 }
 
-/** What every call returns, refused or not. Never thrown. */
-export type ToolResult =
+/**
+ * What every call returns, refused or not. Never thrown. `V` is the tool's result type (known where
+ * `organism types` typed the call): an ok result carries it, unless the result was over the
+ * listener's max_result_bytes: then `truncated` is set and `value` is the cut JSON text.
+ */
+export type ToolResult<V = unknown> =
+  | { status: 'ok'; tool: string; value: V; warnings?: string[]; truncated?: undefined }
   | {
       status: 'ok';
       tool: string;
-      value: unknown;
+      value: string;
       warnings?: string[];
-      truncated?: { original_bytes: number };
+      truncated: { original_bytes: number };
     }
   | { status: 'refused'; tool: string; error: ToolFailure }
   | { status: 'error'; tool: string; error: ToolFailure };

@@ -36,7 +36,7 @@ function samples(schema: JsonSchema): unknown[] {
 
 describe("Organism's own tools' precompiled validators", () => {
   const schemas = catalog.flatMap(({ definition }) => [
-    [`${definition.name} args`, definition.args] as const,
+    [`${definition.name} args`, definition.args as JsonSchema] as const,
     [`${definition.name} tool_config`, configSchema(definition.config)] as const,
   ]);
 
