@@ -78,7 +78,9 @@ async function usage(): Promise<string> {
     '',
     "Every command takes --config FILE (default ./organism.yaml). 'organism <command> --help' for more.",
     'Commands that talk to a running daemon find it by --url, else $ORGANISM_URL, else the address it',
-    "wrote into its data_dir, else organism.yaml's server section; the API token is $ORGANISM_TOKEN.",
+    "wrote into its data_dir, else organism.yaml's server section; the API token is $ORGANISM_TOKEN",
+    '(both also read from the .env beside organism.yaml). Exit codes: 0 done, 1 error, 2 usage (operator',
+    "commands) or refused (tools call), 141 the output's reader went away; send documents its own.",
   );
   return lines.join('\n');
 }

@@ -14,7 +14,9 @@ otherwise (a pipe, a file, journald), the "listening on" line included, which na
 the local API token (<data_dir>/api-token); on a terminal a signed-in dashboard link follows it
 ('organism dashboard' prints it too). SIGINT or SIGTERM drains
 in-flight messages (bus.drain_timeout_ms at most) and exits 0, within bus.drain_timeout_ms + 2 s
-whatever Redis does. Started by npm (npm start, npx organism run), it also stops when npm does.`;
+whatever Redis does. Started by npm (npm start, npx organism run), it also stops when npm does.
+It exits 1 without starting on a bad organism.yaml (every problem as file:line:column, as
+'organism validate' prints them) and on a port in use (one line).`;
 
 /** How `organism dev` runs the daemon: this command's start and stop, with its help and its watcher. */
 export interface RunMode {
