@@ -22,6 +22,7 @@ import {
   type PayloadSpec,
 } from '../listener/types.ts';
 import { modelToolName } from '../mcp/names.ts';
+import { LlmBackends } from './backends.ts';
 import { LlmClient } from './client.ts';
 import { AgentLoop } from './loop.ts';
 import { type AgentLoopOptions, defaultAgentLoopOptions } from './options.ts';
@@ -71,7 +72,7 @@ export interface PeerInfo {
 }
 
 export interface AgentDeps {
-  /** The shared client (so rate limits hold across agents), or the `llm:` section to build one. */
+  /** The agent's client (shared, so rate limits hold across agents), or the `llm:` section to build one. */
   llm: LlmClient | LlmSection;
   tools: (name: string) => ToolInfo | undefined;
   peers: (name: string) => PeerInfo | undefined;
@@ -112,10 +113,14 @@ export function createAgentDefinition(listener: ListenerConfig, deps: AgentDeps)
   const llm =
     deps.llm instanceof LlmClient
       ? deps.llm
-      : LlmClient.fromConfig(deps.llm, {
-          env: deps.env ?? process.env,
-          ...(deps.logger ? { logger: deps.logger } : {}),
-        });
+      : LlmClient.forAgent(
+          new LlmBackends(deps.llm, {
+            env: deps.env ?? process.env,
+            ...(deps.logger ? { logger: deps.logger } : {}),
+          }),
+          // Its own llm: over the section, as the daemon builds it; none: the section as it is.
+          listener.llm ? listener : undefined,
+        );
   const usage = deps.usage ?? new UsageTracker();
   const loop = new AgentLoop({
     name: listener.name,
