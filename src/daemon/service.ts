@@ -6,6 +6,7 @@ import { knownSecrets } from '../audit/redact.ts';
 import type { MessageKind } from '../bus/message.ts';
 import { toolCallXml, toolResultXml } from '../bus/tool-calls.ts';
 import { ServerError, ShuttingDownError } from '../errors.ts';
+import { MCP_IDENTITY } from '../mcp/config.ts';
 import { McpHost } from '../mcp/server/host.ts';
 import { metrics, sampleBusGauges } from '../observability/metrics.ts';
 import type {
@@ -119,7 +120,12 @@ export function createOrganismService(state: DaemonState): OrganismService {
       });
     },
 
-    toolCallers: () => state.tools.runtime.dispatcher.listenerNames(),
+    toolCallers() {
+      const listeners = new Set(state.config.listeners.map((l) => l.name));
+      return state.tools.runtime.dispatcher
+        .listenerNames()
+        .map((name) => ({ name, mcpIdentity: name === MCP_IDENTITY && !listeners.has(name) }));
+    },
 
     async callTool(call: ApiToolCall) {
       const thread = `api-${randomUUID()}`;

@@ -125,8 +125,11 @@ export interface OrganismService {
   resume(listener: string, by: string): boolean;
   /** All tools; with `as`, their availability to that listener (undefined: no such listener). */
   tools(as?: string): ToolInfo[] | undefined;
-  /** What tools may be called as: the listeners, and `mcp` when organism.yaml grants it tools. */
-  toolCallers(): string[];
+  /**
+   * What tools may be called as: the listeners, and the `mcp` identity when organism.yaml has an
+   * `mcp:` section (`mcpIdentity`; a listener may be named `mcp` where there is none).
+   */
+  toolCallers(): Array<{ name: string; mcpIdentity: boolean }>;
   /**
    * Runs one call through the daemon's one dispatcher (the same the bus uses) in a thread of its
    * own (`api-<uuid>`); waits for a person where the call needs approval. Never throws for what

@@ -163,7 +163,7 @@ describe('organism tools call with the daemon running', () => {
     expect(operator.json.error).toEqual({
       code: 'auth.forbidden',
       message:
-        "calling a tool as listener 'toolbox' (an operator may call as 'mcp' only) needs the admin role; token 'ops' is operator",
+        "calling a tool as listener 'toolbox' (an operator may call as the mcp: section's identity only) needs the admin role; token 'ops' is operator",
     });
     const asMcp = await ask(OPERATOR_TOKEN, 'mcp');
     expect(asMcp.status, asMcp.text).toBe(200);

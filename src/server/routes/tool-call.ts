@@ -19,7 +19,7 @@ import { redactKnown } from '../../audit/redact.ts';
 import { MCP_IDENTITY } from '../../mcp/config.ts';
 import { didYouMean } from '../../tools/tool-config.ts';
 import { CAPABILITIES, type Capability } from '../../tools/types.ts';
-import { type Principal, requireRole } from '../auth.ts';
+import { requireRole } from '../auth.ts';
 import { readJsonBody } from '../body.ts';
 import { httpError } from '../errors.ts';
 import { type ApiApp, fail, failWith, type RouteDeps } from './common.ts';
@@ -39,17 +39,26 @@ export function toolCallRoutes(app: ApiApp, { service, logger, maxBodyBytes }: R
     const ask = parseAsk(body.value);
     if (typeof ask === 'string') return fail(c, httpError(400, 'request.invalid', ask));
     const callers = service.toolCallers();
-    if (!callers.includes(ask.as)) {
+    const caller = callers.find((one) => one.name === ask.as);
+    if (!caller) {
+      const names = callers.map((one) => one.name);
       return fail(
         c,
         httpError(
           404,
           'listener.not_found',
-          `no listener named '${ask.as}'${didYouMean(ask.as, callers)}; tools can be called as ${callers.join(', ') || '(none)'}`,
+          `no listener named '${ask.as}'${didYouMean(ask.as, names)}; tools can be called as ${names.join(', ') || '(none)'}`,
         ),
       );
     }
-    mayCallAs(principal, ask.as);
+    // An operator may act as the identity organism.yaml gives API clients, never as a listener
+    // (one named mcp included, where there is no mcp: section); see the module's comment.
+    if (!caller.mcpIdentity)
+      requireRole(
+        principal,
+        'admin',
+        `calling a tool as listener '${ask.as}' (an operator may call as the ${MCP_IDENTITY}: section's identity only)`,
+      );
     const busy = service.admission(); // shutting down, or the history behind
     if (busy) return failWith(c, busy);
     const { thread, result } = await service.callTool({ tool, ...ask, by: principal.name });
@@ -57,16 +66,6 @@ export function toolCallRoutes(app: ApiApp, { service, logger, maxBodyBytes }: R
     // As in the thread history and the CLI: a result carrying a secret the organism knows shows it masked.
     return c.json({ thread, listener: ask.as, tool, result: redactKnown(result) });
   });
-}
-
-/** Throws AuthError (403) unless `principal` may call tools as `listener` (see the module's comment). */
-function mayCallAs(principal: Principal, listener: string): void {
-  if (listener === MCP_IDENTITY) return; // operator, checked above
-  requireRole(
-    principal,
-    'admin',
-    `calling a tool as listener '${listener}' (an operator may call as '${MCP_IDENTITY}' only)`,
-  );
 }
 
 interface Ask {
