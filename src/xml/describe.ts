@@ -34,10 +34,10 @@ const FORMAT_EXAMPLES: Record<string, string> = {
 /** Values a pattern without `examples` commonly accepts, tried before one built from the pattern. */
 const PATTERN_TRIES = ['text', 'example', 'abc', 'ABC', '12345', 'abc123', 'ABC-123', 'Text 1', 'text1234!'];
 
-function matching(pattern: string): string | undefined {
+function matching(pattern: string, first: string): string | undefined {
   try {
     const re = new RegExp(pattern, 'u');
-    return PATTERN_TRIES.find((v) => re.test(v)) ?? patternSample(pattern);
+    return [first, ...PATTERN_TRIES].find((v) => re.test(v)) ?? patternSample(pattern);
   } catch {
     return undefined;
   }
@@ -91,7 +91,7 @@ function exampleValue(s: Schema, depth: number): unknown {
     case 'string': {
       let v = (typeof s.format === 'string' && FORMAT_EXAMPLES[s.format]) || 'text';
       if (typeof s.pattern === 'string') {
-        const sample = matching(s.pattern);
+        const sample = matching(s.pattern, v);
         // Padded or cut to a length, it might no longer match: the lengths are in the words.
         if (sample !== undefined) return sample;
       }

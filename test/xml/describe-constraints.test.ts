@@ -5,6 +5,7 @@
  * payloads as the runtime (the codec, then ajv).
  */
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { decodePayload, escapeText } from '../../src/xml/codec.ts';
 import { ASSERTIONS } from '../../src/xml/constraints.ts';
 import { schemaToExample, schemaToPrompt, schemaToXsd } from '../../src/xml/describe.ts';
@@ -271,5 +272,37 @@ describe('the XSD, checked by xmllint, accepts and refuses what the runtime does
     expect(runtime).toContain(false);
     const check = xmllintValidate(xsd, docs);
     expect(check.valid, `${docs.join('\n')}\n${check.messages}`).toEqual(runtime);
+  });
+});
+
+describe("a zod schema's JSON Schema form (toJSONSchema), as describe gets it for a Standard Schema", () => {
+  const schema = z.toJSONSchema(
+    z.object({
+      email: z.email(),
+      when: z.iso.datetime(),
+      id: z.uuid(),
+      code: z.string().regex(/^[A-Z]{3}$/),
+      guests: z.number().int().min(1).max(12),
+      tags: z.array(z.string()).min(1).max(3),
+    }),
+  ) as JsonSchema;
+
+  it('keeps its formats, patterns and bounds; xmllint compiles the XSD and takes the example the runtime takes', () => {
+    const spec = { tag: 'z', schema };
+    const xsd = schemaToXsd(spec);
+    const prompt = schemaToPrompt(spec, 'zed', 'takes zod payloads');
+    expect(prompt).toContain('- <code> (string, required; must match the regular expression ^[A-Z]{3}$)');
+    expect(prompt).toContain('- <guests> (integer, required; from 1 to 12)');
+    expect(prompt).toContain('format email: an email address');
+    expect(xsd).toContain('<xs:pattern value="[A-Z]{3}"/>');
+    const example = schemaToExample(spec);
+    // The format's own example where it fits the pattern zod adds.
+    expect(example).toContain('<email>ada@example.com</email>');
+    const wrong = example.replace(/<code>[^<]*<\/code>/, '<code>ab</code>');
+    const check = xmllintValidate(xsd, [example, wrong]);
+    expect(check.schemaErrors).toBe('');
+    expect(check.valid, check.messages).toEqual([true, false]);
+    const validate = compileValidator('z', schema);
+    expect(validate(decodePayload(parsePayload(example, L).node, schema))).toBeNull();
   });
 });
