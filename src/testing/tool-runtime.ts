@@ -5,6 +5,7 @@
  * webhook and send_email, the test's approval policy at the gate, the audit log in memory.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SMTP_RESOURCE } from '../../tools/lib/mail-transport.ts';
 import { WEBHOOK_DELIVERY_RESOURCE } from '../../tools/lib/net-request.ts';
@@ -63,6 +64,9 @@ class MemoryAudit implements AuditSink {
 
 export async function kitTools(options: KitToolsOptions): Promise<KitTools> {
   const { config } = options;
+  // The workspace the file tools and run_command work in: a plain folder in the test's temp folder
+  // (the daemon's size-bounded volume is left out: mounting one needs root and takes a second).
+  await mkdir(config.organism.workspace, { recursive: true });
   const { services, resources } = createToolServices(config);
   const audit = new MemoryAudit();
   // The runtime's own state (approvals, once-only effects) apart from the tools' stores, as in the

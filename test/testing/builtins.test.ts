@@ -287,6 +287,22 @@ describe('built-in tools by name', () => {
     expect(t.webhooks).toHaveLength(0);
   });
 
+  it("the file tools and a live run_command work in the test's workspace (real sandbox), kept off the organism's files", async () => {
+    const t = await start({ tools: ['write_file', 'read_file', 'run_command'], live: ['run_command'] });
+    expect(await call(t, 'write_file', { path: 'note.txt', content: 'hello' })).toMatchObject({
+      status: 'ok',
+    });
+    expect(await call(t, 'run_command', { command: 'cat note.txt' })).toMatchObject({
+      status: 'ok',
+      value: { exit_code: 0, stdout: 'hello' },
+    });
+    expect(await call(t, 'read_file', { path: '../organism.yaml' })).toMatchObject({
+      status: 'refused',
+      error: { code: 'GuardDenied', rule_id: 'file.daemon_data' },
+    });
+    expect(t.config.organism.workspace.startsWith(dirname(t.config.file))).toBe(true);
+  });
+
   it('refuses an unknown name with did-you-mean, a tool given twice, and live for a tool not named', async () => {
     await expect(testListener(caller, { tools: ['key_value_gte' as never] })).rejects.toMatchObject({
       code: 'testing.unknown_tool',
