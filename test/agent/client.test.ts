@@ -3,6 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { LlmBackends } from '../../src/agent/backends.ts';
 import { LlmClient } from '../../src/agent/client.ts';
 import { createScriptedProvider } from '../../src/agent/providers/scripted.ts';
 import { estimateTokens, TokenBucket } from '../../src/agent/rate-limit.ts';
@@ -193,5 +194,33 @@ describe('rate_limit_tpm', () => {
     );
     // Empty after 100 tokens: the wait is the time to refill the estimate at 100 tokens a minute.
     expect(options.delays).toEqual([Math.ceil((estimate * 60_000) / 100)]);
+  });
+
+  it('holds across agents that ask the backend for models of their own', async () => {
+    const turn = (text: string) => ({
+      scripts: [{ repeat: true, turns: [{ text, usage: { input: 90, output: 10 } }] }],
+    });
+    const backends = new LlmBackends(
+      {
+        strategy: 'failover',
+        retries: 0,
+        backends: [
+          { name: 'limited', provider: 'scripted', script: 'limited', rate_limit_tpm: 100 },
+          { name: 'spare', provider: 'scripted', script: 'spare' },
+        ],
+      },
+      {
+        options: { ...recordingOptions(), now: () => 0 },
+        scripts: { limited: turn('limited'), spare: turn('spare') },
+      },
+    );
+    const first = LlmClient.forAgent(backends, { name: 'first', llm: { model: 'first-model' } });
+    const second = LlmClient.forAgent(backends, { name: 'second', llm: { model: 'second-model' } });
+    expect(await first.complete(REQUEST, signal())).toMatchObject({
+      turn: { text: 'limited' },
+      backend: 'scripted/first-model',
+    }); // uses 100 of 100
+    // The other agent's model, the same backend's budget: it is spent, so the call goes on.
+    expect((await second.complete(REQUEST, signal())).turn.text).toBe('spare');
   });
 });
