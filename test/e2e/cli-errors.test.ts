@@ -5,9 +5,12 @@
  */
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type DaemonProcess, ORGANISM_BIN, REPO_ROOT, runCli } from '../helpers/daemon.ts';
 import { chainYaml, organismDir, startOn } from '../server/helpers.ts';
+
+// Each test runs the CLI several times, a process start each (seconds on a loaded 2-core box).
+vi.setConfig({ testTimeout: 90_000 });
 
 const CLEAN = { ORGANISM_URL: '', ORGANISM_TOKEN: '' };
 

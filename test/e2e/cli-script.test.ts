@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DaemonProcess } from '../helpers/daemon.ts';
 import { ORGANISM_BIN, runCli } from '../helpers/daemon.ts';
 import {
@@ -23,6 +23,9 @@ import {
   VIEWER_TOKEN,
 } from '../server/helpers.ts';
 import { CALL_LISTENERS } from './call-support/organism.ts';
+
+// Each test runs the CLI several times, a process start each (seconds on a loaded 2-core box).
+vi.setConfig({ testTimeout: 90_000 });
 
 const CLEAN = { ORGANISM_URL: '', ORGANISM_TOKEN: '' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

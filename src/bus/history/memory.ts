@@ -169,6 +169,8 @@ export class ThreadHistory {
 
   /** Ids of the threads kept starting with `prefix`, at most `limit` of them (most recent first). */
   idsStartingWith(prefix: string, limit: number): string[] {
+    // A whole id (what scripts and the CLI mostly send) needs no scan of every thread kept.
+    if (this.#records.has(prefix)) return [prefix];
     const out: string[] = [];
     for (const id of this.#records.keys()) {
       if (!id.startsWith(prefix)) continue;
