@@ -89,8 +89,17 @@ export async function resolveTools(
 ): Promise<ToolDefinition[]> {
   const named = tools.filter((t): t is BuiltinToolName => typeof t === 'string');
   const seen = new Set<string>();
-  for (const tool of tools) {
-    const name = typeof tool === 'string' ? tool : tool?.name;
+  for (const [i, tool] of tools.entries()) {
+    if (
+      typeof tool !== 'string' &&
+      (typeof tool !== 'object' || tool === null || typeof tool.name !== 'string')
+    ) {
+      throw new TestKitError(
+        'testing.invalid_option',
+        `tools[${i}]: ${JSON.stringify(tool) ?? String(tool)} is neither a built-in tool's name nor a ToolDefinition (an object with a name, args and run)`,
+      );
+    }
+    const name = typeof tool === 'string' ? tool : tool.name;
     if (seen.has(name)) {
       throw new TestKitError(
         'testing.duplicate_tool',

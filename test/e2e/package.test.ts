@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, localToken, REPO_ROOT } from '../helpers/daemon.ts';
+import { readmeExamples } from '../helpers/readme-examples.ts';
 
 const NPM_INSTALL_FLAGS = ['--offline', '--no-audit', '--no-fund'];
 
@@ -126,6 +127,21 @@ describe('the packed package in a fresh project (npm pack, install, organism ini
     const ran = await sh('npx', ['--no-install', 'tsc', '--noEmit'], project);
     expect(ran.code, ran.stdout + ran.stderr).toBe(0);
   }, 180_000);
+
+  it("runs the README's testing examples as written, and type-checks them, in the init project", async () => {
+    const examples = await readmeExamples();
+    expect(examples.length).toBeGreaterThan(0);
+    for (const example of examples) await writeFile(join(project, example.file), example.code);
+    const files = examples.map((e) => e.file);
+    const ran = await sh('npx', ['--no-install', 'vitest', 'run', ...files], project);
+    expect(ran.code, ran.stdout + ran.stderr).toBe(0);
+    expect(ran.stdout).toMatch(/Tests\s+.*\d+ passed/);
+    expect(ran.stdout).not.toMatch(/failed/);
+    const typed = await sh('npx', ['--no-install', 'tsc', '--noEmit'], project);
+    expect(typed.code, typed.stdout + typed.stderr).toBe(0);
+    // The project as init wrote it for the tests after this one.
+    await Promise.all(files.map((f) => rm(join(project, f))));
+  }, 240_000);
 
   it('validates, then runs a thread through the listener and a call of the project’s own tool', async () => {
     const validate = await sh('npx', ['--no-install', 'organism', 'validate'], project);

@@ -308,6 +308,12 @@ describe('built-in tools by name', () => {
       code: 'testing.unknown_tool',
       message: expect.stringContaining('(did you mean key_value_get?)'),
     });
+    await expect(testListener(caller, { tools: ['webhook', undefined as never] })).rejects.toMatchObject({
+      code: 'testing.invalid_option',
+      message: expect.stringContaining(
+        "tools[1]: undefined is neither a built-in tool's name nor a ToolDefinition",
+      ),
+    });
     const fake: ToolDefinition = { ...({} as ToolDefinition), name: 'webhook', run: async () => null };
     await expect(testListener(caller, { tools: ['webhook', fake] })).rejects.toMatchObject({
       code: 'testing.duplicate_tool',
