@@ -130,8 +130,9 @@ describe('approval with the real daemon and tokens', () => {
   it('deny with a reason (CLI): the caller reads ApprovalDenied with the reason, and nothing runs', async () => {
     const thread = await inject(url, 'use-tool', 'echo denied >> ran.txt', OPERATOR_TOKEN);
     const approval = await pending(url, thread, VIEWER_TOKEN);
+    // By the first 8 characters of its id, as the dashboard shows it.
     const denied = await runCli(
-      ['approvals', 'deny', approval.id, '--reason', 'not on a Friday', '--url', url],
+      ['approvals', 'deny', approval.id.slice(0, 8), '--reason', 'not on a Friday', '--url', url],
       {
         ORGANISM_TOKEN: OPERATOR_TOKEN,
       },
