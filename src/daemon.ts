@@ -6,7 +6,7 @@
  * history on disk, and a shutdown that drains for at most `bus.drain_timeout_ms`.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { type AgentRuntime, attachAgents } from './agent/attach.ts';
 import { auditKeyOptions, loadAuditKeys } from './audit/key.ts';
@@ -20,8 +20,9 @@ import { Journal } from './bus/journal/journal.ts';
 import { within } from './bus/lifecycle.ts';
 import { createBusBackend } from './bus/transport/factory.ts';
 import { MemoryTransport } from './bus/transport/memory.ts';
-import { readDataDir } from './config/data-dir.ts';
+import { dataDirIn } from './config/data-dir.ts';
 import { loadConfig } from './config/index.ts';
+import { readConfig } from './config/load.ts';
 import type { OrganismConfig } from './config/types.ts';
 import { createDaemonApprovals, recordApprovals, usesApproval } from './daemon/approvals.ts';
 import { ensureOrganismFolders } from './daemon/folders.ts';
@@ -46,7 +47,8 @@ import type { OrganismService, ReloadReport } from './server/service.ts';
 import { startTelemetry, type Telemetry } from './telemetry/index.ts';
 import { loadToolCatalog } from './tools/catalog.ts';
 import { createToolRuntime, type ToolRuntime, toolPaths } from './tools/runtime.ts';
-import { createToolServices } from './tools/services.ts';
+import { createToolServices, type Resources } from './tools/services.ts';
+import { workspaceVolumeFor } from './tools/workspace-volume.ts';
 
 export interface DaemonOptions {
   configPath: string;
@@ -81,28 +83,42 @@ export interface Daemon {
 const VERSION = (JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version: string })
   .version;
 
+/** What a start that fails has to let go of: the tools' resources (the workspace's mount), then the data dir. */
+interface Held {
+  claim?: DataDirClaim;
+  resources?: Resources;
+}
+
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   // The data dir's lock, once taken (below), is let go again when the start fails after that.
-  const held: { claim?: DataDirClaim } = {};
+  const held: Held = {};
   try {
     return await assembleDaemon(options, held);
   } catch (error) {
+    await held.resources?.closeAll();
     await held.claim?.release();
     throw error;
   }
 }
 
-async function assembleDaemon(options: DaemonOptions, held: { claim?: DataDirClaim }): Promise<Daemon> {
+async function assembleDaemon(options: DaemonOptions, held: Held): Promise<Daemon> {
   // A second daemon is refused at once: where the data dir exists already (as it does for a daemon
   // running there), its lock is taken before the tools and listeners load; checked again below.
-  const early = await readDataDir(options.configPath, options.env ?? process.env).catch(() => undefined);
+  // organism.yaml is read and parsed once, here: loadConfig goes on from it below.
+  const read = await readConfig(options.configPath, { env: options.env ?? process.env }).catch(
+    () => undefined, // loadConfig reads it again below and says what is wrong
+  );
+  const early = read && dataDirIn(read.data, resolve(options.configPath));
   if (early !== undefined && existsSync(early)) held.claim = await claimDataDir(early);
   // Organism's own tools load before the config's listeners: compiling a user's .ts listener turns
   // on source maps for the whole process, and every module loaded after that has its source map
   // read and kept (the tools' dependencies': ~1.3 MB of idle RSS). A failure here is reported
   // where the tools are registered, below, in its place among the config's errors.
-  await loadToolCatalog().catch(() => undefined);
-  const loaded = await loadConfig(options.configPath, { env: options.env ?? process.env });
+  const catalog = await loadToolCatalog().catch(() => undefined);
+  const loaded = await loadConfig(options.configPath, {
+    env: options.env ?? process.env,
+    ...(read ? { read } : {}),
+  });
   const { config } = loaded;
   // The process environment over the `.env` beside organism.yaml: what every `*_env` key reads.
   const { env } = loaded;
@@ -134,6 +150,14 @@ async function assembleDaemon(options: DaemonOptions, held: { claim?: DataDirCla
     held.claim = await claimDataDir(config.organism.data_dir);
   }
   const claim = held.claim;
+  const { resources } = createToolServices(config);
+  held.resources = resources;
+  const warn = (message: string) => logger.warn({ component: 'tools' }, message);
+  // The workspace's size bound: mkfs and mount are programs of their own, so the mount goes on
+  // while this thread loads the rest. No tool call runs before it is in place (the tool runtime's
+  // `ready`), and the bus, which every call and every handler comes through, starts after it.
+  const workspaceVolume = workspaceVolumeFor(config, resources, warn);
+  workspaceVolume.catch(() => {}); // awaited before the bus starts: a failed mount fails the start
   // The credential of this machine's CLI and dashboard (every route needs one, tokens or not);
   // known to every redaction point before anything could log it.
   const localToken = await ensureLocalToken(config.organism.data_dir);
@@ -171,14 +195,13 @@ async function assembleDaemon(options: DaemonOptions, held: { claim?: DataDirCla
   // Checked against its last checkpoint before the first call, so a cut while stopped is found now.
   await auditLog.open();
   const auditSink = auditTee(auditLog, (entry) => observeAudit(hub, entry));
-  const { resources } = createToolServices(config);
-  const warn = (message: string) => logger.warn({ component: 'tools' }, message);
   // One approval gate for the daemon's life: a call waiting for a person outlives a reload.
   // Approvals and once-only effects: apart from every tool's reach, sealed, forgeries audited.
   const runtimeState = daemonRuntimeState({ config, keys: auditKeys, audit: auditSink, logger, resources });
   const approvals = createDaemonApprovals({ state: runtimeState, audit: auditSink });
   const runtime = await createToolRuntime(loaded, {
-    workspaceVolume: true,
+    workspaceVolume,
+    ...(catalog ? { catalog } : {}),
     audit: auditSink,
     services: { config, resources, env },
     env,
@@ -323,6 +346,15 @@ async function assembleDaemon(options: DaemonOptions, held: { claim?: DataDirCla
     hooks,
     ...(telemetry ? { tracing: telemetry.tracing } : {}),
   });
+  try {
+    await workspaceVolume;
+  } catch (error) {
+    await backend.close();
+    await within(telemetry?.shutdown() ?? Promise.resolve(), RELEASE_TIMEOUT_MS);
+    await historyLog?.close().catch(() => {});
+    await releaseEarly();
+    throw error;
+  }
   bus.start();
   // Accepted and never handled before the last stop: queued again before any new work.
   const recovered = bus.recover();

@@ -28,6 +28,12 @@ export async function readDataDir(
   } catch {
     return undefined;
   }
+  return dataDirIn(data, absFile);
+}
+
+/** The absolute data_dir that `data`, the plain value of the config file `absFile`, names (or the default). */
+export function dataDirIn(data: unknown, absFile: string): string {
+  const base = dirname(absFile);
   const organism = (data as { organism?: { data_dir?: unknown } } | null)?.organism;
   const dir = organism?.data_dir;
   if (typeof dir === 'string' && dir !== '' && !dir.includes('${')) return resolveConfigPath(dir, base);

@@ -14,6 +14,7 @@ import { interpolate, loadDotEnv, mergeEnv } from './env.ts';
 import { checkLlm } from './llm-check.ts';
 import { parseConfigText, readConfigText, toPlain } from './read.ts';
 import { checkStructure, checkTags, rawListeners, type TaggedListener } from './semantic.ts';
+import type { ConfigSource } from './source.ts';
 import type { ListenerConfig, OrganismConfig } from './types.ts';
 import { validateAgainstSchema } from './validate.ts';
 
@@ -25,6 +26,19 @@ export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
   /** Import each listener's handler module (and check it). Default true; false reads only the file. */
   loadModules?: boolean;
+  /** The file read already by readConfig(file, { env }) (the daemon reads it first for its data dir). */
+  read?: ReadConfig;
+}
+
+/** organism.yaml read, parsed, with its `.env` and `${VAR}`s: where loadConfig goes on from. */
+export interface ReadConfig {
+  source: ConfigSource;
+  /** The plain value of the document (aliases expanded). */
+  data: unknown;
+  /** As LoadedOrganism.env. Holds secrets. */
+  env: NodeJS.ProcessEnv;
+  /** Found so far (`.env` and `${VAR}` problems): loadConfig reports them with the rest. */
+  issues: ConfigIssue[];
 }
 
 export interface LoadedListener {
@@ -49,12 +63,16 @@ export interface LoadedOrganism {
   env: NodeJS.ProcessEnv;
 }
 
-/** Loads and checks `file`. Throws ConfigError with every issue found. */
-export async function loadConfig(file: string, options: LoadConfigOptions = {}): Promise<LoadedOrganism> {
-  const loadModules = options.loadModules ?? true;
+/**
+ * The first steps of loadConfig: reads and parses `file`, reads the `.env` beside it and fills in
+ * `${VAR}`s. Throws ConfigError when the file cannot be read, parsed or made a plain value.
+ */
+export async function readConfig(
+  file: string,
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<ReadConfig> {
   const absFile = resolve(file);
   const base = dirname(absFile);
-
   const text = await readConfigText(absFile, file);
   if (typeof text !== 'string') throw new ConfigError([text]);
   const parsed = parseConfigText(text, file);
@@ -65,13 +83,21 @@ export async function loadConfig(file: string, options: LoadConfigOptions = {}):
   const issues: ConfigIssue[] = [...dotEnv.issues];
   const env = mergeEnv(dotEnv.vars, options.env ?? process.env);
   issues.push(...interpolate(source, env));
-
-  let data: unknown;
   try {
-    data = toPlain(source);
+    return { source, data: toPlain(source), env, issues };
   } catch (error) {
     throw new ConfigError([...issues, { file, path: '', message: (error as Error).message }]);
   }
+}
+
+/** Loads and checks `file`. Throws ConfigError with every issue found. */
+export async function loadConfig(file: string, options: LoadConfigOptions = {}): Promise<LoadedOrganism> {
+  const loadModules = options.loadModules ?? true;
+  const absFile = resolve(file);
+  const base = dirname(absFile);
+  const read = options.read ?? (await readConfig(file, options));
+  const { source, data, env } = read;
+  const issues = [...read.issues];
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     issues.push(source.issue([], 'expected a mapping with at least `organism:` and `listeners:`'));
     throw new ConfigError(sortIssues(issues));

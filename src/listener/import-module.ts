@@ -25,16 +25,37 @@ export const VERSION_PARAM = 'organism-v';
 
 const TYPESCRIPT = /\.(ts|mts|cts|tsx)$/;
 
+/**
+ * What a batch of imports made together (a catalog's tool modules, which share most of their
+ * helpers) has read of their files: each file is read and stat'ed once for the batch. Made fresh
+ * for each batch, so an edit between two batches (a reload) is seen.
+ */
+export interface ModuleScan {
+  /** A file's local imports (module-closure.ts). */
+  imports: Map<string, readonly string[]>;
+  /** A file's line in a version digest: path, size, mtime. */
+  stats: Map<string, string>;
+}
+
+export function newModuleScan(): ModuleScan {
+  return { imports: new Map(), stats: new Map() };
+}
+
 /** A short digest of the module's files as they are now: changes when any of them is edited. */
-function moduleVersion(absPath: string): string {
+function moduleVersion(absPath: string, scan?: ModuleScan): string {
   const hash = createHash('sha256');
-  for (const file of [absPath, ...moduleClosure(absPath, '/')]) {
-    try {
-      const info = statSync(file);
-      hash.update(`${file}\0${info.size}\0${info.mtimeMs}\n`);
-    } catch {
-      hash.update(`${file}\0missing\n`);
+  for (const file of [absPath, ...moduleClosure(absPath, '/', undefined, scan?.imports)]) {
+    let line = scan?.stats.get(file);
+    if (line === undefined) {
+      try {
+        const info = statSync(file);
+        line = `${file}\0${info.size}\0${info.mtimeMs}\n`;
+      } catch {
+        line = `${file}\0missing\n`;
+      }
+      scan?.stats.set(file, line);
     }
+    hash.update(line);
   }
   return hash.digest('hex').slice(0, 12);
 }
@@ -45,7 +66,7 @@ function moduleVersion(absPath: string): string {
  */
 export async function importUserModule(
   absPath: string,
-  options: { cache?: boolean } = {},
+  options: { cache?: boolean; scan?: ModuleScan } = {},
 ): Promise<Record<string, unknown>> {
   if (!isAbsolute(absPath)) throw new TypeError(`importUserModule needs an absolute path, got ${absPath}`);
   if (COMPILED && TYPESCRIPT.test(absPath)) {
@@ -53,7 +74,7 @@ export async function importUserModule(
     return importTypescriptModule(absPath, options);
   }
   const url = pathToFileURL(absPath);
-  url.searchParams.set(VERSION_PARAM, moduleVersion(absPath));
+  url.searchParams.set(VERSION_PARAM, moduleVersion(absPath, options.scan));
   return (await import(url.href)) as Record<string, unknown>;
 }
 

@@ -8,7 +8,12 @@ import { readdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolRegistrationError } from '../errors.ts';
-import { defaultExport, importUserModule } from '../listener/import-module.ts';
+import {
+  defaultExport,
+  importUserModule,
+  type ModuleScan,
+  newModuleScan,
+} from '../listener/import-module.ts';
 import type { ResolvedToolDefinition, ToolDefinition } from './types.ts';
 
 /** Where Organism's own tools/ and librarian/ live. */
@@ -53,16 +58,18 @@ export async function toolModuleFiles(root: string = PACKAGE_ROOT): Promise<stri
 /** Imports every tool module under root. Throws ToolRegistrationError naming a module without a tool. */
 export async function loadToolCatalog(root: string = PACKAGE_ROOT): Promise<CatalogEntry[]> {
   const catalog: CatalogEntry[] = [];
-  for (const file of await toolModuleFiles(root)) catalog.push(...(await loadToolModule(file)));
+  // The tools share most of their helpers: each file is read once for all of them.
+  const scan = newModuleScan();
+  for (const file of await toolModuleFiles(root)) catalog.push(...(await loadToolModule(file, scan)));
   return catalog;
 }
 
 /** The tools one module file declares. Throws ToolRegistrationError naming the file and what is wrong. */
-export async function loadToolModule(file: string): Promise<CatalogEntry[]> {
+export async function loadToolModule(file: string, scan?: ModuleScan): Promise<CatalogEntry[]> {
   let mod: Record<string, unknown>;
   try {
     // Never from the compiled-module cache: integrity hashes the source, so the source is what runs.
-    mod = await importUserModule(file, { cache: false });
+    mod = await importUserModule(file, { cache: false, ...(scan ? { scan } : {}) });
   } catch (error) {
     throw new ToolRegistrationError(`module ${file}`, `does not load: ${(error as Error).message}`);
   }
@@ -141,8 +148,10 @@ export async function loadUserTools(entries: readonly string[]): Promise<Catalog
 export async function loadOrganismCatalog(
   config: { tool_modules?: readonly string[] },
   root: string = PACKAGE_ROOT,
+  /** The built-in ones, when loaded already (loadToolCatalog(root)). */
+  native?: readonly CatalogEntry[],
 ): Promise<CatalogEntry[]> {
-  return [...(await loadToolCatalog(root)), ...(await loadUserTools(config.tool_modules ?? []))];
+  return [...(native ?? (await loadToolCatalog(root))), ...(await loadUserTools(config.tool_modules ?? []))];
 }
 
 /** The native tool definitions under root, in discovery order (their `args` are JSON Schema). */

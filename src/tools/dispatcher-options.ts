@@ -73,4 +73,9 @@ export interface DispatcherOptions {
   now?: () => number;
   /** Where calls that need a person's approval wait (the daemon's, kept across reloads). Absent: such calls are denied. */
   approvals?: ApprovalGate;
+  /**
+   * Settles when tools may use the workspace (its size-bounded volume mounted, still under way
+   * when the dispatcher is made): calls wait for it, and all fail when it rejects.
+   */
+  ready?: Promise<unknown>;
 }

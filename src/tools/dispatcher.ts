@@ -87,6 +87,8 @@ export class Dispatcher {
   readonly #loops: LoopDetector;
   /** With the redis transport: revocations shared by every daemon (read from Redis every 2 s). */
   #sharedRevocations: SharedRevocations | undefined;
+  /** The workspace's volume still being mounted (options.ready); undefined once it is. */
+  #pending: Promise<unknown> | undefined;
 
   /** Throws ConfigError naming every bad grant or tool_config key. */
   constructor(options: DispatcherOptions) {
@@ -105,6 +107,16 @@ export class Dispatcher {
       window: this.#defaults.loopWindow,
       maxThreads: this.#defaults.loopMaxThreads,
     });
+    if (options.ready) {
+      const pending = options.ready;
+      this.#pending = pending;
+      pending.then(
+        () => {
+          if (this.#pending === pending) this.#pending = undefined;
+        },
+        () => {}, // kept: every call fails with why
+      );
+    }
     if (sharesState(options.services.config)) {
       sharedRevocations(options.services).then(
         (shared) => {
@@ -233,6 +245,8 @@ export class Dispatcher {
   async #dispatch(request: CallRequest, record: CallRecord): Promise<ToolResult> {
     const name = request.tool;
     record.input = redact(request.args);
+    // Nothing runs before the workspace's size bound is in place; a failed mount fails the call.
+    if (this.#pending) await this.#pending;
 
     // 0. the record can be kept: after the audit log changed under its writer, nothing runs until
     // an operator has looked (audit.on_change); the refusal itself is still recorded.

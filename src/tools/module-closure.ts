@@ -18,26 +18,44 @@ export function moduleClosure(
   module: string,
   root: string,
   trusted: readonly string[] = ['src', 'node_modules'],
+  /**
+   * The local imports of each file read so far, for closures taken together (a catalog's tool
+   * modules share most of their helpers): each file is then read once for all of them, not once
+   * per module. Only for files that do not change meanwhile.
+   */
+  memo?: Map<string, readonly string[]>,
 ): string[] {
   const seen = new Set<string>([module]);
   const stack = [module];
   while (stack.length > 0) {
     const file = stack.pop()!;
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      continue; // a missing helper fails the tool's own import; the manifest need not say more
-    }
-    for (const match of text.matchAll(SPECIFIERS)) {
-      const target = resolveLocal(dirname(file), match[2]!);
-      if (!target || seen.has(target) || !covered(target, root, trusted)) continue;
+    for (const target of localImports(file, memo)) {
+      if (seen.has(target) || !covered(target, root, trusted)) continue;
       seen.add(target);
       stack.push(target);
     }
   }
   seen.delete(module);
   return [...seen].sort();
+}
+
+/** The files `file`'s relative imports resolve to (none when it cannot be read). */
+function localImports(file: string, memo?: Map<string, readonly string[]>): readonly string[] {
+  const known = memo?.get(file);
+  if (known) return known;
+  const targets: string[] = [];
+  let text: string | undefined;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    // a missing helper fails the tool's own import; the manifest need not say more
+  }
+  for (const match of text?.matchAll(SPECIFIERS) ?? []) {
+    const target = resolveLocal(dirname(file), match[2]!);
+    if (target) targets.push(target);
+  }
+  memo?.set(file, targets);
+  return targets;
 }
 
 function resolveLocal(from: string, specifier: string): string | undefined {

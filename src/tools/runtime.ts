@@ -18,14 +18,14 @@ import { checkCall } from '../guard/index.ts';
 import type { AttachedMcp } from '../mcp/client/index.ts';
 import { mcpIdentityGrants, mcpServers, renameIdentityIssues } from '../mcp/config.ts';
 import type { ApprovalGate } from './approval/gate.ts';
-import { loadOrganismCatalog, PACKAGE_ROOT } from './catalog.ts';
+import { type CatalogEntry, loadOrganismCatalog, PACKAGE_ROOT } from './catalog.ts';
 import { Dispatcher, type DispatcherDefaults, type GuardCheck } from './dispatcher.ts';
 import { IntegrityChecker, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, parsePublicKey } from './integrity.ts';
 import { type RegisteredTool, ToolRegistry } from './registry.ts';
 import { RevocationWatcher } from './revocations.ts';
 import { createToolServices } from './services.ts';
 import type { ToolDefinition, ToolServices } from './types.ts';
-import { ensureWorkspaceVolume, writesWorkspace } from './workspace-volume.ts';
+import { workspaceVolumeFor } from './workspace-volume.ts';
 
 export interface ToolRuntimeOptions {
   /** Folder holding tools/ and librarian/tools/ (default: Organism's own package root). */
@@ -52,9 +52,14 @@ export interface ToolRuntimeOptions {
   /**
    * Mount the workspace's size-bounded volume (organism.workspace_max_bytes) for the life of the
    * services' resources, when some listener may write the workspace (default false: the daemon and
-   * `organism tools call` ask for it; an embedder or a test that only reads does not).
+   * `organism tools call` ask for it; an embedder or a test that only reads does not). Or the mount
+   * under way, started by the caller with workspaceVolumeFor() on the same resources (the daemon
+   * starts it early and loads the rest meanwhile): no call runs and no MCP server starts before
+   * it is in place (`ready`).
    */
-  workspaceVolume?: boolean;
+  workspaceVolume?: boolean | Promise<unknown>;
+  /** Organism's own tools, loaded already by loadToolCatalog(root) (default: loaded here). */
+  catalog?: readonly CatalogEntry[];
 }
 
 export function defaultToolRuntimeOptions(): Required<
@@ -78,6 +83,11 @@ export interface ToolRuntime {
   revocations: RevocationWatcher;
   /** The MCP servers' connections, when organism.yaml has `mcp_servers:` (src/mcp/client). */
   mcp?: AttachedMcp;
+  /**
+   * Settles when the workspace's volume is in place (at once when none is mounted); rejects with
+   * why it could not be mounted. Calls wait for it.
+   */
+  ready: Promise<void>;
   /** Stops polling, closes the services' resources and flushes the audit log. */
   close(): Promise<void>;
 }
@@ -171,7 +181,7 @@ export async function createToolRuntime(
 
   const registry = new ToolRegistry();
   if (opts.discover) {
-    for (const entry of await loadOrganismCatalog(config, opts.root))
+    for (const entry of await loadOrganismCatalog(config, opts.root, opts.catalog))
       registry.register(entry.definition, { module: entry.module });
   }
   for (const tool of opts.tools ?? []) registry.register(tool);
@@ -207,24 +217,31 @@ export async function createToolRuntime(
       threat,
     });
     for (const tool of registry.list()) integrity.check(tool); // a threat record for each bad module, now
-    // The workspace's size bound, before anything can write there (workspace-volume.ts).
-    if (opts.workspaceVolume && writesWorkspace(config))
-      await ensureWorkspaceVolume(config, services.resources, warn);
-    // MCP servers' tools (`<server>.<tool>`); the SDK is loaded only when some are configured.
-    const mcp =
-      mcpServers(config).length > 0
-        ? await (await import('../mcp/client/index.ts')).attachMcp({
-            config,
-            registry,
-            services,
-            env: opts.env ?? services.env ?? process.env,
-            manifestPath: paths.manifest,
-            publicKey: publicKey.key,
-            warn,
-            threat,
-            workspaceVolume: opts.workspaceVolume,
-          })
-        : undefined;
+    // The workspace's size bound, before anything can write there (workspace-volume.ts): mounted
+    // now, or the caller's mount under way, which every call waits for (the dispatcher's `ready`).
+    const volume =
+      opts.workspaceVolume === true
+        ? await workspaceVolumeFor(config, services.resources, warn)
+        : opts.workspaceVolume || undefined;
+    const ready = Promise.resolve(volume).then(() => {});
+    ready.catch(() => {}); // the caller's to see (a failed start), and each call's
+    // MCP servers' tools (`<server>.<tool>`); the SDK is loaded only when some are configured. A
+    // server may be given organism.workspace: none starts before its volume is in place.
+    let mcp: AttachedMcp | undefined;
+    if (mcpServers(config).length > 0) {
+      await ready;
+      mcp = await (await import('../mcp/client/index.ts')).attachMcp({
+        config,
+        registry,
+        services,
+        env: opts.env ?? services.env ?? process.env,
+        manifestPath: paths.manifest,
+        publicKey: publicKey.key,
+        warn,
+        threat,
+        workspaceVolume: opts.workspaceVolume !== false,
+      });
+    }
 
     const dispatcher = new Dispatcher({
       registry,
@@ -247,6 +264,7 @@ export async function createToolRuntime(
       configFile: config.file,
       ...(opts.defaults ? { defaults: opts.defaults } : {}),
       ...(opts.approvals ? { approvals: opts.approvals } : {}),
+      ...(volume instanceof Promise ? { ready } : {}),
     });
     // Say it at every start: a listener running a tool less contained than the default (sandbox: none).
     for (const { listener, tool, notice } of dispatcher.notices())
@@ -261,6 +279,7 @@ export async function createToolRuntime(
       integrity,
       revocations,
       ...(mcp ? { mcp } : {}),
+      ready,
       close: () => {
         closing ??= shutdown();
         return closing;

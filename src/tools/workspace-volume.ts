@@ -98,6 +98,18 @@ export async function ensureVolume(
   return volume;
 }
 
+/**
+ * organism.workspace's volume when some listener may write the workspace (see ensureVolume);
+ * resolves to null at once when none may.
+ */
+export function workspaceVolumeFor(
+  config: OrganismConfig,
+  resources: ResourceCache,
+  warn: (message: string) => void,
+): Promise<Volume | null> {
+  return writesWorkspace(config) ? ensureWorkspaceVolume(config, resources, warn) : Promise.resolve(null);
+}
+
 /** organism.workspace's volume (see ensureVolume). */
 export function ensureWorkspaceVolume(
   config: OrganismConfig,

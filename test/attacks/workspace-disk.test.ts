@@ -130,6 +130,44 @@ describe.skipIf(!root)('organism.workspace_max_bytes in the real daemon (root)',
     expect(await run('cat kept.txt')).toBe('kept\n');
     expect(await readFile(path.join(ws, 'kept.txt'), 'utf8')).toBe('kept\n');
   }, 60_000);
+
+  // The daemon mounts the volume while it loads the rest: a start that fails, in the mount or
+  // after it, still lets go of the mount and of the data dir.
+  it('a start that fails lets go of the volume: a workspace past the bound, or a later failure', async () => {
+    const other = await realpath(await mkdtemp(path.join(os.tmpdir(), 'organism-disk-fail-')));
+    const otherWs = path.join(other, '.organism', 'workspace');
+    const config = ['--config', path.join(other, 'organism.yaml')];
+    try {
+      await writeFile(path.join(other, 'organism.yaml'), yaml('  workspace_max_bytes: 16777216\n'));
+      await mkdir(otherWs, { recursive: true });
+      await writeFile(path.join(otherWs, 'big.bin'), Buffer.alloc(20 * MIB, 1));
+      await expect(startDaemonProcess(config)).rejects.toThrow(
+        /exited 1 before listening[\s\S]*do not fit in its volume of organism.workspace_max_bytes/,
+      );
+      expect(mountAt(otherWs)).toBeUndefined();
+      expect((await stat(path.join(otherWs, 'big.bin'))).size).toBe(20 * MIB);
+
+      // The volume mounts this time; the start fails after it (the journal cannot be opened).
+      await rm(path.join(otherWs, 'big.bin'));
+      await writeFile(path.join(other, '.organism', 'journal'), 'not a folder');
+      await expect(startDaemonProcess(config)).rejects.toThrow(/exited 1 before listening[\s\S]*journal/);
+      expect(mountAt(otherWs)).toBeUndefined();
+
+      // Nothing is left held: the next start takes the data dir and mounts the volume.
+      await rm(path.join(other, '.organism', 'journal'));
+      const next = await startDaemonProcess(config);
+      try {
+        expect(mountAt(otherWs)?.fsType).toBe('ext4');
+      } finally {
+        await next.stop();
+      }
+      expect(mountAt(otherWs)).toBeUndefined();
+    } finally {
+      for (const folder of [otherWs, path.join(other, '.organism', 'mcp', 'rug')])
+        if (mountAt(folder)) spawnSync('umount', ['-l', folder]);
+      await rm(other, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
 
 describe.skipIf(!root)('without root', () => {
