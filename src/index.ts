@@ -56,7 +56,13 @@ export {
   UsageError,
   XmlError,
 } from './errors.ts';
-export type { ListenerTypes, OrganismTypes, ToolTypes } from './listener/organism-types.ts';
+export type {
+  ListenerTypes,
+  OrganismTypes,
+  ToolArgsOf,
+  ToolResultOf,
+  ToolTypes,
+} from './listener/organism-types.ts';
 export type {
   HandlerContext,
   HandlerResult,

@@ -15,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   validate: () => import('./commands/validate.ts'),
   send: () => import('./commands/send.ts'),
   describe: () => import('./commands/describe.ts'),
+  types: () => import('./commands/types.ts'),
   tools: () => import('./commands/tools.ts'),
   guard: () => import('./commands/guard.ts'),
   audit: () => import('./commands/audit.ts'),

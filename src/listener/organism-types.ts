@@ -74,3 +74,11 @@ export type PeerPayloadOf<N extends string, P extends string> =
       ? Ps[P] | string
       : string
     : string | Record<string, unknown>;
+
+/** What a caller gives a tool (its args schema's input type), from its definition's type. */
+export type ToolArgsOf<D> = D extends { readonly '~input'?: infer I }
+  ? Exclude<I, undefined>
+  : Record<string, unknown>;
+
+/** What a tool's run resolves to, from its definition's type. */
+export type ToolResultOf<D> = D extends { run(...args: never[]): Promise<infer R> } ? R : unknown;
