@@ -241,10 +241,13 @@ describe('did-you-mean for listener names, in every command', () => {
     expect(described.stderr).toContain("no listener named 'slwo' — did you mean 'slow'?");
   });
 
-  it('the API says it too (GET /listeners/:name)', async () => {
+  it('the API says it too (GET /listeners/:name, GET /tools?as=)', async () => {
     const r = await call(daemon.url, '/api/v1/listeners/qoute', { token: VIEWER_TOKEN });
     expect(r.status).toBe(404);
     expect(r.json.error.message).toBe("no listener named 'qoute' — did you mean 'quote'?");
+    const tools = await call(daemon.url, '/api/v1/tools?as=slwo', { token: VIEWER_TOKEN });
+    expect(tools.status).toBe(404);
+    expect(tools.json.error.message).toBe("no listener named 'slwo' — did you mean 'slow'?");
   });
 
   it('a --listener filter that matches nothing because of a typo says so', async () => {

@@ -1,4 +1,5 @@
 /** GET /audit (paginated, filtered) and GET /tools?as=<listener>. */
+import { suggestion } from '../../config/suggest.ts';
 import { queryAudit } from '../audit-query.ts';
 import { httpError } from '../errors.ts';
 import { threadFilter } from '../id-prefix.ts';
@@ -41,7 +42,13 @@ export function auditAndToolRoutes(app: ApiApp, { service }: RouteDeps): void {
     allow(c, 'viewer', 'reading tools');
     const as = c.req.query('as') || undefined;
     const tools = service.tools(as);
-    if (!tools) return fail(c, httpError(404, 'listener.not_found', `no listener named '${as}'`));
+    if (!tools) {
+      const names = service.bus.listeners().map((l) => l.name);
+      return fail(
+        c,
+        httpError(404, 'listener.not_found', `no listener named '${as}'${suggestion(as ?? '', names)}`),
+      );
+    }
     return c.json(as ? { as, tools } : { tools });
   });
 }
