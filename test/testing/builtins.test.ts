@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
+import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolDefinition } from '../../src/index.ts';
 import {
@@ -301,6 +302,40 @@ describe('built-in tools by name', () => {
       error: { code: 'GuardDenied', rule_id: 'file.daemon_data' },
     });
     expect(t.config.organism.workspace.startsWith(dirname(t.config.file))).toBe(true);
+  });
+
+  it('live send_email sends through the smtp section given, to a real SMTP server, and records nothing', async () => {
+    const got: string[] = [];
+    const smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onData(stream, session, done) {
+        got.push(...(session.envelope.rcptTo || []).map((r) => r.address));
+        stream.resume().on('end', () => done());
+      },
+    });
+    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    const port = (smtp.server.address() as AddressInfo).port;
+    // Closed here, before the server: its SMTP connection would keep the server's close waiting.
+    const t = await testListener(caller, {
+      name: 'support',
+      tools: ['send_email'],
+      live: ['send_email'],
+      config: { tool_config: { send_email: { allowed_recipients: ['*@example.com'] } } },
+      organism: { smtp: { host: '127.0.0.1', port, secure: false, from: 'organism@example.com' } },
+    });
+    try {
+      expect(await call(t, 'send_email', { to: 'ada@example.com', subject: 'Hi', body: 'x' })).toMatchObject({
+        status: 'ok',
+        value: { accepted: ['ada@example.com'] },
+      });
+      expect(got).toEqual(['ada@example.com']);
+      expect(t.emails).toHaveLength(0);
+    } finally {
+      await t.close();
+      await new Promise<void>((resolve) => smtp.close(() => resolve()));
+    }
   });
 
   it('refuses an unknown name with did-you-mean, a tool given twice, and live for a tool not named', async () => {
