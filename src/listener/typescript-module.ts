@@ -62,8 +62,21 @@ function loadEsbuild(forModule: string): Promise<Esbuild> {
   return esbuild;
 }
 
+let keepWarm = false;
+
+/**
+ * `organism dev`: esbuild's service is kept running between compiles instead of stopping 2 s after
+ * the last one, so a save does not wait for it to start again (~1 s on a busy machine; a compile
+ * with it running takes tens of ms). It costs the service's process for as long as dev runs.
+ */
+export function keepCompilerWarm(): void {
+  keepWarm = true;
+  clearTimeout(stopTimer);
+}
+
 function idleStop(api: Esbuild): void {
   clearTimeout(stopTimer);
+  if (keepWarm) return;
   stopTimer = setTimeout(() => void api.stop(), SERVICE_IDLE_MS);
   stopTimer.unref();
 }

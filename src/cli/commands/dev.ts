@@ -21,6 +21,8 @@ export function run(argv: string[], io: CommandIo): Promise<number> {
     help: HELP,
     async started(daemon, configPath) {
       const { startDevReload } = await import('../../dev/reload-on-save.ts');
+      const { keepCompilerWarm } = await import('../../listener/typescript-module.ts');
+      keepCompilerWarm();
       return startDevReload({
         configPath,
         config: () => daemon.config,
