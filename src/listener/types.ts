@@ -135,8 +135,12 @@ export interface SchemaSpec<S extends AnySchema = AnySchema> {
 
 /** What defineListener takes: a ListenerDefinition whose schemas may be Standard Schemas. */
 export interface ListenerInput<T, R, N extends string, P extends AnySchema, Q extends AnySchema> {
-  /** See ListenerDefinition.name. */
-  name?: N;
+  /**
+   * See ListenerDefinition.name. One organism.yaml declares, once `organism types` has run (the
+   * conditional keeps N inferred from what is written, so a misspelling is reported against the
+   * names; left out, N stays `string` and the listener's ctx is loose).
+   */
+  name?: N extends ListenerName ? N : ListenerName;
   description?: string;
   payload: SchemaSpec<P>;
   response?: SchemaSpec<Q>;
@@ -165,7 +169,7 @@ type ResponseOf<Q> = AnySchema extends Q ? Record<string, unknown> : Infer<Q, 'i
 export function defineListener<
   T = Inferred,
   R = Inferred,
-  const N extends ListenerName = ListenerName,
+  const N extends string = string,
   const P extends AnySchema = AnySchema,
   const Q extends AnySchema = AnySchema,
 >(

@@ -127,15 +127,30 @@ describe('organism types', () => {
     }
   }, 120_000);
 
-  it('a listener name organism.yaml does not have is a tsc error', async () => {
+  it('a listener name organism.yaml does not have is a tsc error; a module without a name stays loose', async () => {
     await writeFile(join(dir, 'listeners/misnamed.ts'), HELLO.replace("name: 'hello'", "name: 'helo'"));
+    // Given types and no name: any tool, as before (not the types of some listener of organism.yaml).
+    await writeFile(
+      join(dir, 'listeners/unnamed.ts'),
+      `import { defineListener } from 'organism';
+export default defineListener<{ id: string }, { ok: boolean }>({
+  payload: { tag: 'u', schema: { type: 'object' } },
+  async handler(payload, ctx) {
+    await ctx.tools.call('key_value_set', { key: payload.id });
+    return ctx.respond({ ok: true });
+  },
+});
+`,
+    );
     try {
       const { errors } = typecheck(dir);
+      expect(errors.filter((e) => e.startsWith('listeners/unnamed.ts'))).toEqual([]);
       expect(errors.join('\n')).toMatch(
         /listeners\/misnamed\.ts\(4,\d+\): error TS2820: Type '"helo"' is not assignable to type '"hello" \| "shouter" \| undefined'\. Did you mean '"hello"'\?/,
       );
     } finally {
       await rm(join(dir, 'listeners/misnamed.ts'));
+      await rm(join(dir, 'listeners/unnamed.ts'));
     }
   }, 120_000);
 
