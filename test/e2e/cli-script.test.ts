@@ -299,6 +299,44 @@ describe('thread ids by their first 8+ characters', () => {
   });
 });
 
+describe('organism tail --thread by prefix', () => {
+  it("follows the thread an 8-character prefix begins; an unknown prefix is the API's 404", async () => {
+    const sent = await runCli(['send', '--config', file, '--to', 'quote', QUOTE, '--wait'], CLEAN);
+    const thread = JSON.parse(sent.stdout.split('\n')[0]!).thread as string;
+    const tail = spawn(
+      process.execPath,
+      [ORGANISM_BIN, 'tail', '--config', file, '--thread', thread.slice(0, 8), '--count', '1', '--json'],
+      { env: { ...process.env, ...CLEAN }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    tail.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => tail.on('exit', (code) => resolve(code)));
+    let ended = false;
+    void exited.then(() => {
+      ended = true;
+    });
+    try {
+      // Until tail has subscribed and seen one: another message in the thread, each second.
+      while (!ended) {
+        await runCli(
+          ['send', '--config', file, '--to', 'quote', QUOTE, '--thread', thread.slice(0, 8)],
+          CLEAN,
+        );
+        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 1000))]);
+      }
+      expect(await exited).toBe(0);
+      expect(JSON.parse(stdout.split('\n')[0]!).thread).toBe(thread);
+    } finally {
+      tail.kill();
+    }
+    const unknown = await runCli(['tail', '--config', file, '--thread', 'ffffffff', '--count', '1'], CLEAN);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('organism tail: 404 thread.not_found: thread not found: ffffffff\n');
+  });
+});
+
 describe('a refused payload (422) lists every missing or wrong field', () => {
   const payload = '<quote-request><itme>pen</itme><qty>lots</qty></quote-request>';
 

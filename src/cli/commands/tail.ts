@@ -1,6 +1,8 @@
 /** `organism tail`: the live stream of a running daemon (WebSocket /api/v1/stream). */
+
+import type { ThreadView } from '../../bus/api.ts';
 import { UsageError } from '../../errors.ts';
-import { CLIENT_HELP } from '../../server/client.ts';
+import { CLIENT_HELP, type DaemonClient } from '../../server/client.ts';
 import { parseClientCommand } from '../daemon-client.ts';
 import type { CommandIo } from '../io.ts';
 import { misspeltListeners } from '../listener-names.ts';
@@ -18,7 +20,7 @@ Prints events as they happen until interrupted (Ctrl-C), or until --count events
 
 options:
       --listener A,B    only events that involve these listeners (or tools)
-      --thread ID,...   only these threads
+      --thread ID,...   only these threads (each id or a unique prefix of 8+ characters)
       --kind K,...      message, response, huh, system-error, tool-call, tool-result, model-turn,
                         failure (why a handler failed or timed out), approval-request,
                         approval-decision, tool, lifecycle, approval
@@ -48,13 +50,18 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     const notes = await misspeltListeners(client, names).catch(() => []);
     for (const note of notes) io.err(`organism tail: ${note}`);
   }
+  // The ids tail shows are 8 characters: a prefix names the thread it begins (the API resolves it).
+  const threads =
+    values.thread === undefined
+      ? undefined
+      : (await Promise.all(values.thread.split(',').map((id) => wholeThreadId(client, id.trim())))).join(',');
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
   let printed = 0;
   try {
     const how = await client.stream(
-      { listeners: values.listener, threads: values.thread, kinds: values.kind },
+      { listeners: values.listener, threads, kinds: values.kind },
       (event) => {
         if (event.type === 'hello' || event.type === 'subscribed') return undefined;
         if (event.type === 'error') {
@@ -73,6 +80,15 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     process.off('SIGINT', stop);
   }
 }
+
+/** A whole thread id as given; a shorter one is asked of the daemon (unknown or ambiguous: its error). */
+async function wholeThreadId(client: DaemonClient, id: string): Promise<string> {
+  if (id.length >= WHOLE_ID_LENGTH) return id;
+  return (await client.get<ThreadView>(`/api/v1/threads/${encodeURIComponent(id)}`)).thread;
+}
+
+/** A thread id's length (a UUID); anything shorter is taken for a prefix. */
+const WHOLE_ID_LENGTH = 36;
 
 export function formatEvent(event: Record<string, unknown>): string {
   const thread = typeof event.thread === 'string' ? event.thread.slice(0, 8) : '';
