@@ -7,7 +7,7 @@
  * Every assertion keyword ajv enforces on a payload (draft 2020-12 and ajv-formats' format limits)
  * is said here; ASSERTIONS lists them, and a test checks each one shows.
  */
-import { isSchema, mainType, num, type Schema } from './schema-facts.ts';
+import { bound, isSchema, mainType, num, type Schema } from './schema-facts.ts';
 
 /** The keywords said here (with `type`, `enum`, `const`, `required`, `properties`, `items` said by callers). */
 export const ASSERTIONS = [
@@ -104,10 +104,11 @@ function lengths(s: Schema, unit: string): string[] {
 function bounds(s: Schema, prefix: '' | 'format'): string[] {
   const key = (k: string) => (prefix === '' ? k : `format${k[0]!.toUpperCase()}${k.slice(1)}`);
   const show = (v: unknown) => (prefix === '' ? String(v) : JSON.stringify(v));
-  const lo = s[key('minimum')];
-  const hi = s[key('maximum')];
-  const exLo = s[key('exclusiveMinimum')];
-  const exHi = s[key('exclusiveMaximum')];
+  const value = (k: string) => (prefix === '' ? bound(s, k) : s[key(k)]);
+  const lo = value('minimum');
+  const hi = value('maximum');
+  const exLo = value('exclusiveMinimum');
+  const exHi = value('exclusiveMaximum');
   const [atLeast, atMost, above, below] =
     prefix === ''
       ? ['at least', 'at most', 'greater than', 'less than']

@@ -50,6 +50,16 @@ export function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
+/**
+ * A numeric bound as the schema's author meant it: zod writes the safe-integer limits
+ * (±9007199254740991) as the bounds of every `z.int()`, which no author wrote and which JSON
+ * numbers past them cannot be read exactly anyway, so they are no constraint to tell anyone.
+ */
+export function bound(s: Schema, keyword: string): number | undefined {
+  const v = num(s[keyword]);
+  return v === undefined || Math.abs(v) === Number.MAX_SAFE_INTEGER ? undefined : v;
+}
+
 /** The values `enum` or `const` allow, or undefined when neither is given. */
 export function allowedValues(s: Schema): unknown[] | undefined {
   if (Array.isArray(s.enum)) return s.enum;

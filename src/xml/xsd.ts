@@ -20,6 +20,7 @@ import { constraintWords } from './constraints.ts';
 import type { PayloadSpec } from './json-schema.ts';
 import {
   allowedValues,
+  bound,
   isSchema,
   mainType,
   num,
@@ -122,10 +123,10 @@ function multiplePattern(m: number): string | undefined {
 
 function bounds(s: Schema, integer: boolean, show: (n: number) => string): string[] {
   const out: string[] = [];
-  const lo = num(s.minimum);
-  const hi = num(s.maximum);
-  const exLo = num(s.exclusiveMinimum);
-  const exHi = num(s.exclusiveMaximum);
+  const lo = bound(s, 'minimum');
+  const hi = bound(s, 'maximum');
+  const exLo = bound(s, 'exclusiveMinimum');
+  const exHi = bound(s, 'exclusiveMaximum');
   // A facet's value must be of its base type: an integer's bounds are rounded inwards.
   if (integer) {
     if (lo !== undefined) out.push(facet('minInclusive', show(Math.ceil(lo))));

@@ -284,6 +284,7 @@ describe("a zod schema's JSON Schema form (toJSONSchema), as describe gets it fo
       code: z.string().regex(/^[A-Z]{3}$/),
       guests: z.number().int().min(1).max(12),
       tags: z.array(z.string()).min(1).max(3),
+      qty: z.number().int().min(1),
     }),
   ) as JsonSchema;
 
@@ -294,6 +295,9 @@ describe("a zod schema's JSON Schema form (toJSONSchema), as describe gets it fo
     expect(prompt).toContain('- <code> (string, required; must match the regular expression ^[A-Z]{3}$)');
     expect(prompt).toContain('- <guests> (integer, required; from 1 to 12)');
     expect(prompt).toContain('format email: an email address');
+    // zod's safe-integer limits on every int are not told as if the author had written them.
+    expect(prompt).toContain('- <qty> (integer, required; at least 1)');
+    expect(`${prompt}${xsd}`).not.toContain('9007199254740991');
     expect(xsd).toContain('<xs:pattern value="[A-Z]{3}"/>');
     const example = schemaToExample(spec);
     // The format's own example where it fits the pattern zod adds.
