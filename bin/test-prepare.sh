@@ -16,7 +16,8 @@ tarball="$(npm pack --silent --ignore-scripts --pack-destination "$warm" | tail 
 # the dev tools, and esbuild (organism's optional peer, which init makes a dependency). Without
 # esbuild here its platform package (@esbuild/linux-x64) is not in the cache, an --offline install
 # leaves that optional package out without a word, and the project's .ts listeners do not load.
-dev_tools="$(node -p 'const d = require("./package.json").devDependencies; ["typescript", "vitest", "@types/node", "esbuild"].map((n) => n + "@" + d[n]).join(" ")')"
+# zod: the hello listener's schemas (a dependency of the init project).
+dev_tools="$(node -p 'const d = require("./package.json").devDependencies; ["typescript", "vitest", "@types/node", "esbuild", "zod"].map((n) => n + "@" + d[n]).join(" ")')"
 (cd "$warm" && npm init -y >/dev/null && npm install "./$tarball" $dev_tools --no-audit --no-fund >/dev/null)
 mkdir -p "$(dirname "$marker")"
 echo "$want" > "$marker"

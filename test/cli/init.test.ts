@@ -49,7 +49,9 @@ describe('organism init', () => {
     expect(out).toContain('Next steps:');
     expect(out).toContain(`cd "${dir}"`); // quoted: the folder's name has a space
     expect(out).toContain('npm install');
-    expect(out).toContain('npm run dev          # the organism on http://127.0.0.1:7777, reloaded on every save');
+    expect(out).toContain(
+      'npm run dev          # the organism on http://127.0.0.1:7777, reloaded on every save',
+    );
 
     const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'));
     expect(pkg).toMatchObject({
@@ -58,10 +60,15 @@ describe('organism init', () => {
       scripts: {
         start: 'organism run',
         dev: 'organism dev',
+        pretest: 'organism types && tsc --noEmit',
         test: 'vitest run',
+        types: 'organism types',
         validate: 'organism validate',
       },
-      dependencies: { organism: expect.stringMatching(/^\^\d+\.\d+\.\d+/) },
+      dependencies: {
+        organism: expect.stringMatching(/^\^\d+\.\d+\.\d+/),
+        zod: expect.stringMatching(/^\^4\./),
+      },
     });
     expect(Object.keys(pkg.devDependencies).sort()).toEqual(['@types/node', 'typescript', 'vitest']);
 
@@ -131,15 +138,15 @@ describe('organism init', () => {
     const facts = { name: 'p' };
     const base = {
       version: '1.2.3',
-      devDependencies: { typescript: '^7.0.0', vitest: '^4.0.0', esbuild: '^0.28.2' },
+      devDependencies: { typescript: '^7.0.0', vitest: '^4.0.0', esbuild: '^0.28.2', zod: '^4.6.0' },
     };
     const bundled = versionsFrom({ ...base, dependencies: { esbuild: '^0.28.0' } });
     const withBundled = mergePackageJson(undefined, facts, bundled, false).json;
-    expect(withBundled.dependencies).toEqual({ organism: '^1.2.3' });
+    expect(withBundled.dependencies).toEqual({ organism: '^1.2.3', zod: '^4.6.0' });
     expect(withBundled.allowScripts).toBeUndefined();
     const peer = versionsFrom({ ...base, peerDependencies: { esbuild: '>=0.18.0' } });
     const withPeer = mergePackageJson(undefined, facts, peer, false).json;
-    expect(withPeer.dependencies).toEqual({ organism: '^1.2.3', esbuild: '^0.28.2' });
+    expect(withPeer.dependencies).toEqual({ organism: '^1.2.3', zod: '^4.6.0', esbuild: '^0.28.2' });
     expect(withPeer.allowScripts).toEqual({ esbuild: false });
   });
 

@@ -120,13 +120,105 @@ describe('the packed package in a fresh project (npm pack, install, organism ini
   it("passes the project's own npm test (vitest with organism/testing)", async () => {
     const ran = await sh('npm', ['test'], project);
     expect(ran.code, ran.stdout + ran.stderr).toBe(0);
-    expect(ran.stdout).toMatch(/Tests\s+.*3 passed/);
+    // pretest: organism types, then tsc (the type test in test/hello.test.ts among what it checks).
+    expect(ran.stdout).toContain('wrote organism-env.d.ts');
+    expect(ran.stdout).toMatch(/Tests\s+.*4 passed/);
   }, 180_000);
 
   it('type-checks with the generated plain NodeNext tsconfig', async () => {
     const ran = await sh('npx', ['--no-install', 'tsc', '--noEmit'], project);
     expect(ran.code, ran.stdout + ran.stderr).toBe(0);
   }, 180_000);
+
+  it('types itself: a wrong payload field, a misspelled tool or peer fail npm test; an interface response compiles', async () => {
+    const yaml = await readFile(join(project, 'organism.yaml'), 'utf8');
+    const added = ['listeners/quote.ts', 'test/quote.test.ts', 'test/typo.test.ts'];
+    const quote = (tool: string, peer: string) => `import { defineListener } from 'organism';
+
+/** Declared as an interface: no index signature. */
+export interface Quote {
+  item: string;
+  words: number;
+}
+
+export default defineListener<{ item: string }, Quote, 'quote'>({
+  name: 'quote',
+  description: 'Counts the words of an item.',
+  payload: { tag: 'quote', schema: { type: 'object', properties: { item: { type: 'string' } }, required: ['item'] } },
+  response: { tag: 'quoted', schema: { type: 'object', properties: { item: { type: 'string' }, words: { type: 'integer' } } } },
+  async handler(payload, ctx) {
+    const counted = await ctx.tools.call('${tool}', { text: payload.item });
+    if (counted.status !== 'ok' || counted.truncated) throw new Error('no count');
+    if (payload.item === 'tell') await ctx.send('${peer}', { name: 'Ada' });
+    return ctx.respond({ item: payload.item, words: counted.value.words });
+  },
+});
+`;
+    try {
+      await writeFile(
+        join(project, 'organism.yaml'),
+        `${yaml}  - name: quote\n    handler: ./listeners/quote.ts\n    tools: [word_count]\n    peers: [hello]\n`,
+      );
+      await writeFile(join(project, 'listeners/quote.ts'), quote('word_count', 'hello'));
+      await writeFile(
+        join(project, 'test/quote.test.ts'),
+        `import { testListener } from 'organism/testing';
+import { expect, it } from 'vitest';
+import quote from '../listeners/quote.js';
+import wordCount from '../tools/word-count.js';
+
+it('answers with its interface-typed response', async () => {
+  const listener = await testListener(quote, { tools: [wordCount] });
+  try {
+    const replies = await listener.send({ item: 'two words' });
+    expect(replies[0]?.payload).toEqual({ item: 'two words', words: 2 });
+  } finally {
+    await listener.close();
+  }
+});
+`,
+      );
+      const passed = await sh('npm', ['test'], project);
+      expect(passed.code, passed.stdout + passed.stderr).toBe(0);
+      expect(passed.stdout).toMatch(/Tests\s+.*5 passed/);
+
+      // A payload field hello's zod schema does not have: tsc refuses the test file, npm test fails.
+      await writeFile(
+        join(project, 'test/typo.test.ts'),
+        `import { expect, it } from 'vitest';
+import hello from '../listeners/hello.js';
+
+it('has a typo', () => {
+  const payload: Parameters<typeof hello.handler>[0] = { nam: 'Ada' };
+  expect(payload).toBeDefined();
+});
+`,
+      );
+      const typo = await sh('npm', ['test'], project);
+      expect(typo.code).not.toBe(0);
+      expect(typo.stdout + typo.stderr).toMatch(
+        /test\/typo\.test\.ts\(5,\d+\): error TS2561: .*'nam' does not exist in type '\{ name: string; \}'/,
+      );
+      await rm(join(project, 'test/typo.test.ts'));
+
+      // A misspelled tool and a misspelled peer: type errors at their lines, npm test fails.
+      await writeFile(join(project, 'listeners/quote.ts'), quote('word_cont', 'helo'));
+      const misspelled = await sh('npm', ['test'], project);
+      expect(misspelled.code).not.toBe(0);
+      const out = misspelled.stdout + misspelled.stderr;
+      expect(out).toMatch(
+        /listeners\/quote\.ts\(15,\d+\): error TS2345: Argument of type '"word_cont"' is not assignable to parameter of type '"word_count"'/,
+      );
+      expect(out).toMatch(
+        /listeners\/quote\.ts\(17,\d+\): error TS2345: Argument of type '"helo"' is not assignable to parameter of type '"hello"'/,
+      );
+    } finally {
+      // The project as init wrote it for the tests after this one.
+      await writeFile(join(project, 'organism.yaml'), yaml);
+      await Promise.all(added.map((f) => rm(join(project, f), { force: true })));
+      await ok('npx', ['--no-install', 'organism', 'types'], project);
+    }
+  }, 480_000);
 
   it("runs the README's testing examples as written, and type-checks them, in the init project", async () => {
     const examples = await readmeExamples();

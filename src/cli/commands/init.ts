@@ -26,13 +26,15 @@ const HELP = `usage: organism init [dir] [options]
 
 Writes a working Organism project into dir (default: the current folder; created if missing):
 
-  package.json          "type": "module", scripts start / test / validate, organism as a
-                        dependency; an existing package.json is completed, not replaced
+  package.json          "type": "module", scripts start / dev / test / types / validate,
+                        organism and zod as dependencies; an existing package.json is completed,
+                        not replaced. npm test runs 'organism types' and tsc first
   organism.yaml         one listener, hello, granted your own tool word_count
-  listeners/hello.ts    the listener (defineListener)
+  listeners/hello.ts    the listener (defineListener, its payload a zod schema)
   tools/word-count.ts   a tool of the project (tool_modules: [./tools] in organism.yaml)
   test/hello.test.ts    tests the listener with vitest and organism/testing
-  tsconfig.json         plain NodeNext, for \`npx tsc --noEmit\`
+  tsconfig.json         plain NodeNext, for \`npx tsc --noEmit\`; includes organism-env.d.ts,
+                        which 'organism types' writes (tools and peers typed by organism.yaml)
   .env.example, .gitignore, README.md
 
 Then: npm install && npm test && npm run dev
@@ -110,7 +112,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
   io.out('Next steps:');
   if (shown !== '.') io.out(`  cd ${/[\s'"$`\\]/.test(shown) ? JSON.stringify(shown) : shown}`);
   io.out('  npm install');
-  io.out('  npm test             # the listener under vitest');
+  io.out('  npm test             # organism types, tsc, then the listener under vitest');
   io.out('  npm run dev          # the organism on http://127.0.0.1:7777, reloaded on every save');
   io.out("  npx organism send --to hello '<hello><name>Ada</name></hello>' --wait   # in another terminal");
   return 0;

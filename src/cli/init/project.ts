@@ -48,6 +48,8 @@ export interface DependencyVersions {
   typescript: string;
   vitest: string;
   '@types/node': string;
+  /** zod, which the hello listener's schemas are written with (a dependency: listeners load it at run time). */
+  zod: string;
   /**
    * esbuild, which compiles the project's .ts listeners and tools when the daemon loads them: set
    * only when organism does not bring it as a dependency of its own (it is an optional peer), so
@@ -73,6 +75,7 @@ export function versionsFrom(
     typescript: dev.typescript ?? 'latest',
     vitest: dev.vitest ?? 'latest',
     '@types/node': dev['@types/node'] ?? 'latest',
+    zod: dev.zod ?? 'latest',
     ...(esbuild === undefined ? {} : { esbuild }),
   };
 }
@@ -81,7 +84,11 @@ const SCRIPTS = {
   start: 'organism run',
   // The daemon, reloaded on every save of organism.yaml, listeners, tools and their imports.
   dev: 'organism dev',
+  // Before the tests: organism-env.d.ts from organism.yaml, then the type check, so a misspelled
+  // tool or peer, or a wrong field, fails `npm test`.
+  pretest: 'organism types && tsc --noEmit',
   test: 'vitest run',
+  types: 'organism types',
   validate: 'organism validate',
 } as const;
 
@@ -138,6 +145,7 @@ export function mergePackageJson(
     if (json.devDependencies?.organism !== undefined) delete json.devDependencies.organism;
     json.dependencies.organism = versions.organism;
   }
+  json.dependencies.zod ??= versions.zod;
   if (versions.esbuild !== undefined) {
     json.dependencies.esbuild ??= versions.esbuild;
     json.allowScripts ??= {};

@@ -34,64 +34,64 @@ listeners:
 `;
 
 export const HELLO_LISTENER = `import { defineListener } from 'organism';
+import { z } from 'zod';
+
+/** What hello answers. An interface works as well as a type alias. */
+export interface Greeting {
+  text: string;
+  words: number;
+}
 
 /**
  * Greets someone by name and counts the words of the greeting with the project's own word_count
- * tool (tools/word-count.ts). The tool call goes through Organism's dispatcher: granted in
- * organism.yaml, its arguments checked, the call and its result recorded in the thread.
+ * tool (tools/word-count.ts). The payload's type comes from its zod schema; \`name: 'hello'\` ties
+ * the module to its organism.yaml entry, so (with organism-env.d.ts, which \`organism types\`
+ * writes before each \`npm test\`) ctx.tools.call takes only the tools organism.yaml grants hello.
+ * The tool call goes through Organism's dispatcher: granted, its arguments checked, the call and
+ * its result recorded in the thread.
  */
-export default defineListener<{ name: string }>({
+export default defineListener({
+  name: 'hello',
   description: 'Greets someone by name and says how many words the greeting has.',
   payload: {
     tag: 'hello',
-    schema: {
-      type: 'object',
-      properties: { name: { type: 'string', minLength: 1, maxLength: 200, description: 'Who to greet.' } },
-      required: ['name'],
-      additionalProperties: false,
-    },
+    schema: z.object({ name: z.string().min(1).max(200).describe('Who to greet.') }),
   },
   response: {
     tag: 'greeting',
-    schema: {
-      type: 'object',
-      properties: {
-        text: { type: 'string', description: 'The greeting.' },
-        words: { type: 'integer', description: 'How many words it has.' },
-      },
-      required: ['text', 'words'],
-    },
+    schema: z.object({
+      text: z.string().describe('The greeting.'),
+      words: z.number().int().describe('How many words it has.'),
+    }),
   },
   async handler(payload, ctx) {
     const text = \`Hello, \${payload.name}!\`;
     const counted = await ctx.tools.call('word_count', { text });
     // A refused or failed call is a result, not an exception: say why and stop here.
     if (counted.status !== 'ok') throw new Error(\`word_count: \${counted.error.message}\`);
-    const { words } = counted.value as { words: number };
-    ctx.log.info('greeted', { name: payload.name, words });
-    return ctx.respond({ text, words });
+    if (counted.truncated) throw new Error('word_count: its result was cut at max_result_bytes');
+    const greeting: Greeting = { text, words: counted.value.words };
+    ctx.log.info('greeted', { name: payload.name, words: greeting.words });
+    return ctx.respond(greeting);
   },
 });
 `;
 
-export const WORD_COUNT_TOOL = `import type { ToolDefinition } from 'organism';
+export const WORD_COUNT_TOOL = `import { defineTool } from 'organism';
 
-export interface WordCountArgs {
-  text: string;
-}
-
-export interface WordCountResult {
+/** What word_count returns. */
+export interface WordCount {
   words: number;
 }
 
 /**
- * A tool of this project: one file in tools/ default-exporting a ToolDefinition. organism.yaml's
+ * A tool of this project: one file in tools/ default-exporting defineTool(...). organism.yaml's
  * \`tool_modules: [./tools]\` adds it to the built-in tools; a listener uses it once it is granted
- * (\`tools: [word_count]\`). The runtime checks the arguments against \`args\` before \`run\`, applies
- * the listener's tool_config (timeout_ms, rate_limit, max_result_bytes) and audits each call, so
- * \`run\` only does the work.
+ * (\`tools: [word_count]\`). \`run\`'s arguments are typed by \`args\` (a JSON Schema, as here, or a
+ * zod schema). The runtime checks the arguments before \`run\`, applies the listener's tool_config
+ * (timeout_ms, rate_limit, max_result_bytes) and audits each call, so \`run\` only does the work.
  */
-const wordCount: ToolDefinition<WordCountArgs, WordCountResult> = {
+export default defineTool({
   name: 'word_count',
   description:
     'Counts the words in a text (runs of characters between spaces) and returns {"words": n}. ' +
@@ -107,16 +107,14 @@ const wordCount: ToolDefinition<WordCountArgs, WordCountResult> = {
   readOnly: true,
   capability: 'read',
   source: 'native',
-  async run(args) {
+  async run(args): Promise<WordCount> {
     return { words: args.text.split(/\\s+/).filter((word) => word.length > 0).length };
   },
-};
-
-export default wordCount;
+});
 `;
 
 export const HELLO_TEST = `import { testListener } from 'organism/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import hello from '../listeners/hello.js';
 import wordCount from '../tools/word-count.js';
 
@@ -140,7 +138,12 @@ describe('hello', () => {
   it('refuses a payload without a name, before the handler runs', async () => {
     const listener = await testListener(hello, { name: 'hello', tools: [wordCount] });
     close = () => listener.close();
-    await expect(listener.send('<hello></hello>')).rejects.toThrow('missing required field "name"');
+    await expect(listener.send('<hello></hello>')).rejects.toThrow('field "name"');
+  });
+
+  // Checked by tsc (npm test runs it first): the handler's payload type is the zod schema's.
+  it('takes the payload type from its zod schema', () => {
+    expectTypeOf<Parameters<typeof hello.handler>[0]>().toEqualTypeOf<{ name: string }>();
   });
 });
 
@@ -161,7 +164,7 @@ export const TSCONFIG = `{
     "noEmit": true,
     "skipLibCheck": true
   },
-  "include": ["listeners", "tools", "test"]
+  "include": ["listeners", "tools", "test", "organism-env.d.ts"]
 }
 `;
 
