@@ -2,7 +2,8 @@
  * The file guard: judges a path before read_file / list_dir / write_file touch it. The path is
  * normalised (`~`, relative to the workspace, `..`), its symlinks are resolved as far as the path
  * exists (a dangling link counts as its target, since a write would create that), and both the
- * written and the real location are checked: system and sensitive places, `.git` internals, and
+ * written and the real location are checked: system and sensitive places, the organism's own
+ * files (and, for a write, its code: organism-code.ts), `.git` internals, and
  * then the allowlist: `allowed_paths` when the tool_config gives it (the whole list, which may
  * name places outside the workspace and leave parts of it out), else the workspace.
  */
@@ -11,6 +12,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import type { TrustLevel } from '../config/types.ts';
+import { organismCode } from './organism-code.ts';
 import { allow, deny, type Verdict } from './types.ts';
 
 export type Access = 'read' | 'write';
@@ -250,6 +252,21 @@ export function checkPath(raw: string, access: Access, input: PathCheckInput): P
           p,
         ),
       );
+    }
+  }
+  if (access === 'write') {
+    for (const p of candidates) {
+      const code = organismCode.holds(p);
+      if (code) {
+        return result(
+          deny(
+            'file.organism_code',
+            `${p} is the organism's own code (${code}); file tools may read it, not write it.`,
+            'Write elsewhere; the organism’s code is changed by a person, and loaded at the next reload.',
+            p,
+          ),
+        );
+      }
     }
   }
   for (const p of candidates) {

@@ -15,10 +15,12 @@ import type { OrganismConfig } from '../config/types.ts';
 import { ConfigError } from '../errors.ts';
 import { daemonFiles } from '../guard/file.ts';
 import { checkCall } from '../guard/index.ts';
+import { organismCode } from '../guard/organism-code.ts';
 import type { AttachedMcp } from '../mcp/client/index.ts';
 import { mcpIdentityGrants, mcpServers, renameIdentityIssues } from '../mcp/config.ts';
 import type { ApprovalGate } from './approval/gate.ts';
 import { type CatalogEntry, loadOrganismCatalog, PACKAGE_ROOT } from './catalog.ts';
+import { organismCodeFiles } from './code-files.ts';
 import { Dispatcher, type DispatcherDefaults, type GuardCheck } from './dispatcher.ts';
 import { IntegrityChecker, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, parsePublicKey } from './integrity.ts';
 import { type RegisteredTool, ToolRegistry } from './registry.ts';
@@ -191,7 +193,10 @@ export async function createToolRuntime(
   const owned = opts.services ? undefined : createToolServices(config, opts.env);
   const services = opts.services ?? (owned as NonNullable<typeof owned>).services;
   const revocations = new RevocationWatcher({ path: paths.revocations, pollMs: opts.revocationPollMs, warn });
+  // This runtime's code files, protected until it closes (a reload's old and new ones overlap).
+  const codeKey = Symbol('tool runtime');
   const shutdown = async () => {
+    organismCode.delete(codeKey);
     revocations.close();
     for (const failure of (await owned?.resources.closeAll()) ?? [])
       warn(`a tool resource did not close cleanly: ${failure}`);
@@ -243,6 +248,8 @@ export async function createToolRuntime(
       });
     }
 
+    // The file tools write none of the organism's code, whatever allowed_paths says (guard/organism-code.ts).
+    organismCode.set(codeKey, await organismCodeFiles(config));
     const dispatcher = new Dispatcher({
       registry,
       // The `mcp:` identity is a listener to the dispatcher: MCP clients' calls of native tools.

@@ -1,0 +1,211 @@
+/**
+ * The organism's own code is out of the file tools' reach, as organism.yaml is. With the real
+ * daemon (bin/organism.js) and a listener granted write_file with allowed_paths covering the whole
+ * project folder, write_file tries to overwrite another listener's handler, the helper it imports,
+ * a tool module (and to add one to the tool_modules folder) and an agent's script, by absolute
+ * path, by `..`, by a `./`-and-`..` spelling and through a symlink in the workspace. Each worked
+ * before: the next `organism reload` (or `organism dev`'s next save) loaded the written code. Now
+ * each is refused with file.organism_code, the file is unchanged, and after `organism reload` the
+ * greeter, the tool and the agent answer as before.
+ */
+import { mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DaemonProcess, REPO_ROOT, runCli, startDaemonProcess } from '../helpers/daemon.ts';
+import { call, LISTENERS, until } from '../server/helpers.ts';
+
+const GREETER = `import { defineListener } from 'organism';
+import { GREETING } from '../lib/words.js';
+
+export default defineListener({
+  description: 'Greets by name.',
+  payload: {
+    tag: 'greeting',
+    schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+  },
+  response: { tag: 'greeted', schema: { type: 'object', properties: { text: { type: 'string' } } } },
+  handler: (payload: { name: string }, ctx: any) => ctx.respond({ text: \`\${GREETING}, \${payload.name}\` }),
+});
+`;
+const WORDS = `export const GREETING = 'Hello';\n`;
+const TOOL = `export default {
+  name: 'answer',
+  description: 'Answers with a fixed sentence.',
+  args: { type: 'object', properties: {}, additionalProperties: false },
+  readOnly: true,
+  capability: 'read',
+  source: 'native',
+  async run() {
+    return { said: 'as written' };
+  },
+};
+`;
+const SCRIPT = `scripts:\n  - turns:\n      - text: "Triage: {{task}} is urgent."\n`;
+
+/** What the attacker writes in place of each: code that would run as another listener. */
+const HOSTILE: Record<string, string> = {
+  'listeners/greeter.ts': GREETER.replace('{ text: `', '{ text: `owned '),
+  'lib/words.ts': `export const GREETING = 'Owned';\n`,
+  'tools/answer.ts': TOOL.replace('as written', 'owned'),
+  'scripts/triage.yaml': SCRIPT.replace('Triage: {{task}} is urgent.', 'owned'),
+};
+
+let dir: string;
+let daemon: DaemonProcess;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'organism-attack-code-'));
+  await mkdir(join(dir, 'node_modules'));
+  await symlink(REPO_ROOT.replace(/\/$/, ''), join(dir, 'node_modules', 'organism'));
+  for (const folder of ['listeners', 'lib', 'tools', 'scripts', 'ws']) await mkdir(join(dir, folder));
+  await writeFile(join(dir, 'listeners/greeter.ts'), GREETER);
+  await writeFile(join(dir, 'lib/words.ts'), WORDS);
+  await writeFile(join(dir, 'tools/answer.ts'), TOOL);
+  await writeFile(join(dir, 'scripts/triage.yaml'), SCRIPT);
+  // A link in the workspace to the handler: written through, it would replace the handler.
+  await symlink(join(dir, 'listeners/greeter.ts'), join(dir, 'ws/greeter-link.ts'));
+  await writeFile(
+    join(dir, 'organism.yaml'),
+    `organism:
+  name: code-attack
+  workspace: ./ws
+tool_modules: [./tools]
+listeners:
+  - name: greeter
+    handler: ./listeners/greeter.ts
+  - name: toolbox
+    handler: ${LISTENERS}toolbox.ts
+    tools: [answer]
+  - name: thief
+    handler: ${LISTENERS}toolbox.ts
+    payload: use-tool-thief
+    trust: high
+    tools: [write_file, read_file]
+    tool_config:
+      write_file: { allowed_paths: ["${dir}", "${dir}/**"] }
+      read_file: { allowed_paths: ["${dir}", "${dir}/**"] }
+  - name: triage
+    agent: true
+    description: Sorts requests by urgency.
+    llm: { model: triage-model, script: ./scripts/triage.yaml }
+`,
+  );
+  daemon = await startDaemonProcess(['--config', join(dir, 'organism.yaml')]);
+}, 60_000);
+
+afterAll(async () => {
+  await daemon?.stop();
+});
+
+const xml = (text: string) => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+
+/** Injects `payload` to `to`; the payload of `to`'s answer. */
+async function ask(to: string, payload: string): Promise<string> {
+  const injected = await call(daemon.url, '/api/v1/inject', { body: { to, payload } });
+  expect(injected.status, injected.text).toBe(202);
+  const thread = injected.json.thread as string;
+  return until(async () => {
+    const view = await call(daemon.url, `/api/v1/threads/${thread}`);
+    const found = (
+      view.json?.messages as Array<{ from: string; to: string; payload: string }> | undefined
+    )?.find((m) => m.from === to && m.to === 'api');
+    return found?.payload;
+  }, 30_000);
+}
+
+/** The thief calls write_file; the status and result (JSON text) it gets back. */
+async function write(path: string, content: string): Promise<{ status: string; result: string }> {
+  const args = xml(JSON.stringify({ path, content }));
+  const answer = await ask(
+    'thief',
+    `<use-tool-thief><tool>write_file</tool><args>${args}</args></use-tool-thief>`,
+  );
+  return {
+    status: /<status>([^<]*)<\/status>/.exec(answer)?.[1] ?? '',
+    result: /<result>([^<]*)<\/result>/.exec(answer)?.[1] ?? '',
+  };
+}
+
+const greet = () => ask('greeter', '<greeting><name>Ada</name></greeting>');
+const answerTool = () => ask('toolbox', '<use-tool><tool>answer</tool><args>{}</args></use-tool>');
+const triage = () => ask('triage', '<triage><task>a broken login</task></triage>');
+
+describe("write_file against the organism's own code, allowed_paths covering the project", () => {
+  it('answers as written before the attack', async () => {
+    expect(await greet()).toContain('<text>Hello, Ada</text>');
+    expect(await answerTool()).toContain('as written');
+    expect(await triage()).toContain('Triage: a broken login is urgent.');
+  });
+
+  it.each(Object.keys(HOSTILE))(
+    '%s: refused by absolute path, by .. and by ./ spelling; unchanged',
+    async (file) => {
+      const before = await readFile(join(dir, file), 'utf8');
+      const [folder, name] = file.split('/') as [string, string];
+      for (const path of [join(dir, file), `../${file}`, `./../${folder}/../${folder}/./${name}`]) {
+        const { status, result } = await write(path, HOSTILE[file]!);
+        expect(status, path).toBe('refused');
+        expect(result, path).toContain('file.organism_code');
+        expect(await readFile(join(dir, file), 'utf8'), path).toBe(before);
+      }
+    },
+  );
+
+  it('a new module in the tool_modules folder is refused; nothing is created', async () => {
+    const { status, result } = await write(join(dir, 'tools/extra.ts'), TOOL.replace("'answer'", "'extra'"));
+    expect(status).toBe('refused');
+    expect(result).toContain('file.organism_code');
+    expect(await readdir(join(dir, 'tools'))).toEqual(['answer.ts']);
+  });
+
+  it('a symlink in the workspace to the handler is refused; the handler is unchanged', async () => {
+    const { status, result } = await write('greeter-link.ts', HOSTILE['listeners/greeter.ts']!);
+    expect(status).toBe('refused');
+    expect(result).toContain('file.organism_code');
+    expect(await readFile(join(dir, 'listeners/greeter.ts'), 'utf8')).toBe(GREETER);
+  });
+
+  it('other files of the project are still written, and read_file still reads the code', async () => {
+    const { status } = await write(join(dir, 'notes.txt'), 'a note\n');
+    expect(status).toBe('ok');
+    expect(await readFile(join(dir, 'notes.txt'), 'utf8')).toBe('a note\n');
+    const read = await ask(
+      'thief',
+      `<use-tool-thief><tool>read_file</tool><args>${xml(JSON.stringify({ path: join(dir, 'lib/words.ts') }))}</args></use-tool-thief>`,
+    );
+    expect(read).toContain('<status>ok</status>');
+    expect(read).toContain('GREETING');
+  });
+
+  it('after organism reload, every listener answers as before', async () => {
+    const reloaded = await runCli(['reload', '--config', join(dir, 'organism.yaml')]);
+    expect(reloaded.code, reloaded.stdout + reloaded.stderr).toBe(0);
+    expect(await greet()).toContain('<text>Hello, Ada</text>');
+    expect(await answerTool()).toContain('as written');
+    expect(await triage()).toContain('Triage: a broken login is urgent.');
+    // The protected set is the reloaded organism's too.
+    const again = await write(join(dir, 'lib/words.ts'), HOSTILE['lib/words.ts']!);
+    expect(again.result).toContain('file.organism_code');
+    expect(await readFile(join(dir, 'lib/words.ts'), 'utf8')).toBe(WORDS);
+  });
+
+  it('a listener a reload adds has its handler protected from then on', async () => {
+    const parrot = GREETER.replace("'greeting'", "'say'").replace("'greeted'", "'said'");
+    await writeFile(join(dir, 'listeners/parrot.ts'), parrot);
+    const file = join(dir, 'organism.yaml');
+    await writeFile(
+      file,
+      `${await readFile(file, 'utf8')}  - name: parrot\n    handler: ./listeners/parrot.ts\n`,
+    );
+    const reloaded = await runCli(['reload', '--config', file]);
+    expect(reloaded.code, reloaded.stdout + reloaded.stderr).toBe(0);
+    const { status, result } = await write(
+      join(dir, 'listeners/parrot.ts'),
+      HOSTILE['listeners/greeter.ts']!,
+    );
+    expect(status).toBe('refused');
+    expect(result).toContain('file.organism_code');
+    expect(await readFile(join(dir, 'listeners/parrot.ts'), 'utf8')).toBe(parrot);
+  });
+});
