@@ -9,6 +9,7 @@ import { keyFileProblem } from '../audit/key.ts';
 import { ConfigError, type ConfigIssue, ListenerLoadError } from '../errors.ts';
 import { loadListenerModule } from '../listener/loader.ts';
 import type { ListenerDefinition } from '../listener/types.ts';
+import { checkCodeInWorkspaces } from './code-check.ts';
 import { finishConfig, resolveConfigPath } from './defaults.ts';
 import { interpolate, loadDotEnv, mergeEnv } from './env.ts';
 import { checkLlm } from './llm-check.ts';
@@ -105,6 +106,9 @@ export async function loadConfig(file: string, options: LoadConfigOptions = {}):
 
   const schemaIssues = validateAgainstSchema(data, source);
   issues.push(...schemaIssues, ...checkStructure(data, source), ...checkLlm(data, source, base));
+  // Before any module is loaded: one in a workspace is not run, not even to be described.
+  const codeInWorkspace = checkCodeInWorkspaces(data, source, base);
+  issues.push(...codeInWorkspace.issues);
 
   const raws = rawListeners(data);
   const definitions = new Map<number, ListenerDefinition<any>>();
@@ -113,6 +117,10 @@ export async function loadConfig(file: string, options: LoadConfigOptions = {}):
     await Promise.all(
       raws.map(async ({ index, raw }) => {
         if (typeof raw.handler !== 'string' || raw.handler === '') return;
+        if (codeInWorkspace.listeners.has(index)) {
+          failed.add(index);
+          return;
+        }
         const absModule = resolveConfigPath(raw.handler, base);
         try {
           definitions.set(index, await loadListenerModule(absModule));

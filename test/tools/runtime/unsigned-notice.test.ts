@@ -2,7 +2,7 @@
  * The "no tool manifest" notice: only for an organism with tools of its own (tool_modules, or
  * another root), once per process (a reload does not repeat it), and never from `organism tools`.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { captureIo } from '../../../src/cli/io.ts';
@@ -33,6 +33,12 @@ async function withOwnTool() {
   });
   await mkdir(join(o.dir, 'mine'));
   await writeFile(join(o.dir, 'mine', 'noop.ts'), toolModule('noop'));
+  // A tool module may not lie in the workspace (the whole folder here): give it one of its own.
+  await mkdir(join(o.dir, 'ws'));
+  await writeFile(
+    o.config,
+    (await readFile(o.config, 'utf8')).replace('workspace: .\n', 'workspace: ./ws\n'),
+  );
   return o;
 }
 
