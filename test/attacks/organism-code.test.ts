@@ -8,7 +8,8 @@
  * each is refused with file.organism_code, the file is unchanged, and after `organism reload` the
  * greeter, the tool and the agent answer as before.
  */
-import { mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,7 +56,9 @@ let dir: string;
 let daemon: DaemonProcess;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'organism-attack-code-'));
+  // Not under /tmp, which the sandbox replaces with a private one: the project must be where a
+  // program could reach it but for the sandbox's cover of the config's folder.
+  dir = await mkdtemp(join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), 'organism-attack-code-'));
   await mkdir(join(dir, 'node_modules'));
   await symlink(REPO_ROOT.replace(/\/$/, ''), join(dir, 'node_modules', 'organism'));
   for (const folder of ['listeners', 'lib', 'tools', 'scripts', 'ws']) await mkdir(join(dir, folder));
@@ -81,8 +84,9 @@ listeners:
     handler: ${LISTENERS}toolbox.ts
     payload: use-tool-thief
     trust: high
-    tools: [write_file, read_file]
+    tools: [write_file, read_file, run_command]
     tool_config:
+      run_command: { shell: true }
       write_file: { allowed_paths: ["${dir}", "${dir}/**"] }
       read_file: { allowed_paths: ["${dir}", "${dir}/**"] }
   - name: triage
@@ -96,6 +100,7 @@ listeners:
 
 afterAll(async () => {
   await daemon?.stop();
+  await rm(dir, { recursive: true, force: true });
 });
 
 const xml = (text: string) => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
@@ -164,6 +169,22 @@ describe("write_file against the organism's own code, allowed_paths covering the
     expect(status).toBe('refused');
     expect(result).toContain('file.organism_code');
     expect(await readFile(join(dir, 'listeners/greeter.ts'), 'utf8')).toBe(GREETER);
+  });
+
+  it('run_command in its sandbox can neither write nor see the code in the project', async () => {
+    const files = Object.keys(HOSTILE).map((f) => join(dir, f));
+    const command = files.map((f) => `echo owned > ${f}; cat ${f}`).join('; ');
+    const args = xml(JSON.stringify({ command }));
+    const answer = await ask(
+      'thief',
+      `<use-tool-thief><tool>run_command</tool><args>${args}</args></use-tool-thief>`,
+    );
+    expect(answer).toContain('<status>ok</status>');
+    // The config's folder is covered by an empty one: the code is not there to write or read.
+    expect(answer).toMatch(/cannot create [^"]*listeners\/greeter.ts: Directory nonexistent/);
+    expect(answer).toMatch(/cat: [^"]*scripts\/triage.yaml: No such file or directory/);
+    for (const file of Object.keys(HOSTILE))
+      expect(await readFile(join(dir, file), 'utf8'), file).not.toContain('owned');
   });
 
   it('other files of the project are still written, and read_file still reads the code', async () => {
