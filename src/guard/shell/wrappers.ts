@@ -134,8 +134,25 @@ export const INTERPRETER_CODE_FLAGS: Record<string, string[]> = {
   awk: [],
 };
 
-/** `python3.11` -> `python`, so the tables above need one entry per language. */
+const families = new Map<string, string | null>();
+
+/**
+ * `python3.11` -> `python`, so the tables above need one entry per language. The rules ask it
+ * four or five times for every command judged, five regular expressions each time: the answer is
+ * kept per name (names of ordinary length, 512 at most).
+ */
 export function interpreterFamily(name: string): string | null {
+  let family = families.get(name);
+  if (family !== undefined) return family;
+  family = familyOf(name);
+  if (name.length <= 64) {
+    if (families.size >= 512) families.clear();
+    families.set(name, family);
+  }
+  return family;
+}
+
+function familyOf(name: string): string | null {
   if (SHELLS.has(name)) return 'shell';
   if (/^python[0-9.]*$/.test(name) || name === 'pypy' || name === 'pypy3') return 'python';
   if (/^perl[0-9.]*$/.test(name)) return 'perl';
