@@ -13,6 +13,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import type { TrustLevel } from '../config/types.ts';
 import { organismCode } from './organism-code.ts';
+import { isInside, realOrSelf } from './path-forms.ts';
 import { allow, deny, type Verdict } from './types.ts';
 
 export type Access = 'read' | 'write';
@@ -355,19 +356,6 @@ function gitInternal(p: string): 'config' | 'internal' | null {
   const i = parts.indexOf('.git');
   if (i < 0) return null;
   return parts[i + 1] === 'config' && parts.length === i + 2 ? 'config' : 'internal';
-}
-
-export function isInside(dir: string, p: string): boolean {
-  const rel = path.relative(dir, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
-
-function realOrSelf(p: string): string {
-  try {
-    return realpathSync.native(p);
-  } catch {
-    return p;
-  }
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
  * The organism's own code, which the file guard (file.ts) refuses to every writing file tool.
  */
-import { realpathSync } from 'node:fs';
 import path from 'node:path';
+import { isInside, realOrSelf } from './path-forms.ts';
 
 /**
  * The organism's own code: listener handlers, tool modules (a tool_modules folder whole, since a
@@ -42,7 +42,7 @@ export class OrganismCode {
     const lower = p.toLowerCase();
     const file = this.#files.get(lower);
     if (file !== undefined) return file;
-    for (const [folder, what] of this.#folders) if (inside(lower, folder)) return what;
+    for (const [folder, what] of this.#folders) if (isInside(folder, lower)) return what;
     return undefined;
   }
 
@@ -58,16 +58,3 @@ export class OrganismCode {
 }
 
 export const organismCode = new OrganismCode();
-
-const inside = (p: string, folder: string) => {
-  const rel = path.relative(folder, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-};
-
-function realOrSelf(p: string): string {
-  try {
-    return realpathSync.native(p);
-  } catch {
-    return p;
-  }
-}

@@ -15,6 +15,7 @@
  * back-references, anchors inside a group, Unicode script properties, and characters XML 1.0
  * cannot carry (`\0`, `\f`, `\v`, control escapes), which no XML value could match anyway.
  */
+import { isXmlCodePoint } from './chars.ts';
 
 export type XsdRegex = { ok: true; xsd: string } | { ok: false; reason: string };
 
@@ -99,19 +100,8 @@ const XSD_CATEGORIES = new Set(
   ),
 );
 
-function isXmlChar(cp: number): boolean {
-  return (
-    cp === 0x9 ||
-    cp === 0xa ||
-    cp === 0xd ||
-    (cp >= 0x20 && cp <= 0xd7ff) ||
-    (cp >= 0xe000 && cp <= 0xfffd) ||
-    (cp >= 0x10000 && cp <= 0x10ffff)
-  );
-}
-
 function literal(cp: number, inClass: boolean): string {
-  if (!isXmlChar(cp)) {
+  if (!isXmlCodePoint(cp)) {
     throw new Untranslatable(`U+${cp.toString(16).toUpperCase().padStart(4, '0')} cannot appear in XML`);
   }
   if (cp === 0xa) return '\\n';
