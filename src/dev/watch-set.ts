@@ -8,11 +8,10 @@
  * daemon, outside every sandbox, at their next save. Such files are left out and named instead;
  * `organism reload`, a person's decision, still loads them.
  */
-import { stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { OrganismConfig } from '../config/types.ts';
-import { userToolModuleFiles } from '../tools/catalog.ts';
-import { localImportClosure } from './local-imports.ts';
+import { isInside } from '../guard/path-forms.ts';
+import { organismCodeFiles } from '../tools/code-files.ts';
 
 export interface WatchSet {
   /** Absolute paths: a change to any of them (written, replaced, removed, created) is a save. */
@@ -42,43 +41,20 @@ export async function addToWatchSet(
   const file = resolve(configPath);
   into.files.add(file);
   into.files.add(join(dirname(file), '.env'));
-  const modules: string[] = [];
-  for (const listener of config.listeners) {
-    if (typeof listener.handler === 'string') modules.push(listener.handler);
-    // An agent's own script (`listeners[].llm.script`), where the config has one.
-    const script = (listener as { llm?: { script?: unknown } }).llm?.script;
-    if (typeof script === 'string') into.files.add(script);
-  }
-  for (const backend of config.llm?.backends ?? []) {
-    if (typeof backend.script === 'string') into.files.add(backend.script);
-  }
-  for (const entry of config.tool_modules ?? []) {
-    const info = await stat(entry).catch(() => undefined);
-    if (info?.isDirectory()) into.moduleFolders.add(entry);
-    else into.files.add(entry); // a file, or one not there yet: its creation is a save
-    // One entry that cannot be read (the reload says so) leaves the others watched.
-    modules.push(...(await userToolModuleFiles([entry]).catch(() => [])));
-  }
-  const memo = new Map<string, readonly string[]>();
-  for (const module of modules) {
-    into.files.add(module);
-    for (const imported of localImportClosure(module, memo)) into.files.add(imported);
-  }
+  // The organism's code, as the file guard knows it: handlers, tool modules, scripts, their imports.
+  const code = await organismCodeFiles(config);
+  for (const path of code.files.keys()) into.files.add(path);
+  for (const folder of code.folders.keys()) into.moduleFolders.add(folder);
   const workspaces = [config.organism?.workspace, ...(config.mcp_servers ?? []).map((s) => s.workspace)]
     .filter((w): w is string => typeof w === 'string')
     .map((w) => resolve(w));
   for (const set of [into.files, into.moduleFolders]) {
     for (const path of set) {
-      const workspace = workspaces.find((w) => inside(path, w));
+      const workspace = workspaces.find((w) => isInside(w, path));
       if (workspace === undefined) continue;
       set.delete(path);
       into.unwatched.set(path, workspace);
     }
   }
   return into;
-}
-
-function inside(path: string, folder: string): boolean {
-  const rel = relative(folder, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
