@@ -157,7 +157,7 @@ listeners:
       String(s?.description),
     );
     expect(described[0]).toMatch(
-      /Not data_dir or a folder in it other than its workspace\/ \(refused at load\)/,
+      /Not data_dir or a folder in it other than its workspace\/.*\(refused at load\)/,
     );
     expect(described[1]).toMatch(
       /Not data_dir or a folder in it other than one under its mcp\/ \(the server does not start/,
