@@ -30,6 +30,29 @@ function userEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
+/** `organism run` in `project` as its user would start it; `listening` is its address once it listens. */
+function runProject(project: string): { child: ChildProcess; listening: Promise<string> } {
+  // organism itself, not npx, so SIGTERM reaches the daemon and nothing is left running.
+  const bin = join(project, 'node_modules/organism/bin/organism.js');
+  const child = spawn(process.execPath, [bin, 'run', '--port', '0'], {
+    cwd: project,
+    env: userEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listening = new Promise<string>((resolve, reject) => {
+    const seen = (chunk: Buffer) => {
+      output += chunk;
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on('data', seen);
+    child.stderr!.on('data', seen);
+    child.once('exit', (code) => reject(new Error(`organism run exited ${code}:\n${output}`)));
+  });
+  return { child, listening };
+}
+
 interface Ran {
   code: number | null;
   stdout: string;
@@ -240,25 +263,9 @@ it('has a typo', () => {
     expect(validate.code, validate.stdout + validate.stderr).toBe(0);
     expect(validate.stdout).toContain('ok: ./organism.yaml (1 listener)');
 
-    // organism itself, not npx, so SIGTERM reaches the daemon and nothing is left running.
-    const bin = join(project, 'node_modules/organism/bin/organism.js');
-    const child = spawn(process.execPath, [bin, 'run', '--port', '0'], {
-      cwd: project,
-      env: userEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const { child, listening } = runProject(project);
     daemon = child;
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const seen = (chunk: Buffer) => {
-        output += chunk;
-        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-        if (match) resolve(match[1]!);
-      };
-      child.stdout!.on('data', seen);
-      child.stderr!.on('data', seen);
-      child.once('exit', (code) => reject(new Error(`organism run exited ${code}:\n${output}`)));
-    });
+    const url = await listening;
 
     const sent = await sh(
       'npx',
@@ -330,24 +337,9 @@ it('has a typo', () => {
     expect(validate.code, validate.stdout + validate.stderr).toBe(0);
     expect(validate.stdout).toContain('ok: ./organism.yaml (3 listeners)');
 
-    const bin = join(project, 'node_modules/organism/bin/organism.js');
-    const child = spawn(process.execPath, [bin, 'run', '--port', '0'], {
-      cwd: project,
-      env: userEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const { child, listening } = runProject(project);
     daemon = child;
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const seen = (chunk: Buffer) => {
-        output += chunk;
-        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-        if (match) resolve(match[1]!);
-      };
-      child.stdout!.on('data', seen);
-      child.stderr!.on('data', seen);
-      child.once('exit', (code) => reject(new Error(`organism run exited ${code}:\n${output}`)));
-    });
+    const url = await listening;
     const ask = async (agent: string, task: string) => {
       const payload = `<${agent}><task>${task}</task></${agent}>`;
       const args = ['--no-install', 'organism', 'send', '--url', url, '--to', agent, payload, '--wait'];
