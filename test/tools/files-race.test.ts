@@ -39,15 +39,25 @@ const tick = new Int32Array(new SharedArrayBuffer(4));
 let swaps = 0, made = 0, stop = false;
 process.on('SIGTERM', () => { stop = true; });
 const aside = () => fs.renameSync(real, path.join(notes, '.made-' + made++));
+// The tools may create notes/real again between aside() and the rename (eight calls run at
+// once), so this moves their folder aside as often as it takes.
+function into(from) {
+  for (let tries = 0; ; tries++) {
+    try { return fs.renameSync(from, real); } catch (error) {
+      if (tries > 100 || !['EISDIR', 'ENOTEMPTY', 'EEXIST', 'ENOTDIR'].includes(error.code)) throw error;
+      try { aside(); } catch {}
+    }
+  }
+}
 function toLink() {
   fs.renameSync(real, stash);
   const tmp = path.join(notes, '.link-tmp');
   fs.symlinkSync(outside, tmp);
-  try { fs.renameSync(tmp, real); } catch { aside(); fs.renameSync(tmp, real); }
+  into(tmp);
 }
 function toFolder() {
   fs.unlinkSync(real);
-  try { fs.renameSync(stash, real); } catch { aside(); fs.renameSync(stash, real); }
+  into(stash);
 }
 function loop() {
   // In bursts, so the SIGTERM handler gets its turn between them.
