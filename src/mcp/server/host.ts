@@ -17,6 +17,7 @@ import type { ToolResult } from '../../tools/types.ts';
 import { encodePayload } from '../../xml/codec.ts';
 import { compileValidator } from '../../xml/validate.ts';
 import { MCP_IDENTITY, mcpIdentity } from '../config.ts';
+import { producedText, threadProduced } from './produced.ts';
 
 export interface McpHostDeps {
   bus: BusApi & BusQueries;
@@ -163,13 +164,19 @@ export class McpHost {
     if (outcome.status === 'replied') structured.reply = outcome.message.payload;
     if ((outcome.status === 'failed' || outcome.status === 'stopped') && outcome.message)
       structured.failure = outcome.message.payload;
+    // A thread that ended without a reply still did something: say what it sent on (bounded).
+    const produced =
+      outcome.status === 'ended'
+        ? threadProduced(bus.thread(thread)?.messages ?? [], MCP_IDENTITY)
+        : undefined;
+    if (produced) structured.produced = produced;
     const text =
       outcome.status === 'replied'
         ? outcome.message.payload
         : outcome.status === 'timeout'
           ? `no reply within ${timeoutMs} ms; thread ${thread} goes on`
-          : outcome.status === 'ended'
-            ? `the thread ended without a reply from ${name}`
+          : produced
+            ? producedText(name, produced)
             : `the thread ${outcome.status === 'stopped' ? 'was stopped' : 'failed'} without a reply from ${name}${outcome.message ? `: ${outcome.message.payload}` : ''}`;
     const isError = outcome.status !== 'replied' && outcome.status !== 'ended';
     return { isError, text: `${text}\n(thread ${thread})`, structured };
