@@ -256,6 +256,23 @@ export interface McpServerSection {
   guards?: Record<string, string>;
   restart_initial_ms?: number;
   restart_max_ms?: number;
+  elicitation?: 'defaults' | 'decline';
+  auth?: McpServerAuthSection;
+}
+
+/** `mcp_servers[].auth`: OAuth for a Streamable HTTP server (src/mcp/client/oauth). */
+export interface McpServerAuthSection {
+  grant?: 'authorization_code' | 'client_credentials';
+  client_id?: string;
+  client_secret_env?: string;
+  client_auth?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
+  private_key_file?: string;
+  jwt_algorithm?: string;
+  scope?: string;
+  issuer?: string;
+  client_metadata_url?: string;
+  client_name?: string;
+  redirect_port?: number;
 }
 
 /** `mcp:` section: the identity MCP clients act as (src/mcp/server). */

@@ -41,6 +41,7 @@ export function checkMcpSections(data: unknown, source: ConfigSource): ConfigIss
         ),
       );
     }
+    if (isObject(server.auth)) issues.push(...checkAuth(server, [...at, 'auth'], source));
   });
   if (data.mcp !== undefined && Array.isArray(data.listeners)) {
     data.listeners.forEach((listener, i) => {
@@ -69,4 +70,45 @@ export function checkMcpWorkspaces(config: Pick<OrganismConfig, 'file' | 'organi
     const path = `mcp_servers[${i}]${server.workspace === undefined ? '' : '.workspace'}`;
     return [{ file: config.file, path, message: `MCP server '${server.name}': ${problem}` }];
   });
+}
+
+/** `auth:` combinations the schema cannot refuse: each says what is missing and where. */
+function checkAuth(server: Raw, at: Array<string | number>, source: ConfigSource): ConfigIssue[] {
+  const auth = server.auth as Raw;
+  const issues: ConfigIssue[] = [];
+  const say = (key: string | null, message: string) =>
+    issues.push(source.issue(key === null ? at : [...at, key], message, key === null ? 'key' : 'value'));
+  if (server.url === undefined)
+    say(null, 'auth (OAuth) is for a Streamable HTTP server (url), not a stdio one');
+  if (server.token_env !== undefined)
+    say(null, 'give either token_env (a fixed bearer token) or auth (OAuth), not both');
+  const method = auth.client_auth;
+  if (auth.grant === 'client_credentials' && auth.client_id === undefined)
+    say('grant', 'client_credentials needs the pre-registered client_id');
+  if (auth.grant === 'client_credentials' && method === 'none')
+    say('client_auth', 'client_credentials needs a client that authenticates: not none');
+  if (
+    auth.grant === 'client_credentials' &&
+    auth.client_secret_env === undefined &&
+    auth.private_key_file === undefined
+  )
+    say(
+      'grant',
+      'client_credentials needs client_secret_env or private_key_file (the client authenticates as itself)',
+    );
+  if (
+    (method === 'client_secret_basic' || method === 'client_secret_post') &&
+    auth.client_secret_env === undefined
+  )
+    say('client_auth', `${method} needs client_secret_env (the environment variable holding the secret)`);
+  if (method === 'private_key_jwt' && auth.private_key_file === undefined)
+    say('client_auth', 'private_key_jwt needs private_key_file (the PEM key signing the assertion)');
+  if (auth.private_key_file !== undefined && method !== undefined && method !== 'private_key_jwt')
+    say(
+      'private_key_file',
+      `private_key_file is only used by client_auth: private_key_jwt (it is ${method})`,
+    );
+  if (auth.client_secret_env !== undefined && auth.client_id === undefined)
+    say('client_secret_env', 'a client secret belongs to a pre-registered client: give client_id too');
+  return issues;
 }

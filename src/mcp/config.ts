@@ -4,7 +4,7 @@
  * the SDK, so the config, validate and the grant check never load it.
  */
 
-import type { McpServerSection, TrustLevel } from '../config/types.ts';
+import type { McpServerAuthSection, McpServerSection, TrustLevel } from '../config/types.ts';
 import type { Capability, GuardKind } from '../tools/types.ts';
 
 /** One entry of `mcp_servers:` as organism.yaml has it (the schema checked the names below). */
@@ -35,9 +35,27 @@ export type ResolvedServerConfig = Required<
     | 'guards'
     | 'restart_initial_ms'
     | 'restart_max_ms'
+    | 'elicitation'
   >
 > &
-  Pick<McpServerConfig, 'command' | 'url' | 'token_env' | 'include' | 'workspace'>;
+  Pick<McpServerConfig, 'command' | 'url' | 'token_env' | 'include' | 'workspace'> & {
+    auth?: ResolvedAuthConfig;
+  };
+
+/** `auth:` with its defaults applied. */
+export type ResolvedAuthConfig = Required<
+  Pick<McpServerAuthSection, 'grant' | 'jwt_algorithm' | 'client_name' | 'redirect_port'>
+> &
+  Omit<McpServerAuthSection, 'grant' | 'jwt_algorithm' | 'client_name' | 'redirect_port'>;
+
+export function defaultMcpAuthOptions(): Omit<ResolvedAuthConfig, 'client_id'> {
+  return {
+    grant: 'authorization_code',
+    jwt_algorithm: 'RS256',
+    client_name: 'organism',
+    redirect_port: 33418,
+  };
+}
 
 export function defaultMcpServerOptions(): Omit<ResolvedServerConfig, 'name'> {
   return {
@@ -56,12 +74,18 @@ export function defaultMcpServerOptions(): Omit<ResolvedServerConfig, 'name'> {
     guards: {},
     restart_initial_ms: 500,
     restart_max_ms: 30_000,
+    elicitation: 'defaults',
   };
 }
 
 export function resolveServerConfig(server: McpServerConfig): ResolvedServerConfig {
   const defined = Object.fromEntries(Object.entries(server).filter(([, v]) => v !== undefined));
-  return { ...defaultMcpServerOptions(), ...defined } as ResolvedServerConfig;
+  const resolved = { ...defaultMcpServerOptions(), ...defined } as ResolvedServerConfig;
+  if (server.auth) {
+    const auth = Object.fromEntries(Object.entries(server.auth).filter(([, v]) => v !== undefined));
+    resolved.auth = { ...defaultMcpAuthOptions(), ...auth } as ResolvedAuthConfig;
+  }
+  return resolved;
 }
 
 /** `mcp:`: the identity MCP clients act as when they call native tools, and serving limits. */

@@ -15,11 +15,24 @@
  * Record as stored: `{ s: 1, kid, mac, body }` where body is the value's JSON text (verified as the
  * bytes stored, so no canonical form is needed) and kid names the audit key (its public id).
  */
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 import type { AuditKey } from '../audit/key.ts';
 import { StateError } from '../errors.ts';
 
 const SEAL_INFO = 'organism runtime state v1';
+/**
+ * A secret record (an MCP server's OAuth tokens) is also encrypted, under a key of its own label:
+ * the seal stops a forged record, but with Redis a program granted `network: true` can still read
+ * the key space, and a token it read would be a credential it could use.
+ */
+const SECRET_INFO = 'organism runtime secrets v1';
 const FORMAT = 1;
 /** Hex digits of a key name: 128 bits. */
 const NAME_HEX = 32;
@@ -29,6 +42,8 @@ export interface SealedRecord {
   kid: string;
   mac: string;
   body: string;
+  /** 1: body is `iv.tag.ciphertext` (base64url, AES-256-GCM) of the value's JSON text. */
+  x?: 1;
 }
 
 export type Opened = { ok: true; value: unknown } | { ok: false; reason: string };
@@ -40,6 +55,7 @@ export class StateSeal {
   readonly #keys: StateKeys;
   /** Derived keys by audit key id (HKDF once per key, not per record). */
   readonly #derived = new Map<string, Buffer>();
+  readonly #secretKeys = new Map<string, Buffer>();
 
   constructor(keys: StateKeys) {
     this.#keys = keys;
@@ -50,6 +66,17 @@ export class StateSeal {
     const key = this.#current();
     const body = JSON.stringify(value);
     return { s: FORMAT, kid: key.id, mac: mac(this.#derive(key), where, body), body };
+  }
+
+  /** Like seal, with the value encrypted too (readable only with the audit key). */
+  sealSecret(where: string, value: unknown): SealedRecord {
+    const key = this.#current();
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.#secretKey(key), iv);
+    cipher.setAAD(Buffer.from(where));
+    const text = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+    const body = [iv, cipher.getAuthTag(), text].map((b) => b.toString('base64url')).join('.');
+    return { s: FORMAT, kid: key.id, mac: mac(this.#derive(key), where, body), body, x: 1 };
   }
 
   /** The value of a record read at `where`, or why it is not to be trusted. */
@@ -68,10 +95,29 @@ export class StateSeal {
       return { ok: false, reason: 'its seal does not match (changed, moved or forged)' };
     }
     try {
-      return { ok: true, value: JSON.parse(record.body) };
+      const text = record.x === 1 ? this.#decrypt(key, where, record.body) : record.body;
+      return { ok: true, value: JSON.parse(text) };
     } catch {
-      return { ok: false, reason: 'its body is not JSON' };
+      return { ok: false, reason: record.x === 1 ? 'its body does not decrypt' : 'its body is not JSON' };
     }
+  }
+
+  #decrypt(key: AuditKey, where: string, body: string): string {
+    const [iv, tag, text] = body.split('.').map((part) => Buffer.from(part, 'base64url'));
+    if (!iv || !tag || !text) throw new Error('not an encrypted body');
+    const decipher = createDecipheriv('aes-256-gcm', this.#secretKey(key), iv);
+    decipher.setAAD(Buffer.from(where));
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(text), decipher.final()]).toString('utf8');
+  }
+
+  #secretKey(key: AuditKey): Buffer {
+    let derived = this.#secretKeys.get(key.id);
+    if (!derived) {
+      derived = Buffer.from(hkdfSync('sha256', key.secret, Buffer.alloc(0), SECRET_INFO, 32));
+      this.#secretKeys.set(key.id, derived);
+    }
+    return derived;
   }
 
   /**
@@ -122,6 +168,7 @@ function isSealed(record: unknown): record is SealedRecord {
     typeof r.kid === 'string' &&
     typeof r.mac === 'string' &&
     /^[0-9a-f]{64}$/.test(r.mac) &&
-    typeof r.body === 'string'
+    typeof r.body === 'string' &&
+    (r.x === undefined || r.x === 1)
   );
 }

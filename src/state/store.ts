@@ -96,6 +96,15 @@ export class RuntimeState {
     await (await this.store()).set(space, key, this.seal.seal(`${space}/${key}`, value), ttlSeconds);
   }
 
+  /** A record whose value is a secret: sealed and encrypted (seal.ts), read back with get. */
+  async setSecret(space: string, key: string, value: unknown): Promise<void> {
+    await (await this.store()).set(space, key, this.seal.sealSecret(`${space}/${key}`, value));
+  }
+
+  async delete(space: string, key: string): Promise<void> {
+    await (await this.store()).delete(space, key);
+  }
+
   async setIfAbsent(space: string, key: string, value: unknown, ttlSeconds?: number): Promise<boolean> {
     const sealed = this.seal.seal(`${space}/${key}`, value);
     return (await this.store()).setIfAbsent(space, key, sealed, ttlSeconds);

@@ -9,6 +9,8 @@ import { redactString } from '../../audit/redact.ts';
 import { McpError } from '../../errors.ts';
 import type { ResolvedServerConfig } from '../config.ts';
 import { REMOTE_TOOL_NAME } from '../names.ts';
+import { answerElicitation, elicitationCapabilities } from './elicitation.ts';
+import { memoryOAuthStore } from './oauth/store.ts';
 import { buildTransport, type TransportDeps } from './transport.ts';
 
 /** A tool as the server lists it. */
@@ -58,7 +60,8 @@ export class McpConnection {
 
   constructor(server: ResolvedServerConfig, deps: TransportDeps) {
     this.server = server;
-    this.#deps = deps;
+    // One token store for every (re)connection of this server, whatever the caller gave.
+    this.#deps = { ...deps, oauthStore: deps.oauthStore ?? memoryOAuthStore() };
   }
 
   get state(): ConnectionState {
@@ -129,8 +132,17 @@ export class McpConnection {
         this.#stderr = (this.#stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
       });
       const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-      const { ToolListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
-      client = new Client({ name: 'organism', version: '1' }, { capabilities: {} });
+      const { ElicitRequestSchema, ToolListChangedNotificationSchema } = await import(
+        '@modelcontextprotocol/sdk/types.js'
+      );
+      client = new Client(
+        { name: 'organism', version: '1' },
+        { capabilities: elicitationCapabilities(this.server) },
+      );
+      if (this.server.elicitation === 'defaults')
+        client.setRequestHandler(ElicitRequestSchema, (request) =>
+          answerElicitation(this.server, request.params),
+        );
       client.onclose = () => {
         if (generation !== this.#generation) return;
         const stdio = this.server.url === undefined;

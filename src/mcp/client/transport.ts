@@ -16,11 +16,18 @@ import { ownApiAt } from '../../guard/own-api.ts';
 import { programReadOnlyPaths, sandboxFor } from '../../sandbox/index.ts';
 import { type ResolvedServerConfig, serverEnvironment } from '../config.ts';
 import { serverWorkspace, serverWorkspaceProblem } from '../workspace.ts';
+import { oauthFetch } from './oauth/fetch.ts';
+import { noUserAgent, OrganismOAuthProvider, type UserAgent } from './oauth/provider.ts';
+import { memoryOAuthStore, type OAuthStore } from './oauth/store.ts';
 
 export interface TransportDeps {
   config: OrganismConfig;
   /** Where `*_env` values and ORGANISM_BWRAP are read. */
   env: NodeJS.ProcessEnv;
+  /** Where OAuth tokens and registrations are kept (the daemon: its sealed runtime state); default: this process only. */
+  oauthStore?: OAuthStore;
+  /** Who signs a person in for the authorization-code flow; default: nobody (`organism mcp login` says how). */
+  userAgent?: (server: string) => UserAgent;
 }
 
 /** What no stdio server may see: the daemon's data dir, its config and every key or log file it names. */
@@ -70,8 +77,24 @@ async function httpTransport(server: ResolvedServerConfig, deps: TransportDeps):
     await refuseOwnApi(server.name, new URL(String(input)));
     return fetch(input, { ...init, redirect: init?.redirect === 'error' ? 'error' : 'manual' });
   };
+  // OAuth requests (discovery, registration, token) go through the same guard.
+  const authFetch = server.auth
+    ? oauthFetch(
+        new OrganismOAuthProvider({
+          server: server.name,
+          url: url.href,
+          auth: server.auth,
+          configFile: deps.config.file,
+          env: deps.env,
+          store: deps.oauthStore ?? memoryOAuthStore(),
+          agent: (deps.userAgent ?? noUserAgent)(server.name),
+        }),
+        url,
+        guardedFetch,
+      )
+    : guardedFetch;
   return {
-    transport: new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: guardedFetch }),
+    transport: new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: authFetch }),
   };
 }
 
