@@ -33,6 +33,7 @@ import { RELEASE_TIMEOUT_MS } from './daemon/shutdown.ts';
 import { type DaemonState, listenerSpecs, sanitizedConfig } from './daemon/state.ts';
 import { auditTee, SwappableTools } from './daemon/tools.ts';
 import { ownApi } from './guard/own-api.ts';
+import { createClientChannels } from './mcp/server/client-channel.ts';
 import { createLogger } from './observability/logger.ts';
 import { metrics, metricsRegistry, recordDelivery } from './observability/metrics.ts';
 import { packageFile } from './package-root.ts';
@@ -199,6 +200,8 @@ async function assembleDaemon(options: DaemonOptions, held: Held): Promise<Daemo
   // Approvals and once-only effects: apart from every tool's reach, sealed, forgeries audited.
   const runtimeState = daemonRuntimeState({ config, keys: auditKeys, audit: auditSink, logger, resources });
   const approvals = createDaemonApprovals({ state: runtimeState, audit: auditSink });
+  // The MCP clients that started calls, by thread: the server binds them, agents and approvals ask.
+  const clientChannels = createClientChannels();
   const runtime = await createToolRuntime(loaded, {
     workspaceVolume,
     ...(catalog ? { catalog } : {}),
@@ -228,6 +231,7 @@ async function assembleDaemon(options: DaemonOptions, held: Held): Promise<Daemo
     // Each model turn into the thread, so an agent's task resumes after a restart.
     record: (thread, entry) => history.append(thread, entry),
     tools: (name) => tools.runtime.registry.get(name)?.definition,
+    clientChannels,
   }).catch(async (error: unknown) => {
     await releaseEarly();
     throw error;
@@ -380,6 +384,7 @@ async function assembleDaemon(options: DaemonOptions, held: Held): Promise<Daemo
     historyLog,
     hub,
     approvals,
+    clientChannels,
     redisBus: backend.redis,
     auth,
     injectLimiter: new RateLimiter({

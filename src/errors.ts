@@ -364,11 +364,15 @@ export type LlmErrorCode =
   | 'llm.aborted'
   | 'llm.bad_response'
   | 'llm.script'
+  | 'llm.no_client'
+  | 'llm.client_refused'
   | 'llm.all_failed';
 /**
  * An LLM backend could not be used or answered badly. `retryable` says whether the same request
  * may succeed later (429, 5xx, network); `retryAfterMs` carries the server's retry-after. Messages
- * never carry an API key: provider error bodies are redacted before they get here.
+ * never carry an API key: provider error bodies are redacted before they get here. `mcp-sampling`
+ * adds two: `llm.no_client` (the thread has no MCP client to ask, or that client offers no
+ * sampling) and `llm.client_refused` (the client or its user declined sampling/createMessage).
  */
 export class LlmError extends OrganismError<LlmErrorCode> {
   readonly retryable: boolean;

@@ -6,6 +6,7 @@
  */
 import type { MessageView } from '../bus/message.ts';
 import type { LoadedOrganism } from '../config/index.ts';
+import type { ClientChannels } from '../mcp/server/client-channel.ts';
 import { loadNativeTools } from '../tools/catalog.ts';
 import { LlmBackends } from './backends.ts';
 import { LlmClient } from './client.ts';
@@ -25,6 +26,8 @@ export interface AttachAgentsOptions {
   /** Tool descriptions; default: the native tools found in tools/ and librarian/tools/. */
   tools?: (name: string) => ToolInfo | undefined;
   llmOptions?: Partial<LlmClientOptions>;
+  /** The daemon's MCP clients by thread: an mcp-sampling backend asks the one that started a thread. */
+  clientChannels?: ClientChannels;
   loopOptions?: Partial<AgentLoopOptions>;
 }
 
@@ -59,6 +62,7 @@ export async function attachAgents(
     env: options.env ?? process.env,
     logger: options.logger,
     ...(options.llmOptions ? { options: options.llmOptions } : {}),
+    ...(options.clientChannels ? { clientChannels: options.clientChannels } : {}),
   });
   // Built (and its "agents use" line logged) only when some agent asks it.
   let shared: LlmClient | undefined;

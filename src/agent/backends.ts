@@ -4,6 +4,7 @@
  * rate_limit_tpm holds across agents), and the providers agents ask, one per backend and model.
  */
 import type { LlmSection } from '../config/types.ts';
+import type { ClientChannels } from '../mcp/server/client-channel.ts';
 import { defaultLlmClientOptions, type LlmClientOptions } from './options.ts';
 import { createBackend } from './providers/index.ts';
 import { createScriptedProvider, type Script } from './providers/scripted.ts';
@@ -30,6 +31,8 @@ export interface CreateLlmClientOptions {
   options?: Partial<LlmClientOptions>;
   /** Script objects by the `script` path named in a scripted backend (tests, embedders). */
   scripts?: Record<string, Script>;
+  /** The daemon's MCP clients by thread: what an mcp-sampling backend asks. */
+  clientChannels?: ClientChannels;
 }
 
 /** What an agent's client is made of. */
@@ -114,6 +117,7 @@ export class LlmBackends {
       env: this.create.env ?? process.env,
       timeoutMs: this.options.requestTimeoutMs,
       ...(this.create.scripts ? { scripts: this.create.scripts } : {}),
+      ...(this.create.clientChannels ? { clientChannels: this.create.clientChannels } : {}),
     };
   }
 }

@@ -206,6 +206,7 @@ export class AgentLoop {
           messages: state.messages,
           functions: this.#d.functions,
           maxTokens: this.#d.options.maxTokensPerTurn,
+          thread: state.thread,
         };
         const chat = span?.chat(request);
         try {

@@ -68,6 +68,11 @@ export interface CompletionRequest {
   maxTokens: number;
   /** Set by the LLM client from the agent's settings. */
   options?: CallOptions;
+  /**
+   * The thread the turn is for: `mcp-sampling` asks the MCP client that started it. Never sent
+   * to a model API.
+   */
+  thread?: string;
 }
 
 /** One assistant turn as the provider returned it. */
@@ -84,7 +89,7 @@ export interface CompletionTurn {
  * in the client (client.ts) so every provider gets the same behaviour. Errors are LlmError.
  */
 export interface Provider {
-  /** e.g. `anthropic`, `openai`, `ollama`, `openai-compatible`, `scripted`. */
+  /** e.g. `anthropic`, `openai`, `ollama`, `openai-compatible`, `scripted`, `mcp-sampling`. */
   readonly kind: string;
   readonly model: string;
   /** `kind/model`, for logs and the answer's `backend` field. Never contains a key or URL secrets. */

@@ -53,6 +53,7 @@ export function checkLlm(data: unknown, source: ConfigSource, base: string): Con
   const script = scriptChecker(data, source, base);
   (Array.isArray(llm.backends) ? llm.backends : []).forEach((b, i) => {
     if (isObject(b) && b.provider === 'scripted') issues.push(...script(['llm', 'backends', i, 'script']));
+    if (isObject(b) && b.provider === 'mcp-sampling') issues.push(...samplingKeys(b, i, source));
   });
 
   const listeners = Array.isArray(data.listeners) ? data.listeners : [];
@@ -105,6 +106,19 @@ export function checkLlm(data: unknown, source: ConfigSource, base: string): Con
     issues.push(...script([...at, 'script']));
   });
   return issues;
+}
+
+/** Keys an mcp-sampling backend would ignore: the MCP client's model needs no key, URL or script. */
+const NOT_FOR_SAMPLING = ['api_key_env', 'base_url', 'base_url_env', 'script'] as const;
+
+function samplingKeys(backend: Raw, index: number, source: ConfigSource): ConfigIssue[] {
+  return NOT_FOR_SAMPLING.filter((key) => backend[key] !== undefined).map((key) =>
+    source.issue(
+      ['llm', 'backends', index, key],
+      `${key} means nothing for provider mcp-sampling: the MCP client that started the thread answers with its own model (no key, URL or script); remove it`,
+      'key',
+    ),
+  );
 }
 
 /** A check of the script file named at a path of the config, if it names one. */

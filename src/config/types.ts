@@ -149,7 +149,7 @@ export interface LibrarianSection {
 export interface LlmBackendConfig {
   /** What agents call it by (`listeners[].llm.backend`); unset, the provider's name. */
   name?: string;
-  provider: 'anthropic' | 'openai' | 'ollama' | 'openai-compatible' | 'scripted';
+  provider: 'anthropic' | 'openai' | 'ollama' | 'openai-compatible' | 'scripted' | 'mcp-sampling';
   api_key_env?: string;
   model?: string;
   base_url?: string;

@@ -143,6 +143,7 @@ async function prepareAndApply(state: DaemonState, by: string): Promise<ReloadRe
       history: (thread) => state.bus.thread(thread)?.messages,
       record: (thread, entry) => state.history.append(thread, entry),
       tools: (name) => tools.registry.get(name)?.definition,
+      clientChannels: state.clientChannels,
     });
     const sanitized = await sanitizedConfig(config);
     // The one step that changes the running organism; it either fully happens or throws unchanged.

@@ -14,6 +14,7 @@ import type { RedisTransport } from '../bus/transport/redis/index.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import { parseConfigText, toPlain } from '../config/read.ts';
 import type { OrganismConfig } from '../config/types.ts';
+import type { ClientChannels } from '../mcp/server/client-channel.ts';
 import type { Authenticator } from '../server/auth.ts';
 import type { EventHub } from '../server/events.ts';
 import type { RateLimiter } from '../server/rate-limit.ts';
@@ -42,6 +43,11 @@ export interface DaemonState {
   hub: EventHub;
   /** Calls waiting for a person's approval; one gate for the daemon's life (reloads keep it). */
   approvals: ApprovalGate;
+  /**
+   * The MCP clients that started calls, by the thread each call started (one map for the daemon's
+   * life): where an agent's mcp-sampling turn and an approval by elicitation find their client.
+   */
+  clientChannels: ClientChannels;
   /** With bus.transport redis: the transport, for its dead letters (GET /dead-letters). */
   redisBus?: RedisTransport;
   auth: Authenticator;

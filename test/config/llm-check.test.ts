@@ -126,6 +126,50 @@ listeners:
   });
 });
 
+describe('organism validate: provider mcp-sampling', () => {
+  it('passes with no API key anywhere (the MCP client answers with its model)', async () => {
+    const { code, stdout, lines } = await validate(`organism:
+  name: sampling
+llm:
+  backends:
+    - provider: mcp-sampling
+      model: claude-sonnet-4-5
+listeners:
+  - name: helper
+    agent: true
+    description: Helps.
+    llm:
+      backend: mcp-sampling
+      max_tokens: 300
+`);
+    expect({ code, lines }).toEqual({ code: 0, lines: [''] });
+    expect(stdout).toContain('ok:');
+  });
+
+  it('refuses a key, URL or script on it, each with its file:line:column', async () => {
+    const { code, file, lines } = await validate(`organism:
+  name: sampling
+llm:
+  backends:
+    - provider: mcp-sampling
+      api_key_env: ANTHROPIC_API_KEY
+      base_url: http://127.0.0.1:9
+listeners:
+  - name: helper
+    agent: true
+    description: Helps.
+`);
+    expect(code).toBe(1);
+    const why =
+      'means nothing for provider mcp-sampling: the MCP client that started the thread answers with its own model (no key, URL or script); remove it';
+    expect(lines).toEqual([
+      `${file}:6:7: llm.backends[0].api_key_env: api_key_env ${why}`,
+      `${file}:7:7: llm.backends[0].base_url: base_url ${why}`,
+      `${file}: 2 problems found`,
+    ]);
+  });
+});
+
 function esc(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -5,8 +5,10 @@
  */
 import type { LlmBackendConfig } from '../../config/types.ts';
 import { LlmError } from '../../errors.ts';
+import type { ClientChannels } from '../../mcp/server/client-channel.ts';
 import type { Provider } from '../types.ts';
 import { createAnthropicProvider } from './anthropic.ts';
+import { createMcpSamplingProvider } from './mcp-sampling.ts';
 import { createOllamaProvider } from './ollama.ts';
 import { createOpenAiProvider, OPENAI_DEFAULTS } from './openai.ts';
 import { createScriptedProvider, type Script } from './scripted.ts';
@@ -18,6 +20,8 @@ export interface BackendOptions {
   timeoutMs: number;
   /** Script objects by path, for embedders that build scripts in code (tests). */
   scripts?: Record<string, Script>;
+  /** The daemon's MCP clients by thread, for mcp-sampling (absent: no thread has one). */
+  clientChannels?: ClientChannels;
 }
 
 /** Throws LlmError('llm.script') for a script file that cannot be read: that is a config mistake. */
@@ -64,6 +68,14 @@ export function createBackend(config: LlmBackendConfig, options: BackendOptions)
     case 'ollama':
       if (!baseUrl) return { unavailable: 'ollama needs base_url' };
       return { provider: createOllamaProvider({ baseUrl, model: config.model, apiKey, timeoutMs }) };
+    case 'mcp-sampling':
+      return {
+        provider: createMcpSamplingProvider({
+          channels: options.clientChannels,
+          timeoutMs,
+          ...(config.model === undefined ? {} : { model: config.model }),
+        }),
+      };
     case 'scripted': {
       const script =
         config.script === undefined ? undefined : (options.scripts?.[config.script] ?? config.script);
@@ -83,6 +95,7 @@ export function createBackend(config: LlmBackendConfig, options: BackendOptions)
 }
 
 export { createAnthropicProvider } from './anthropic.ts';
+export { createMcpSamplingProvider, MCP_SAMPLING } from './mcp-sampling.ts';
 export { createOllamaProvider } from './ollama.ts';
 export { createOpenAiProvider } from './openai.ts';
 export {

@@ -12,14 +12,17 @@
 import type {
   CreateMessageRequestParams,
   CreateMessageResult,
+  CreateMessageResultWithTools,
   ElicitRequestParams,
   ElicitResult,
   LoggingLevel,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { Principal } from '../../server/auth.ts';
 
 export type {
   CreateMessageRequestParams,
   CreateMessageResult,
+  CreateMessageResultWithTools,
   ElicitRequestParams,
   ElicitResult,
   LoggingLevel,
@@ -28,6 +31,8 @@ export type {
 export interface ClientOffers {
   /** The client declared `sampling`: it answers sampling/createMessage with its model. */
   readonly sampling: boolean;
+  /** The client declared `sampling.tools`: createMessage may carry `tools` and answer with tool_use. */
+  readonly samplingTools: boolean;
   /** The client declared `elicitation` (form mode; url mode when it says so). */
   readonly elicitation: { readonly form: boolean; readonly url: boolean };
 }
@@ -37,10 +42,18 @@ export interface ClientChannel {
   /** The client's name and version from initialize, for the audit record. */
   readonly client: { readonly name: string; readonly version: string };
   /**
+   * The credential the call came with (token name and role): what the client's user may decide
+   * for the organism (an approval asked by elicitation needs the role the API would need).
+   */
+  readonly caller: Principal;
+  /**
    * sampling/createMessage on the client. Rejects with a named error when the client does not
    * offer sampling, is gone, or does not answer before `signal` aborts.
    */
-  createMessage(params: CreateMessageRequestParams, signal?: AbortSignal): Promise<CreateMessageResult>;
+  createMessage(
+    params: CreateMessageRequestParams,
+    signal?: AbortSignal,
+  ): Promise<CreateMessageResult | CreateMessageResultWithTools>;
   /** elicitation/create on the client; same failure rules as createMessage. */
   elicit(params: ElicitRequestParams, signal?: AbortSignal): Promise<ElicitResult>;
   /** notifications/message at `level`, sent only if at or above the level the client set. */
