@@ -503,3 +503,9 @@ export class AmbiguousIdError extends fixedCode(
  * answer in time (`call.timeout`; the thread goes on). `details.thread` names the thread.
  */
 export class CallError extends OrganismError<'call.failed' | 'call.stopped' | 'call.timeout'> {}
+
+/** A module of prompt_modules or resource_modules that does not load or declares no valid prompt or resource. */
+export class FeatureModuleError extends fixedCode('mcp.feature_module', (module: string, message: string) => [
+  `module ${module}: ${message}`,
+  { module },
+]) {}

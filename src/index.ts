@@ -74,8 +74,34 @@ export type {
   PayloadSpec,
 } from './listener/types.ts';
 export { defineListener } from './listener/types.ts';
+export {
+  type Completer,
+  definePrompt,
+  defineResource,
+  type PromptArgument,
+  type PromptDefinition,
+  type PromptMessage,
+  type ResourceDefinition,
+  type ResourcePart,
+  type ResourceValue,
+} from './mcp/server/features/define.ts';
 export type { AnySchema, Infer } from './schema/infer.ts';
 export { type JsonSchemaAdapter, registerJsonSchemaAdapter } from './schema/json-form.ts';
 export type { StandardSchemaV1 } from './schema/standard.ts';
+export {
+  type AudioBlock,
+  audioContent,
+  type ContentBlock,
+  type ImageBlock,
+  imageContent,
+  type ResourceBlock,
+  type ResourceLinkBlock,
+  resourceContent,
+  resourceLinkContent,
+  type TextBlock,
+  type ToolContent,
+  textContent,
+  toolContent,
+} from './tools/content.ts';
 export { defineTool, type ToolInput } from './tools/define.ts';
 export type { Capability, ToolCaller, ToolDefinition, ToolResult, ToolRunContext } from './tools/types.ts';

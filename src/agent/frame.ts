@@ -8,6 +8,7 @@
 import { knownSecrets, redactKnown } from '../audit/redact.ts';
 import type { MessageKind, MessageView } from '../bus/message.ts';
 import type { IncomingReply } from '../listener/types.ts';
+import { contentText, describeContent, isToolContent } from '../tools/content.ts';
 import type { ToolResult } from '../tools/types.ts';
 import { escapeAttr } from '../xml/codec.ts';
 import type { ToolCallResult } from './types.ts';
@@ -71,11 +72,13 @@ export function frameToolResult(
   let body: string;
   let data: unknown;
   if (result.status === 'ok') {
-    body = json(result.value);
+    // Content blocks as text, binary ones described: the providers here take text tool results.
+    const content = isToolContent(result.value) ? describeContent(result.value) : undefined;
+    body = content ? contentText(content) : json(result.value);
     if (result.truncated)
       body += `\n[truncated by the runtime: the full result was ${result.truncated.original_bytes} bytes]`;
     if (result.warnings?.length) body += `\n[warnings: ${result.warnings.join('; ')}]`;
-    data = result.value;
+    data = content ?? result.value;
   } else {
     const e = result.error;
     const lines = [`error: ${e.code}`, `message: ${e.message}`];

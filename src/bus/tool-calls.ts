@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { knownSecrets, redact } from '../audit/redact.ts';
 import type { BudgetError } from '../errors.ts';
 import type { TraceScope } from '../telemetry/types.ts';
+import { describeContent, isToolContent } from '../tools/content.ts';
 import type { ToolFailureCode } from '../tools/failure-codes.ts';
 import type { ToolResult } from '../tools/types.ts';
 import { encodePayload } from '../xml/codec.ts';
@@ -70,6 +71,11 @@ export function toolCallXml(tool: string, args: unknown): string {
 
 /** A result that carries a secret the daemon knows (a page echoing a key) shows it redacted. */
 export function toolResultXml(result: ToolResult): string {
-  const body = knownSecrets.redact(result.status === 'ok' ? safeJson(result.value) : safeJson(result.error));
+  // Content blocks are kept with their binary parts described, not inlined (src/tools/content.ts).
+  const value =
+    result.status === 'ok' && isToolContent(result.value) ? describeContent(result.value) : undefined;
+  const body = knownSecrets.redact(
+    result.status === 'ok' ? safeJson(value ?? result.value) : safeJson(result.error),
+  );
   return encodePayload('tool-result', { tool: result.tool, status: result.status, result: body });
 }

@@ -103,6 +103,12 @@ export function checkCodeInWorkspaces(data: unknown, source: ConfigSource, base:
   (Array.isArray(data.tool_modules) ? data.tool_modules : []).forEach((entry, i) => {
     check(['tool_modules', i], path(entry), 'the tool module', true);
   });
+  for (const key of ['prompt_modules', 'resource_modules'] as const) {
+    const entries = data[key];
+    (Array.isArray(entries) ? entries : []).forEach((entry, i) => {
+      check([key, i], path(entry), `the ${key === 'prompt_modules' ? 'prompt' : 'resource'} module`, true);
+    });
+  }
   return found;
 }
 

@@ -30,6 +30,8 @@ export function finishConfig(data: Record<string, any>, file: string, base: stri
   if (data.bus.group === ORGANISM_NAME_PLACEHOLDER) data.bus.group = organism.name;
   if (data.telemetry?.service_name === ORGANISM_NAME_PLACEHOLDER) data.telemetry.service_name = organism.name;
   data.tool_modules = (data.tool_modules ?? []).map((path: string) => resolveConfigPath(path, base));
+  for (const key of ['prompt_modules', 'resource_modules'])
+    data[key] = (data[key] ?? []).map((path: string) => resolveConfigPath(path, base));
   data.tools.revocations_file = resolveConfigPath(data.tools.revocations_file, base, organism.data_dir);
   data.tools.manifest = resolveConfigPath(data.tools.manifest, base, organism.data_dir);
   data.audit.path = resolveConfigPath(data.audit.path, base, organism.data_dir);

@@ -293,6 +293,10 @@ export interface OrganismConfig {
   listeners: ListenerConfig[];
   /** The user's tool modules (folders or files), absolute; added to the built-in tools. */
   tool_modules: string[];
+  /** The user's MCP prompt modules (definePrompt), absolute. */
+  prompt_modules: string[];
+  /** The user's MCP resource modules (defineResource), absolute. */
+  resource_modules: string[];
   tools: ToolsSection;
   audit: AuditSection;
   kv: KvSection;

@@ -32,7 +32,7 @@ export interface CatalogEntry {
 
 const MODULE_FILE = /^[^.].*\.(ts|mts|js|mjs)$/;
 
-function isModuleFile(name: string): boolean {
+export function isModuleFile(name: string): boolean {
   return MODULE_FILE.test(name) && !/\.d\.(ts|mts)$/.test(name) && !/\.test\.(ts|js)$/.test(name);
 }
 

@@ -1,12 +1,14 @@
 /**
  * Which files are the organism's code, for the file guard (src/guard/organism-code.ts): each
- * listener's handler, the tool_modules (a folder whole), the local files those import (found as
- * `organism dev` finds them, src/dev/local-imports.ts) and the scripted provider's scripts.
+ * listener's handler, the tool_modules, prompt_modules and resource_modules (a folder whole), the
+ * local files those import (found as `organism dev` finds them, src/dev/local-imports.ts) and the
+ * scripted provider's scripts.
  */
-import { stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { OrganismConfig } from '../config/types.ts';
 import { localImportClosure } from '../dev/local-imports.ts';
-import { userToolModuleFiles } from './catalog.ts';
+import { isModuleFile, userToolModuleFiles } from './catalog.ts';
 
 export interface CodeFiles {
   /** Absolute path -> what it is, for the refusal's reason. */
@@ -14,7 +16,8 @@ export interface CodeFiles {
   folders: Map<string, string>;
 }
 
-type CodeConfig = Pick<OrganismConfig, 'listeners' | 'tool_modules' | 'llm'>;
+type CodeConfig = Pick<OrganismConfig, 'listeners' | 'tool_modules' | 'llm'> &
+  Partial<Pick<OrganismConfig, 'prompt_modules' | 'resource_modules'>>;
 
 export async function organismCodeFiles(config: CodeConfig): Promise<CodeFiles> {
   const files = new Map<string, string>();
@@ -40,6 +43,20 @@ export async function organismCodeFiles(config: CodeConfig): Promise<CodeFiles> 
     // One entry that cannot be read (the load says so) leaves the others found.
     for (const file of await userToolModuleFiles([entry]).catch(() => []))
       modules.push([file, 'a tool module']);
+  }
+  // MCP prompts and resources run in the daemon as tools do: the same protection, folders whole.
+  for (const [key, what] of [
+    ['prompt_modules', 'a prompt module'],
+    ['resource_modules', 'a resource module'],
+  ] as const) {
+    for (const entry of config[key] ?? []) {
+      const info = await stat(entry).catch(() => undefined);
+      if (info?.isDirectory()) {
+        folders.set(entry, `a ${key} folder`);
+        for (const name of await readdir(entry).catch(() => [] as string[]))
+          if (isModuleFile(name)) modules.push([join(entry, name), what]);
+      } else modules.push([entry, what]);
+    }
   }
   const memo = new Map<string, readonly string[]>();
   for (const [module, what] of modules) {

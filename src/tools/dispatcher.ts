@@ -13,6 +13,7 @@ import { stateThreatRecord } from '../state/store.ts';
 import { approvalStep } from './approval/step.ts';
 import { copyJsonArgs } from './args-copy.ts';
 import { canonicalJson } from './canonical.ts';
+import { checkContent, isToolContent } from './content.ts';
 import {
   type Availability,
   type CallRequest,
@@ -463,6 +464,15 @@ export class Dispatcher {
       services: this.#options.services,
     });
     if ('failure' in value) return failed(name, value.failure);
+    // Checked here, once for every way out (MCP, API, history), instead of by each reader.
+    const wrong = isToolContent(value.ok) ? checkContent(value.ok) : null;
+    if (wrong) {
+      return failed(name, {
+        status: 'error',
+        code: 'InvalidContent' satisfies ToolFailureCode,
+        message: `${name} returned content that is not well formed: ${wrong}`,
+      });
+    }
     // 13. cap
     let capped: ReturnType<typeof capResult>;
     try {

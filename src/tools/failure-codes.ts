@@ -25,6 +25,7 @@ export const TOOL_FAILURE_CODES = {
   Timeout: 'the tool ran past its timeout',
   ToolError: 'the tool threw without a code of its own',
   ResultNotSerializable: 'the result is not JSON data',
+  InvalidContent: "the tool's content blocks (toolContent) are not well formed",
   UnreadableRecord: 'a recorded result could not be read back',
   InternalError: 'the tool runtime itself failed',
 } as const;

@@ -1,8 +1,11 @@
 /**
  * Caps a tool's result at max_result_bytes of JSON. A result over the cap becomes the cut JSON text
  * (cut on a UTF-8 character boundary, never mid-character) followed by a marker with the original
- * size, so the caller knows it saw only part and how much more there was.
+ * size, so the caller knows it saw only part and how much more there was. Content blocks count by
+ * their encoded (base64 JSON) size.
  */
+
+import { contentText, describeContent, isToolContent } from './content.ts';
 
 export interface CappedResult {
   value: unknown;
@@ -32,6 +35,8 @@ export function capResult(value: unknown, maxBytes: number): CappedResult {
   if (bytes.length <= maxBytes) return { value };
   const marker = truncationMarker(bytes.length, maxBytes);
   const room = maxBytes - Buffer.byteLength(marker, 'utf8');
-  const head = room > 0 ? utf8Prefix(bytes, room).toString('utf8') : '';
+  // Cut base64 is no image: content over the cap is cut as its text form (binary described).
+  const shown = isToolContent(value) ? Buffer.from(contentText(describeContent(value)), 'utf8') : bytes;
+  const head = room > 0 ? utf8Prefix(shown, room).toString('utf8') : '';
   return { value: head + marker, truncated: { original_bytes: bytes.length } };
 }

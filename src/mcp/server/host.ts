@@ -13,6 +13,7 @@ import type { OrganismConfig } from '../../config/types.ts';
 import { XmlError } from '../../errors.ts';
 import type { Dispatcher } from '../../tools/dispatcher.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
+import { CONTENT_KEY, type ContentBlock, contentText, isToolContent } from '../../tools/content.ts';
 import type { ToolResult } from '../../tools/types.ts';
 import { encodePayload } from '../../xml/codec.ts';
 import { compileValidator } from '../../xml/validate.ts';
@@ -38,7 +39,10 @@ export interface OfferedTool {
 export interface CallOutcome {
   isError: boolean;
   text: string;
-  structured: Record<string, unknown>;
+  /** MCP's structuredContent; absent for a content result without a plain value. */
+  structured?: Record<string, unknown>;
+  /** The tool's own content blocks (toolContent), given to the client as they are instead of `text`. */
+  content?: ContentBlock[];
 }
 
 /** Capabilities whose effects reach outside the organism. */
@@ -49,6 +53,11 @@ export class McpHost {
 
   constructor(deps: McpHostDeps) {
     this.#deps = deps;
+  }
+
+  /** What the prompt, resource and completion features (src/mcp/server/features) read. */
+  get deps(): McpHostDeps {
+    return this.#deps;
   }
 
   /** Listeners with mcp: true, then the identity's granted tools (a name a listener took is skipped). */
@@ -111,6 +120,15 @@ export class McpHost {
     });
     if (result.status === 'ok') {
       const value = result.value;
+      if (isToolContent(value)) {
+        const blocks = value[CONTENT_KEY];
+        return {
+          isError: false,
+          text: contentText(value),
+          content: blocks,
+          ...(value.value === undefined ? {} : { structured: { result: value.value } }),
+        };
+      }
       const text = typeof value === 'string' ? value : JSON.stringify(value);
       return { isError: false, text, structured: { result: value } };
     }

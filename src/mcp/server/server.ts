@@ -7,15 +7,16 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  ReadResourceRequestSchema,
   McpError as SdkMcpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { redactKnown } from '../../audit/redact.ts';
 import type { Principal } from '../../server/auth.ts';
 import { hasRole } from '../../server/auth.ts';
+import { registerCompletion } from './features/completion.ts';
+import { redactBlock } from './features/content.ts';
+import { registerPrompts } from './features/prompts.ts';
+import { registerResources } from './features/resources.ts';
 import type { McpHost } from './host.ts';
 
 export function createMcpServer(host: McpHost, principal: Principal, version: string): Server {
@@ -24,7 +25,7 @@ export function createMcpServer(host: McpHost, principal: Principal, version: st
     {
       capabilities: { tools: {}, resources: {} },
       instructions:
-        'Tools are this organism\'s listeners (each call starts a thread and returns its reply) and the tools its "mcp" identity is granted. Threads are resources organism://threads/<id>.',
+        'Tools are this organism\'s listeners (each call starts a thread and returns its reply) and the tools its "mcp" identity is granted. Threads are resources organism://threads/<id>; agents offered as tools are prompts too.',
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -51,27 +52,17 @@ export function createMcpServer(host: McpHost, principal: Principal, version: st
     // What leaves for the client carries no secret the daemon knows (invariant 7), as the thread
     // history's copy of a tool result and `organism tools call` do not.
     return {
-      content: [{ type: 'text' as const, text: redactKnown(outcome.text) }],
-      structuredContent: redactKnown(outcome.structured),
+      content: outcome.content
+        ? outcome.content.map(redactBlock)
+        : [{ type: 'text' as const, text: redactKnown(outcome.text) }],
+      ...(outcome.structured ? { structuredContent: redactKnown(outcome.structured) } : {}),
       isError: outcome.isError,
     };
   });
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: host.threads() }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: [
-      {
-        uriTemplate: 'organism://threads/{id}',
-        name: 'thread',
-        description: 'One thread: its status and every message recorded in it, as JSON.',
-        mimeType: 'application/json',
-      },
-    ],
-  }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-    const text = host.thread(request.params.uri);
-    if (text === undefined)
-      throw new SdkMcpError(ErrorCode.InvalidParams, `no resource ${request.params.uri}`);
-    return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: redactKnown(text) }] };
-  });
+  // Prompts, resources (the project's and the threads) and completion: src/mcp/server/features.
+  const deps = { host };
+  registerResources(server, deps);
+  registerPrompts(server, deps);
+  registerCompletion(server, deps);
   return server;
 }
