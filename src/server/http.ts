@@ -22,6 +22,7 @@ import { fail, failWith } from './routes/common.ts';
 import { injectRoutes } from './routes/inject.ts';
 import { listenerRoutes } from './routes/listeners.ts';
 import { mcpRoutes } from './routes/mcp.ts';
+import { openApiRoutes } from './routes/openapi.ts';
 import { organismRoutes } from './routes/organism.ts';
 import { seriesRoutes } from './routes/series.ts';
 import { sessionRoutes } from './routes/session.ts';
@@ -93,6 +94,7 @@ export function createApp(
   mcpRoutes(app, deps);
   sessionRoutes(app, deps);
   seriesRoutes(app);
+  openApiRoutes(app, deps, { dashboard: options.dashboard !== false });
 
   app.notFound((c) =>
     fail(c, httpError(404, 'request.not_found', `no route for ${c.req.method} ${c.req.path}`)),
