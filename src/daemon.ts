@@ -215,7 +215,7 @@ async function assembleDaemon(options: DaemonOptions, held: Held): Promise<Daemo
     await auditLog.close();
     throw error;
   });
-  const tools = new SwappableTools(runtime, resources, warn);
+  const tools = new SwappableTools(runtime, resources, warn, clientChannels);
 
   const releaseEarly = async () => {
     await tools.close();

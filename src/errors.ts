@@ -486,6 +486,21 @@ export class McpError extends OrganismError<
 > {}
 
 /**
+ * An MCP session of the organism's own endpoint: unknown (ended, expired, or another credential's:
+ * one message for all three, so a token learns nothing of others' sessions), or one too many.
+ */
+export class McpSessionError extends OrganismError<'mcp.session_not_found' | 'mcp.session_limit'> {}
+
+/**
+ * Asking the MCP client that started a call (ClientChannel): it does not offer what was asked
+ * (`mcp.client_lacks`), it is gone or the call ended (`mcp.client_gone`), it did not answer in time
+ * (`mcp.client_timeout`), or it answered with an error (`mcp.client_refused`).
+ */
+export class McpClientError extends OrganismError<
+  'mcp.client_lacks' | 'mcp.client_gone' | 'mcp.client_timeout' | 'mcp.client_refused'
+> {}
+
+/**
  * An id prefix (8 or more characters, as the dashboard and `organism tail` show ids) that more than
  * one thread or approval starts with; `details.candidates` lists them (at most 10).
  */

@@ -18,6 +18,12 @@ export interface InjectRequest {
   scope?: readonly Capability[];
   /** W3C traceparent of the caller (HTTP header): the first hops join its trace (tracing on). */
   traceparent?: string;
+  /**
+   * Told the new thread's id before its first message is published (a continued thread: never),
+   * so a caller can tie something to the thread before anything in it runs (an MCP call binds its
+   * client there). Local to this process, like the request itself: nothing of it travels.
+   */
+  started?: (thread: string) => void;
 }
 
 export interface InjectResult {

@@ -75,6 +75,7 @@ export class Ingress {
       thread = bus.threads.createThread(request.scope);
       bus.history.begin(thread.id, thread.created);
       bus.hooks.thread?.(thread.id, 'started');
+      request.started?.(thread.id);
     }
     let firstId = '';
     // A caller's trace, when tracing is on and the header is a valid traceparent.

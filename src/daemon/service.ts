@@ -219,6 +219,7 @@ export function createOrganismService(state: DaemonState): OrganismService {
         listeners: () => state.loaded.listeners,
         tools: () => state.tools.runtime,
         config: () => state.config,
+        channels: state.clientChannels,
       });
       return mcpHost;
     },

@@ -7,6 +7,7 @@
 import type { AuditLog, AuditSink } from '../audit/log.ts';
 import type { AuditEntry } from '../audit/record.ts';
 import type { ToolPort } from '../bus/bus.ts';
+import type { ClientChannels } from '../mcp/server/client-channel.ts';
 import type { ToolRuntime } from '../tools/runtime.ts';
 import type { Resources } from '../tools/services.ts';
 import type { ToolResult } from '../tools/types.ts';
@@ -24,10 +25,18 @@ export class SwappableTools implements ToolPort {
   #current: Generation;
   readonly #retired = new Set<Generation>();
   readonly #warn: (message: string) => void;
+  readonly #clients: Pick<ClientChannels, 'forThread'> | undefined;
 
-  constructor(runtime: ToolRuntime, resources: Resources, warn: (message: string) => void) {
+  /** `clients`: a call in a thread an MCP call started gets that client (ToolRunContext.client). */
+  constructor(
+    runtime: ToolRuntime,
+    resources: Resources,
+    warn: (message: string) => void,
+    clients?: Pick<ClientChannels, 'forThread'>,
+  ) {
     this.#current = { runtime, resources, calls: 0, retired: false };
     this.#warn = warn;
+    this.#clients = clients;
   }
 
   get runtime(): ToolRuntime {
@@ -37,8 +46,9 @@ export class SwappableTools implements ToolPort {
   async call(request: Parameters<ToolPort['call']>[0]): Promise<ToolResult> {
     const generation = this.#current;
     generation.calls++;
+    const client = request.client === undefined ? this.#clients?.forThread(request.thread) : undefined;
     try {
-      return await generation.runtime.dispatcher.call(request);
+      return await generation.runtime.dispatcher.call(client ? { ...request, client } : request);
     } finally {
       generation.calls--;
       if (generation.retired && generation.calls === 0) void this.#close(generation);

@@ -462,6 +462,7 @@ export class Dispatcher {
       workspace: this.#options.workspace,
       dataDir: this.#options.dataDir,
       services: this.#options.services,
+      client: request.client,
     });
     if ('failure' in value) return failed(name, value.failure);
     // Checked here, once for every way out (MCP, API, history), instead of by each reader.

@@ -6,6 +6,7 @@
 import { redactString } from '../audit/redact.ts';
 import type { TrustLevel } from '../config/types.ts';
 import { OrganismError } from '../errors.ts';
+import type { ClientChannel } from '../mcp/server/client-channel.ts';
 import type { ToolFailureCode } from './failure-codes.ts';
 import type { RegisteredTool } from './registry.ts';
 import type { ResolvedListener, ResolvedToolConfig } from './tool-config.ts';
@@ -22,6 +23,7 @@ export interface RunContext {
   workspace: string;
   dataDir: string;
   services: ToolServices;
+  client?: ClientChannel | undefined;
 }
 
 /** What the timer rejects with: told apart from anything the tool throws. */
@@ -47,6 +49,7 @@ class CallContext implements ToolRunContext {
     readonly dataDir: string,
     readonly services: ToolServices,
     readonly trust: TrustLevel | undefined,
+    readonly client: ClientChannel | undefined,
   ) {}
 
   get signal(): AbortSignal {
@@ -79,6 +82,7 @@ export async function runTool(
     context.dataDir,
     context.services,
     context.listener.trust,
+    context.client,
   );
   let timer: NodeJS.Timeout | undefined;
   try {

@@ -4,6 +4,7 @@
  * so a tool's `run` only does the work.
  */
 import type { OrganismConfig, ToolConfig, TrustLevel } from '../config/types.ts';
+import type { ClientChannel } from '../mcp/server/client-channel.ts';
 import type { StandardSchemaV1 } from '../schema/standard.ts';
 import type { TraceScope } from '../telemetry/types.ts';
 import type { JsonSchema } from '../xml/json-schema.ts';
@@ -70,6 +71,11 @@ export interface ToolRunContext {
   readonly services: ToolServices;
   /** The calling listener's trust level (organism.yaml `trust`); tools pass it to guard checks. Absent: 'medium'. */
   readonly trust?: TrustLevel;
+  /**
+   * The MCP client that started this call, directly or through the thread it runs in: log and
+   * progress notifications, sampling and elicitation. Absent outside an MCP call.
+   */
+  readonly client?: ClientChannel;
 }
 
 /**
@@ -148,6 +154,8 @@ export interface CallRequest {
    * calling handler's time limit can stand still meanwhile (src/bus/handle.ts).
    */
   waiting?: (on: boolean) => void;
+  /** The MCP client the call came from (a tool called over MCP, or in a thread an MCP call started). */
+  client?: ClientChannel;
 }
 
 /** Why a call was refused or failed; readable by an agent so it can recover. */

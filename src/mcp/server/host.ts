@@ -11,20 +11,25 @@ import { awaitReply } from '../../bus/await-reply.ts';
 import type { LoadedListener } from '../../config/load.ts';
 import type { OrganismConfig } from '../../config/types.ts';
 import { XmlError } from '../../errors.ts';
+import { CONTENT_KEY, type ContentBlock, contentText, isToolContent } from '../../tools/content.ts';
 import type { Dispatcher } from '../../tools/dispatcher.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
-import { CONTENT_KEY, type ContentBlock, contentText, isToolContent } from '../../tools/content.ts';
 import type { ToolResult } from '../../tools/types.ts';
 import { encodePayload } from '../../xml/codec.ts';
 import { compileValidator } from '../../xml/validate.ts';
 import { MCP_IDENTITY, mcpIdentity } from '../config.ts';
+import type { ClientChannel, ClientChannels } from './client-channel.ts';
 import { producedText, threadProduced } from './produced.ts';
+import { ResourceSubscriptions } from './subscriptions.ts';
+import { reportThread } from './thread-notices.ts';
 
 export interface McpHostDeps {
   bus: BusApi & BusQueries;
   listeners(): readonly LoadedListener[];
   tools(): { registry: ToolRegistry; dispatcher: Dispatcher };
   config(): OrganismConfig;
+  /** The daemon's channels by thread: a listener call binds its thread to its client here. */
+  channels?: ClientChannels;
 }
 
 export interface OfferedTool {
@@ -50,9 +55,28 @@ const OPEN_WORLD = new Set(['fetch_web', 'send_email', 'post_webhook', 'exec_she
 
 export class McpHost {
   readonly #deps: McpHostDeps;
+  /** resources/subscribe of every session; thread URIs are told by the bus (#watchThreads). */
+  readonly subscriptions = new ResourceSubscriptions();
+  readonly #threadWatches = new Map<string, () => void>();
 
   constructor(deps: McpHostDeps) {
     this.#deps = deps;
+    this.subscriptions.onChange(() => this.#watchThreads());
+  }
+
+  /** A bus watch for each subscribed thread URI, and none for a thread nobody watches any more. */
+  #watchThreads(): void {
+    for (const [uri, stop] of this.#threadWatches) {
+      if (this.subscriptions.watched(uri)) continue;
+      stop();
+      this.#threadWatches.delete(uri);
+    }
+    for (const uri of this.subscriptions.uris()) {
+      const id = threadIdOf(uri);
+      if (id === undefined || this.#threadWatches.has(uri)) continue;
+      const changed = () => this.subscriptions.changed(uri);
+      this.#threadWatches.set(uri, this.#deps.bus.watch(id, { onMessage: changed }));
+    }
   }
 
   /** What the prompt, resource and completion features (src/mcp/server/features) read. */
@@ -104,19 +128,30 @@ export class McpHost {
     return out;
   }
 
-  async call(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallOutcome> {
+  /** `channel`: the way back to the calling client (log, progress, sampling, elicitation). */
+  async call(
+    name: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+    channel?: ClientChannel,
+  ): Promise<CallOutcome> {
     const offered = this.offered().find((t) => t.name === name);
     if (!offered) return { isError: true, text: `no tool named ${name}`, structured: { error: 'not_found' } };
-    if (offered.kind === 'tool') return this.#callTool(name, args);
-    return this.#callListener(name, args, signal);
+    if (offered.kind === 'tool') return this.#callTool(name, args, channel);
+    return this.#callListener(name, args, signal, channel);
   }
 
-  async #callTool(name: string, args: Record<string, unknown>): Promise<CallOutcome> {
+  async #callTool(
+    name: string,
+    args: Record<string, unknown>,
+    channel?: ClientChannel,
+  ): Promise<CallOutcome> {
     const result: ToolResult = await this.#deps.tools().dispatcher.call({
       tool: name,
       args,
       listener: MCP_IDENTITY,
       thread: `mcp-${randomUUID()}`,
+      ...(channel ? { client: channel } : {}),
     });
     if (result.status === 'ok') {
       const value = result.value;
@@ -143,6 +178,7 @@ export class McpHost {
     name: string,
     args: Record<string, unknown>,
     signal?: AbortSignal,
+    channel?: ClientChannel,
   ): Promise<CallOutcome> {
     const listener = this.#deps.listeners().find((l) => l.config.name === name);
     if (!listener) return { isError: true, text: `no listener ${name}`, structured: {} };
@@ -161,12 +197,27 @@ export class McpHost {
     }
     const { bus } = this.#deps;
     let thread: string;
+    // Bound before the thread's first message is published: whatever runs in it finds its client.
+    let unbind = () => {};
+    const { channels } = this.#deps;
+    const started =
+      channel && channels
+        ? (id: string) => {
+            unbind = channels.bind(id, channel);
+          }
+        : undefined;
     try {
       // Bounded as the parse is: arguments that would make more elements stop being encoded there.
       const limits = this.#deps.config().limits;
       const payload = encodePayload(listener.tag, args, schema, limits.max_xml_elements);
-      ({ thread } = await bus.inject({ to: name, payload, from: MCP_IDENTITY }));
+      ({ thread } = await bus.inject({
+        to: name,
+        payload,
+        from: MCP_IDENTITY,
+        ...(started ? { started } : {}),
+      }));
     } catch (error) {
+      unbind();
       if (!(error instanceof XmlError)) throw error;
       return {
         isError: true,
@@ -175,7 +226,14 @@ export class McpHost {
       };
     }
     const timeoutMs = mcpIdentity(this.#deps.config()).call_timeout_ms;
-    const outcome = await awaitReply(bus, { thread, target: name, caller: MCP_IDENTITY, timeoutMs, signal });
+    const stopNotices = channel ? reportThread(bus, thread, channel) : () => {};
+    let outcome: Awaited<ReturnType<typeof awaitReply>>;
+    try {
+      outcome = await awaitReply(bus, { thread, target: name, caller: MCP_IDENTITY, timeoutMs, signal });
+    } finally {
+      stopNotices();
+      unbind();
+    }
     // `idle` is what a thread that ended without a reply or a failure has always been called here.
     const status = outcome.status === 'ended' ? 'idle' : outcome.status;
     const structured: Record<string, unknown> = { thread, status };
@@ -210,9 +268,20 @@ export class McpHost {
   }
 
   thread(uri: string): string | undefined {
-    const m = /^organism:\/\/threads\/([^/?#]+)$/.exec(uri);
-    if (!m) return undefined;
-    const view = this.#deps.bus.thread(decodeURIComponent(m[1] as string));
+    const id = threadIdOf(uri);
+    if (id === undefined) return undefined;
+    const view = this.#deps.bus.thread(id);
     return view ? JSON.stringify(view) : undefined;
+  }
+}
+
+/** The thread id of an `organism://threads/<id>` URI; undefined for any other URI. */
+export function threadIdOf(uri: string): string | undefined {
+  const m = /^organism:\/\/threads\/([^/?#]+)$/.exec(uri);
+  if (!m) return undefined;
+  try {
+    return decodeURIComponent(m[1] as string);
+  } catch {
+    return undefined;
   }
 }

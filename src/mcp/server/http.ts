@@ -1,13 +1,28 @@
 /**
- * POST /mcp: the organism over Streamable HTTP, stateless (a Server and a transport per request,
- * JSON answers), behind the API's bearer tokens: the auth middleware has already answered 401;
- * a tools/call from a token below operator is answered 403 here, before anything runs. Loaded
- * (with the SDK) at the first request to /mcp.
+ * /mcp: the organism over Streamable HTTP, behind the API's bearer tokens (the auth middleware has
+ * already answered 401). An initialize opens a session (sessions.ts: SSE answers, notifications,
+ * resumable streams, GET and DELETE); a request that names a session goes to it. A POST with no
+ * session and no initialize is answered as before sessions existed: a Server and a transport for
+ * that request alone, JSON back (curl, scripts). A tools/call from a token below operator is
+ * answered 403 here, before anything runs. Loaded (with the SDK) at the first request to /mcp.
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { hasRole, type Principal } from '../../server/auth.ts';
 import type { McpHost } from './host.ts';
 import { createMcpServer } from './server.ts';
+import { McpSessions, rpcError } from './sessions.ts';
+
+/** One session table per host (per daemon); made at the first request. */
+const tables = new WeakMap<McpHost, McpSessions>();
+
+export function sessionsOf(host: McpHost, version: string): McpSessions {
+  let sessions = tables.get(host);
+  if (!sessions) {
+    sessions = new McpSessions(host, version);
+    tables.set(host, sessions);
+  }
+  return sessions;
+}
 
 function jsonError(status: number, code: string, message: string): Response {
   return new Response(JSON.stringify({ error: { code, message } }), {
@@ -16,7 +31,13 @@ function jsonError(status: number, code: string, message: string): Response {
   });
 }
 
-/** `body` is the request's JSON, already read under the API's body limit. */
+function hasMethod(messages: unknown[], method: string): boolean {
+  return messages.some(
+    (m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === method,
+  );
+}
+
+/** `body` is a POST's JSON, already read under the API's body limit; undefined for GET and DELETE. */
 export async function handleMcpRequest(
   request: Request,
   body: unknown,
@@ -24,17 +45,35 @@ export async function handleMcpRequest(
   host: McpHost,
   version: string,
 ): Promise<Response> {
-  const messages = Array.isArray(body) ? body : [body];
-  const calls = messages.some(
-    (m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call',
-  );
-  if (calls && !hasRole(principal, 'operator')) {
+  const messages = body === undefined ? [] : Array.isArray(body) ? body : [body];
+  if (hasMethod(messages, 'tools/call') && !hasRole(principal, 'operator')) {
     return jsonError(
       403,
       'auth.forbidden',
       `calling a tool over MCP needs the operator role; token '${principal.name}' is ${principal.role}`,
     );
   }
+  const sessions = sessionsOf(host, version);
+  const id = request.headers.get('mcp-session-id');
+  if (id !== null) return sessions.handle(request, body, principal, id);
+  if (request.method === 'POST' && hasMethod(messages, 'initialize'))
+    return sessions.open(request, body, principal);
+  if (request.method !== 'POST') {
+    return rpcError(400, {
+      code: 'mcp.session_required',
+      message: `${request.method} /mcp needs the Mcp-Session-Id header of a session: POST an initialize first`,
+    });
+  }
+  return stateless(request, body, principal, host, version);
+}
+
+async function stateless(
+  request: Request,
+  body: unknown,
+  principal: Principal,
+  host: McpHost,
+  version: string,
+): Promise<Response> {
   const server = createMcpServer(host, principal, version);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,

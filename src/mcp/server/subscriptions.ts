@@ -68,6 +68,11 @@ export class ResourceSubscriptions {
     return this.#byUri.has(uri);
   }
 
+  /** Every URI some session watches. */
+  uris(): IterableIterator<string> {
+    return this.#byUri.keys();
+  }
+
   get size(): number {
     return this.#byUri.size;
   }

@@ -1,6 +1,6 @@
 /**
- * POST /mcp: the organism for MCP clients (Streamable HTTP, src/mcp/server). Any valid token
- * lists tools and reads threads; tools/call needs operator (403 otherwise). The SDK is loaded at
+ * /mcp: the organism for MCP clients (Streamable HTTP with sessions, src/mcp/server). Any valid
+ * token lists tools and reads threads; tools/call needs operator (403 otherwise). The SDK is loaded at
  * the first request here, never before.
  */
 import { readJsonBody } from '../body.ts';
@@ -17,10 +17,13 @@ export function mcpRoutes(app: ApiApp, { service, maxBodyBytes }: RouteDeps): vo
     const { handleMcpRequest } = await import('../../mcp/server/http.ts');
     return handleMcpRequest(c.req.raw, body.value, principal, host, service.info().version);
   });
-  // Stateless: no server-to-client stream to open, no session to end.
-  app.on(['GET', 'DELETE'], '/mcp', (c) =>
-    c.json({ error: { code: 'request.method', message: 'POST JSON-RPC messages to /mcp' } }, 405, {
-      allow: 'POST',
-    }),
-  );
+  // A session's stream (GET, or a resume with Last-Event-ID) and its end (DELETE): the session's
+  // own credential only (src/mcp/server/sessions.ts).
+  app.on(['GET', 'DELETE'], '/mcp', async (c) => {
+    const principal = allow(c, 'viewer', 'using the organism over MCP');
+    const host = service.mcp?.();
+    if (!host) return fail(c, httpError(404, 'request.not_found', 'this organism does not serve MCP'));
+    const { handleMcpRequest } = await import('../../mcp/server/http.ts');
+    return handleMcpRequest(c.req.raw, undefined, principal, host, service.info().version);
+  });
 }

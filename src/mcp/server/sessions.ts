@@ -1,0 +1,237 @@
+/**
+ * MCP sessions on /mcp (Streamable HTTP): an initialize opens one (Mcp-Session-Id), its Server and
+ * the SDK's transport live until DELETE, the idle time, or the daemon's end. Each answers over SSE,
+ * so notifications sent during a call arrive before its result; what a session sent is kept in a
+ * bounded store for a client that reconnects with Last-Event-ID.
+ *
+ * A session belongs to the credential that opened it: the same token name and role, or it is not
+ * found (one answer for unknown, ended and someone else's, so a token learns nothing of others'
+ * sessions). The role is the one it was opened with, for every request of the session.
+ *
+ * Bounded: at most `max_sessions` at once (an initialize past it is refused), and a session with
+ * no request, no call running and no stream open for `session_idle_ms` is ended.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { McpSessionError } from '../../errors.ts';
+import type { Principal } from '../../server/auth.ts';
+import { BoundedEventStore } from './event-store.ts';
+import type { McpHost } from './host.ts';
+import { mcpServeOptions } from './options.ts';
+import { createMcpServer } from './server.ts';
+import { newSessionState, type SessionState } from './session-handlers.ts';
+
+interface Session {
+  readonly id: string;
+  readonly principal: Principal;
+  readonly transport: WebStandardStreamableHTTPServerTransport;
+  readonly server: Server;
+  readonly state: SessionState;
+  lastSeen: number;
+  /** Requests being handled and streams open: a busy session never expires. */
+  busy: number;
+  ended: boolean;
+}
+
+/** A JSON-RPC error answer, as MCP clients read them; `data.code` is the organism's stable code. */
+export function rpcError(
+  status: number,
+  error: McpSessionError | { code: string; message: string },
+  headers = {},
+) {
+  return new Response(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      error: { code: status === 404 ? -32001 : -32000, message: error.message, data: { code: error.code } },
+      id: null,
+    }),
+    { status, headers: { 'content-type': 'application/json', ...headers } },
+  );
+}
+
+export class McpSessions {
+  readonly #host: McpHost;
+  readonly #version: string;
+  readonly #sessions = new Map<string, Session>();
+  readonly #now: () => number;
+  /** Initializes under way: they count against the cap before their id exists. */
+  #opening = 0;
+  #sweeper: NodeJS.Timeout | undefined;
+
+  constructor(host: McpHost, version: string, now: () => number = Date.now) {
+    this.#host = host;
+    this.#version = version;
+    this.#now = now;
+  }
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /** An initialize: a new session for `principal`, unless the cap is reached. */
+  async open(request: Request, body: unknown, principal: Principal): Promise<Response> {
+    const options = mcpServeOptions(this.#host.deps.config());
+    this.#sweep(options.session_idle_ms);
+    if (this.#sessions.size + this.#opening >= options.max_sessions) {
+      const error = new McpSessionError(
+        'mcp.session_limit',
+        `this organism already holds ${options.max_sessions} MCP sessions, the most it keeps (mcp.max_sessions); end one (DELETE /mcp) or retry when one has been idle for mcp.session_idle_ms (${options.session_idle_ms} ms)`,
+      );
+      return rpcError(503, error, { 'retry-after': '1' });
+    }
+    const state = newSessionState(undefined);
+    let session: Session | undefined;
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      eventStore: new BoundedEventStore(options.replay_events),
+      retryInterval: options.sse_retry_ms,
+      onsessioninitialized: (id) => {
+        (state as { id: string | undefined }).id = id;
+        session = {
+          id,
+          principal: { name: principal.name, role: principal.role },
+          transport,
+          server,
+          state,
+          lastSeen: this.#now(),
+          busy: 0,
+          ended: false,
+        };
+        this.#sessions.set(id, session);
+        this.#arm(options.session_idle_ms);
+      },
+      onsessionclosed: (id) => {
+        const ended = this.#sessions.get(id);
+        if (ended) this.#forget(ended);
+      },
+    });
+    const server = createMcpServer(this.#host, principal, this.#version, state);
+    transport.onclose = () => {
+      if (session) this.#forget(session);
+    };
+    await server.connect(transport);
+    this.#opening++;
+    try {
+      return await transport.handleRequest(request, { parsedBody: body });
+    } finally {
+      this.#opening--;
+      // An initialize that did not make a session (refused by the transport) leaves nothing behind.
+      if (!session) void server.close();
+    }
+  }
+
+  /** A request on an existing session: POST (messages), GET (its stream, or a resume), DELETE. */
+  async handle(request: Request, body: unknown, principal: Principal, id: string): Promise<Response> {
+    const idle = mcpServeOptions(this.#host.deps.config()).session_idle_ms;
+    const session = this.#sessions.get(id);
+    if (session && session.busy === 0 && this.#now() - session.lastSeen > idle) this.#end(session);
+    if (!session || session.ended || !sameCredential(session.principal, principal)) {
+      return rpcError(
+        404,
+        new McpSessionError(
+          'mcp.session_not_found',
+          `no MCP session ${id.slice(0, 64)} for token '${principal.name}': it ended, was idle longer than mcp.session_idle_ms (${idle} ms), or was opened with another token; initialize a new session`,
+        ),
+      );
+    }
+    session.lastSeen = this.#now();
+    session.busy++;
+    let response: Response;
+    try {
+      response = await session.transport.handleRequest(
+        request,
+        body === undefined ? {} : { parsedBody: body },
+      );
+    } catch (error) {
+      this.#idle(session);
+      throw error;
+    }
+    // A stream (a call's answer, the GET stream) keeps the session busy for as long as it is open.
+    if (response.body && isEventStream(response)) return trackStream(response, () => this.#idle(session));
+    this.#idle(session);
+    return response;
+  }
+
+  /** Every session ends (the daemon stops). */
+  async closeAll(): Promise<void> {
+    for (const session of [...this.#sessions.values()]) this.#end(session);
+  }
+
+  #idle(session: Session): void {
+    session.busy--;
+    session.lastSeen = this.#now();
+  }
+
+  #end(session: Session): void {
+    if (session.ended) return;
+    this.#forget(session);
+    void session.transport.close().catch(() => {});
+    void session.server.close().catch(() => {});
+  }
+
+  #forget(session: Session): void {
+    session.ended = true;
+    if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id);
+    this.#host.subscriptions.dropSession(session.id);
+    if (this.#sessions.size === 0 && this.#sweeper) {
+      clearInterval(this.#sweeper);
+      this.#sweeper = undefined;
+    }
+  }
+
+  #sweep(idleMs: number): void {
+    const now = this.#now();
+    for (const session of [...this.#sessions.values()])
+      if (session.busy === 0 && now - session.lastSeen > idleMs) this.#end(session);
+  }
+
+  /** One timer while sessions exist; it does not keep the process alive. */
+  #arm(idleMs: number): void {
+    if (this.#sweeper) return;
+    const every = Math.min(Math.max(Math.floor(idleMs / 2), 50), 60_000);
+    this.#sweeper = setInterval(
+      () => this.#sweep(mcpServeOptions(this.#host.deps.config()).session_idle_ms),
+      every,
+    );
+    this.#sweeper.unref();
+  }
+}
+
+function sameCredential(a: Principal, b: Principal): boolean {
+  return a.name === b.name && a.role === b.role;
+}
+
+function isEventStream(response: Response): boolean {
+  return response.headers.get('content-type')?.startsWith('text/event-stream') ?? false;
+}
+
+/** The same response, with `onEnd` told once when its body ends or the client stops reading. */
+function trackStream(response: Response, onEnd: () => void): Response {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    onEnd();
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          end();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        end();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      end();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: response.status, headers: response.headers });
+}
