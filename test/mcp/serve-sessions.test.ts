@@ -8,6 +8,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CreateMessageRequestSchema,
@@ -15,7 +16,7 @@ import {
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DaemonProcess } from '../helpers/daemon.ts';
+import { type DaemonProcess, ORGANISM_BIN } from '../helpers/daemon.ts';
 import {
   ADMIN_TOKEN,
   AUTH_YAML,
@@ -347,6 +348,32 @@ describe('MCP sessions on the real daemon', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(after.status).toBe(404);
+  });
+
+  it('organism mcp (stdio) relays over a session both ways: the daemon asks the desktop client for sampling', async () => {
+    const client = new Client({ name: 'desktop', version: '1' }, { capabilities: { sampling: {} } });
+    const logs: string[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      logs.push(String((n.params.data as { kind?: string }).kind ?? n.params.data));
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      role: 'assistant',
+      content: { type: 'text', text: 'answered on the desktop' },
+      model: 'desktop-model',
+    }));
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [ORGANISM_BIN, 'mcp', '--url', daemon.url],
+        env: { PATH: process.env.PATH ?? '', ORGANISM_TOKEN: OPERATOR_TOKEN },
+        stderr: 'pipe',
+      }),
+    );
+    const result = await client.callTool({ name: 'relay', arguments: { mode: 'sample' } });
+    expect((result.structuredContent as { reply: string }).reply).toContain('answered on the desktop');
+    // The call's thread reached the desktop client too, before the result.
+    expect(logs).toEqual(['message', 'response']);
+    await client.close();
   });
 
   it("a viewer's session lists but cannot call: 403 before anything runs", async () => {

@@ -1,7 +1,9 @@
 /**
  * `organism mcp`: the running daemon's /mcp on standard input and output, for desktop clients that
  * start a program and talk MCP over its stdio. Every JSON-RPC message is relayed unchanged both
- * ways, so the daemon is the one organism and its token's role applies: a request the daemon
+ * ways (the daemon's requests to the client too: sampling, elicitation), over one MCP session of
+ * the daemon that ends when standard input does, so the daemon is the one organism and its token's
+ * role applies: a request the daemon
  * refuses (401, 403) is answered to the client as a JSON-RPC error with the daemon's reason.
  */
 import type { Readable, Writable } from 'node:stream';
@@ -30,8 +32,12 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
       if (closed) return;
       closed = true;
       void local.close();
-      void remote.close();
-      resolve();
+      // The desktop client is done: its session on the daemon ends now, not at the idle time.
+      void remote
+        .terminateSession()
+        .catch(() => {})
+        .finally(() => remote.close())
+        .finally(resolve);
     };
     local.onclose = close;
     remote.onclose = close;
