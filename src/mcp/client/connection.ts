@@ -147,6 +147,9 @@ export class McpConnection {
         if (generation !== this.#generation) return;
         const stdio = this.server.url === undefined;
         const starting = this.#state === 'starting';
+        // An HTTP connection that fails while starting makes connect() reject with why (a refused
+        // sign-in, an unset client secret): that reason is the one to show, not "closed".
+        if (starting && !stdio) return;
         this.#lost(
           stdio
             ? `its process exited${starting ? ' before it was ready' : ''}`

@@ -7,6 +7,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import type { OrganismConfig } from '../../config/types.ts';
+import { runtimeStateFor } from '../../state/index.ts';
 import { canonicalJson } from '../../tools/canonical.ts';
 import type { RegisteredTool, ToolRegistry } from '../../tools/registry.ts';
 import type { ToolServices } from '../../tools/types.ts';
@@ -15,6 +16,7 @@ import { mcpServers, type ResolvedServerConfig, resolveServerConfig } from '../c
 import { splitQualified } from '../names.ts';
 import { serverWorkspace, serverWorkspaceProblem } from '../workspace.ts';
 import { McpConnection } from './connection.ts';
+import { stateOAuthStore } from './oauth/store.ts';
 import { type McpPins, pinOf, watchedPins } from './pins.ts';
 import { ServerToolset } from './toolset.ts';
 
@@ -119,8 +121,10 @@ export async function attachMcp(options: AttachOptions): Promise<AttachedMcp> {
   const reported = new Set<string>();
   /** `<server>.<tool>` -> its toolset and remote name (null: not one of these servers'), parsed once. */
   const owners = new Map<string, { set: ServerToolset; tool: string } | null>();
+  // OAuth tokens live in the runtime state (sealed, encrypted), where no tool reaches.
+  const oauthStore = stateOAuthStore(() => runtimeStateFor(services));
   for (const server of servers) {
-    const connection = pool.acquire(server, { config, env });
+    const connection = pool.acquire(server, { config, env, oauthStore });
     sets.set(server.name, new ServerToolset({ registry, connection, pins, granted }));
   }
   await Promise.all(

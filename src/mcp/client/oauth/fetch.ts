@@ -26,16 +26,27 @@ export function oauthFetch(provider: OrganismOAuthProvider, serverUrl: URL, next
     const { auth, extractWWWAuthenticateParams } = await import('@modelcontextprotocol/sdk/client/auth.js');
     const { resourceMetadataUrl, scope } = challenge ? extractWWWAuthenticateParams(challenge) : {};
     const held = (await provider.tokens())?.scope;
+    const asked = scope ? unionScopes(held, scope) : held;
+    provider.ask(asked);
     const options = {
       serverUrl,
       fetchFn: next,
       ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}),
-      ...(unionScopes(held, scope) ? { scope: unionScopes(held, scope) as string } : {}),
+      ...(asked ? { scope: asked } : {}),
     };
-    let result = await auth(provider, options);
-    if (result === 'REDIRECT') {
-      const authorizationCode = await provider.takeCode();
-      result = await auth(provider, { ...options, authorizationCode });
+    let result: string;
+    try {
+      result = await auth(provider, options);
+      if (result === 'REDIRECT') {
+        const authorizationCode = await provider.takeCode();
+        result = await auth(provider, { ...options, authorizationCode });
+      }
+    } catch (error) {
+      if (error instanceof McpError) throw error;
+      // The SDK's OAuth errors carry the server's error code; their message may be empty.
+      const code = (error as { errorCode?: string }).errorCode;
+      const said = [code, (error as Error).message].filter(Boolean).join(': ') || String(error);
+      throw new McpError('mcp.unavailable', `authorization with ${serverUrl.origin} failed: ${said}`);
     }
     if (result !== 'AUTHORIZED')
       throw new McpError('mcp.unavailable', `authorization with ${serverUrl.origin} did not complete`);

@@ -49,7 +49,7 @@ export interface ProviderOptions {
   agent: UserAgent;
 }
 
-/** Tokens are taken as expired this long before they say, so a request does not race the clock. */
+/** Tokens are taken as expired this long (at most a tenth of their life) before they say, so a request does not race the clock. */
 const EXPIRY_SKEW_MS = 30_000;
 
 export class OrganismOAuthProvider implements OAuthClientProvider {
@@ -60,6 +60,8 @@ export class OrganismOAuthProvider implements OAuthClientProvider {
   #verifier: string | undefined;
   #state: string | undefined;
   #code: Promise<string> | undefined;
+  /** The scopes the authorization under way asks for (challenged and held), when the server said. */
+  #asked: string | undefined;
   readonly addClientAuthentication?: AddClientAuthentication;
   readonly #secret: string | undefined;
 
@@ -110,14 +112,25 @@ export class OrganismOAuthProvider implements OAuthClientProvider {
     };
   }
 
-  /** Reads the stored record once (a record of another configuration is not used). */
+  /**
+   * Reads the stored record once (a record of another configuration is not used). Without tokens it
+   * is read again, so tokens `organism mcp login` stored meanwhile (Redis) are found.
+   */
   async load(): Promise<OAuthRecord> {
-    if (this.#record) return this.#record;
-    this.#loading ??= this.#o.store.load(this.#o.server).then((stored) => {
-      this.#record = stored?.fingerprint === this.#fingerprint ? stored : { fingerprint: this.#fingerprint };
-      return this.#record;
+    if (this.#record?.tokens) return this.#record;
+    this.#loading ??= this.#read().finally(() => {
+      this.#loading = undefined;
     });
     return this.#loading;
+  }
+
+  async #read(): Promise<OAuthRecord> {
+    const stored = await this.#o.store.load(this.#o.server);
+    this.#record =
+      stored?.fingerprint === this.#fingerprint
+        ? stored
+        : (this.#record ?? { fingerprint: this.#fingerprint });
+    return this.#record;
   }
 
   async #save(change: Partial<OAuthRecord>): Promise<void> {
@@ -148,8 +161,14 @@ export class OrganismOAuthProvider implements OAuthClientProvider {
           : ['authorization_code', 'refresh_token'],
       response_types: auth.grant === 'client_credentials' ? [] : ['code'],
       ...(method ? { token_endpoint_auth_method: method } : {}),
-      ...(auth.scope ? { scope: auth.scope } : {}),
+      // The SDK's client-credentials token request reads its scope here: step-up has to reach it.
+      ...((this.#asked ?? auth.scope) ? { scope: this.#asked ?? auth.scope } : {}),
     };
+  }
+
+  /** The scopes the next authorization asks for (undefined: the configured ones). */
+  ask(scope: string | undefined): void {
+    this.#asked = scope;
   }
 
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
@@ -183,15 +202,18 @@ export class OrganismOAuthProvider implements OAuthClientProvider {
     return (await this.load()).tokens;
   }
 
-  /** True when the tokens kept have passed (or nearly passed) their expiry. */
+  /** True when the tokens kept have (nearly) reached their expiry. */
   async expired(): Promise<boolean> {
     const at = (await this.load()).tokens?.expires_at;
-    return at !== undefined && Date.now() >= at - EXPIRY_SKEW_MS;
+    return at !== undefined && Date.now() >= at;
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     const stored: StoredTokens = { ...tokens };
-    if (typeof tokens.expires_in === 'number') stored.expires_at = Date.now() + tokens.expires_in * 1000;
+    if (typeof tokens.expires_in === 'number') {
+      const lifetime = tokens.expires_in * 1000;
+      stored.expires_at = Date.now() + lifetime - Math.min(EXPIRY_SKEW_MS, lifetime / 10);
+    }
     await this.#save({ tokens: stored });
   }
 
