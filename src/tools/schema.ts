@@ -29,6 +29,10 @@ export function newToolAjv(extra: Options = {}): Ajv2020 {
     ...extra,
   });
   addFormats.default(ajv);
+  // JSON Schema 2020-12 args ($defs with $anchor, reached by $ref): ajv 8 compiles the referenced
+  // subschema on its own and strict mode then calls `$anchor` unknown. It is only a name (anchors
+  // resolve as before); declaring it known keeps such schemas registrable, and strict for the rest.
+  ajv.addKeyword({ keyword: '$anchor', schemaType: 'string' });
   return ajv;
 }
 

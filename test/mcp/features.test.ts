@@ -10,9 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DaemonProcess, REPO_ROOT, startDaemonProcess } from '../helpers/daemon.ts';
-import { PNG } from './features-support/tools/media.ts';
+import { PNG, SCHEMA_2020_12 } from './features-support/tools/media.ts';
 
 const SUPPORT = join(REPO_ROOT, 'test/mcp/features-support');
 const SECRET = 'media-secret-0123456789abcdef';
@@ -37,7 +38,7 @@ llm:
   backends:
     - { provider: scripted, script: ./script.yaml }
 mcp:
-  tools: [media_image, media_mixed, media_big, media_broken]
+  tools: [media_image, media_mixed, media_big, media_broken, contact]
   tool_config:
     media_big: { max_result_bytes: 4096 }
 listeners:
@@ -135,6 +136,25 @@ describe('own tools returning content blocks', () => {
     expect(recorded).toContain('[audio audio/wav, 8 B]');
     expect(recorded).not.toContain(Buffer.from([82, 73, 70, 70, 0, 0, 0, 0]).toString('base64'));
     expect(recorded).not.toContain(SECRET);
+  });
+});
+
+describe('JSON Schema 2020-12 input schemas', () => {
+  it("tools/list gives an own tool's 2020-12 schema intact, and calls are checked by it", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.find((t) => t.name === 'contact')?.inputSchema).toEqual(SCHEMA_2020_12);
+    const ok = await client.callTool({ name: 'contact', arguments: { contactMethod: 'phone', phone: '1' } });
+    expect(ok.isError).toBe(false);
+    // if/then: contactMethod phone needs phone; additionalProperties: false; $ref into $defs.
+    for (const args of [
+      { contactMethod: 'phone', email: 'a@b' },
+      { email: 'a@b', extra: 1 },
+      { email: 'a@b', address: { city: 1 } },
+    ]) {
+      const refused = await client.callTool({ name: 'contact', arguments: args });
+      expect(refused.isError, JSON.stringify(args)).toBe(true);
+      expect(text(refused.content)).toContain('InvalidArguments');
+    }
   });
 });
 
@@ -253,6 +273,20 @@ describe('resources', () => {
     await expect(client.readResource({ uri: 'organism://threads/none' })).rejects.toMatchObject({
       code: -32602,
     });
+  });
+});
+
+describe('a resource that says it changed', () => {
+  it('a subscribed client is told notifications/resources/updated for its URI', async () => {
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      updated.push(n.params.uri);
+    });
+    await client.subscribeResource({ uri: 'test://watched' });
+    const deadline = Date.now() + 5000;
+    while (updated.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(updated[0]).toBe('test://watched');
+    await client.unsubscribeResource({ uri: 'test://watched' });
   });
 });
 

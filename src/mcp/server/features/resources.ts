@@ -99,6 +99,11 @@ export function matchProject(
 
 export function registerResources(server: Server, deps: FeatureDeps): void {
   server.registerCapabilities({ resources: {} });
+  // Loaded now (once per loaded config), not at the first list or read: a client that only
+  // subscribes must be told of changes, and watchers start with the load.
+  features(deps).catch(() => {
+    // A module that does not load is the error of each request that needs it.
+  });
   server.setRequestHandler(ListResourcesRequestSchema, async () => {
     const own = (await features(deps)).resources
       .filter((r) => r.definition.uri !== undefined)

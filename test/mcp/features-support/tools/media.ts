@@ -15,6 +15,32 @@ export const PNG = Buffer.from(
   'base64',
 );
 
+/** The conformance suite's JSON Schema 2020-12 input schema: offered as written, and checked by it. */
+export const SCHEMA_2020_12 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  $defs: {
+    address: {
+      $anchor: 'addressDef',
+      type: 'object',
+      properties: { street: { type: 'string' }, city: { type: 'string' } },
+    },
+  },
+  properties: {
+    name: { type: 'string' },
+    address: { $ref: '#/$defs/address' },
+    contactMethod: { type: 'string', enum: ['phone', 'email'] },
+    phone: { type: 'string' },
+    email: { type: 'string' },
+  },
+  allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+  if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else, not a promise
+  then: { required: ['phone'] },
+  else: { required: ['email'] },
+  additionalProperties: false,
+} as const;
+
 const none = { type: 'object', properties: {}, additionalProperties: false } as const;
 
 export default [
@@ -54,6 +80,15 @@ export default [
     source: 'native',
     run: async () => toolContent([textContent('big one'), imageContent(new Uint8Array(65536), 'image/png')]),
   }),
+  {
+    name: 'contact',
+    description: 'Takes a contact by a JSON Schema 2020-12 input schema.',
+    args: SCHEMA_2020_12,
+    readOnly: true,
+    capability: 'read',
+    source: 'native',
+    run: async (args: unknown) => ({ received: args }),
+  },
   defineTool({
     name: 'media_broken',
     description: 'Content that is not well formed.',
