@@ -151,7 +151,7 @@ client_secret_env: SVC_SECRET`,
     expect(fixture.bearers.slice(seen)).not.toContain(stepped);
   });
 
-  it('a refused secret: the server is unavailable with a clear reason, two attempts at most, no secret shown', async () => {
+  it('a refused secret: the server is unavailable with the authorization server's reason, no secret shown', async () => {
     fixture = await oauthFixture({ clients: { svc: { secret: SECRET } } });
     const o = await organism(
       fixture.url,

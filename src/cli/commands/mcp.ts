@@ -19,6 +19,9 @@ ${CLIENT_HELP}
   -h, --help            show this help`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
+  // `organism mcp login <server>`: the client side (src/mcp/client/oauth/login-command.ts).
+  if (argv[0] === 'login')
+    return (await import('../../mcp/client/oauth/login-command.ts')).run(argv.slice(1), io);
   const args = parseClientCommand(argv, io, HELP, {});
   if (!args) return 0;
   if (args.positionals.length > 0) throw new UsageError(`unexpected argument '${args.positionals[0]}'`);
