@@ -27,7 +27,9 @@ import {
 
 const YAML = `organism:
   name: openapi-test
-${AUTH_YAML}listeners:
+${AUTH_YAML}mcp:
+  tools: [calculate]
+listeners:
 ${CALL_LISTENERS}  - name: toolbox
     handler: ${LISTENERS}toolbox.ts
     tools: [calculate]
@@ -306,6 +308,43 @@ describe('GET /api/v1/openapi.json on the daemon', () => {
     conforms('get', '/healthz', await call(daemon.url, '/healthz', { token: null }));
     const metrics = conforms('get', '/metrics', await call(daemon.url, '/metrics', { token: VIEWER_TOKEN }));
     expect(metrics).toBeUndefined(); // text, not JSON
+  });
+
+  it('the answers of /mcp hold to it: a stateless call, an initialize, a session refused', async () => {
+    const rpc = (body: unknown, headers: Record<string, string> = {}) =>
+      call(daemon.url, '/mcp', {
+        token: OPERATOR_TOKEN,
+        body,
+        headers: { accept: 'application/json, text/event-stream', ...headers },
+      });
+    const listed = conforms('post', '/mcp', await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    expect(listed.result.tools.map((t: { name: string }) => t.name)).toContain('calculate');
+    const opened = await rpc({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'openapi-test', version: '1' },
+      },
+    });
+    expect(opened.status).toBe(200);
+    expect(opened.headers.get('mcp-session-id')).toEqual(expect.any(String));
+    checked.add('post /mcp initialize');
+    const unknown = { 'mcp-session-id': 'no-such-session' };
+    conforms('post', '/mcp', await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, unknown));
+    const noSession = conforms(
+      'get',
+      '/mcp',
+      await call(daemon.url, '/mcp', { token: VIEWER_TOKEN, headers: { accept: 'text/event-stream' } }),
+    );
+    expect(noSession.error.data.code).toBe('mcp.session_required');
+    conforms(
+      'delete',
+      '/mcp',
+      await call(daemon.url, '/mcp', { token: VIEWER_TOKEN, method: 'DELETE', headers: unknown }),
+    );
   });
 
   it('those answers covered most operations and statuses', () => {

@@ -64,7 +64,14 @@ function answer(a: Answer): Record<string, unknown> {
   const type = a.type ?? (a.schema ? 'application/json' : undefined);
   return {
     description: a.description,
-    ...(type ? { content: { [type]: { schema: a.schema ?? {} } } } : {}),
+    ...(type
+      ? {
+          content: {
+            [type]: { schema: a.schema ?? {} },
+            ...Object.fromEntries(Object.entries(a.more ?? {}).map(([t, schema]) => [t, { schema }])),
+          },
+        }
+      : {}),
   };
 }
 
@@ -87,8 +94,9 @@ function operation(op: Operation): Record<string, unknown> {
   ];
   const responses: Record<string, unknown> = {};
   for (const a of op.answers) responses[String(a.status)] = answer(a);
+  // An answer the operation describes itself stands over the shared one of its status.
   for (const status of errorStatuses(op))
-    responses[String(status)] = { $ref: `#/components/responses/${errorResponseName(status)}` };
+    responses[String(status)] ??= { $ref: `#/components/responses/${errorResponseName(status)}` };
   const role =
     op.access === 'public'
       ? 'No credential needed.'

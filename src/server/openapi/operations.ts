@@ -29,6 +29,8 @@ export interface Answer {
   /** application/json unless `type` says otherwise; no content when neither is given. */
   schema?: Schema;
   type?: string;
+  /** Other media types the same answer may come as, with their schemas. */
+  more?: Record<string, Schema>;
 }
 
 export interface Operation {
@@ -88,6 +90,9 @@ const json = (status: number, description: string, schema: Schema): Answer => ({
   description,
   schema,
 });
+/** What /mcp refuses with: the MCP transport's JSON-RPC error, or the API's error before it. */
+const mcpError = (status: number, description: string): Answer =>
+  json(status, description, { anyOf: [ref('Error'), ref('JsonRpc')] });
 
 const describeParts = [
   ['schema', 'xsd', "The XSD of the listener's payload."],
@@ -426,18 +431,25 @@ export const OPERATIONS: readonly Operation[] = [
     tag: 'mcp',
     summary: 'The organism for MCP clients (Streamable HTTP): JSON-RPC messages',
     description:
-      'Any token may list tools and read threads; tools/call needs the operator role. 404 `request.not_found` where organism.yaml serves no MCP.',
+      "An initialize opens a session (its id in the `Mcp-Session-Id` answer header; later requests send it); a request with no session and no initialize is answered on its own, as JSON. Any token may list tools and read threads; tools/call needs the operator role (403). A session belongs to the token that opened it. Refusals by the MCP transport are JSON-RPC errors whose `error.data.code` is the organism's code where it has one (`mcp.session_not_found`, `mcp.session_limit`).",
     body: { schema: ref('JsonRpc'), required: true },
     answers: [
       {
         status: 200,
-        description: 'The JSON-RPC answer, as JSON or as an event stream.',
-        type: 'application/json',
+        description: 'The JSON-RPC answer: JSON, or an event stream of messages ending with it.',
         schema: ref('JsonRpc'),
+        more: { 'text/event-stream': { type: 'string' } },
       },
       { status: 202, description: 'A notification or response was accepted.' },
+      mcpError(400, 'Not JSON-RPC, or not valid for the session (a second initialize...).'),
+      mcpError(
+        404,
+        'No such session for this token (`mcp.session_not_found`), or this organism serves no MCP (`request.not_found`).',
+      ),
+      mcpError(406, 'The Accept header takes neither JSON nor event streams.'),
+      mcpError(415, 'The body is not sent as application/json.'),
+      mcpError(503, 'The organism holds as many sessions as mcp.max_sessions allows (`mcp.session_limit`).'),
     ],
-    errors: [400, 404, 413, 415],
   },
   ...(['get', 'delete'] as const).map(
     (method): Operation => ({
@@ -446,7 +458,10 @@ export const OPERATIONS: readonly Operation[] = [
       access: 'viewer',
       tag: 'mcp',
       summary:
-        method === 'get' ? 'The server-to-client event stream of an MCP session' : 'End an MCP session',
+        method === 'get'
+          ? "A session's server-to-client event stream (with `Last-Event-ID`: resumed where it broke off)"
+          : 'End an MCP session',
+      description: 'Needs the `Mcp-Session-Id` header of a session the same token opened.',
       answers: [
         method === 'get'
           ? {
@@ -456,8 +471,21 @@ export const OPERATIONS: readonly Operation[] = [
               schema: { type: 'string' },
             }
           : { status: 200, description: 'The session ended.' },
+        mcpError(
+          400,
+          'No `Mcp-Session-Id` (`mcp.session_required`), or an event id the session cannot resume from.',
+        ),
+        mcpError(
+          404,
+          'No such session for this token (`mcp.session_not_found`), or this organism serves no MCP (`request.not_found`).',
+        ),
+        ...(method === 'get'
+          ? [
+              mcpError(406, 'The Accept header does not take text/event-stream.'),
+              mcpError(409, 'The session has its stream open already.'),
+            ]
+          : []),
       ],
-      errors: [400, 404, 405],
     }),
   ),
   {
