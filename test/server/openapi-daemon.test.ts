@@ -9,6 +9,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { REFERENCE_FILE } from '../../src/server/openapi/reference.ts';
 import { CALL_LISTENERS } from '../e2e/call-support/organism.ts';
 import type { DaemonProcess } from '../helpers/daemon.ts';
@@ -345,6 +346,36 @@ describe('GET /api/v1/openapi.json on the daemon', () => {
       '/mcp',
       await call(daemon.url, '/mcp', { token: VIEWER_TOKEN, method: 'DELETE', headers: unknown }),
     );
+  });
+
+  it('the stream: 101 for any token, the documented refusals otherwise', async () => {
+    const upgrade = (query: string, headers: Record<string, string>) =>
+      new Promise<{ status: number; text: string }>((resolve) => {
+        const ws = new WebSocket(`${daemon.url.replace('http', 'ws')}/api/v1/stream${query}`, { headers });
+        ws.on('open', () => {
+          ws.close();
+          resolve({ status: 101, text: '' });
+        });
+        ws.on('unexpected-response', (_request, response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => {
+            text += chunk;
+          });
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+        });
+      });
+    const answer = async (query: string, headers: Record<string, string>) => {
+      const { status, text } = await upgrade(query, headers);
+      return conforms('get', '/api/v1/stream', {
+        status,
+        text,
+        json: text ? JSON.parse(text) : undefined,
+      } as Reply);
+    };
+    expect(await answer('', { authorization: `Bearer ${VIEWER_TOKEN}` })).toBeUndefined();
+    expect((await answer('', {})).error.code).toBe('auth.required');
+    const query = await answer('?kinds=nonsense', { authorization: `Bearer ${VIEWER_TOKEN}` });
+    expect(query.error.code).toBe('request.query');
   });
 
   it('those answers covered most operations and statuses', () => {
