@@ -92,7 +92,7 @@ const busSection = {
   heartbeat_ms: 1_000,
 };
 const logger = pino({ level: 'silent' });
-const backend = createBusBackend({ bus: busSection, limits, listeners: [] }, logger);
+const backend = await createBusBackend({ bus: busSection, limits, listeners: [] }, logger);
 const bus = new Bus(specs, backend.transport, {
   limits,
   bus: busSection,

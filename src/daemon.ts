@@ -310,7 +310,7 @@ async function assembleDaemon(options: DaemonOptions, held: Held): Promise<Daemo
       `tracing: spans exported to ${telemetry.endpoint}`,
     );
   // bus.transport: memory (one daemon) or redis (several daemons sharing this organism).
-  const backend = createBusBackend(config, logger, {
+  const backend = await createBusBackend(config, logger, {
     metrics: metricsRegistry,
     closeTimeoutMs: RELEASE_TIMEOUT_MS,
   });

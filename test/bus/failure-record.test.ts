@@ -149,9 +149,9 @@ describe('failure records on Redis', () => {
     for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
   });
 
-  function daemon(group: string, listeners: TestListener[]): Bus {
+  async function daemon(group: string, listeners: TestListener[]): Promise<Bus> {
     const bus = { ...TEST_BUS, transport: 'redis' as const, url: SHARED_REDIS, group };
-    const backend: BusBackend = createBusBackend(
+    const backend: BusBackend = await createBusBackend(
       { bus, limits: TEST_LIMITS, listeners: [] },
       pino({ level: 'silent' }),
     );
@@ -175,8 +175,8 @@ describe('failure records on Redis', () => {
     cleanups.push(() => dropGroup(SHARED_REDIS, group));
     const replies: IncomingReply[] = [];
     // Only daemon a runs the listeners; daemon b only reads threads.
-    const a = daemon(group, [caller(replies), thrower(), hanger()]);
-    const b = daemon(group, []);
+    const a = await daemon(group, [caller(replies), thrower(), hanger()]);
+    const b = await daemon(group, []);
     const { thread } = await a.inject({ to: 'caller', payload: '<ask><text>thrower</text></ask>' });
     await settled(a, thread);
     const failure = await until(async () => {
