@@ -7,8 +7,6 @@ import { LibrarianError } from '../src/errors.ts';
 import type { ToolRunContext, ToolServices } from '../src/tools/types.ts';
 import type { LibrarianBackend } from './backend.ts';
 import { type LibrarianOptions, librarianUnavailable, resolveLibrarianOptions } from './config.ts';
-import { EmbeddedBackend } from './embedded/backend.ts';
-import { ExistBackend } from './exist/backend.ts';
 
 export const RESOURCE_KEY = 'librarian';
 
@@ -30,9 +28,13 @@ export async function createBackend(
 ): Promise<LibrarianBackend> {
   const reason = librarianUnavailable(options, env);
   if (reason) throw new LibrarianError('librarian.not_configured', reason);
+  // Each backend (with its XML DOM, query engine or HTTP client) is imported when it is first used,
+  // not when the daemon imports the librarian tools at start to learn their names.
   if (options.backend === 'embedded') {
+    const { EmbeddedBackend } = await import('./embedded/backend.ts');
     return EmbeddedBackend.open({ dir: options.dataDir, defaultCollection: options.defaultCollection });
   }
+  const { ExistBackend } = await import('./exist/backend.ts');
   const backend = new ExistBackend({
     url: options.url!,
     defaultCollection: options.defaultCollection,

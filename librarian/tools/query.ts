@@ -5,7 +5,6 @@
  */
 import type { ToolDefinition, ToolRunContext } from '../../src/tools/types.ts';
 import type { QueryResult, Variables } from '../backend.ts';
-import { assertReadOnly } from '../readonly.ts';
 import { COLLECTION_ARG, LIBRARIAN_READ_TOOL, librarianCall } from '../tool-support.ts';
 
 export interface QueryArgs {
@@ -60,7 +59,11 @@ const queryTool: ToolDefinition<QueryArgs, QueryResult> = {
   async run(args: QueryArgs, ctx: ToolRunContext): Promise<QueryResult> {
     const call = await librarianCall(ctx);
     const collection = call.collection(args.collection);
-    if (!call.allowUpdates) assertReadOnly(args.query);
+    if (!call.allowUpdates) {
+      // The read-only check parses the query into a DOM (slimdom): loaded at the first query, not at start.
+      const { assertReadOnly } = await import('../readonly.ts');
+      assertReadOnly(args.query);
+    }
     return call.backend.query(args.query, {
       collection,
       ...(args.variables ? { variables: args.variables } : {}),
