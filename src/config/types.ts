@@ -13,6 +13,8 @@ export interface ToolConfig {
   approval_timeout_ms?: number;
   approval_role?: 'operator' | 'admin';
   approval_max_pending?: number;
+  /** Also ask the MCP client's user whose call started the thread (elicitation). */
+  approval_elicitation?: boolean;
   [key: string]: unknown;
 }
 

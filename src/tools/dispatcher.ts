@@ -372,6 +372,8 @@ export class Dispatcher {
         settings: settings.approval,
         definition: tool.definition,
         ...(request.waiting ? { waiting: request.waiting } : {}),
+        // Its user may be asked too (approval/elicit.ts).
+        ...(request.client ? { client: request.client } : {}),
       });
       if (approval && approval.status !== 'approved') return failed(name, approval);
       if (approval) {

@@ -59,6 +59,7 @@ export const COMMON_TOOL_CONFIG: Record<string, JsonSchema> = {
   approval_timeout_ms: { type: 'integer', minimum: 1, maximum: 86_400_000 },
   approval_role: { enum: [...APPROVAL_ROLES] },
   approval_max_pending: { type: 'integer', minimum: 1, maximum: 10_000 },
+  approval_elicitation: { type: 'boolean' },
 };
 
 export function didYouMean(word: string, candidates: readonly string[]): string {
@@ -172,6 +173,7 @@ export function resolveListeners(
           timeoutMs: (config.approval_timeout_ms as number | undefined) ?? approvalDefaults.timeoutMs,
           role: (config.approval_role as ApprovalSettings['role'] | undefined) ?? approvalDefaults.role,
           maxPending: (config.approval_max_pending as number | undefined) ?? approvalDefaults.maxPending,
+          elicit: (config.approval_elicitation as boolean | undefined) ?? approvalDefaults.elicit,
         },
       });
     }

@@ -46,7 +46,7 @@ function ask(overrides: Partial<ApprovalAsk> = {}): ApprovalAsk {
     verdict: 'allow',
     ruleId: null,
     why: 'always',
-    settings: { mode: 'always', timeoutMs: 600_000, role: 'operator', maxPending: 20 },
+    settings: { mode: 'always', timeoutMs: 600_000, role: 'operator', maxPending: 20, elicit: true },
     ...overrides,
   };
 }
@@ -124,7 +124,9 @@ describe('ApprovalGate', () => {
 
   it('refuses a decider without the role, and an unknown id', async () => {
     const { gate: g } = await gate();
-    void g.ask(ask({ settings: { mode: 'always', timeoutMs: 600_000, role: 'admin', maxPending: 20 } }));
+    void g.ask(
+      ask({ settings: { mode: 'always', timeoutMs: 600_000, role: 'admin', maxPending: 20, elicit: true } }),
+    );
     const [a] = await waitFor(
       () => g.list(),
       (l) => l.length === 1,
@@ -143,7 +145,7 @@ describe('ApprovalGate', () => {
     const audit: AuditEntry[] = [];
     const { gate: g } = await gate(audit);
     const decided = await g.ask(
-      ask({ settings: { mode: 'always', timeoutMs: 200, role: 'operator', maxPending: 20 } }),
+      ask({ settings: { mode: 'always', timeoutMs: 200, role: 'operator', maxPending: 20, elicit: true } }),
     );
     expect(decided).toMatchObject({
       state: 'timed_out',
@@ -188,7 +190,13 @@ describe('ApprovalGate', () => {
       ruleId: null,
       definition: { sideEffect: true, source: 'native' as const, readOnly: false },
     };
-    const never = { mode: 'never' as const, timeoutMs: 1000, role: 'operator' as const, maxPending: 20 };
+    const never = {
+      mode: 'never' as const,
+      timeoutMs: 1000,
+      role: 'operator' as const,
+      maxPending: 20,
+      elicit: true,
+    };
     expect(await approvalStep(undefined, { ...input, settings: never })).toBeNull();
     const destructive = { ...never, mode: 'destructive' as const };
     const closed = await approvalStep(undefined, { ...input, settings: destructive });

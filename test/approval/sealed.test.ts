@@ -43,7 +43,7 @@ function ask(overrides: Partial<ApprovalAsk> = {}): ApprovalAsk {
     verdict: 'allow',
     ruleId: null,
     why: 'always',
-    settings: { mode: 'always', timeoutMs: 600_000, role: 'operator', maxPending: 20 },
+    settings: { mode: 'always', timeoutMs: 600_000, role: 'operator', maxPending: 20, elicit: true },
     ...overrides,
   };
 }

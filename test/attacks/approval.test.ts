@@ -42,7 +42,7 @@ function ask(overrides: Partial<ApprovalAsk> = {}): ApprovalAsk {
     verdict: 'allow',
     ruleId: null,
     why: 'always',
-    settings: { mode: 'always', timeoutMs: 600_000, role: 'operator', maxPending: 20 },
+    settings: { mode: 'always', timeoutMs: 600_000, role: 'operator', maxPending: 20, elicit: true },
     ...overrides,
   };
 }
@@ -65,6 +65,7 @@ describe('approval attacks', () => {
       timeoutMs: 600_000,
       role: 'operator' as const,
       maxPending: 3,
+      elicit: true,
     };
     const step = (listener: string, callId: string) =>
       approvalStep(g, {
@@ -187,7 +188,7 @@ describe('approval attacks', () => {
   it('a decision after the time ran out is refused, and the call was denied (timed_out), not run', async () => {
     const g = await gate();
     const waiting = g.ask(
-      ask({ settings: { mode: 'always', timeoutMs: 60, role: 'operator', maxPending: 20 } }),
+      ask({ settings: { mode: 'always', timeoutMs: 60, role: 'operator', maxPending: 20, elicit: true } }),
     );
     const { id } = await pendingOne(g);
     const decided = await waiting;
@@ -201,7 +202,7 @@ describe('approval attacks', () => {
   it('an admin-only approval refuses an operator, and stays pending for the admin', async () => {
     const g = await gate();
     const waiting = g.ask(
-      ask({ settings: { mode: 'always', timeoutMs: 600_000, role: 'admin', maxPending: 20 } }),
+      ask({ settings: { mode: 'always', timeoutMs: 600_000, role: 'admin', maxPending: 20, elicit: true } }),
     );
     const { id } = await pendingOne(g);
     const operatorOnly = (role: string) => role === 'operator';

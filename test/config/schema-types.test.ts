@@ -108,6 +108,7 @@ const toolConfig: Presence<ToolConfig> = {
   approval: 'optional', // likewise
   approval_timeout_ms: 'optional',
   approval_role: 'optional',
+  approval_elicitation: 'optional',
   approval_max_pending: 'optional',
 };
 const tools: Presence<ToolsSection> = {

@@ -6,6 +6,7 @@
 import { UsageError } from '../../errors.ts';
 import { ApiCallError, CLIENT_HELP } from '../../server/client.ts';
 import type { Approval } from '../../tools/approval/types.ts';
+import { approvalLine } from '../../tools/approval/view.ts';
 import { parseClientCommand } from '../daemon-client.ts';
 import type { CommandIo } from '../io.ts';
 
@@ -45,7 +46,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
       const { approvals } = await client.get<{ approvals: Approval[] }>('/api/v1/approvals');
       if (json) io.out(JSON.stringify({ approvals }, null, 2));
       else if (approvals.length === 0) io.out('no tool call is waiting for approval');
-      else for (const a of approvals) io.out(line(a));
+      else for (const a of approvals) io.out(approvalLine(a));
       return 0;
     }
     const reason = args.values.reason;
@@ -79,12 +80,4 @@ function checkUsage(positionals: string[], reason: string | undefined): void {
     throw new UsageError(`unknown action '${action}'; use list, approve or deny`);
   if (id === undefined) throw new UsageError(`give the id of the approval to ${action}`);
   if (extra !== undefined) throw new UsageError(`give one id, not '${id}' and '${extra}'`);
-}
-
-/**
- * `ap_… run_command by ops in thread … (always; operator decides; expires …): {"command":"ls"}`. The
- * arguments in full, never cut: a person may decide from this line, so it shows all that will run.
- */
-function line(a: Approval): string {
-  return `${a.id}  ${a.tool} by ${a.listener} in thread ${a.thread} (${a.why}; ${a.role} decides; expires ${a.expires}): ${JSON.stringify(a.args)}`;
 }

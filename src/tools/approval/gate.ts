@@ -15,9 +15,12 @@ import { redactString } from '../../audit/redact.ts';
 import { ApprovalError } from '../../errors.ts';
 import type { RuntimeState } from '../../state/store.ts';
 import { canonicalJson } from '../canonical.ts';
+import { elicitApproval, mayElicit } from './elicit.ts';
 import { ApprovalStore, type Decision, type Requested, refused } from './store.ts';
-import type { Approval, ApprovalAsk } from './types.ts';
+import { type Approval, type ApprovalAsk, MAX_REASON_CHARS } from './types.ts';
 import { reviewView } from './view.ts';
+
+export { MAX_REASON_CHARS };
 
 export interface ApprovalGateOptions {
   /** The organism's runtime state store (src/state: apart from the tools' stores, sealed; opened on first use). */
@@ -33,8 +36,6 @@ export interface ApprovalObserver {
   requested?(approval: Approval): void;
   decided?(approval: Approval): void;
 }
-
-export const MAX_REASON_CHARS = 1000;
 
 /** What approvalId() makes. */
 const APPROVAL_ID = /^ap_[0-9a-f]{24}$/;
@@ -124,19 +125,37 @@ export class ApprovalGate {
       requested: new Date(now).toISOString(),
       expires: new Date(now + ask.settings.timeoutMs).toISOString(),
     };
-    if (await this.#store.create(request)) this.#tell('requested', { ...request, ...UNDECIDED });
-    // A request stored before (by this call's run before a restart) keeps its own expiry.
-    const found = await this.#store.lookup(id, ask.tool);
-    if (found.found && 'forged' in found) {
-      // Never acted on (the state store reported it as a threat): the call is refused, on the record.
-      const why = `its ${found.forged} record failed verification (${found.reason})`;
-      const denial = found.approval ?? refused(request, why);
-      this.#tell('decided', denial);
-      return denial;
+    // The user of the MCP client this call runs for is asked too, for as long as the call waits here.
+    const elicitation = new AbortController();
+    try {
+      if (await this.#store.create(request)) {
+        const asked: Approval = { ...request, ...UNDECIDED };
+        this.#tell('requested', asked);
+        if (ask.client && ask.settings.elicit && mayElicit(ask.client, asked)) {
+          void elicitApproval(
+            ask.client,
+            asked,
+            (state, by, reason, allowed) => this.decide(id, state, by, reason, allowed),
+            elicitation.signal,
+          );
+        }
+      }
+      // A request stored before (by this call's run before a restart) keeps its own expiry.
+      const found = await this.#store.lookup(id, ask.tool);
+      if (found.found && 'forged' in found) {
+        // Never acted on (the state store reported it as a threat): the call is refused, on the record.
+        const why = `its ${found.forged} record failed verification (${found.reason})`;
+        const denial = found.approval ?? refused(request, why);
+        this.#tell('decided', denial);
+        return denial;
+      }
+      const current = found.found ? found.approval : { ...request, ...UNDECIDED };
+      if (current.state !== 'pending') return current;
+      return await this.#wait(current);
+    } finally {
+      // Decided (here, elsewhere, or by its timeout): the client's question is withdrawn.
+      elicitation.abort();
     }
-    const current = found.found ? found.approval : { ...request, ...UNDECIDED };
-    if (current.state !== 'pending') return current;
-    return this.#wait(current);
   }
 
   /** Approvals still waiting, oldest first; those whose time ran out are decided as timed out first. */

@@ -1,8 +1,9 @@
 /**
  * Human approval of tool calls: the settings (tool_config `approval`, `approval_timeout_ms`,
- * `approval_role`, `approval_max_pending`), what an approval looks like in the API, and why a call needs one.
+ * `approval_role`, `approval_max_pending`, `approval_elicitation`), what an approval looks like in the API, and why a call needs one.
  */
 import { schemaDefault } from '../../config/schema.ts';
+import type { ClientChannel } from '../../mcp/server/client-channel.ts';
 import type { ToolDefinition } from '../types.ts';
 
 export const APPROVAL_MODES = ['never', 'destructive', 'always'] as const;
@@ -13,6 +14,9 @@ export type ApprovalRole = (typeof APPROVAL_ROLES)[number];
 
 export type ApprovalState = 'pending' | 'approved' | 'denied' | 'timed_out';
 
+/** Longest decision reason kept (the API's, the CLI's and an elicitation's). */
+export const MAX_REASON_CHARS = 1000;
+
 /** One listener's approval settings for one tool, defaults applied. */
 export interface ApprovalSettings {
   mode: ApprovalMode;
@@ -20,6 +24,8 @@ export interface ApprovalSettings {
   role: ApprovalRole;
   /** Calls of this listener and tool that may wait for a person at once, per daemon. */
   maxPending: number;
+  /** Also ask the user of the MCP client whose call started the thread (elicitation), where it may decide. */
+  elicit: boolean;
 }
 
 /** organism.schema.json's defaults of a tool_config entry's approval keys. */
@@ -30,6 +36,7 @@ export function defaultApprovalSettings(): ApprovalSettings {
     timeoutMs: schemaDefault<number>(key('approval_timeout_ms')),
     role: schemaDefault<ApprovalRole>(key('approval_role')),
     maxPending: schemaDefault<number>(key('approval_max_pending')),
+    elicit: schemaDefault<boolean>(key('approval_elicitation')),
   };
 }
 
@@ -71,6 +78,8 @@ export interface ApprovalAsk {
   ruleId: string | null;
   why: string;
   settings: ApprovalSettings;
+  /** The MCP client whose call the call runs for (CallRequest.client): its user may be asked too. */
+  client?: ClientChannel;
 }
 
 /**

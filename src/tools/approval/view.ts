@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { knownSecrets } from '../../audit/redact.ts';
 import { setOwn } from '../../plain-object.ts';
 import { canonicalJson } from '../canonical.ts';
+import type { Approval } from './types.ts';
 
 /** Stands where a value of one of the daemon's secrets was. */
 export const KNOWN_SECRET_MASK = '[known secret masked]';
@@ -88,4 +89,14 @@ function preview(text: string): string {
   return knownSecrets
     .redact(cut, KNOWN_SECRET_MASK)
     .replace(/[^\x20-\x7e]/g, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+}
+
+/**
+ * `ap_… run_command by ops in thread … (always; operator decides; expires …): {"command":"ls"}`: an
+ * approval in one line, as `organism approvals list` prints it and an MCP client's user is asked
+ * (elicit.ts). The arguments in full, never cut: a person may decide from this line, so it shows
+ * all that will run.
+ */
+export function approvalLine(a: Approval): string {
+  return `${a.id}  ${a.tool} by ${a.listener} in thread ${a.thread} (${a.why}; ${a.role} decides; expires ${a.expires}): ${JSON.stringify(a.args)}`;
 }
