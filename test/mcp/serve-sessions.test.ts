@@ -432,6 +432,35 @@ describe('MCP session limits and SSE polling (mcp.max_sessions, session_idle_ms,
     await fetch(mcp, { method: 'DELETE', headers: s.headers() });
   });
 
+  it("the session's protocol version decides the stream, whatever older version a request's header names", async () => {
+    // Negotiated 2025-11-25 at initialize; a client that sends a fixed 2025-03-26 header still gets
+    // the priming event (and a resumable, closable stream) its session agreed on.
+    const s = await openRaw(mcp, OPERATOR_TOKEN);
+    const post = await fetch(mcp, {
+      method: 'POST',
+      headers: s.headers({ 'mcp-protocol-version': '2025-03-26' }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 6,
+        method: 'tools/call',
+        params: { name: 'client_probe', arguments: { mode: 'notify', delay_ms: 400 } },
+      }),
+    });
+    const stream = sseReader(post);
+    const events = [];
+    for (let e = await stream.next(); e; e = await stream.next()) events.push(e);
+    expect(events[0]).toMatchObject({ data: '', retry: 100 });
+    expect(events.some((e) => messageOf(e)?.id === 6)).toBe(false);
+    // A version this server does not know is still refused.
+    const unknown = await fetch(mcp, {
+      method: 'POST',
+      headers: s.headers({ 'mcp-protocol-version': '1999-01-01' }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+    });
+    expect(unknown.status).toBe(400);
+    await fetch(mcp, { method: 'DELETE', headers: s.headers() });
+  });
+
   it("the SDK's client follows the closed stream by itself and gets the result", async () => {
     const c = await connect(daemon.url, OPERATOR_TOKEN);
     const result = await c.client.callTool({

@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { McpSessionError } from '../../errors.ts';
 import type { Principal } from '../../server/auth.ts';
 import { BoundedEventStore } from './event-store.ts';
@@ -28,6 +29,8 @@ interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly server: Server;
   readonly state: SessionState;
+  /** The protocol version initialize agreed on. */
+  readonly version: string;
   lastSeen: number;
   /** Requests being handled and streams open: a busy session never expires. */
   busy: number;
@@ -94,6 +97,7 @@ export class McpSessions {
           transport,
           server,
           state,
+          version: negotiated(body),
           lastSeen: this.#now(),
           busy: 0,
           ended: false,
@@ -140,7 +144,7 @@ export class McpSessions {
     let response: Response;
     try {
       response = await session.transport.handleRequest(
-        request,
+        atVersion(request, session.version),
         body === undefined ? {} : { parsedBody: body },
       );
     } catch (error) {
@@ -196,6 +200,32 @@ export class McpSessions {
     );
     this.#sweeper.unref();
   }
+}
+
+/** What the SDK's Server answers an initialize with: the version asked for if it knows it, else its latest. */
+function negotiated(body: unknown): string {
+  const init = (Array.isArray(body) ? body : [body]).find(
+    (m) => (m as { method?: unknown } | null)?.method === 'initialize',
+  ) as { params?: { protocolVersion?: unknown } } | undefined;
+  const asked = init?.params?.protocolVersion;
+  return typeof asked === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(asked)
+    ? asked
+    : LATEST_PROTOCOL_VERSION;
+}
+
+/**
+ * The request as of the session's version: the transport decides per request, from the
+ * MCP-Protocol-Version header, what a stream may carry (priming events, closing a call's stream for
+ * polling), but the session agreed on its version at initialize. A header naming another supported
+ * version (a client that sends a fixed older one) is read as the session's; an unsupported one is
+ * left for the transport to refuse. The body was read already (parsedBody), so none is copied.
+ */
+function atVersion(request: Request, version: string): Request {
+  const said = request.headers.get('mcp-protocol-version');
+  if (said === null || said === version || !SUPPORTED_PROTOCOL_VERSIONS.includes(said)) return request;
+  const headers = new Headers(request.headers);
+  headers.set('mcp-protocol-version', version);
+  return new Request(request.url, { method: request.method, headers, signal: request.signal });
 }
 
 function sameCredential(a: Principal, b: Principal): boolean {
