@@ -66,7 +66,7 @@ export interface BusApi {
   watch(thread: string, watcher: ThreadWatcher): () => void;
   listeners(): ListenerInfo[];
   /** Payload XSD, example XML and prompt fragment for a listener (organism describe). */
-  describe(listener: string): { xsd: string; example: string; prompt: string } | undefined;
+  describe(listener: string): Promise<{ xsd: string; example: string; prompt: string } | undefined>;
   /**
    * A reply's payload XML (as a thread's history holds it) as an object: decoded by `listener`'s
    * response schema when it is under that schema's tag, else generically (text values). Its root

@@ -130,7 +130,7 @@ export class Bus implements BusApi, BusQueries {
     return this.#queries.listeners();
   }
 
-  describe(name: string): { xsd: string; example: string; prompt: string } | undefined {
+  describe(name: string): Promise<{ xsd: string; example: string; prompt: string } | undefined> {
     return this.#queries.describe(name);
   }
 

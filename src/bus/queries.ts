@@ -4,7 +4,7 @@
  * schemas and queue state. None of it is on the message path, and none of it changes the bus.
  */
 import { decodePayload } from '../xml/codec.ts';
-import { schemaToExample, schemaToPrompt, schemaToXsd } from '../xml/describe.ts';
+import { schemaToExample, schemaToPrompt } from '../xml/describe.ts';
 import { parsePayload } from '../xml/parse.ts';
 import type {
   BusStats,
@@ -99,10 +99,12 @@ export class Queries {
     }));
   }
 
-  describe(name: string): { xsd: string; example: string; prompt: string } | undefined {
+  async describe(name: string): Promise<{ xsd: string; example: string; prompt: string } | undefined> {
     const l = this.bus.listeners.get(name);
     if (!l) return undefined;
     const spec = { tag: l.tag, schema: l.schema };
+    // The XSD writer (with its regex translation) is loaded when a schema is first asked for, not at start.
+    const { schemaToXsd } = await import('../xml/xsd.ts');
     return {
       xsd: schemaToXsd(spec),
       example: schemaToExample(spec),

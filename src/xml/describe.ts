@@ -12,7 +12,8 @@ import { parsePayload, type XmlNode } from './parse.ts';
 import { isSchema, mainType, num, properties, requiredSet, type Schema, typesOf } from './schema-facts.ts';
 import { patternSample } from './xsd-regex.ts';
 
-export { schemaToXsd } from './xsd.ts';
+// The XSD form (schemaToXsd) is in xsd.ts and not re-exported here: the bus imports this module at
+// start for the prompt fragments, and the XSD is only asked for by `organism describe` and the API.
 
 // ---------------------------------------------------------------- example
 

@@ -8,11 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { decodePayload, escapeText } from '../../src/xml/codec.ts';
 import { ASSERTIONS } from '../../src/xml/constraints.ts';
-import { schemaToExample, schemaToPrompt, schemaToXsd } from '../../src/xml/describe.ts';
+import { schemaToExample, schemaToPrompt } from '../../src/xml/describe.ts';
 import type { JsonSchema } from '../../src/xml/json-schema.ts';
 import { DEFAULT_XML_LIMITS as L } from '../../src/xml/limits.ts';
 import { parsePayload } from '../../src/xml/parse.ts';
 import { compileValidator } from '../../src/xml/validate.ts';
+import { schemaToXsd } from '../../src/xml/xsd.ts';
 import { xmllintValidate } from '../helpers/xmllint.ts';
 
 /** Per keyword: a field's schema using it, and the words the prompt (and the XSD's documentation) say. */

@@ -1,11 +1,12 @@
 import { parseXmlDocument } from 'slimdom';
 import { describe, expect, it } from 'vitest';
 import { decodePayload } from '../../src/xml/codec.ts';
-import { schemaToExample, schemaToPrompt, schemaToXsd } from '../../src/xml/describe.ts';
+import { schemaToExample, schemaToPrompt } from '../../src/xml/describe.ts';
 import type { JsonSchema, PayloadSpec } from '../../src/xml/json-schema.ts';
 import { DEFAULT_XML_LIMITS as L } from '../../src/xml/limits.ts';
 import { parsePayload } from '../../src/xml/parse.ts';
 import { compileValidator } from '../../src/xml/validate.ts';
+import { schemaToXsd } from '../../src/xml/xsd.ts';
 
 const XS = 'http://www.w3.org/2001/XMLSchema';
 

@@ -2,7 +2,8 @@ import { AGENT_TASK_SCHEMA } from '../../agent/definition.ts';
 import { loadConfig } from '../../config/index.ts';
 import { suggestion } from '../../config/suggest.ts';
 import { UsageError } from '../../errors.ts';
-import { schemaToExample, schemaToPrompt, schemaToXsd } from '../../xml/describe.ts';
+import { schemaToExample, schemaToPrompt } from '../../xml/describe.ts';
+import { schemaToXsd } from '../../xml/xsd.ts';
 import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
 import type { CommandIo } from '../io.ts';
 

@@ -3,7 +3,6 @@ import { ConfigError, UsageError } from '../../errors.ts';
 import { signedInLink } from '../../server/local-token.ts';
 import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
 import type { CommandIo } from '../io.ts';
-import { reportConfigError } from '../report.ts';
 
 export const summary = 'run the organism: the bus and its HTTP API on 127.0.0.1';
 
@@ -55,8 +54,12 @@ export async function run(argv: string[], io: CommandIo, mode: RunMode = { help:
   try {
     daemon = await startDaemon({ configPath: values.config, port, host: values.host });
   } catch (error) {
-    // Every problem of organism.yaml as file:line:column, as `organism validate` prints them.
-    if (error instanceof ConfigError) return reportConfigError(error, values.config, io);
+    // Every problem of organism.yaml as file:line:column, as `organism validate` prints them (the
+    // reporter is imported only then: a daemon that starts never needs it).
+    if (error instanceof ConfigError) {
+      const { reportConfigError } = await import('../report.ts');
+      return reportConfigError(error, values.config, io);
+    }
     throw error;
   }
   // A log record like every other line on stdout (JSON when piped: `jq` reads all of it). Logged at

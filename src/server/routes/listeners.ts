@@ -32,10 +32,10 @@ export function listenerRoutes(app: ApiApp, { service, logger }: RouteDeps): voi
   });
 
   for (const part of ['schema', 'example', 'prompt'] as const) {
-    app.get(`/api/v1/listeners/:name/${part}`, (c) => {
+    app.get(`/api/v1/listeners/:name/${part}`, async (c) => {
       allow(c, 'viewer', 'reading listeners');
       const name = c.req.param('name');
-      const described = bus.describe(name);
+      const described = await bus.describe(name);
       if (!described) return fail(c, notFound(name));
       const value =
         part === 'schema' ? described.xsd : part === 'example' ? described.example : described.prompt;
