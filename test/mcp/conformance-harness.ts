@@ -9,6 +9,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { REPO_ROOT } from '../helpers/daemon.ts';
 
 export const CONFORMANCE_DIR = join(REPO_ROOT, 'examples/conformance');
@@ -171,19 +172,62 @@ function* walk(dir: string): Generator<string> {
   }
 }
 
-/** One line per scenario that did not pass, with its failed checks and their messages. */
-export function describeFailures(results: readonly ScenarioResult[]): string {
-  return results
-    .filter((r) => r.failed.length > 0 || r.checks.length === 0)
-    .map(
-      (r) =>
-        `${r.scenario}: ${
-          r.checks.length === 0
-            ? 'no checks'
-            : r.failed
-                .map((c) => `${c.id} ${c.status}${c.errorMessage ? ` (${c.errorMessage})` : ''}`)
-                .join('; ')
-        }`,
-    )
-    .join('\n');
+export interface ExpectedFailure {
+  /** `<scenario>:<check id>`, as the suite's own baseline files name a check. */
+  check: string;
+  /** The status it ends with (FAILURE, WARNING). */
+  status: string;
+  /** The clause of the spec it is about. */
+  clause: string;
+  why: string;
+}
+
+/** examples/conformance/expected-failures.yaml, `role` part (empty when the file is absent). */
+export function expectedFailures(role: 'server' | 'client'): ExpectedFailure[] {
+  const file = join(CONFORMANCE_DIR, 'expected-failures.yaml');
+  if (!existsSync(file)) return [];
+  const parsed = parseYaml(readFileSync(file, 'utf8')) as Partial<Record<string, ExpectedFailure[]>> | null;
+  const entries = parsed?.[role] ?? [];
+  for (const e of entries) {
+    if (!/^[^:]+:[^:]+$/.test(e.check ?? '') || !e.status || !e.clause || !e.why)
+      throw new Error(
+        `${file}: every ${role} entry needs check (<scenario>:<check id>), status, clause and why: ${JSON.stringify(e)}`,
+      );
+  }
+  return entries;
+}
+
+export interface Verdict {
+  /** Scenarios with every check passed, or failing only as expected. */
+  passed: string[];
+  /** One line per check that did not pass and is not expected to fail (or a scenario with no checks). */
+  unexpected: string[];
+  /** Expected failures that did not happen: the entry should go. */
+  stale: string[];
+}
+
+export function judge(results: readonly ScenarioResult[], expected: readonly ExpectedFailure[]): Verdict {
+  const verdict: Verdict = { passed: [], unexpected: [], stale: [] };
+  const seen = new Set<string>();
+  for (const r of results) {
+    if (r.checks.length === 0) {
+      verdict.unexpected.push(`${r.scenario}: no checks`);
+      continue;
+    }
+    let ok = true;
+    for (const c of r.failed) {
+      const key = `${r.scenario}:${c.id}`;
+      if (expected.some((e) => e.check === key && e.status === c.status)) {
+        seen.add(key);
+        continue;
+      }
+      ok = false;
+      verdict.unexpected.push(`${key} ${c.status}${c.errorMessage ? ` (${c.errorMessage})` : ''}`);
+    }
+    if (ok) verdict.passed.push(r.scenario);
+  }
+  const ran = new Set(results.map((r) => r.scenario));
+  for (const e of expected)
+    if (ran.has(e.check.split(':')[0] as string) && !seen.has(e.check)) verdict.stale.push(e.check);
+  return verdict;
 }
