@@ -7,6 +7,7 @@ import type { CommandIo } from '../io.ts';
 export const summary = 'serve the running organism to an MCP client over stdin/stdout (relays to POST /mcp)';
 
 const HELP = `usage: organism mcp [--url URL] [--config FILE] [--token-env NAME]
+       organism mcp login SERVER [--config FILE]   sign in to an OAuth MCP server of mcp_servers (--help there)
 
 Speaks MCP on standard input and output, for desktop clients that start a program (Claude Desktop,
 editors): every message is relayed to the running daemon's POST /mcp, so the client sees what the
