@@ -15,7 +15,7 @@ const HELP = `usage: organism validate [file] [--config FILE]
 
 Checks an organism.yaml against organism.schema.json, checks listener names, peers, root tags and
 descriptions, loads every handler module and every tool module (the built-in ones and your
-tool_modules), and checks each listener's tools and tool_config as 'organism run' will. Prints "ok: <file> (N listeners)" and exits 0, or
+tool_modules) and your prompt_modules and resource_modules, and checks each listener's tools and tool_config as 'organism run' will. Prints "ok: <file> (N listeners)" and exits 0, or
 prints every problem as file:line:column: key.path: message and exits 1.
 
 options:
@@ -46,6 +46,11 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     const toolIssues = await checkOrganismTools(loaded.config);
     // A stdio MCP server refused at its start (its workspace in the data dir) is told now.
     toolIssues.push(...checkMcpWorkspaces(loaded.config));
+    // The project's MCP prompts and resources, loaded as the MCP server will (the SDK only if any).
+    if (loaded.config.prompt_modules.length + loaded.config.resource_modules.length > 0) {
+      const { checkFeatureModules } = await import('../../mcp/server/features/modules.ts');
+      toolIssues.push(...(await checkFeatureModules(loaded.config)));
+    }
     if (toolIssues.length > 0) throw new ConfigError(toolIssues);
     const n = loaded.listeners.length;
     io.out(`ok: ${file} (${n} listener${n === 1 ? '' : 's'})`);

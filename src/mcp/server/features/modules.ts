@@ -7,7 +7,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
-import { FeatureModuleError } from '../../../errors.ts';
+import { type ConfigIssue, FeatureModuleError } from '../../../errors.ts';
 import { defaultExport, importUserModule } from '../../../listener/import-module.ts';
 import { isModuleFile } from '../../../tools/catalog.ts';
 import type { ResourceChanged } from '../subscriptions.ts';
@@ -199,4 +199,34 @@ export function projectFeatures(
     },
   );
   return loaded.features;
+}
+
+/**
+ * `organism validate`'s check of prompt_modules and resource_modules: each entry loaded and checked
+ * as the MCP server will, its problem given at the entry's key path.
+ */
+export async function checkFeatureModules(
+  config: FeatureModulesConfig & { file: string },
+): Promise<ConfigIssue[]> {
+  const issues: ConfigIssue[] = [];
+  for (const key of ['prompt_modules', 'resource_modules'] as const) {
+    const entries = config[key] ?? [];
+    for (let i = 0; i < entries.length; i++) {
+      try {
+        await loadFeatureModules({ [key]: [entries[i] as string] });
+      } catch (error) {
+        if (!(error instanceof FeatureModuleError)) throw error;
+        issues.push({ file: config.file, path: `${key}[${i}]`, message: error.message });
+      }
+    }
+  }
+  if (issues.length > 0) return issues;
+  // Names are unique across entries too.
+  try {
+    await loadFeatureModules(config);
+  } catch (error) {
+    if (!(error instanceof FeatureModuleError)) throw error;
+    issues.push({ file: config.file, path: 'prompt_modules', message: error.message });
+  }
+  return issues;
 }
