@@ -130,6 +130,22 @@ describe('MCP sessions on the real daemon', () => {
     await end(c);
   });
 
+  it('no secret the daemon knows reaches the client in a notification: a thread message or a tool log carrying a token', async () => {
+    const c = await connect(daemon.url, OPERATOR_TOKEN);
+    const progress: string[] = [];
+    await c.client.callTool({ name: 'upper', arguments: { text: `key ${ADMIN_TOKEN}` } });
+    await c.client.callTool(
+      { name: 'client_probe', arguments: { mode: 'notify', say: `the key is ${ADMIN_TOKEN}` } },
+      undefined,
+      { onprogress: (p) => progress.push(p.message ?? '') },
+    );
+    const told = JSON.stringify(c.seen) + progress.join('\n');
+    expect(told).toContain('the key is');
+    expect(told).toContain('[REDACTED');
+    expect(told.toLowerCase()).not.toContain(ADMIN_TOKEN.toLowerCase());
+    await end(c);
+  });
+
   it('logging/setLevel filters per session: at warning, info and debug notifications are not sent', async () => {
     const quiet = await connect(daemon.url, OPERATOR_TOKEN);
     const loud = await connect(daemon.url, OPERATOR_TOKEN);

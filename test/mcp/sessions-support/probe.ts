@@ -12,6 +12,7 @@ export default defineTool({
     properties: {
       mode: { type: 'string', enum: ['notify', 'sample'] },
       delay_ms: { type: 'integer', minimum: 0, maximum: 5000 },
+      say: { type: 'string', maxLength: 200 },
     },
     required: ['mode'],
     additionalProperties: false,
@@ -19,7 +20,7 @@ export default defineTool({
   readOnly: true,
   capability: 'read',
   source: 'native',
-  async run(args: { mode: 'notify' | 'sample'; delay_ms?: number }, ctx) {
+  async run(args: { mode: 'notify' | 'sample'; delay_ms?: number; say?: string }, ctx) {
     const client = ctx.client;
     if (!client) return { client: false };
     if (args.mode === 'sample') {
@@ -29,6 +30,11 @@ export default defineTool({
       );
       const content = answer.content as { type: string; text?: string };
       return { client: true, name: client.client.name, said: content.text ?? '' };
+    }
+    if (args.say !== undefined) {
+      client.log('info', { said: args.say }, 'probe');
+      client.progress(1, 100, args.say);
+      return { client: true, name: client.client.name };
     }
     client.log('info', 'probe started', 'probe');
     client.log('debug', 'probe detail', 'probe');
