@@ -7,9 +7,11 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { organismCodeFiles } from '../../src/tools/code-files.ts';
-import { REPO_ROOT, runCli } from '../helpers/daemon.ts';
+import { REPO_ROOT, runCli, startDaemonProcess } from '../helpers/daemon.ts';
 
 const ENTRY = JSON.stringify(join(REPO_ROOT, 'src/index.ts'));
 const UPPER = JSON.stringify(join(REPO_ROOT, 'test/mcp/fixtures/upper.ts'));
@@ -117,4 +119,33 @@ export default defineResource({ uri: 'docs://readme', name: 'readme', read: () =
     expect(code.folders.get(join(dir, 'resources'))).toBe('a resource_modules folder');
     expect(code.files.get(join(dir, 'prompts', 'hello.ts'))).toBe('a prompt module');
   });
+});
+
+describe('a reload', () => {
+  it('loads the prompt modules again: a prompt added to the folder is offered after organism reload', async () => {
+    const { file, dir } = await project({ 'hello.ts': good }, {});
+    const daemon = await startDaemonProcess(['--config', file]);
+    const names = async () => {
+      const client = new Client({ name: 'reload-test', version: '1' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${daemon.url}/mcp`), {
+          requestInit: { headers: daemon.headers() },
+        }),
+      );
+      try {
+        return (await client.listPrompts()).prompts.map((p) => p.name);
+      } finally {
+        await client.close();
+      }
+    };
+    try {
+      expect(await names()).toEqual(['hello']);
+      await writeFile(join(dir, 'prompts', 'later.ts'), good.replaceAll('hello', 'later'));
+      const reloaded = await runCli(['reload', '--config', file]);
+      expect(reloaded.code, reloaded.stderr).toBe(0);
+      expect(await names()).toEqual(['hello', 'later']);
+    } finally {
+      await daemon.stop();
+    }
+  }, 60_000);
 });
