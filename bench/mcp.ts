@@ -4,6 +4,9 @@
  * timeout, cap, audit to disk) and, in the same run, called directly with the SDK's Client that is
  * connected to that very server process (in its sandbox). Batches alternate so drift hits both
  * alike. Target: at most 1.3x the direct call.
+ *
+ * Then the other way (bench/mcp-serve.ts): a call through the daemon's /mcp against the same call
+ * on a bare SDK server, also at most 1.3x.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +16,7 @@ import { captureIo } from '../src/cli/io.ts';
 import { main } from '../src/cli/main.ts';
 import { loadConfig } from '../src/config/index.ts';
 import { createToolRuntime } from '../src/tools/runtime.ts';
+import { measureServe } from './mcp-serve.ts';
 import { percentile, round } from './support.ts';
 
 const EVERYTHING = fileURLToPath(
@@ -89,4 +93,5 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
     await runtime.close();
     await rm(dir, { recursive: true, force: true });
   }
+  yield await measureServe();
 }
