@@ -9,7 +9,7 @@ import { LlmClient } from '../../src/agent/client.ts';
 import { createMcpSamplingProvider, NO_TOOLS_NOTE } from '../../src/agent/providers/mcp-sampling.ts';
 import { createScriptedProvider } from '../../src/agent/providers/scripted.ts';
 import type { CompletionRequest } from '../../src/agent/types.ts';
-import { LlmError } from '../../src/errors.ts';
+import { LlmError, OrganismError } from '../../src/errors.ts';
 import {
   type ClientChannel,
   type CreateMessageRequestParams,
@@ -233,7 +233,20 @@ describe('mcp-sampling provider', () => {
       .complete(on(REQUEST), signal())
       .catch((e: unknown) => e)) as LlmError;
     expect(late.code).toBe('llm.timeout');
-    expect(late.message).toContain('did not answer sampling/createMessage within 50 ms');
+    expect(late.message).toContain('did not answer sampling/createMessage in time');
+  });
+
+  it("the channel's own failures keep their meaning: client gone is llm.no_client, its timeout llm.timeout", async () => {
+    const failing = (code: string) =>
+      fakeChannel(() => Promise.reject(new OrganismError(code, `the MCP client desk-assistant: ${code}`)));
+    const gone = (await providerWith(failing('mcp.client_gone'))
+      .complete(on(REQUEST), signal())
+      .catch((e: unknown) => e)) as LlmError;
+    expect(gone.code).toBe('llm.no_client');
+    const slow = (await providerWith(failing('mcp.client_timeout'))
+      .complete(on(REQUEST), signal())
+      .catch((e: unknown) => e)) as LlmError;
+    expect(slow.code).toBe('llm.timeout');
   });
 
   it('with no client, the agent’s next backend answers (failover), and the failure is in the log', async () => {

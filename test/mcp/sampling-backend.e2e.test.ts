@@ -15,6 +15,8 @@ import {
   CreateMessageRequestSchema,
   type CreateMessageResult,
   type CreateMessageResultWithTools,
+  ErrorCode,
+  McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_TOOLS_NOTE } from '../../src/agent/providers/mcp-sampling.ts';
@@ -221,6 +223,24 @@ describe('provider mcp-sampling on the real daemon', () => {
       expect(reply.status).toBe('error');
       expect(reply.text).toContain('the MCP client "sampling-test" that started thread');
       expect(reply.text).toContain('does not offer sampling');
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a client whose user declines the request: the agent answers with the error, saying the client did not answer', async () => {
+    const c = await connect(daemon.url, { sampling: {} }, () => {
+      throw new McpError(ErrorCode.InvalidRequest, 'User rejected sampling request');
+    });
+    try {
+      const result = await c.client.callTool({ name: 'helper', arguments: { task: 'Anyone there?' } });
+      const reply = answerOf((result.structuredContent as { reply: string }).reply);
+      expect(reply.status).toBe('error');
+      expect(reply.text).toContain(
+        'mcp-sampling/claude-test-model: the MCP client "sampling-test" did not answer sampling/createMessage',
+      );
+      expect(reply.text).toContain('User rejected sampling request');
+      expect(c.asked).toHaveLength(1);
     } finally {
       await c.close();
     }

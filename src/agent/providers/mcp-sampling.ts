@@ -11,7 +11,7 @@
  * MCP gives no token counts for a sampled message: the usage is estimated as the rate limits
  * estimate (characters / 4) from what was sent and what came back.
  */
-import { LlmError } from '../../errors.ts';
+import { LlmError, OrganismError } from '../../errors.ts';
 import type {
   ClientChannel,
   ClientChannels,
@@ -60,11 +60,15 @@ export function createMcpSamplingProvider(options: McpSamplingOptions): Provider
       } catch (error) {
         if (signal.aborted) throw new LlmError('llm.aborted', `${label}: the request was aborted`);
         const said = error instanceof Error ? error.message : String(error);
-        if (timeout.aborted)
+        const code = error instanceof OrganismError ? error.code : undefined;
+        if (timeout.aborted || code === 'mcp.client_timeout')
           throw new LlmError(
             'llm.timeout',
-            `${label}: the MCP client ${clientName(channel)} did not answer sampling/createMessage within ${options.timeoutMs} ms`,
+            `${label}: the MCP client ${clientName(channel)} did not answer sampling/createMessage in time (${said.slice(0, 300)})`,
           );
+        // The call that started the thread has returned, or its client went away meanwhile.
+        if (code === 'mcp.client_gone' || code === 'mcp.client_lacks')
+          throw new LlmError('llm.no_client', `${label}: no MCP client to ask: ${said.slice(0, 300)}`);
         // A person who declined the request, or a client that failed: asking again would ask them again.
         throw new LlmError(
           'llm.client_refused',
