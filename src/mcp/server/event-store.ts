@@ -1,8 +1,9 @@
 /**
  * What a session sent on its SSE streams, kept so a client that lost a stream can reconnect with
  * Last-Event-ID and get what it missed (resumability; SSE polling, SEP-1699). In memory, one per
- * session, bounded by count: the oldest events go first, and a client that asks for an event no
- * longer kept is told so (400) instead of being handed a stream with a silent gap.
+ * session, bounded by count and by bytes (a tool result may be large): the oldest events go first,
+ * and a client that asks for an event no longer kept is told so (400) instead of being handed a
+ * stream with a silent gap.
  */
 import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -12,6 +13,7 @@ interface Stored {
   stream: string;
   seq: number;
   message: JSONRPCMessage;
+  bytes: number;
 }
 
 /** `<stream>.<seq>`: visible ASCII, and the stream is read back from the id alone. */
@@ -28,12 +30,20 @@ function parse(id: string): { stream: string; seq: number } | undefined {
 
 export class BoundedEventStore implements EventStore {
   readonly #max: number;
+  readonly #maxBytes: number;
+  #bytes = 0;
   #events: Stored[] = [];
   #head = 0;
   #seq = 0;
 
-  constructor(maxEvents: number) {
+  /** The newest event is always kept, whatever its size: the stream it belongs to needs it. */
+  constructor(maxEvents: number, maxBytes = Number.POSITIVE_INFINITY) {
     this.#max = Math.max(1, maxEvents);
+    this.#maxBytes = maxBytes;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
   }
 
   get size(): number {
@@ -43,14 +53,18 @@ export class BoundedEventStore implements EventStore {
   async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
     const seq = ++this.#seq;
     const id = eventId(streamId, seq);
-    this.#events.push({ id, stream: streamId, seq, message });
-    if (this.size > this.#max) {
+    // What the stream writes is this JSON; its length is what keeping it costs (UTF-16 aside).
+    const bytes = JSON.stringify(message).length;
+    this.#events.push({ id, stream: streamId, seq, message, bytes });
+    this.#bytes += bytes;
+    while (this.size > this.#max || (this.#bytes > this.#maxBytes && this.size > 1)) {
+      this.#bytes -= this.#events[this.#head]!.bytes;
       this.#head++;
-      // Compacted now and then rather than shifted on every event.
-      if (this.#head > this.#max) {
-        this.#events = this.#events.slice(this.#head);
-        this.#head = 0;
-      }
+    }
+    // Compacted now and then rather than shifted on every event.
+    if (this.#head > 64 && this.#head > this.size) {
+      this.#events = this.#events.slice(this.#head);
+      this.#head = 0;
     }
     return id;
   }

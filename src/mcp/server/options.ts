@@ -11,6 +11,8 @@ export interface McpServeOptions {
   session_idle_ms: number;
   /** Messages kept per session for a client that reconnects with Last-Event-ID. */
   replay_events: number;
+  /** At most this many bytes of them (the oldest go first). */
+  replay_bytes: number;
   /** The `retry` hint of each SSE stream: how long a client waits before it reconnects. */
   sse_retry_ms: number;
   /**
@@ -25,6 +27,7 @@ export function defaultMcpServeOptions(): McpServeOptions {
     max_sessions: 100,
     session_idle_ms: 1_800_000,
     replay_events: 1_000,
+    replay_bytes: 2_097_152,
     sse_retry_ms: 1_000,
     stream_close_ms: 0,
   };

@@ -87,7 +87,7 @@ export class McpSessions {
     let session: Session | undefined;
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
-      eventStore: new BoundedEventStore(options.replay_events),
+      eventStore: new BoundedEventStore(options.replay_events, options.replay_bytes),
       retryInterval: options.sse_retry_ms,
       onsessioninitialized: (id) => {
         (state as { id: string | undefined }).id = id;
