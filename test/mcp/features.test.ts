@@ -219,7 +219,7 @@ describe('resources', () => {
   it('lists the fixed resources and the threads; templates: listeners, threads and the project’s', async () => {
     const { resources } = await client.listResources();
     expect(resources.map((r) => r.uri)).toEqual(
-      expect.arrayContaining(['test://static-text', 'test://static-binary']),
+      expect.arrayContaining(['test://static-text', 'test://static-binary', 'test://huge']),
     );
     expect(resources.every((r) => typeof r.name === 'string')).toBe(true);
     const { resourceTemplates } = await client.listResourceTemplates();
@@ -266,6 +266,10 @@ describe('resources', () => {
     );
     await expect(client.readResource({ uri: 'test://items/abc/data' })).rejects.toThrow(
       /resource item failed: item id must be digits, got abc/,
+    );
+    // 7 MiB of bytes is over 8 MiB as base64: the request's error, and the daemon goes on.
+    await expect(client.readResource({ uri: 'test://huge' })).rejects.toThrow(
+      /resource huge answered \d+ bytes, over the 8388608-byte bound of a prompt or resource/,
     );
     await expect(client.readResource({ uri: 'organism://listeners/quiet' })).rejects.toMatchObject({
       code: -32602,

@@ -17,6 +17,23 @@ export interface FeatureDeps {
 
 /** How long a project's get, read or complete may take before the request is answered with an error. */
 export const PROJECT_CODE_TIMEOUT_MS = 10_000;
+/**
+ * Most bytes (as JSON, base64 included) one prompt or resource read may answer with: the project's
+ * code is the organism's own, but a bug that builds a huge answer costs one request, not the
+ * daemon's memory for every client asking.
+ */
+export const MAX_PROJECT_ANSWER_BYTES = 8 * 1024 * 1024;
+
+/** Throws the request's error when `answer` is over MAX_PROJECT_ANSWER_BYTES. */
+export function checkAnswerSize(what: string, answer: unknown): void {
+  const bytes = Buffer.byteLength(JSON.stringify(answer) ?? '', 'utf8');
+  if (bytes > MAX_PROJECT_ANSWER_BYTES)
+    throw new SdkMcpError(
+      ErrorCode.InternalError,
+      `${what} answered ${bytes} bytes, over the ${MAX_PROJECT_ANSWER_BYTES}-byte bound of a prompt or resource`,
+    );
+}
+
 /** Most completion values returned (MCP's own bound). */
 export const MAX_COMPLETIONS = 100;
 

@@ -12,7 +12,14 @@ import { checkBlock } from '../../../tools/content.ts';
 import { encodePayload } from '../../../xml/codec.ts';
 import { redactBlock } from './content.ts';
 import type { PromptArgument, PromptDefinition, PromptMessage } from './define.ts';
-import { type FeatureDeps, features, invalidParams, projectError, runProjectCode } from './deps.ts';
+import {
+  checkAnswerSize,
+  type FeatureDeps,
+  features,
+  invalidParams,
+  projectError,
+  runProjectCode,
+} from './deps.ts';
 
 interface OfferedPrompt {
   name: string;
@@ -73,7 +80,9 @@ function projectPrompt(p: PromptDefinition): OfferedPrompt {
     arguments: [...(p.arguments ?? [])],
     async get(args) {
       const got = await runProjectCode(`prompt ${p.name}`, () => p.get(args));
-      return checkMessages(p.name, got);
+      const messages = checkMessages(p.name, got);
+      checkAnswerSize(`prompt ${p.name}`, messages);
+      return messages;
     },
   };
 }

@@ -14,7 +14,14 @@ import {
 import { redactKnown } from '../../../audit/redact.ts';
 import type { LoadedListener } from '../../../config/load.ts';
 import type { ResourcePart, ResourceValue } from './define.ts';
-import { type FeatureDeps, features, invalidParams, projectError, runProjectCode } from './deps.ts';
+import {
+  checkAnswerSize,
+  type FeatureDeps,
+  features,
+  invalidParams,
+  projectError,
+  runProjectCode,
+} from './deps.ts';
 import type { ProjectResource } from './modules.ts';
 
 export const THREAD_TEMPLATE = 'organism://threads/{id}';
@@ -151,7 +158,9 @@ export function registerResources(server: Server, deps: FeatureDeps): void {
     if (found) {
       const d = found.resource.definition;
       const value = await runProjectCode(`resource ${d.name}`, () => d.read(found.params, uri));
-      return { contents: toContents(d.name, uri, d.mimeType, value) };
+      const contents = toContents(d.name, uri, d.mimeType, value);
+      checkAnswerSize(`resource ${d.name}`, contents);
+      return { contents };
     }
     if (uri.startsWith(LISTENER_PREFIX)) {
       const name = decodeURIComponent(uri.slice(LISTENER_PREFIX.length));

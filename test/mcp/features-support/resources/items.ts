@@ -29,6 +29,11 @@ export default [
     complete: { id: (v) => ['100', '101', '200'].filter((x) => x.startsWith(v)) },
   }),
   defineResource({
+    uri: 'test://huge',
+    name: 'huge',
+    read: () => new Uint8Array(7 * 1024 * 1024),
+  }),
+  defineResource({
     uri: 'test://watched',
     name: 'watched',
     read: () => `now ${Date.now()}`,
