@@ -90,7 +90,12 @@ describe('approval by elicitation on the real daemon', () => {
     const yaml = `organism:
   name: approval-elicitation
   workspace: ${join(dir, 'ws')}
-${AUTH_YAML}listeners:
+${AUTH_YAML}mcp:
+  tools: [run_command]
+  trust: high
+  tool_config:
+    run_command: { shell: true, approval: always }
+listeners:
 ${listenerYaml('toolbox', 'use-tool', 'approval: always')}    mcp: true
 ${listenerYaml('strict', 'use-tool-strict', 'approval: always, approval_role: admin')}    mcp: true
 ${listenerYaml('quiet', 'use-tool-quiet', 'approval: always, approval_elicitation: false')}    mcp: true
@@ -123,6 +128,26 @@ ${listenerYaml('quiet', 'use-tool-quiet', 'approval: always, approval_elicitatio
         `A tool call waits for your approval (accept runs it, decline denies it):\n${approvalLine(shown.json)}`,
       );
       expect(c.asked[0]!.message).toContain('"command":"echo accepted >> ran.txt"');
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a native tool called straight over MCP (the mcp identity) is asked about the same way', async () => {
+    const c = await connect(daemon.url, () => ({ action: 'accept' }));
+    try {
+      const result = await c.client.callTool({
+        name: 'run_command',
+        arguments: { command: 'echo direct >> ran.txt' },
+      });
+      expect(result.isError).toBe(false);
+      expect(await ranLines(dir)).toContain('direct');
+      expect(c.asked).toHaveLength(1);
+      expect(c.asked[0]!.message).toContain('run_command by mcp in thread');
+      const res = await call(daemon.url, '/api/v1/audit?type=approval&listener=mcp', { token: ADMIN_TOKEN });
+      expect(res.json.records).toEqual([
+        expect.objectContaining({ decision: 'approved', by: BY, reason: 'approved in the MCP client' }),
+      ]);
     } finally {
       await c.close();
     }
