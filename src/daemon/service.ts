@@ -7,7 +7,7 @@ import type { MessageKind } from '../bus/message.ts';
 import { toolCallXml, toolResultXml } from '../bus/tool-calls.ts';
 import { ServerError, ShuttingDownError } from '../errors.ts';
 import { MCP_IDENTITY } from '../mcp/config.ts';
-import { McpHost } from '../mcp/server/host.ts';
+import type { McpHost } from '../mcp/server/host.ts';
 import { metrics, sampleBusGauges } from '../observability/metrics.ts';
 import type {
   ApiToolCall,
@@ -212,8 +212,11 @@ export function createOrganismService(state: DaemonState): OrganismService {
       return { dead_letters: page, total, next };
     },
 
-    mcp() {
+    async mcp() {
       // Built on first use and kept; it reads the state afresh each time, so a reload shows through.
+      // Imported then too (with its sessions, subscriptions and thread notices): a daemon no MCP
+      // client talks to never loads it.
+      const { McpHost } = await import('../mcp/server/host.ts');
       mcpHost ??= new McpHost({
         bus: state.bus,
         listeners: () => state.loaded.listeners,

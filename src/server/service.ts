@@ -149,5 +149,5 @@ export interface OrganismService {
    */
   deadLetters(query: DeadLetterQuery): Promise<DeadLetterPage>;
   /** What POST /mcp and `organism mcp` offer (src/mcp/server); absent: MCP is not served. */
-  mcp?(): McpHost;
+  mcp?(): Promise<McpHost>;
 }

@@ -2,10 +2,11 @@
  * What the default organism's daemon loads at start, and what it leaves for first use. Start-up time
  * and idle RSS grow with every module loaded (bench/daemon.ts measures both): code for another
  * configuration (the Redis transport, the eXist librarian) or for a request that may never come (the
- * XSD writer, the embedded librarian and its XML DOM, the OpenAPI document, the MCP SDK, the CLI's
- * config-error reporter) is imported when it is needed. The daemon runs with an `--import` hook
+ * XSD writer, the embedded librarian and its XML DOM, the OpenAPI document, the MCP server and its
+ * SDK, the CLI's config-error reporter) is imported when it is needed. The daemon runs with an `--import` hook
  * that writes the URL of every ES module it loads to a file; the test reads the file after start,
- * then asks for a listener's XSD and runs librarian tools, and sees those modules arrive.
+ * then asks for a listener's XSD, opens an MCP session and runs librarian tools, and sees those
+ * modules arrive.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +26,7 @@ const NOT_AT_START: Record<string, RegExp> = {
   "the CLI's config-error reporter": /\/dist\/src\/cli\/report\.js/,
   'the OpenAPI document': /\/dist\/src\/server\/openapi\//,
   'the MCP SDK': /\/node_modules\/@modelcontextprotocol\/sdk\//,
+  'the MCP server host': /\/dist\/src\/mcp\/server\/host\.js/,
 };
 
 let dir: string;
@@ -81,6 +83,27 @@ describe('the default organism at start', () => {
     const body = (await res.json()) as { xsd: string };
     expect(body.xsd).toContain('<xs:element name="greeting"');
     expect(present(NOT_AT_START['the XSD writer']!)).toBe(true);
+  });
+
+  it('loads the MCP server host and the SDK at the first /mcp request', async () => {
+    const res = await daemonFetch(`${daemon.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'probe', version: '1' },
+        },
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('"serverInfo"');
+    expect(present(NOT_AT_START['the MCP server host']!)).toBe(true);
+    expect(present(NOT_AT_START['the MCP SDK']!)).toBe(true);
   });
 
   it('loads the embedded librarian at the first librarian call, and never the eXist one', async () => {

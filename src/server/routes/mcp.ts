@@ -10,7 +10,7 @@ import { type ApiApp, allow, fail, type RouteDeps } from './common.ts';
 export function mcpRoutes(app: ApiApp, { service, maxBodyBytes }: RouteDeps): void {
   app.post('/mcp', async (c) => {
     const principal = allow(c, 'viewer', 'using the organism over MCP');
-    const host = service.mcp?.();
+    const host = await service.mcp?.();
     if (!host) return fail(c, httpError(404, 'request.not_found', 'this organism does not serve MCP'));
     const body = await readJsonBody(c, maxBodyBytes);
     if ('status' in body) return fail(c, body);
@@ -21,7 +21,7 @@ export function mcpRoutes(app: ApiApp, { service, maxBodyBytes }: RouteDeps): vo
   // own credential only (src/mcp/server/sessions.ts).
   app.on(['GET', 'DELETE'], '/mcp', async (c) => {
     const principal = allow(c, 'viewer', 'using the organism over MCP');
-    const host = service.mcp?.();
+    const host = await service.mcp?.();
     if (!host) return fail(c, httpError(404, 'request.not_found', 'this organism does not serve MCP'));
     const { handleMcpRequest } = await import('../../mcp/server/http.ts');
     return handleMcpRequest(c.req.raw, undefined, principal, host, service.info().version);
