@@ -181,6 +181,8 @@ const root: Presence<Omit<OrganismConfig, 'file'>> = {
   bus: 'always',
   listeners: 'always',
   tool_modules: 'always',
+  prompt_modules: 'always',
+  resource_modules: 'always',
   tools: 'always',
   audit: 'always',
   kv: 'always',
