@@ -151,7 +151,7 @@ client_secret_env: SVC_SECRET`,
     expect(fixture.bearers.slice(seen)).not.toContain(stepped);
   });
 
-  it('a refused secret: the server is unavailable with the authorization server's reason, no secret shown', async () => {
+  it("a refused secret: the server is unavailable with the authorization server's reason, no secret shown", async () => {
     fixture = await oauthFixture({ clients: { svc: { secret: SECRET } } });
     const o = await organism(
       fixture.url,
@@ -167,6 +167,22 @@ client_secret_env: SVC_SECRET`,
     );
     expect(text(result)).not.toContain('wrong-secret-abcdef0123');
     expect(fixture.tokenRequests.length).toBe(0);
+  });
+
+  it('a pre-registered secret goes only to the configured issuer, never to the one a server names', async () => {
+    fixture = await oauthFixture({ clients: { svc: { secret: SECRET } } });
+    const o = await organism(
+      fixture.url,
+      `grant: client_credentials
+client_id: svc
+client_secret_env: SVC_SECRET
+issuer: https://auth.example.com`,
+    );
+    runtime = await startRuntime(o, { SVC_SECRET: SECRET });
+    const result = await call(runtime, 'worker', 'guarded.whoami');
+    expect(result).toMatchObject({ status: 'refused', error: { code: 'ToolUnavailable' } });
+    expect(text(result)).toContain('https://auth.example.com');
+    expect(fixture.tokenRequests).toEqual([]);
   });
 
   it('a client secret variable that is not set is named (never a value)', async () => {
