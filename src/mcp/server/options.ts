@@ -7,6 +7,11 @@
 export interface McpServeOptions {
   /** Sessions open at once; an initialize past it is refused (503, mcp.session_limit). */
   max_sessions: number;
+  /**
+   * Sessions one credential may hold: past it its least recently used idle session is ended, or,
+   * all busy, the initialize is refused. Without it one token (a viewer's) could take every session.
+   */
+  max_sessions_per_token: number;
   /** A session with no request and no open stream for this long is ended. */
   session_idle_ms: number;
   /** Messages kept per session for a client that reconnects with Last-Event-ID. */
@@ -25,6 +30,7 @@ export interface McpServeOptions {
 export function defaultMcpServeOptions(): McpServeOptions {
   return {
     max_sessions: 100,
+    max_sessions_per_token: 20,
     session_idle_ms: 1_800_000,
     replay_events: 1_000,
     replay_bytes: 2_097_152,

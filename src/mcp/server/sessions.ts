@@ -8,8 +8,11 @@
  * found (one answer for unknown, ended and someone else's, so a token learns nothing of others'
  * sessions). The role is the one it was opened with, for every request of the session.
  *
- * Bounded: at most `max_sessions` at once (an initialize past it is refused), and a session with
- * no request, no call running and no stream open for `session_idle_ms` is ended.
+ * Bounded: at most `max_sessions` at once (an initialize past it is refused), at most
+ * `max_sessions_per_token` of them one credential's (past it that credential's least recently used
+ * idle session is ended, or, all busy, the initialize is refused: one client, a viewer's, cannot
+ * take every session and lock the others out), and a session with no request, no call running
+ * and no stream open for `session_idle_ms` is ended.
  */
 import { randomUUID } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -60,6 +63,8 @@ export class McpSessions {
   readonly #now: () => number;
   /** Initializes under way: they count against the cap before their id exists. */
   #opening = 0;
+  /** The same, by credential (credentialKey), for the per-token cap. */
+  readonly #openingBy = new Map<string, number>();
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(host: McpHost, version: string, now: () => number = Date.now) {
@@ -83,6 +88,8 @@ export class McpSessions {
       );
       return rpcError(503, error, { 'retry-after': '1' });
     }
+    const refusal = this.#makeRoomFor(principal, options.max_sessions_per_token);
+    if (refusal) return refusal;
     const state = newSessionState(undefined);
     let session: Session | undefined;
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
@@ -115,14 +122,41 @@ export class McpSessions {
       if (session) this.#forget(session);
     };
     await server.connect(transport);
+    const key = credentialKey(principal);
     this.#opening++;
+    this.#openingBy.set(key, (this.#openingBy.get(key) ?? 0) + 1);
     try {
       return await transport.handleRequest(request, { parsedBody: body });
     } finally {
       this.#opening--;
+      const left = (this.#openingBy.get(key) ?? 1) - 1;
+      if (left > 0) this.#openingBy.set(key, left);
+      else this.#openingBy.delete(key);
       // An initialize that did not make a session (refused by the transport) leaves nothing behind.
       if (!session) void server.close();
     }
+  }
+
+  /**
+   * Keeps `principal` within its share: at `perToken` sessions its least recently used idle one is
+   * ended (its own, never another credential's); all busy, the refusal to answer with.
+   */
+  #makeRoomFor(principal: Principal, perToken: number): Response | undefined {
+    const mine = [...this.#sessions.values()].filter((s) => sameCredential(s.principal, principal));
+    const opening = this.#openingBy.get(credentialKey(principal)) ?? 0;
+    let over = mine.length + opening - perToken + 1;
+    const idle = mine.filter((s) => s.busy === 0).sort((a, b) => a.lastSeen - b.lastSeen);
+    for (const session of idle) {
+      if (over <= 0) break;
+      this.#end(session);
+      over--;
+    }
+    if (over <= 0) return undefined;
+    const error = new McpSessionError(
+      'mcp.session_limit',
+      `token '${principal.name}' already holds ${mine.length + opening} MCP sessions, each busy (a call running or a stream open), the most one token may (mcp.max_sessions_per_token: ${perToken}); end one (DELETE /mcp) first`,
+    );
+    return rpcError(503, error, { 'retry-after': '1' });
   }
 
   /** A request on an existing session: POST (messages), GET (its stream, or a resume), DELETE. */
@@ -230,6 +264,10 @@ function atVersion(request: Request, version: string): Request {
 
 function sameCredential(a: Principal, b: Principal): boolean {
   return a.name === b.name && a.role === b.role;
+}
+
+function credentialKey(p: Principal): string {
+  return `${p.role}:${p.name}`;
 }
 
 function isEventStream(response: Response): boolean {
