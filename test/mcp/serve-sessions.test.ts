@@ -6,6 +6,8 @@
  * polling (mcp.stream_close_ms), the session cap and idle expiry, and a session used with another
  * credential than the one that opened it.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -37,7 +39,15 @@ function yaml(mcpExtra = ''): string {
 ${AUTH_YAML}tool_modules: [${SUPPORT}probe.ts]
 mcp:
   tools: [client_probe]
-${mcpExtra}listeners:
+${mcpExtra}llm:
+  backends:
+    - { provider: scripted, script: ./script.yaml }
+listeners:
+  - name: helper
+    agent: true
+    mcp: true
+    description: Runs client_probe and says what it returned.
+    tools: [client_probe]
   - name: upper
     handler: ${UPPER}
     mcp: true
@@ -46,6 +56,22 @@ ${mcpExtra}listeners:
     mcp: true
     tools: [client_probe]
 `;
+}
+
+/** The helper agent's model: call client_probe, then say what it returned. */
+const SCRIPT = `name: probe-agent
+scripts:
+  - turns:
+      - tool_calls:
+          - name: client_probe
+            args: { mode: notify }
+      - text: "probe said {{result.client}}"
+`;
+
+async function organismWith(mcpExtra = ''): Promise<string> {
+  const { dir, file } = await organismDir(yaml(mcpExtra));
+  await writeFile(join(dir, 'script.yaml'), SCRIPT);
+  return file;
 }
 
 interface Seen {
@@ -96,8 +122,7 @@ describe('MCP sessions on the real daemon', () => {
   let mcp: string;
 
   beforeAll(async () => {
-    const { file } = await organismDir(yaml());
-    daemon = await startOn(file, TOKENS_ENV);
+    daemon = await startOn(await organismWith(), TOKENS_ENV);
     mcp = `${daemon.url}/mcp`;
   });
   afterAll(async () => {
@@ -143,6 +168,33 @@ describe('MCP sessions on the real daemon', () => {
     expect(told).toContain('the key is');
     expect(told).toContain('[REDACTED');
     expect(told.toLowerCase()).not.toContain(ADMIN_TOKEN.toLowerCase());
+    await end(c);
+  });
+
+  it("an agent's call: progress for each hop and model turn, never going back; a tool in its thread gets the client", async () => {
+    const c = await connect(daemon.url, OPERATOR_TOKEN);
+    const progress: Array<{ progress: number; message?: string }> = [];
+    const result = await c.client.callTool({ name: 'helper', arguments: { task: 'probe it' } }, undefined, {
+      onprogress: (p) => progress.push(p),
+    });
+    expect((result.structuredContent as { reply: string }).reply).toContain('probe said true');
+    const values = progress.map((p) => p.progress);
+    expect(values).toEqual([...values].sort((a, b) => a - b));
+    expect(new Set(values).size).toBe(values.length);
+    const steps = progress.map((p) => p.message);
+    expect(steps).toContain('helper: model turn 1');
+    expect(steps).toContain('helper: model turn 2');
+    expect(steps).toContain('helper -> client_probe (tool-call)');
+    // The tool's own progress (0, 50, 100 of 100) came as log notifications, not on the call's token.
+    const told = c.seen
+      .filter((s) => s.kind === 'log')
+      .map((s) => s.detail as { logger?: string; data: any });
+    expect(told.filter((l) => l.logger === 'progress').map((l) => l.data.progress)).toEqual([0, 50, 100]);
+    expect(told.filter((l) => l.logger === 'probe').map((l) => l.data)).toEqual([
+      'probe started',
+      'probe working',
+      'probe ending',
+    ]);
     await end(c);
   });
 
@@ -407,10 +459,12 @@ describe('MCP session limits and SSE polling (mcp.max_sessions, session_idle_ms,
   let mcp: string;
 
   beforeAll(async () => {
-    const { file } = await organismDir(
-      yaml('  max_sessions: 2\n  session_idle_ms: 1500\n  stream_close_ms: 150\n  sse_retry_ms: 100\n'),
+    daemon = await startOn(
+      await organismWith(
+        '  max_sessions: 2\n  session_idle_ms: 1500\n  stream_close_ms: 150\n  sse_retry_ms: 100\n',
+      ),
+      TOKENS_ENV,
     );
-    daemon = await startOn(file, TOKENS_ENV);
     mcp = `${daemon.url}/mcp`;
   });
   afterAll(async () => {

@@ -21,7 +21,7 @@ import { MCP_IDENTITY, mcpIdentity } from '../config.ts';
 import type { ClientChannel, ClientChannels } from './client-channel.ts';
 import { producedText, threadProduced } from './produced.ts';
 import { ResourceSubscriptions } from './subscriptions.ts';
-import { reportThread } from './thread-notices.ts';
+import { reportThread, threadChannel } from './thread-notices.ts';
 
 export interface McpHostDeps {
   bus: BusApi & BusQueries;
@@ -203,7 +203,7 @@ export class McpHost {
     const started =
       channel && channels
         ? (id: string) => {
-            unbind = channels.bind(id, channel);
+            unbind = channels.bind(id, threadChannel(channel));
           }
         : undefined;
     try {

@@ -40,6 +40,25 @@ function step(m: MessageView): string {
 }
 
 /**
+ * The channel as what runs in a listener call's thread sees it: the same client, but the call's
+ * progress is the thread's (one step per hop, reportThread), so progress a tool in the thread
+ * reports goes as a log notification instead; mixed into the call's token, it would make the
+ * client's progress go backwards, which MCP forbids.
+ */
+export function threadChannel(channel: ClientChannel): ClientChannel {
+  return {
+    offers: channel.offers,
+    client: channel.client,
+    caller: channel.caller,
+    createMessage: (params, signal) => channel.createMessage(params, signal),
+    elicit: (params, signal) => channel.elicit(params, signal),
+    log: (level, data, logger) => channel.log(level, data, logger),
+    progress: (progress, total, message) =>
+      channel.log('info', { progress, ...(total === undefined ? {} : { total }), message }, 'progress'),
+  };
+}
+
+/**
  * Tells `channel` about every message of `thread` from now on (and those already recorded, so the
  * first hop is not missed); returns the function that stops it.
  */
