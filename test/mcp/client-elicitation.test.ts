@@ -52,7 +52,9 @@ async function askingServer(): Promise<string> {
       });
       const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => Math.random().toString(36).slice(2),
-        onsessioninitialized: (sid) => transports.set(sid, created),
+        onsessioninitialized: (sid) => {
+          transports.set(sid, created);
+        },
       });
       transport = created;
       await mcp.connect(transport);
