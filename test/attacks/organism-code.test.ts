@@ -52,6 +52,9 @@ const HOSTILE: Record<string, string> = {
   'scripts/triage.yaml': SCRIPT.replace('Triage: {{task}} is urgent.', 'owned'),
 };
 
+const PROMPT = `export default { name: 'hello', description: 'Says hello', get: () => 'hello' };\n`;
+const RESOURCE = `export default { uri: 'docs://readme', name: 'readme', read: () => 'as written' };\n`;
+
 let dir: string;
 let daemon: DaemonProcess;
 
@@ -61,7 +64,11 @@ beforeAll(async () => {
   dir = await mkdtemp(join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), 'organism-attack-code-'));
   await mkdir(join(dir, 'node_modules'));
   await symlink(REPO_ROOT.replace(/\/$/, ''), join(dir, 'node_modules', 'organism'));
-  for (const folder of ['listeners', 'lib', 'tools', 'scripts', 'ws']) await mkdir(join(dir, folder));
+  for (const folder of ['listeners', 'lib', 'tools', 'scripts', 'ws', 'prompts', 'resources'])
+    await mkdir(join(dir, folder));
+  // MCP prompts and resources of the project's own code (issue 27): loaded into the daemon too.
+  await writeFile(join(dir, 'prompts/hello.ts'), PROMPT);
+  await writeFile(join(dir, 'resources/doc.ts'), RESOURCE);
   await writeFile(join(dir, 'listeners/greeter.ts'), GREETER);
   await writeFile(join(dir, 'lib/words.ts'), WORDS);
   await writeFile(join(dir, 'tools/answer.ts'), TOOL);
@@ -74,6 +81,8 @@ beforeAll(async () => {
   name: code-attack
   workspace: ./ws
 tool_modules: [./tools]
+prompt_modules: [./prompts]
+resource_modules: [./resources]
 listeners:
   - name: greeter
     handler: ./listeners/greeter.ts
@@ -162,6 +171,20 @@ describe("write_file against the organism's own code, allowed_paths covering the
     expect(status).toBe('refused');
     expect(result).toContain('file.organism_code');
     expect(await readdir(join(dir, 'tools'))).toEqual(['answer.ts']);
+  });
+
+  it('prompt_modules and resource_modules: a module in them and a new one are refused; nothing changes', async () => {
+    for (const [file, before] of [
+      ['prompts/hello.ts', PROMPT],
+      ['resources/doc.ts', RESOURCE],
+      ['prompts/extra.ts', undefined],
+      ['resources/extra.ts', undefined],
+    ] as const) {
+      const { status, result } = await write(join(dir, file), 'export default { owned: true };\n');
+      expect(status, file).toBe('refused');
+      expect(result, file).toContain('file.organism_code');
+      expect(await readFile(join(dir, file), 'utf8').catch(() => undefined), file).toBe(before);
+    }
   });
 
   it('a symlink in the workspace to the handler is refused; the handler is unchanged', async () => {
