@@ -28,6 +28,9 @@ describe('BoundedEventStore', () => {
     await store.storeEvent('a', note(3));
     expect(await store.getStreamIdForEventId(priming)).toBe('a');
     expect(await replay(store, priming)).toEqual(['1', '3']);
+    // A number in range under another stream's name is no id this store gave.
+    expect(await store.getStreamIdForEventId('other-stream.2')).toBeUndefined();
+    expect(await store.getStreamIdForEventId('a.3')).toBeUndefined();
   });
 
   it('keeps the newest events by count: an evicted id is unknown (the transport answers 400)', async () => {

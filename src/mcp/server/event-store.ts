@@ -69,13 +69,18 @@ export class BoundedEventStore implements EventStore {
     return id;
   }
 
-  /** The stream of an event still kept; undefined for an id this store never gave or let go. */
+  /**
+   * The stream of an event still kept; undefined for an id this store never gave or let go (an id
+   * made up from another stream's name and a number in range included).
+   */
   async getStreamIdForEventId(id: string): Promise<string | undefined> {
     const parsed = parse(id);
     if (!parsed) return undefined;
     const oldest = this.#events[this.#head];
     if (!oldest || parsed.seq < oldest.seq || parsed.seq > this.#seq) return undefined;
-    return parsed.stream;
+    // Sequence numbers have no gaps, so the event sits at its offset from the oldest one.
+    const event = this.#events[this.#head + (parsed.seq - oldest.seq)];
+    return event?.id === id ? parsed.stream : undefined;
   }
 
   async replayEventsAfter(
