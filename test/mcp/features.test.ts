@@ -12,7 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DaemonProcess, REPO_ROOT, startDaemonProcess } from '../helpers/daemon.ts';
+import { type DaemonProcess, REPO_ROOT, runCli, startDaemonProcess } from '../helpers/daemon.ts';
 import { PNG, SCHEMA_2020_12 } from './features-support/tools/media.ts';
 
 const SUPPORT = join(REPO_ROOT, 'test/mcp/features-support');
@@ -109,6 +109,15 @@ describe('own tools returning content blocks', () => {
     expect(result.isError).toBe(true);
     expect(text(result.content)).toContain('InvalidContent');
     expect(text(result.content)).toContain('content[0].data is not base64');
+  });
+
+  it('organism tools call prints the content as JSON (the image as base64), exit 0', async () => {
+    const ran = await runCli(['tools', 'call', 'media_image', '--as', 'mcp', '--url', daemon.url]);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(JSON.parse(ran.stdout)).toMatchObject({
+      status: 'ok',
+      value: { '~content': [{ type: 'image', mimeType: 'image/png', data: PNG.toString('base64') }] },
+    });
   });
 
   it('through the API the result is the content as JSON; the thread history keeps the text form', async () => {
