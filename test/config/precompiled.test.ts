@@ -4,9 +4,11 @@
  * be that validator, and it must answer exactly as the one compiled at run time: same verdict, same
  * defaults filled in, same ajv errors (which the loader words), so the same messages.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { organismSchema } from '../../src/config/schema.ts';
@@ -72,5 +74,29 @@ describe('the precompiled organism.yaml validator', () => {
       if (!verdict) refused++;
     }
     expect(refused).toBeGreaterThan(400);
+  });
+
+  it('is not kept while unused: after a collection it is gone, and the next validation loads it again', async () => {
+    // In a process of its own with --expose-gc: nothing but the loader's weak reference may hold
+    // the validator (~260 KB of code an idle daemon would otherwise keep), and it still validates.
+    const script = `
+      const { schemaValidator } = await import(${JSON.stringify(pathToFileURL(`${DIST_CONFIG}validate.js`).href)});
+      let collected = false;
+      const registry = new FinalizationRegistry(() => { collected = true; });
+      const first = () => { const v = schemaValidator(); registry.register(v, 'validator'); return v({}); };
+      const verdict = first();
+      for (let i = 0; i < 20 && !collected; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        globalThis.gc();
+      }
+      const again = schemaValidator();
+      console.log(JSON.stringify({ verdict, collected, again: again({}), digest: typeof again.digest }));
+    `;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--expose-gc', '--input-type=module', '-e', script],
+      { timeout: 30_000 },
+    );
+    expect(JSON.parse(stdout)).toEqual({ verdict: false, collected: true, again: false, digest: 'string' });
   });
 });
