@@ -49,7 +49,7 @@ export function projectError(message: string): SdkMcpError {
 /** The project's prompts and resources; a module that does not load is the request's error. */
 export async function features(deps: FeatureDeps): Promise<ProjectFeatures> {
   try {
-    return await projectFeatures(deps.host.deps.config(), deps.changed);
+    return await projectFeatures(deps.host, deps.host.deps.config(), deps.changed);
   } catch (error) {
     throw new SdkMcpError(ErrorCode.InternalError, redactKnown((error as Error).message));
   }

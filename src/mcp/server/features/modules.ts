@@ -163,30 +163,34 @@ interface Loaded {
   features: Promise<ProjectFeatures>;
   stops: Array<() => void>;
 }
-let current: Loaded | undefined;
+/** By owner (the daemon's MCP host): several daemons in one process keep theirs apart. */
+const current = new WeakMap<object, Loaded>();
 
 /**
- * The features of `config`, loaded on first use and kept until another config (a reload) asks;
- * then the old modules' watchers stop and the new ones start, telling `changed`.
+ * The features of `config`, loaded on first use and kept until another config (a reload) asks for
+ * the same `owner`; then the old modules' watchers stop and the new ones start, telling `changed`.
  */
 export function projectFeatures(
+  owner: object,
   config: FeatureModulesConfig & object,
   changed?: ResourceChanged,
 ): Promise<ProjectFeatures> {
-  if (current?.config === config) return current.features;
-  for (const stop of current?.stops ?? []) stop();
+  const previous = current.get(owner);
+  if (previous?.config === config) return previous.features;
+  for (const stop of previous?.stops ?? []) stop();
   const loaded: Loaded = { config, features: loadFeatureModules(config), stops: [] };
-  current = loaded;
+  current.set(owner, loaded);
+  const live = () => current.get(owner) === loaded;
   loaded.features.then(
     (features) => {
-      if (current !== loaded) return;
+      if (!live()) return;
       for (const { definition } of features.resources) {
         if (typeof definition.watch !== 'function') continue;
         const own = definition.uri;
         try {
           const stop = definition.watch((uri) => {
             const which = uri ?? own;
-            if (which !== undefined && current === loaded) changed?.(which);
+            if (which !== undefined && live()) changed?.(which);
           });
           if (typeof stop === 'function') loaded.stops.push(stop);
         } catch {
@@ -199,6 +203,13 @@ export function projectFeatures(
     },
   );
   return loaded.features;
+}
+
+/** Stops `owner`'s watchers (a daemon closing: a project's timer must not keep the process alive). */
+export function stopProjectFeatures(owner: object): void {
+  const loaded = current.get(owner);
+  current.delete(owner);
+  for (const stop of loaded?.stops ?? []) stop();
 }
 
 /**
