@@ -1,26 +1,23 @@
 /**
- * mcp_serve_call_us_p50: one tools/call through the daemon's /mcp (Streamable HTTP with a session,
- * SSE answers, bearer token, the call through the dispatcher as the `mcp` identity: grants, ajv,
- * scope, rate/loop, timeout, cap, audit to disk), against the same call on a bare SDK server in the
- * same process (the SDK's Server on the same transport, a session, a handler that only answers).
- * Both tools answer `Echo: <message>`; the SDK's Client calls both over loopback HTTP; batches
- * alternate so drift hits both alike. Target: at most 1.3x the bare SDK server.
+ * mcp_serve_call_us_p50: one tools/call through the daemon's /mcp, started as a user starts it
+ * (`node bin/organism.js run`: Streamable HTTP with a session, SSE answers, bearer token, the call
+ * through the dispatcher as the `mcp` identity: grants, ajv, scope, rate/loop, timeout, cap, audit
+ * to disk), against the same call on a bare SDK server in a process of its own (the SDK's Server
+ * on the same web-standard transport and node adapter, a session, a handler that only answers).
+ * Both tools answer `Echo: <message>`; the SDK's Client here calls both over loopback HTTP;
+ * batches alternate so drift hits both alike. Target: at most 1.3x the bare SDK server.
  */
-import { randomUUID } from 'node:crypto';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type ServerType, serve } from '@hono/node-server';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startDaemon } from '../src/daemon.ts';
 import { percentile, round } from './support.ts';
 
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const WARMUP = 1_000;
 const BATCHES = 20;
 const PER_BATCH = 50;
@@ -44,47 +41,67 @@ const TOOL_MODULE = `export default {
   run: async ({ message }) => \`Echo: \${message}\`,
 };
 `;
-/** An organism needs one listener: the default organism's printer, never called here. */
-const PRINTER = fileURLToPath(new URL('../listeners/printer.ts', import.meta.url));
 
-/**
- * The floor: the SDK's low-level Server with the same tool on the transport the daemon uses (the
- * web-standard one, a session each, SSE answers, served by @hono/node-server as the daemon's API
- * is), with nothing else in front of it.
- */
-async function bareSdkServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const transports = new Map<string, WebStandardStreamableHTTPServerTransport>();
-  const handle = async (request: Request): Promise<Response> => {
-    const id = request.headers.get('mcp-session-id');
-    const known = id === null ? undefined : transports.get(id);
-    if (known) return known.handleRequest(request);
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      onsessioninitialized: (sid) => transports.set(sid, transport),
-    });
-    const server = new Server({ name: 'bare', version: '1' }, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: [
-        { name: 'echo', description: 'Echoes the message.', inputSchema: ECHO_ARGS as { type: 'object' } },
-      ],
-    }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => ({
-      content: [{ type: 'text', text: `Echo: ${(request.params.arguments as { message: string }).message}` }],
-    }));
-    await server.connect(transport);
-    return transport.handleRequest(request);
-  };
-  const http = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: handle, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+const sdk = (path: string) =>
+  JSON.stringify(pathToFileURL(join(ROOT, 'node_modules/@modelcontextprotocol/sdk/dist/esm', path)).href);
+
+/** The floor, a program of its own: the SDK's Server on the transport the daemon uses, nothing else. */
+const BARE_SERVER = `import { randomUUID } from 'node:crypto';
+import { serve } from ${JSON.stringify(pathToFileURL(join(ROOT, 'node_modules/@hono/node-server/dist/index.mjs')).href)};
+import { Server } from ${sdk('server/index.js')};
+import { WebStandardStreamableHTTPServerTransport } from ${sdk('server/webStandardStreamableHttp.js')};
+import { CallToolRequestSchema, ListToolsRequestSchema } from ${sdk('types.js')};
+const transports = new Map();
+const handle = async (request) => {
+  const known = transports.get(request.headers.get('mcp-session-id'));
+  if (known) return known.handleRequest(request);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: randomUUID,
+    onsessioninitialized: (id) => transports.set(id, transport),
   });
-  const { port } = http.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    close: async () => {
-      for (const t of transports.values()) await t.close();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
-  };
+  const server = new Server({ name: 'bare', version: '1' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [{ name: 'echo', description: 'Echoes the message.', inputSchema: ${JSON.stringify(ECHO_ARGS)} }],
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (r) => ({
+    content: [{ type: 'text', text: 'Echo: ' + r.params.arguments.message }],
+  }));
+  await server.connect(transport);
+  return transport.handleRequest(request);
+};
+const s = serve({ fetch: handle, hostname: '127.0.0.1', port: 0 }, () => {
+  console.log('listening on http://127.0.0.1:' + s.address().port);
+});
+`;
+
+/** Starts `args` with this Node and resolves with the URL its "listening on" line names. */
+function started(args: string[], env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${args.join(' ')} did not start:\n${out}`));
+    }, 30_000);
+    const look = (chunk: Buffer) => {
+      out += chunk;
+      const match = /listening on (http:\/\/[^\s"]+)/.exec(out);
+      if (!match) return;
+      clearTimeout(timer);
+      resolve({ url: match[1] as string, child });
+    };
+    child.stdout?.on('data', look);
+    child.stderr?.on('data', look);
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}:\n${out}`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
 }
 
 async function connect(url: string, headers: Record<string, string> = {}): Promise<Client> {
@@ -94,26 +111,33 @@ async function connect(url: string, headers: Record<string, string> = {}): Promi
 }
 
 export async function measureServe(): Promise<Record<string, unknown>> {
+  const build = spawnSync(process.execPath, [join(ROOT, 'bin/build.js'), '--if-stale'], { stdio: 'inherit' });
+  if (build.status !== 0 && !existsSync(join(ROOT, 'dist/src/cli/main.js')))
+    throw new Error('bench mcp-serve: `node bin/build.js` failed and left no dist/');
   const dir = await mkdtemp(join(tmpdir(), 'organism-bench-mcp-serve-'));
   await mkdir(join(dir, 'tools'));
   await writeFile(join(dir, 'tools/echo.mjs'), TOOL_MODULE);
+  await writeFile(join(dir, 'bare-server.mjs'), BARE_SERVER);
+  // An organism needs one listener: the default organism's printer, never called here.
+  const printer = join(ROOT, 'listeners/printer.ts');
   await writeFile(
     join(dir, 'organism.yaml'),
-    `organism:\n  name: bench-serve\n  data_dir: ./data\n  workspace: ./workspace\n  log_level: silent\n` +
+    `organism:\n  name: bench-serve\n  data_dir: ./data\n  workspace: ./workspace\n  log_level: info\n` +
       `auth:\n  tokens:\n    - { name: bench, role: operator, token_env: BENCH_SERVE_TOKEN }\n` +
-      `listeners:\n  - name: printer\n    handler: ${JSON.stringify(PRINTER)}\n` +
+      `listeners:\n  - name: printer\n    handler: ${JSON.stringify(printer)}\n` +
       `tool_modules: [./tools]\nmcp:\n  tools: [echo]\n`,
   );
-  const daemon = await startDaemon({
-    configPath: join(dir, 'organism.yaml'),
-    port: 0,
-    host: '127.0.0.1',
-    reloadOnSighup: false,
-    env: { ...process.env, BENCH_SERVE_TOKEN: TOKEN },
+  const env = { ...process.env, BENCH_SERVE_TOKEN: TOKEN };
+  const daemon = await started(
+    [join(ROOT, 'bin/organism.js'), 'run', '--config', join(dir, 'organism.yaml'), '--port', '0'],
+    env,
+  );
+  const bare = await started([join(dir, 'bare-server.mjs')], env).catch(async (error) => {
+    await stop(daemon.child);
+    throw error;
   });
-  const bare = await bareSdkServer();
   const viaDaemon = await connect(`${daemon.url}/mcp`, { authorization: `Bearer ${TOKEN}` });
-  const viaBare = await connect(bare.url);
+  const viaBare = await connect(`${bare.url}/mcp`);
   try {
     let n = 0;
     const timed = async (client: Client) => {
@@ -149,13 +173,13 @@ export async function measureServe(): Promise<Record<string, unknown>> {
       target_ratio_max: 1.3,
       calls: BATCHES * PER_BATCH,
       includes:
-        "the daemon's HTTP stack (security headers, bearer token, body limit), its MCP session and event store, SSE answer, the dispatcher as the mcp identity (grants, ajv, scope, rate/loop, timeout, cap, audit to disk); the floor: the SDK's Server on the same web-standard transport and node server adapter, with a session and a handler that only answers",
+        "the daemon as started by `organism run`: its HTTP stack (security headers, bearer token, body limit), MCP session and event store, SSE answer, the dispatcher as the mcp identity (grants, ajv, scope, rate/loop, timeout, cap, audit to disk); the floor: the SDK's Server on the same web-standard transport and node adapter in a process of its own, a session and a handler that only answers",
     };
   } finally {
     await viaDaemon.close();
     await viaBare.close();
-    await bare.close();
-    await daemon.close(100);
+    await stop(bare.child);
+    await stop(daemon.child);
     await rm(dir, { recursive: true, force: true });
   }
 }
