@@ -51,18 +51,43 @@ type MetaValidator = ValidateFunction & { ajvVersion?: string };
 function precompiledMeta(): MetaValidator | undefined {
   const file = fileURLToPath(new URL(`./${PRECOMPILED_META_VALIDATOR}`, import.meta.url));
   if (!existsSync(file)) return undefined;
+  // Not kept in the module cache: only metaRef holds it (see metaValidator). A require of its own,
+  // which loads nothing else: a module that stays loaded keeps its first parent, with the parent's
+  // children, so ajv's package.json loaded from this one would keep the validator too.
   const require = createRequire(import.meta.url);
   const meta = require(file) as MetaValidator;
-  return meta.ajvVersion === (require('ajv/package.json') as { version: string }).version ? meta : undefined;
+  delete require.cache[file];
+  return meta.ajvVersion === installedAjv() ? meta : undefined;
 }
 
-let meta: MetaValidator | undefined;
+let ajvVersion: string | undefined;
+function installedAjv(): string {
+  ajvVersion ??= (createRequire(import.meta.url)('ajv/package.json') as { version: string }).version;
+  return ajvVersion;
+}
+
+/** Whether the shared Ajv was made to leave schema checks to the precompiled validator. */
+let hasMeta = false;
+/**
+ * The precompiled check, held weakly: ~70 KB of code used when payload schemas compile (at start,
+ * at a reload), which an idle daemon lets the garbage collector take; it is required again when
+ * the next schema compiles.
+ */
+let metaRef: WeakRef<MetaValidator> | undefined;
+
+function metaValidator(): MetaValidator | undefined {
+  let meta = metaRef?.deref();
+  if (meta) return meta;
+  meta = precompiledMeta();
+  if (meta) metaRef = new WeakRef(meta);
+  return meta;
+}
 
 /** The one Ajv instance for payload schemas. `useDefaults` fills schema defaults into payloads. */
 export function payloadAjv(): Ajv2020 {
   if (shared === null) {
-    meta = precompiledMeta();
-    shared = newPayloadAjv(meta === undefined ? {} : { validateSchema: false });
+    hasMeta = metaValidator() !== undefined;
+    shared = newPayloadAjv(hasMeta ? { validateSchema: false } : {});
   }
   return shared;
 }
@@ -72,8 +97,14 @@ export function payloadAjv(): Ajv2020 {
  * precompiled meta-schema validator for schemas on the default meta-schema.
  */
 function checkSchema(ajv: Ajv2020, schema: JsonSchema): void {
-  if (meta === undefined) return; // ajv checks as it compiles
+  if (!hasMeta) return; // ajv checks as it compiles
   if (schema.$schema !== undefined) {
+    ajv.validateSchema(schema, true);
+    return;
+  }
+  const meta = metaValidator();
+  // Gone since (dist/ rebuilt with another ajv): ajv's own check, as strict as the precompiled one.
+  if (meta === undefined) {
     ajv.validateSchema(schema, true);
     return;
   }

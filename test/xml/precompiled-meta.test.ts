@@ -4,9 +4,11 @@
  * letting ajv compile the meta-schema at start. A schema must be refused or accepted exactly as
  * ajv's own check does, with the same message; a schema naming another `$schema` is left to ajv.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { compileValidator, PRECOMPILED_META_VALIDATOR } from '../../src/xml/validate.ts';
 
@@ -62,5 +64,42 @@ describe('the precompiled payload meta-schema check', () => {
     expect(outcome(dist.compileValidator, { type: 'nope' })).toMatch(
       /^payload schema for <payload> is invalid: schema is invalid: data\/type must be equal to one of the allowed values/,
     );
+  });
+
+  it('is not kept while unused: collected after the schemas compile, and loaded again for the next one', async () => {
+    // In a process of its own with --expose-gc; the script sees each load of the validator's file
+    // (without holding it) to tell when the GC has taken it.
+    const script = `
+      import Module from 'node:module';
+      const registry = new FinalizationRegistry(() => { collected++; });
+      let loaded = 0;
+      let collected = 0;
+      const load = Module._load;
+      Module._load = function (request, ...rest) {
+        const out = load.call(this, request, ...rest);
+        if (String(request).endsWith(${JSON.stringify(PRECOMPILED_META_VALIDATOR)})) {
+          loaded++;
+          registry.register(out, 'meta');
+        }
+        return out;
+      };
+      const { compileValidator } = await import(${JSON.stringify(pathToFileURL(`${DIST_XML}validate.js`).href)});
+      compileValidator('first', { type: 'object' });
+      for (let i = 0; i < 20 && collected === 0; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        globalThis.gc();
+      }
+      let refused = 'ok';
+      try { compileValidator('second', { type: 'nope' }); } catch (error) { refused = error.message; }
+      console.log(JSON.stringify({ loaded, collected, refused }));
+    `;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--expose-gc', '--input-type=module', '-e', script],
+      { timeout: 30_000 },
+    );
+    const result = JSON.parse(stdout) as { loaded: number; collected: number; refused: string };
+    expect({ loaded: result.loaded, collected: result.collected }).toEqual({ loaded: 2, collected: 1 });
+    expect(result.refused).toBe(outcome(compileValidator, { type: 'nope' }).replace('<payload>', '<second>'));
   });
 });
