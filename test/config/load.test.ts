@@ -128,6 +128,7 @@ describe('loadConfig on valid files', () => {
       approval_timeout_ms: 600_000,
       approval_role: 'operator',
       approval_max_pending: 20,
+      approval_elicitation: true,
     });
     expect(listeners[1]!.config).toMatchObject({ agent: true, max_turns: 3, budget: { tokens: 5000 } });
   });
@@ -141,6 +142,7 @@ describe('loadConfig on valid files', () => {
       approval_timeout_ms: 600_000,
       approval_role: 'operator',
       approval_max_pending: 20,
+      approval_elicitation: true,
     });
     expect(listeners[0]!.config.tool_config.fetch_url!.max_result_bytes).toBe(2048);
     const { config } = await loadConfig(fixture('broadcast.yaml'), { env: {} });
