@@ -1,0 +1,95 @@
+/**
+ * Memory an MCP client makes the daemon keep (issue 27), with the real daemon (`organism run`)
+ * and real HTTP on 127.0.0.1: what a session was sent is kept for a client that reconnects
+ * (Last-Event-ID), so it must be bounded in bytes, not only in count (mcp.replay_bytes). A viewer,
+ * who may only read, asks one session 120 times for a resource whose 900 kB URI names nothing:
+ * each answer is an error of 1.8 MB (the URI twice). With the bound taken away (replay_bytes set
+ * to 1 GB) 300 such answers made the daemon keep 550 MB more; here 100 of them must make it keep
+ * less than 60 MB more.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DaemonProcess, startDaemonProcess } from '../helpers/daemon.ts';
+import { OPERATOR_TOKEN, REPO, tempOrganism, VIEWER_TOKEN } from '../mcp/helpers.ts';
+
+let daemon: DaemonProcess;
+let mcp: string;
+
+beforeAll(async () => {
+  const organism = await tempOrganism(`auth:
+  tokens:
+    - { name: ops, role: operator, token_env: MCP_OPS_TOKEN }
+    - { name: watcher, role: viewer, token_env: MCP_VIEW_TOKEN }
+listeners:
+  - name: upper
+    handler: ${JSON.stringify(`${REPO}test/mcp/fixtures/upper.ts`)}
+    mcp: true
+`);
+  daemon = await startDaemonProcess(['--config', organism.config], {
+    MCP_OPS_TOKEN: OPERATOR_TOKEN,
+    MCP_VIEW_TOKEN: VIEWER_TOKEN,
+  });
+  mcp = `${daemon.url}/mcp`;
+}, 30_000);
+afterAll(async () => {
+  await daemon?.stop();
+});
+
+function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+function headers(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    authorization: `Bearer ${VIEWER_TOKEN}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+    ...extra,
+  };
+}
+
+describe('MCP memory attacks', () => {
+  it("a viewer's 100 answers of 1.8 MB on one session are not all kept for its replay", async () => {
+    const init = await fetch(mcp, {
+      method: 'POST',
+      headers: headers(),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }),
+    });
+    const session = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const big = 'x'.repeat(900_000);
+    // A different URI each time: no two answers share their text.
+    const read = async (id: number) => {
+      const r = await fetch(mcp, {
+        method: 'POST',
+        headers: headers({ 'mcp-session-id': session }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'resources/read',
+          params: { uri: `organism://nothing/${id}/${big}` },
+        }),
+      });
+      return r.text();
+    };
+    const first = await read(1);
+    expect(first).toContain('Resource not found');
+    expect(first.length).toBeGreaterThan(1_800_000);
+    for (let i = 2; i <= 10; i++) await read(i);
+    const before = rssBytes(daemon.child.pid!);
+    for (let i = 11; i <= 110; i++) await read(i);
+    const after = rssBytes(daemon.child.pid!);
+    expect(after - before, `the daemon's RSS grew by ${after - before} bytes`).toBeLessThan(60 * 1024 * 1024);
+    // The session still answers, and ends when asked.
+    expect(await read(111)).toContain('Resource not found');
+    const end = await fetch(mcp, { method: 'DELETE', headers: headers({ 'mcp-session-id': session }) });
+    expect(end.status).toBe(200);
+  }, 120_000);
+});
