@@ -4,7 +4,7 @@
  * command against examples/conformance/client.mjs, each scenario's checks.json read back.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -138,7 +138,9 @@ export function runSuite(
     }, timeoutMs);
     child.on('exit', (code) => {
       clearTimeout(timer);
-      resolve({ code, output, results: readResults(out) });
+      const results = readResults(out);
+      rmSync(out, { recursive: true, force: true });
+      resolve({ code, output, results });
     });
   });
 }

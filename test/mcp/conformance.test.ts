@@ -8,6 +8,7 @@
  * lists (each with its spec clause and why); an entry that passes fails the test too. The suite
  * needs Node 22+: see conformanceNode().
  */
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DaemonProcess, startDaemonProcess } from '../helpers/daemon.ts';
@@ -51,10 +52,12 @@ const tail = (text: string) => text.slice(-6000);
 describe('MCP conformance: the daemon as a server', () => {
   let daemon: DaemonProcess;
   let relay: Awaited<ReturnType<typeof bearerRelay>>;
+  let copy: string | undefined;
 
   beforeAll(async () => {
     conformanceNode();
-    const { file } = conformanceOrganismCopy();
+    const { file, dir } = conformanceOrganismCopy();
+    copy = dir;
     daemon = await startDaemonProcess(['--config', file]);
     relay = await bearerRelay(daemon.url, daemon.token ?? '');
   }, 30_000);
@@ -62,6 +65,7 @@ describe('MCP conformance: the daemon as a server', () => {
   afterAll(async () => {
     await relay?.close();
     await daemon?.stop();
+    if (copy) rmSync(copy, { recursive: true, force: true });
   });
 
   it('passes every server scenario (active and pending)', async () => {
