@@ -137,7 +137,7 @@ export class LlmClient {
     signal: AbortSignal,
   ): Promise<{ turn: CompletionTurn; backend: string }> {
     const order = this.#order();
-    const sent = this.#withSettings(request);
+    const sent = maskSystem(this.#withSettings(request));
     const estimate = estimateTokens(
       sent.system + JSON.stringify(sent.messages) + JSON.stringify(sent.functions),
     );
@@ -204,6 +204,16 @@ export class LlmClient {
     const start = this.#next++ % this.#backends.length;
     return [...this.#backends.slice(start), ...this.#backends.slice(0, start)];
   }
+}
+
+/**
+ * The agent's own prompt can hold a secret the daemon knows (organism.yaml's `${ENV}` in `prompt`);
+ * the conversation is redacted as it is framed (frame.ts), the system prompt here, whatever the
+ * backend: no model gets it (invariant 7), least of all an MCP client's (mcp-sampling).
+ */
+function maskSystem(request: CompletionRequest): CompletionRequest {
+  const system = redactKnown(request.system);
+  return system === request.system ? request : { ...request, system };
 }
 
 /**
