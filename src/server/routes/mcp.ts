@@ -7,15 +7,30 @@ import { readJsonBody } from '../body.ts';
 import { httpError } from '../errors.ts';
 import { type ApiApp, allow, fail, type RouteDeps } from './common.ts';
 
+type McpHttp = typeof import('../../mcp/server/http.ts');
+
 export function mcpRoutes(app: ApiApp, { service, maxBodyBytes }: RouteDeps): void {
+  // Both once per daemon: an import() per request costs a module-map lookup and a microtask hop,
+  // and service.info() reads process.memoryUsage() only for the version, which never changes.
+  let http: Promise<McpHttp> | undefined;
+  let version: string | undefined;
+  const handle = async (
+    request: Request,
+    body: unknown,
+    principal: Parameters<McpHttp['handleMcpRequest']>[2],
+    host: Parameters<McpHttp['handleMcpRequest']>[3],
+  ) => {
+    http ??= import('../../mcp/server/http.ts');
+    version ??= service.info().version;
+    return (await http).handleMcpRequest(request, body, principal, host, version);
+  };
   app.post('/mcp', async (c) => {
     const principal = allow(c, 'viewer', 'using the organism over MCP');
     const host = await service.mcp?.();
     if (!host) return fail(c, httpError(404, 'request.not_found', 'this organism does not serve MCP'));
     const body = await readJsonBody(c, maxBodyBytes);
     if ('status' in body) return fail(c, body);
-    const { handleMcpRequest } = await import('../../mcp/server/http.ts');
-    return handleMcpRequest(c.req.raw, body.value, principal, host, service.info().version);
+    return handle(c.req.raw, body.value, principal, host);
   });
   // A session's stream (GET, or a resume with Last-Event-ID) and its end (DELETE): the session's
   // own credential only (src/mcp/server/sessions.ts).
@@ -23,7 +38,6 @@ export function mcpRoutes(app: ApiApp, { service, maxBodyBytes }: RouteDeps): vo
     const principal = allow(c, 'viewer', 'using the organism over MCP');
     const host = await service.mcp?.();
     if (!host) return fail(c, httpError(404, 'request.not_found', 'this organism does not serve MCP'));
-    const { handleMcpRequest } = await import('../../mcp/server/http.ts');
-    return handleMcpRequest(c.req.raw, undefined, principal, host, service.info().version);
+    return handle(c.req.raw, undefined, principal, host);
   });
 }
