@@ -5,7 +5,8 @@
  * who may only read, asks one session 120 times for a resource whose 900 kB URI names nothing:
  * each answer is an error of 1.8 MB (the URI twice). With the bound taken away (replay_bytes set
  * to 1 GB) 300 such answers made the daemon keep 550 MB more; here 100 of them must make it keep
- * less than 60 MB more.
+ * less than 60 MB more. Subscriptions are client text kept as long as the session: 150 URIs of
+ * 900 kB each grew the daemon by 140 MB before a URI to watch was bounded (4,096 characters).
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,6 +90,46 @@ describe('MCP memory attacks', () => {
     expect(after - before, `the daemon's RSS grew by ${after - before} bytes`).toBeLessThan(60 * 1024 * 1024);
     // The session still answers, and ends when asked.
     expect(await read(111)).toContain('Resource not found');
+    const end = await fetch(mcp, { method: 'DELETE', headers: headers({ 'mcp-session-id': session }) });
+    expect(end.status).toBe(200);
+  }, 120_000);
+
+  it('a viewer subscribing one session to 150 resource URIs of 900 kB each does not make the daemon keep them', async () => {
+    const init = await fetch(mcp, {
+      method: 'POST',
+      headers: headers(),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }),
+    });
+    const session = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const big = 'y'.repeat(900_000);
+    const subscribe = async (id: number) => {
+      const r = await fetch(mcp, {
+        method: 'POST',
+        headers: headers({ 'mcp-session-id': session }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'resources/subscribe',
+          params: { uri: `notes://n/${id}/${big}` },
+        }),
+      });
+      return r.text();
+    };
+    for (let i = 1; i <= 10; i++) await subscribe(i);
+    const before = rssBytes(daemon.child.pid!);
+    const answers: string[] = [];
+    for (let i = 11; i <= 160; i++) answers.push((await subscribe(i)).slice(0, 300));
+    const after = rssBytes(daemon.child.pid!);
+    expect(
+      after - before,
+      `the daemon's RSS grew by ${after - before} bytes; ${answers.at(-1)}`,
+    ).toBeLessThan(60 * 1024 * 1024);
     const end = await fetch(mcp, { method: 'DELETE', headers: headers({ 'mcp-session-id': session }) });
     expect(end.status).toBe(200);
   }, 120_000);

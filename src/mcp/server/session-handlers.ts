@@ -15,7 +15,7 @@ import {
 import type { SessionView } from './channel.ts';
 import type { LoggingLevel } from './client-channel.ts';
 import { type McpHost, threadIdOf } from './host.ts';
-import { MAX_SUBSCRIPTIONS_PER_SESSION } from './subscriptions.ts';
+import { MAX_SUBSCRIBED_URI_CHARS, MAX_SUBSCRIPTIONS_PER_SESSION } from './subscriptions.ts';
 
 /** Until the client sets one: what a person following a call wants, without every tool call. */
 export const DEFAULT_LOG_LEVEL: LoggingLevel = 'info';
@@ -43,6 +43,11 @@ export function registerSessionHandlers(server: Server, host: McpHost, session: 
       throw new SdkMcpError(
         ErrorCode.InvalidRequest,
         'resources/subscribe needs a session: initialize first and send its Mcp-Session-Id',
+      );
+    if (uri.length > MAX_SUBSCRIBED_URI_CHARS)
+      throw new SdkMcpError(
+        ErrorCode.InvalidParams,
+        `resources/subscribe: the URI is ${uri.length} characters; a URI to watch is at most ${MAX_SUBSCRIBED_URI_CHARS}`,
       );
     const thread = threadIdOf(uri);
     if (uri.startsWith('organism://threads/') && (thread === undefined || !host.thread(uri)))

@@ -15,6 +15,12 @@ export type UpdatedSink = (uri: string) => void;
 /** Most URIs one session may watch at once; past it subscribe is refused with this number. */
 export const MAX_SUBSCRIPTIONS_PER_SESSION = 256;
 
+/**
+ * Longest URI a session may subscribe to. The count alone bounds nothing: a URI is the client's
+ * text, kept as long as the session lives, and 256 of a request body's size each is hundreds of MB.
+ */
+export const MAX_SUBSCRIBED_URI_CHARS = 4_096;
+
 export class ResourceSubscriptions {
   /** uri -> session id -> sink */
   readonly #byUri = new Map<string, Map<string, UpdatedSink>>();
