@@ -51,35 +51,39 @@ function headers(extra: Record<string, string> = {}): Record<string, string> {
   };
 }
 
+/** A viewer's session, opened with a raw initialize (the attack needs no client library). */
+async function openSession(): Promise<string> {
+  const init = await fetch(mcp, {
+    method: 'POST',
+    headers: headers(),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    }),
+  });
+  await init.text();
+  return init.headers.get('mcp-session-id')!;
+}
+
+/** One request on `session`; the answer's text. */
+async function rpc(session: string, id: number, method: string, params: unknown): Promise<string> {
+  const r = await fetch(mcp, {
+    method: 'POST',
+    headers: headers({ 'mcp-session-id': session }),
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+  });
+  return r.text();
+}
+
 describe('MCP memory attacks', () => {
   it("a viewer's 100 answers of 1.8 MB on one session are not all kept for its replay", async () => {
-    const init = await fetch(mcp, {
-      method: 'POST',
-      headers: headers(),
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-      }),
-    });
-    const session = init.headers.get('mcp-session-id')!;
-    await init.text();
+    const session = await openSession();
     const big = 'x'.repeat(900_000);
     // A different URI each time: no two answers share their text.
-    const read = async (id: number) => {
-      const r = await fetch(mcp, {
-        method: 'POST',
-        headers: headers({ 'mcp-session-id': session }),
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id,
-          method: 'resources/read',
-          params: { uri: `organism://nothing/${id}/${big}` },
-        }),
-      });
-      return r.text();
-    };
+    const read = (id: number) =>
+      rpc(session, id, 'resources/read', { uri: `organism://nothing/${id}/${big}` });
     const first = await read(1);
     expect(first).toContain('Resource not found');
     expect(first.length).toBeGreaterThan(1_800_000);
@@ -95,32 +99,10 @@ describe('MCP memory attacks', () => {
   }, 120_000);
 
   it('a viewer subscribing one session to 150 resource URIs of 900 kB each does not make the daemon keep them', async () => {
-    const init = await fetch(mcp, {
-      method: 'POST',
-      headers: headers(),
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-      }),
-    });
-    const session = init.headers.get('mcp-session-id')!;
-    await init.text();
+    const session = await openSession();
     const big = 'y'.repeat(900_000);
-    const subscribe = async (id: number) => {
-      const r = await fetch(mcp, {
-        method: 'POST',
-        headers: headers({ 'mcp-session-id': session }),
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id,
-          method: 'resources/subscribe',
-          params: { uri: `notes://n/${id}/${big}` },
-        }),
-      });
-      return r.text();
-    };
+    const subscribe = (id: number) =>
+      rpc(session, id, 'resources/subscribe', { uri: `notes://n/${id}/${big}` });
     for (let i = 1; i <= 10; i++) await subscribe(i);
     const before = rssBytes(daemon.child.pid!);
     const answers: string[] = [];
