@@ -102,18 +102,28 @@ export async function loadToolModule(file: string, scan?: ModuleScan): Promise<C
  * files sorted by name (not its subfolders, so helpers can live in tools/lib/), a file gives itself.
  * Throws ToolRegistrationError naming an entry that does not exist or is not a module.
  */
-export async function userToolModuleFiles(entries: readonly string[]): Promise<string[]> {
+export function userToolModuleFiles(entries: readonly string[]): Promise<string[]> {
+  return moduleFilesOf(
+    entries,
+    'tool_modules',
+    (entry, why) => new ToolRegistrationError(`module ${entry}`, why),
+  );
+}
+
+/**
+ * The module files of a list of code entries (tool_modules, prompt_modules, resource_modules) by
+ * the rule above; `fail` makes the error for an entry that cannot be read or is not a module.
+ */
+export async function moduleFilesOf(
+  entries: readonly string[],
+  key: string,
+  fail: (entry: string, why: string) => Error,
+): Promise<string[]> {
   const files: string[] = [];
   for (const entry of entries) {
-    let info: Awaited<ReturnType<typeof stat>>;
-    try {
-      info = await stat(entry);
-    } catch (error) {
-      throw new ToolRegistrationError(
-        `module ${entry}`,
-        `is in tool_modules but cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-      );
-    }
+    const info = await stat(entry).catch((error: NodeJS.ErrnoException) => {
+      throw fail(entry, `is in ${key} but cannot be read (${error.code ?? error.message})`);
+    });
     if (info.isDirectory()) {
       const names = (await readdir(entry, { withFileTypes: true }))
         .filter((e) => e.isFile() && isModuleFile(e.name))
@@ -123,10 +133,7 @@ export async function userToolModuleFiles(entries: readonly string[]): Promise<s
     } else if (isModuleFile(basename(entry))) {
       files.push(entry);
     } else {
-      throw new ToolRegistrationError(
-        `module ${entry}`,
-        'is in tool_modules but is neither a folder nor a .ts, .mts, .js or .mjs file',
-      );
+      throw fail(entry, `is in ${key} but is neither a folder nor a .ts, .mts, .js or .mjs file`);
     }
   }
   return files;

@@ -4,12 +4,10 @@
  * source, never a compiled cache), checked, and kept per loaded config: a reload brings a new
  * config and so a fresh load, and the previous modules' watchers are stopped.
  */
-import { readdir, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 import { type ConfigIssue, FeatureModuleError } from '../../../errors.ts';
 import { defaultExport, importUserModule } from '../../../listener/import-module.ts';
-import { isModuleFile } from '../../../tools/catalog.ts';
+import { moduleFilesOf } from '../../../tools/catalog.ts';
 import type { ResourceChanged } from '../subscriptions.ts';
 import type { PromptDefinition, ResourceDefinition } from './define.ts';
 
@@ -32,26 +30,8 @@ export interface FeatureModulesConfig {
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
-async function moduleFiles(entries: readonly string[], key: string): Promise<string[]> {
-  const files: string[] = [];
-  for (const entry of entries) {
-    const info = await stat(entry).catch((error: NodeJS.ErrnoException) => {
-      throw new FeatureModuleError(entry, `is in ${key} but cannot be read (${error.code ?? error.message})`);
-    });
-    if (info.isDirectory()) {
-      const names = (await readdir(entry, { withFileTypes: true }))
-        .filter((e) => e.isFile() && isModuleFile(e.name))
-        .map((e) => e.name)
-        .sort();
-      for (const name of names) files.push(join(entry, name));
-    } else if (isModuleFile(basename(entry))) files.push(entry);
-    else
-      throw new FeatureModuleError(
-        entry,
-        `is in ${key} but is neither a folder nor a .ts, .mts, .js or .mjs file`,
-      );
-  }
-  return files;
+function moduleFiles(entries: readonly string[], key: string): Promise<string[]> {
+  return moduleFilesOf(entries, key, (entry, why) => new FeatureModuleError(entry, why));
 }
 
 async function exported(file: string, what: string, accept: (v: unknown) => boolean): Promise<unknown[]> {
