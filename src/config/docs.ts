@@ -1,12 +1,9 @@
 /**
- * The organism.yaml reference in the README, generated from organism.schema.json so the two cannot
- * drift (test/config/docs.test.ts fails when the README section differs from this output).
+ * The organism.yaml reference (docs/reference/configuration.md), generated from organism.schema.json
+ * so the two cannot drift (test/config/docs.test.ts fails when the file differs from this output).
  */
 import type { JsonSchema } from '../xml/json-schema.ts';
 import { WHEN_UNSET } from './schema.ts';
-
-export const REFERENCE_START = '<!-- config-reference:start -->';
-export const REFERENCE_END = '<!-- config-reference:end -->';
 
 interface Row {
   key: string;
@@ -15,11 +12,13 @@ interface Row {
   description: string;
 }
 
-/** Markdown: one heading per top-level section, one table row per key path. */
+/** The page as Markdown: one heading per top-level section, one table row per key path. */
 export function renderConfigReference(schema: JsonSchema): string {
   const out: string[] = [
+    '# organism.yaml reference',
+    '',
     '<!-- Generated from organism.schema.json by renderConfigReference (src/config/docs.ts).',
-    '     Edit the schema, then run: npx tsx src/config/update-readme.ts -->',
+    '     Edit the schema, then run: npx tsx src/config/update-reference.ts -->',
     '',
     String(schema.description ?? ''),
     '',
@@ -36,7 +35,7 @@ export function renderConfigReference(schema: JsonSchema): string {
   ];
   const required = new Set((schema.required as string[] | undefined) ?? []);
   for (const [name, sub] of Object.entries(properties(schema))) {
-    out.push('', `### \`${name}\``, '');
+    out.push('', `## \`${name}\``, '');
     const need = required.has(name)
       ? 'Required.'
       : unsetText(sub)
@@ -53,27 +52,7 @@ export function renderConfigReference(schema: JsonSchema): string {
     for (const row of rows)
       out.push(`| \`${row.key}\` | ${row.type} | ${row.default} | ${cell(row.description)} |`);
   }
-  return out.join('\n');
-}
-
-/** Replaces the text between the reference markers of a README with `rendered`. */
-export function replaceReferenceSection(readme: string, rendered: string): string {
-  const start = readme.indexOf(REFERENCE_START);
-  const end = readme.indexOf(REFERENCE_END);
-  if (start < 0 || end < start)
-    throw new Error(`README has no ${REFERENCE_START} ... ${REFERENCE_END} section`);
-  return `${readme.slice(0, start + REFERENCE_START.length)}\n${rendered}\n${readme.slice(end)}`;
-}
-
-/** The text between the reference markers, without the newlines that frame it. */
-export function extractReferenceSection(readme: string): string | undefined {
-  const start = readme.indexOf(REFERENCE_START);
-  const end = readme.indexOf(REFERENCE_END);
-  if (start < 0 || end < start) return undefined;
-  return readme
-    .slice(start + REFERENCE_START.length, end)
-    .replace(/^\n/, '')
-    .replace(/\n$/, '');
+  return `${out.join('\n')}\n`;
 }
 
 function collect(schema: JsonSchema, prefix: string, rows: Row[]): void {
