@@ -58,11 +58,11 @@ function plain(port: number): Redis {
 async function info(port: number, section: string): Promise<Map<string, string>> {
   const c = plain(port);
   try {
-    const text = (await c.call(...(section === 'cluster' ? ['CLUSTER', 'INFO'] : ['INFO', section]))) as
-      | string
-      | Buffer;
+    const text = String(
+      section === 'cluster' ? await c.call('CLUSTER', 'INFO') : await c.call('INFO', section),
+    );
     const map = new Map<string, string>();
-    for (const line of String(text).split('\r\n')) {
+    for (const line of text.split('\r\n')) {
       const at = line.indexOf(':');
       if (at > 0) map.set(line.slice(0, at), line.slice(at + 1));
     }
