@@ -86,7 +86,7 @@ export interface DeleteResult {
 }
 
 export interface LibrarianBackend {
-  readonly kind: 'embedded' | 'exist';
+  readonly kind: 'embedded' | 'exist' | 'basex';
   /** Stores (or replaces) a document; the content must be well-formed XML without a DOCTYPE. */
   store(path: string, content: string, signal?: AbortSignal): Promise<StoreResult>;
   get(path: string, signal?: AbortSignal): Promise<GetResult>;

@@ -8,12 +8,15 @@ import { LibrarianError } from '../src/errors.ts';
 import { normalizeCollection } from './paths.ts';
 
 export interface LibrarianOptions {
-  backend: 'embedded' | 'exist';
+  backend: 'embedded' | 'exist' | 'basex';
   /** Collection used when a call names none; also what is indexed at start. */
   defaultCollection: string;
   /** embedded: where documents live (`<data_dir>/librarian`). */
   dataDir: string;
-  /** exist: REST base URL, e.g. http://localhost:8080/exist/rest (no trailing slash). */
+  /**
+   * exist: REST base URL, e.g. http://localhost:8080/exist/rest (no trailing slash); basex: the
+   * server's address, basex://host:port (port 1984 when left out).
+   */
   url?: string;
   user?: string;
   /** Name of the env var holding the password (the password itself is read at connect time). */
@@ -27,7 +30,7 @@ export const LIBRARIAN_DEFAULTS = {
 
 /** The raw `librarian:` section (snake_case, as in organism.yaml). */
 export interface RawLibrarianSection {
-  backend?: 'embedded' | 'exist';
+  backend?: 'embedded' | 'exist' | 'basex';
   url?: string;
   user?: string;
   password_env?: string;
@@ -37,10 +40,10 @@ export interface RawLibrarianSection {
 export function resolveLibrarianOptions(raw: unknown, dataDir: string): LibrarianOptions {
   const section = (raw ?? {}) as RawLibrarianSection;
   const backend = section.backend ?? LIBRARIAN_DEFAULTS.backend;
-  if (backend !== 'embedded' && backend !== 'exist') {
+  if (backend !== 'embedded' && backend !== 'exist' && backend !== 'basex') {
     throw new LibrarianError(
       'librarian.not_configured',
-      `librarian.backend must be embedded or exist, not ${String(backend)}`,
+      `librarian.backend must be embedded, exist or basex, not ${String(backend)}`,
     );
   }
   const options: LibrarianOptions = {
@@ -62,11 +65,35 @@ export function librarianUnavailable(
   env: NodeJS.ProcessEnv = process.env,
 ): string | null {
   if (options.backend === 'embedded') return null;
+  if (options.backend === 'basex') return basexUnavailable(options, env);
   if (!options.url) return 'librarian.backend is exist but librarian.url is not set';
   if (!/^https?:\/\//.test(options.url))
     return `librarian.url must start with http:// or https://, not ${options.url}`;
   if (options.passwordEnv && env[options.passwordEnv] === undefined) {
     return `librarian.password_env names ${options.passwordEnv}, which is not set in the environment`;
   }
+  return null;
+}
+
+export const BASEX_DEFAULT_PORT = 1984;
+
+/** host and port of a basex:// address, or null when it is not one. */
+export function basexAddress(url: string): { host: string; port: number } | null {
+  const m = /^basex:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?$/.exec(url);
+  if (!m) return null;
+  const port = m[2] === undefined ? BASEX_DEFAULT_PORT : Number(m[2]);
+  if (port < 1 || port > 65535) return null;
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+function basexUnavailable(options: LibrarianOptions, env: NodeJS.ProcessEnv): string | null {
+  if (!options.url) return 'librarian.backend is basex but librarian.url (basex://host:port) is not set';
+  if (!basexAddress(options.url))
+    return `librarian.url must be basex://host or basex://host:port for the basex backend, not ${options.url}`;
+  if (!options.user)
+    return 'librarian.backend is basex but librarian.user is not set (BaseX has no anonymous access)';
+  if (!options.passwordEnv) return 'librarian.backend is basex but librarian.password_env is not set';
+  if (env[options.passwordEnv] === undefined)
+    return `librarian.password_env names ${options.passwordEnv}, which is not set in the environment`;
   return null;
 }

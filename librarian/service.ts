@@ -6,7 +6,12 @@
 import { LibrarianError } from '../src/errors.ts';
 import type { ToolRunContext, ToolServices } from '../src/tools/types.ts';
 import type { LibrarianBackend } from './backend.ts';
-import { type LibrarianOptions, librarianUnavailable, resolveLibrarianOptions } from './config.ts';
+import {
+  basexAddress,
+  type LibrarianOptions,
+  librarianUnavailable,
+  resolveLibrarianOptions,
+} from './config.ts';
 
 export const RESOURCE_KEY = 'librarian';
 
@@ -33,6 +38,21 @@ export async function createBackend(
   if (options.backend === 'embedded') {
     const { EmbeddedBackend } = await import('./embedded/backend.ts');
     return EmbeddedBackend.open({ dir: options.dataDir, defaultCollection: options.defaultCollection });
+  }
+  if (options.backend === 'basex') {
+    const { BasexBackend } = await import('./basex/backend.ts');
+    const { host, port } = basexAddress(options.url!)!;
+    const passwordEnv = options.passwordEnv!;
+    const backend = new BasexBackend({
+      host,
+      port,
+      user: options.user!,
+      // Read at each connection, so a rotated secret is picked up on the next one.
+      password: () => env[passwordEnv] ?? '',
+      defaultCollection: options.defaultCollection,
+    });
+    backend.start().catch(() => {});
+    return backend;
   }
   const { ExistBackend } = await import('./exist/backend.ts');
   const backend = new ExistBackend({

@@ -141,7 +141,7 @@ export interface WebSearchSection {
 }
 
 export interface LibrarianSection {
-  backend: 'embedded' | 'exist';
+  backend: 'embedded' | 'exist' | 'basex';
   url?: string;
   user?: string;
   password_env?: string;

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureIo } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import type { ToolResult } from '../../src/tools/types.ts';
+import { type BasexServer, startBasex } from '../helpers/basex.ts';
 import { type FakeExist, startFakeExist } from './fake-exist.ts';
 
 const PACKAGE = resolve(import.meta.dirname, '../..');
@@ -238,5 +239,68 @@ describe('librarian tools on eXist (fake server)', () => {
       deleted: 'document',
     });
     expect(fake.docs.has('/db/organism/notes/a.xml')).toBe(false);
+  });
+});
+
+describe('librarian tools on BaseX (real basexserver)', () => {
+  let server: BasexServer;
+  let o: Organism;
+  beforeAll(async () => {
+    server = await startBasex();
+    process.env.LIBRARIAN_TEST_BASEX_PASSWORD = server.password;
+    o = await organism(
+      '',
+      `librarian:
+  backend: basex
+  url: basex://${server.host}:${server.port}
+  user: ${server.user}
+  password_env: LIBRARIAN_TEST_BASEX_PASSWORD
+`,
+    );
+  }, 60_000);
+  afterAll(async () => {
+    delete process.env.LIBRARIAN_TEST_BASEX_PASSWORD;
+    await server?.stop();
+    if (o) await rm(o.dir, { recursive: true, force: true });
+  });
+
+  it('runs the same calls against BaseX, with the injection attempt inert', async () => {
+    expect(ok(await call(o, 'librarian_store', NOTE))).toEqual({ path: NOTE_PATH });
+    expect(ok(await call(o, 'librarian_get', { path: 'notes/a.xml' }))).toEqual({
+      path: '/db/organism/notes/a.xml',
+      content: '<note><title>Red wine</title></note>',
+    });
+    const attack = '"]; db:drop("db"); ["';
+    expect(
+      ok(
+        await call(o, 'librarian_query', {
+          query: 'declare variable $t external; collection("/db/organism")//note[title = $t]',
+          variables: { t: attack },
+        }),
+      ),
+    ).toEqual({ hits: 0, results: [] });
+    expect(ok(await call(o, 'librarian_search', { query: 'wine' }))).toEqual(NOTE_FOUND);
+    expect(ok(await call(o, 'librarian_list', { collection: 'notes' }))).toEqual({
+      collection: '/db/organism/notes',
+      collections: [],
+      documents: [{ name: 'a.xml', path: '/db/organism/notes/a.xml' }],
+    });
+    expect(ok(await call(o, 'librarian_delete', { path: 'notes/a.xml' }))).toEqual({
+      path: NOTE_PATH,
+      deleted: 'document',
+    });
+  });
+
+  it('says what is missing when the basex backend has no user', async () => {
+    const bare = await organism('', `librarian:\n  backend: basex\n  url: basex://127.0.0.1\n`);
+    try {
+      const result = await call(bare, 'librarian_list', {});
+      expect(result.status).not.toBe('ok');
+      expect(JSON.stringify(result)).toContain(
+        'librarian.backend is basex but librarian.user is not set (BaseX has no anonymous access)',
+      );
+    } finally {
+      await rm(bare.dir, { recursive: true, force: true });
+    }
   });
 });
