@@ -31,6 +31,9 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   dashboard: () => import('./commands/dashboard.ts'),
 };
 
+/** The commands in the order `organism --help` lists them (the CLI reference follows it too). */
+export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
+
 export async function main(argv: string[], io: CommandIo = processIo()): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
@@ -82,6 +85,8 @@ async function usage(): Promise<string> {
     "wrote into its data_dir, else organism.yaml's server section; the API token is $ORGANISM_TOKEN",
     '(both also read from the .env beside organism.yaml). Exit codes: 0 done, 1 error, 2 usage (operator',
     "commands) or refused (tools call), 141 the output's reader went away; send documents its own.",
+    '',
+    'Docs: node_modules/organism/docs/README.md (in your project), starting with docs/guide/project.md.',
   );
   return lines.join('\n');
 }

@@ -12,6 +12,8 @@ export interface OperatorCommand {
   name: string;
   /** `usage: ...` lines and the description, without the options. */
   usage: string;
+  /** The help's examples: lines, each indented two spaces. */
+  examples: string;
   /** What the single argument names (`LISTENER`, `THREAD`), or undefined when there is none. */
   argument?: string;
   act(client: DaemonClient, argument: string, io: CommandIo, json: boolean): Promise<void>;
@@ -25,7 +27,10 @@ export function helpOf(command: OperatorCommand): string {
 options:
       --json            print the API's JSON answer
 ${CLIENT_HELP}
-  -h, --help            show this help`;
+  -h, --help            show this help
+
+examples:
+${command.examples}`;
 }
 
 export async function runOperator(command: OperatorCommand, argv: string[], io: CommandIo): Promise<number> {

@@ -5,12 +5,14 @@
 import { renderConfigReference } from '../config/docs.ts';
 import { organismSchema } from '../config/schema.ts';
 import { REFERENCE_FILE, referenceText } from '../server/openapi/reference.ts';
+import { renderCliReference } from './cli.ts';
 import { renderErrorsReference } from './errors.ts';
 import { referencePath, writeIfChanged } from './files.ts';
 import { renderToolResultsReference } from './tool-results.ts';
 
 const pages: Array<[string, () => string | Promise<string>]> = [
   [referencePath('configuration.md'), () => renderConfigReference(organismSchema)],
+  [referencePath('cli.md'), () => renderCliReference()],
   [referencePath('errors.md'), () => renderErrorsReference()],
   [referencePath('tool-results.md'), () => renderToolResultsReference()],
   [REFERENCE_FILE, () => referenceText()],

@@ -24,7 +24,12 @@ options:
       --reason TEXT     why (recorded in the audit log and the thread)
       --json            print the API's JSON answer
 ${CLIENT_HELP}
-  -h, --help            show this help`;
+  -h, --help            show this help
+
+examples:
+  npx organism approvals
+  npx organism approvals approve 3f2a9c1d --reason "checked the recipient"
+  npx organism approvals deny 3f2a9c1d --reason "wrong customer"`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   let args: ReturnType<typeof parseClientCommand<typeof OPTIONS>>;

@@ -30,7 +30,8 @@ import type { CommandIo } from '../io.ts';
 export const summary =
   'print the tool-call audit log; --verify checks its keyed chain and checkpoints (exit 1 unless every record is proven)';
 
-const HELP = `usage: organism audit [--tail N] [--verify] [--acknowledge [--reason TEXT]] [--rotate-key] [--config FILE] [--file PATH]
+const HELP = `usage: organism audit [--tail N] [--verify] [--acknowledge [--reason TEXT]] [--rotate-key]
+                      [--config FILE] [--file PATH]
 
 Prints the audit log (one JSON record per line: tool calls, threats, changes), oldest first.
 
@@ -51,7 +52,12 @@ options:
                       keys stay to verify older ones (restart the daemon to switch it over)
   -c, --config FILE   organism.yaml whose audit settings to use (default ./organism.yaml)
       --file PATH     read this audit file instead of the configured one
-  -h, --help          show this help`;
+  -h, --help          show this help
+
+examples:
+  npx organism audit --tail 20
+  npx organism audit --verify
+  npx organism audit --acknowledge --reason "INC-42: restored from backup"`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const { values, positionals } = parseCommandArgs(

@@ -21,7 +21,10 @@ paste it into chats or tickets. Exits 1 when the daemon cannot be reached or ref
 
 options:
 ${CLIENT_HELP}
-  -h, --help            show this help`;
+  -h, --help            show this help
+
+examples:
+  npx organism dashboard`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const args = parseClientCommand(argv, io, HELP, {});

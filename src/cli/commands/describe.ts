@@ -12,7 +12,15 @@ export const summary = "print a listener's payload XSD, an example payload and i
 const HELP = `usage: organism describe <listener> [--example] [--config FILE]
 
 Prints the payload schema as XSD, an example payload, and the prompt fragment agents see.
---example prints only the example XML, on one line (handy for 'organism send').`;
+
+options:
+      --example       print only the example payload, on one line (handy for 'organism send')
+  -c, --config FILE   organism.yaml to read (default ./organism.yaml)
+  -h, --help          show this help
+
+examples:
+  npx organism describe hello
+  npx organism send --to hello "$(npx organism describe hello --example)"`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, { ...CONFIG_OPTION, example: { type: 'boolean' } });

@@ -14,7 +14,17 @@ refused it as file:line:column, as 'organism validate' does; a refused version n
 before keeps serving, and the next save tries again. A reload is the same all-or-nothing hot
 reload as 'organism reload' (settings only a restart applies, such as server.port, are named).
 Logs are pretty lines on a terminal, JSON lines otherwise. For development: a service runs
-'organism run'.`;
+'organism run'.
+
+options:
+  -c, --config FILE   organism.yaml to run and watch (default ./organism.yaml)
+  -p, --port N        listen on port N instead of server.port (0 picks a free port)
+      --host ADDR     listen on ADDR instead of server.host (beyond loopback only with auth.tokens)
+  -h, --help          show this help
+
+examples:
+  npx organism dev                          # what 'npm run dev' runs in an 'organism init' project
+  npx organism dev --port 8080`;
 
 export function run(argv: string[], io: CommandIo): Promise<number> {
   return runDaemon(argv, io, {

@@ -29,7 +29,11 @@ tool_config that tool's tool_config (allowed_paths, allowed_domains, allowed_rec
 workspace   absolute path (default: the current directory)
 
 No tool runs and no network is used. A line that cannot be read prints {"error": "..."}.
-Exit 0 when every line was read, 1 otherwise.`;
+Exit 0 when every line was read, 1 otherwise.
+
+examples:
+  echo '{"tool": "read_file", "args": {"path": "/etc/shadow"}}' | npx organism guard check
+  npx organism guard check < cases.jsonl > verdicts.jsonl`;
 
 const TRUST: readonly TrustLevel[] = ['low', 'medium', 'high'];
 const KINDS: readonly GuardKind[] = ['shell', 'file', 'web', 'email'];

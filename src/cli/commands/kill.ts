@@ -11,7 +11,9 @@ const KILL: OperatorCommand = {
 
 Stops a thread of the running daemon now: its queued messages are dropped, its running handlers
 are aborted, and the thread records a <SystemError> 'killed'. Killing a stopped thread again changes
-nothing. 'organism threads' lists the thread ids. Needs an admin token: on the daemon's machine, its local token is found.`,
+nothing. 'organism threads' lists the thread ids. Needs an admin token: on the daemon's machine,
+its local token is found.`,
+  examples: '  npx organism kill 3f2a9c1d          # a thread id, or a unique prefix of 8+ characters',
   argument: 'THREAD',
   async act(client, thread, io, json) {
     const report = await client.post<KillReport>(`/api/v1/threads/${encodeURIComponent(thread)}/kill`);

@@ -21,6 +21,7 @@ Needs an admin token (on the daemon's machine, its local token is found).`;
   return {
     name: action,
     usage,
+    examples: `  npx organism ${action} hello`,
     argument: 'LISTENER',
     async act(client, name, io, json) {
       const answer = await client.post<ListenerAnswer>(

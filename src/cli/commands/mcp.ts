@@ -17,7 +17,11 @@ under the daemon's token and its role (viewer lists, operator calls). Start the 
 
 options:
 ${CLIENT_HELP}
-  -h, --help            show this help`;
+  -h, --help            show this help
+
+examples:
+  npx organism mcp --config /home/me/support/organism.yaml
+  a desktop client's entry: {"command": "npx", "args": ["organism", "mcp", "--config", "/abs/organism.yaml"]}`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   // `organism mcp login <server>`: the client side (src/mcp/client/oauth/login-command.ts).

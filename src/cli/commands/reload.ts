@@ -13,6 +13,7 @@ Makes the running daemon read its organism.yaml (and the .env beside it) again, 
 All or nothing: a file with problems is refused with every problem listed (file:line:column), and
 the running organism stays as it was (exit 1). Settings that only a restart applies (server.port...)
 are named. Needs an admin token: on the daemon's machine, its local token is found.`,
+  examples: '  npx organism reload\n  npx organism reload --json',
   async act(client, _argument, io, json) {
     const report = await client.post<ReloadReport>('/api/v1/organism/reload');
     if (json) {

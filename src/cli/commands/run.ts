@@ -15,7 +15,18 @@ the local API token (<data_dir>/api-token); on a terminal a signed-in dashboard 
 in-flight messages (bus.drain_timeout_ms at most) and exits 0, within bus.drain_timeout_ms + 2 s
 whatever Redis does. Started by npm (npm start, npx organism run), it also stops when npm does.
 It exits 1 without starting on a bad organism.yaml (every problem as file:line:column, as
-'organism validate' prints them) and on a port in use (one line).`;
+'organism validate' prints them) and on a port in use (one line).
+
+options:
+  -c, --config FILE   organism.yaml to run (default ./organism.yaml)
+  -p, --port N        listen on port N instead of server.port (0 picks a free port)
+      --host ADDR     listen on ADDR instead of server.host (beyond loopback only with auth.tokens)
+  -h, --help          show this help
+
+examples:
+  npx organism run                          # ./organism.yaml, on server.host:server.port
+  npx organism run --port 8080
+  npx organism run --config deploy/organism.yaml`;
 
 /** How `organism dev` runs the daemon: this command's start and stop, with its help and its watcher. */
 export interface RunMode {

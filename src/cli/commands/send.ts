@@ -40,7 +40,12 @@ ${SEND_EXIT.stopped} the thread was stopped (killed, or out of its budget); ${SE
 
 Needs an operator token in ORGANISM_TOKEN (or the variable --token-env names), from the environment
 or the .env beside organism.yaml; on the daemon's machine none: the local token of its data dir
-(<data_dir>/api-token) is used.`;
+(<data_dir>/api-token) is used. -h, --help shows this help.
+
+examples:
+  npx organism send --to hello '<hello><name>Ada</name></hello>' --wait
+  npx organism send '<hello><name>Ada</name></hello>' --json     # routed by the root tag
+  npx organism send --thread 3f2a9c1d '<hello><name>Grace</name></hello>'`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {

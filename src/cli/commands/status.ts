@@ -18,7 +18,11 @@ the daemon cannot be reached.
 options:
       --json            print the answers as JSON
 ${CLIENT_HELP}
-  -h, --help            show this help`;
+  -h, --help            show this help
+
+examples:
+  npx organism status
+  npx organism status --json`;
 
 interface ListenerRow {
   name: string;

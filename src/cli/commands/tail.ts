@@ -27,7 +27,11 @@ options:
       --count N         stop after N events
       --json            one JSON event per line, as the stream sends them
 ${CLIENT_HELP}
-  -h, --help            show this help`;
+  -h, --help            show this help
+
+examples:
+  npx organism tail
+  npx organism tail --listener hello --kind tool --count 10`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const args = parseClientCommand(argv, io, HELP, {

@@ -26,7 +26,11 @@ options:
       --cursor C        continue from an earlier page
       --json            print the API's JSON
 ${CLIENT_HELP}
-  -h, --help            show this help`;
+  -h, --help            show this help
+
+examples:
+  npx organism threads --status active
+  npx organism threads 3f2a9c1d          # one thread's messages (an id or a unique prefix)`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const args = parseClientCommand(argv, io, HELP, {

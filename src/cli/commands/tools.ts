@@ -70,12 +70,18 @@ options:
   -c, --config FILE   organism.yaml to use (default ./organism.yaml)
       --root DIR      folder holding the built-in tools/ and librarian/tools/ (default: Organism's
                       own); your tool_modules from organism.yaml are added either way
-      --scope CAPS    comma-separated capability scope for the call (${CAPABILITIES.join(', ')})
+      --scope CAPS    comma-separated capability scope for the call
+                      (${CAPABILITIES.join(', ')})
       --local         call: run the call in this process even when a daemon runs
       --url URL       call: the daemon's address (else $ORGANISM_URL, else the one running for --config)
       --token-env NAME  call: environment variable holding the API token (default ORGANISM_TOKEN);
                       unset, the daemon of --config's data dir gets its local token (admin)
-  -h, --help          show this help`;
+  -h, --help          show this help
+
+examples:
+  npx organism tools list --as hello
+  npx organism tools call word_count --as hello --args '{"text": "two words"}'
+  npx organism tools revoke fetch_url --reason "INC-42: posting to an unknown host"`;
 
 const OPTIONS = {
   ...CONFIG_OPTION,

@@ -27,7 +27,11 @@ organism.yaml (organism init's npm test does).
 options:
   -c, --config FILE   organism.yaml to read (default ./organism.yaml)
   -o, --out FILE      where to write (default ${DEFAULT_TYPES_FILE} beside organism.yaml)
-  -h, --help          show this help`;
+  -h, --help          show this help
+
+examples:
+  npx organism types
+  npx organism types --out src/organism-env.d.ts`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const { values } = parseCommandArgs(argv, { ...CONFIG_OPTION, out: { type: 'string', short: 'o' } }, false);

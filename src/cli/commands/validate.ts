@@ -15,12 +15,17 @@ const HELP = `usage: organism validate [file] [--config FILE]
 
 Checks an organism.yaml against organism.schema.json, checks listener names, peers, root tags and
 descriptions, loads every handler module and every tool module (the built-in ones and your
-tool_modules) and your prompt_modules and resource_modules, and checks each listener's tools and tool_config as 'organism run' will. Prints "ok: <file> (N listeners)" and exits 0, or
-prints every problem as file:line:column: key.path: message and exits 1.
+tool_modules) and your prompt_modules and resource_modules, and checks each listener's tools and
+tool_config as 'organism run' will. Prints "ok: <file> (N listeners)" and exits 0, or prints every
+problem as file:line:column: key.path: message and exits 1.
 
 options:
   -c, --config FILE   the file to check (default ./organism.yaml); same as the [file] argument
-  -h, --help          show this help`;
+  -h, --help          show this help
+
+examples:
+  npx organism validate
+  npx organism validate deploy/organism.yaml`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   let parsed: ReturnType<typeof parse>;

@@ -17,7 +17,10 @@ first: it holds the state while it runs.
 options:
   -c, --config FILE     organism.yaml to use (default ./organism.yaml)
       --timeout SECONDS how long to wait for the sign-in (default 300)
-  -h, --help            show this help`;
+  -h, --help            show this help
+
+examples:
+  npx organism mcp login github          # github: a server of mcp_servers with auth`;
 
 export async function run(argv: string[], io: CommandIo): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, { ...CONFIG_OPTION, timeout: { type: 'string' } });
