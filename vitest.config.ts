@@ -22,7 +22,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts', 'test/build-setup.ts'],
+    globalSetup: ['test/global-setup.ts', 'test/build-setup.ts', 'test/pack-setup.ts'],
     env: { XDG_CONFIG_HOME: configHome },
     testTimeout: 20_000,
     hookTimeout: 30_000,
