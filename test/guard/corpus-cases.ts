@@ -9,7 +9,7 @@ export interface ExpectedVerdict {
   note?: string;
 }
 
-export function loadCorpus<T>(name: 'email' | 'shell' | 'web'): T[] {
+export function loadCorpus<T>(name: 'email' | 'families' | 'shell' | 'web'): T[] {
   return readFileSync(new URL(`./corpus/${name}.jsonl`, import.meta.url), 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')

@@ -33,8 +33,8 @@ export class MissingScriptError extends ShellParseError {
   }
 }
 
-/** What a stage's commands share; makeCmd adds what is the command's own. */
-type Base = Omit<Cmd, 'name' | 'argv0' | 'args' | 'argWords' | 'dynamicName' | 'globName'>;
+/** What a stage's commands share; newCmd adds what is the command's own. */
+type Base = Omit<Cmd, 'name' | 'argv0' | 'args' | 'argWords' | 'dynamicName' | 'globName' | 'elevation'>;
 
 export function analyze(command: string, env: ShellEnv = NO_ENV): Analysis {
   const out: Analysis = {
@@ -161,6 +161,7 @@ function buildStage(
     env: out.env,
     foundBy: null,
     inlineUnjudged: null,
+    inlineNet: null,
     vars: out.vars,
   };
   return emit(texts, sc.words, base, depth, out);
@@ -173,29 +174,32 @@ function buildStage(
 function emit(argv: string[], words: Word[], base: Base, depth: number, out: Analysis): Cmd {
   let wrappers = base.wrappers;
   let viaXargs = base.viaXargs;
+  let elevation: string[] | null = null;
   for (;;) {
-    if (argv.length === 0) return push(makeCmd(base, wrappers, viaXargs, argv, words), out);
+    if (argv.length === 0) return push(newCmd(base, wrappers, viaXargs, argv, words, elevation), out);
     const name = basename(argv[0]!);
-    if (isDynamic(argv[0]!, words[0])) return push(makeCmd(base, wrappers, viaXargs, argv, words), out);
+    if (isDynamic(argv[0]!, words[0]))
+      return push(newCmd(base, wrappers, viaXargs, argv, words, elevation), out);
     const args = argv.slice(1);
     const spec = WRAPPERS[name];
     if (spec) {
       if (name === 'env') {
         const split = splitStringArg(args);
         if (split !== null) {
-          const self = push(makeCmd(base, wrappers, viaXargs, argv, words), out);
+          const self = push(newCmd(base, wrappers, viaXargs, argv, words, elevation), out);
           analyzeScript(split, depth + 1, [...wrappers, 'env'], out);
           return self;
         }
       }
       const start = wrappedStart(name, spec, args);
-      if (start < 0) return push(makeCmd(base, wrappers, viaXargs, argv, words), out);
+      if (start < 0) return push(newCmd(base, wrappers, viaXargs, argv, words, elevation), out);
       if (spec.remote) {
-        const self = push(makeCmd(base, wrappers, viaXargs, argv, words), out);
+        const self = push(newCmd(base, wrappers, viaXargs, argv, words, elevation), out);
         analyzeScript(args.slice(start).map(forReparse).join(' '), depth + 1, [...wrappers, name], out);
         return self;
       }
       wrappers = [...wrappers, name];
+      if (spec.elevates) elevation = argv.slice(0, 1 + start);
       if (name === 'xargs') viaXargs = true;
       const replace = name === 'xargs' ? xargsReplace(args.slice(0, start)) : null;
       argv = argv.slice(1 + start);
@@ -203,7 +207,7 @@ function emit(argv: string[], words: Word[], base: Base, depth: number, out: Ana
       if (replace) argv = fillPlaceholder(argv, replace);
       continue;
     }
-    const self = push(makeCmd(base, wrappers, viaXargs, argv, words), out);
+    const self = push(newCmd(base, wrappers, viaXargs, argv, words, elevation), out);
     if (SHELLS.has(name)) {
       const mode = shellMode(args);
       if (mode.mode === 'c' && mode.index < args.length) {
@@ -246,7 +250,14 @@ function emit(argv: string[], words: Word[], base: Base, depth: number, out: Ana
   }
 }
 
-function makeCmd(base: Base, wrappers: string[], viaXargs: boolean, argv: string[], words: Word[]): Cmd {
+function newCmd(
+  base: Base,
+  wrappers: string[],
+  viaXargs: boolean,
+  argv: string[],
+  words: Word[],
+  elevation: readonly string[] | null,
+): Cmd {
   const argv0 = argv[0] ?? '';
   return {
     name: argv0 === '' ? '' : basename(argv0),
@@ -273,6 +284,8 @@ function makeCmd(base: Base, wrappers: string[], viaXargs: boolean, argv: string
     env: base.env,
     foundBy: base.foundBy,
     inlineUnjudged: null,
+    inlineNet: null,
+    elevation,
     vars: base.vars,
   };
 }
@@ -303,6 +316,7 @@ function emitFindExec(find: Cmd, argv: string[], words: Word[], base: Base, dept
 function judgeInlineCode(cmd: Cmd, family: string, code: readonly string[], depth: number, out: Analysis) {
   const scan = scanInlineCode(family, code);
   cmd.inlineUnjudged = scan.unjudged;
+  cmd.inlineNet = scan.net;
   for (const script of scan.scripts) {
     try {
       analyzeScript(script, depth + 1, [...cmd.wrappers, cmd.name], out);

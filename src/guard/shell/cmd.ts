@@ -2,6 +2,7 @@
  * What the analysis produces: one `Cmd` per simple command that would run, and the `Analysis` of
  * a whole command line. Rules read these; only analyze.ts builds them.
  */
+import type { InlineNet } from './inline-risk.ts';
 import type { Redirect } from './parse.ts';
 import type { ShellEnv } from './paths.ts';
 import type { Word } from './tokenizer.ts';
@@ -54,6 +55,13 @@ export interface Cmd {
   foundBy: Cmd | null;
   /** Inline interpreter code (python -c, node -e...) that calls out in a way the guard cannot read: why. */
   inlineUnjudged: string | null;
+  /** What inline interpreter code does with the network (inline-risk.ts), or null when it has none. */
+  inlineNet: InlineNet | null;
+  /**
+   * The privilege wrapper this command runs under and its own words (`sudo -S -u#-1`), or null;
+   * the words are gone from `args` once the wrapper is peeled off.
+   */
+  elevation: readonly string[] | null;
   /** Variables the line sets to literal values (`f=/etc/shadow; cat $f`); shared by all its commands. */
   vars: ReadonlyMap<string, string>;
 }

@@ -8,6 +8,7 @@
  * `__import__`) is reported as unjudged.
  */
 import { type Family, type Literal, lexCode, literalArgs, sq } from './inline-lexer.ts';
+import { type InlineNet, scanNetwork } from './inline-risk.ts';
 import { memo, SECRET_FILE } from './paths.ts';
 
 export type { Family } from './inline-lexer.ts';
@@ -132,6 +133,8 @@ export interface InlineScan {
   scripts: string[];
   /** Why part of the code cannot be judged, or null. */
   unjudged: string | null;
+  /** What the code does with the network, or null when it opens no connection. */
+  net: InlineNet | null;
 }
 
 /** Shell-outs whose first argument is a command line or an argv list. */
@@ -278,8 +281,16 @@ export function scanInlineCode(familyName: string, code: readonly string[]): Inl
   const family = familyName as Family;
   const scripts: string[] = [];
   let unjudged: string | null = null;
+  let net: InlineNet | null = null;
   for (const text of code) {
     const { masked, literals, backticks } = lexCode(family, text);
+    const n = scanNetwork(family, masked, literals);
+    if (n) {
+      net ??= { shell: false, environment: false, files: [] };
+      net.shell ||= n.shell;
+      net.environment ||= n.environment;
+      net.files.push(...n.files);
+    }
     const sites = callSites(family, text, masked, literals);
     let calls = sites.shell.length + backticks.length;
     for (const site of sites.shell) {
@@ -317,5 +328,5 @@ export function scanInlineCode(familyName: string, code: readonly string[]): Inl
     else if (calls === 0 && SHELL_MODULES[family].test(masked))
       unjudged ??= 'it reaches the shell through a call the guard does not follow';
   }
-  return { scripts, unjudged };
+  return { scripts, unjudged, net };
 }

@@ -12,7 +12,7 @@ import { gitCall } from './rules/git.ts';
 
 /** A piece of every secret name SECRET_FILE knows: a word without one cannot name a secret. */
 const SECRET_HINT =
-  /env|ssh|gnupg|aws|netrc|credential|pgpass|pypirc|npmrc|yarnrc|my\.cnf|mylogin|vault|password|docker|kube|gcloud|\.config\/|azure|\.oci|\.m2|gradle|terraform|pulumi|huggingface|boto|s3cfg|databricks|htpasswd|gitcookies|id_|shadow|sudoers|passwd|\/proc\//;
+  /env|ssh|gnupg|aws|netrc|containers|composer|\.fly\/|vercel|credential|pgpass|pypirc|npmrc|yarnrc|my\.cnf|mylogin|vault|password|docker|kube|gcloud|\.config\/|azure|\.oci|\.m2|gradle|terraform|pulumi|huggingface|boto|s3cfg|databricks|htpasswd|gitcookies|id_|shadow|sudoers|passwd|\/proc\//;
 
 const EXCLUDE_OPTIONS = new Set(['--exclude', '--exclude-dir', '--ignore']);
 const EXCLUDING = /^--(exclude|exclude-dir|ignore)=/;

@@ -175,7 +175,8 @@ export function wrappedStart(name: string, spec: WrapperSpec, args: string[]): n
       i++;
       break;
     }
-    if (name === 'env' && /^[A-Za-z_][A-Za-z0-9_]*=/.test(a)) {
+    // env, and sudo / doas (which pass `VAR=value` words to the command's environment).
+    if ((name === 'env' || name === 'sudo' || name === 'doas') && /^[A-Za-z_][A-Za-z0-9_]*=/.test(a)) {
       i++;
       continue;
     }

@@ -28,7 +28,9 @@ function writtenPaths(c: Cmd): string[] {
 
 /** Files the shell or sshd runs or trusts at login: writing one persists code or access. */
 const STARTUP_FILE =
-  /(^|\/)(\.(bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin|kshrc|cshrc|tcshrc)|\.ssh\/authorized_keys2?|\.config\/fish\/config\.fish)$/;
+  /(^|\/)(\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|zlogin|zlogout|kshrc|cshrc|tcshrc|pam_environment)|\.ssh\/(authorized_keys2?|rc|environment)|\.config\/fish\/(config\.fish|conf\.d\/[^/]+))$|^\/etc\/(profile|profile\.d\/[^/]+|bash\.bashrc|zsh\/[^/]+|environment)$/;
+/** Editors that change a file in place (`sed -i`, `perl -pi`): they write it as surely as `>`. */
+const IN_PLACE = new Set(['sed', 'gsed', 'perl']);
 
 export const FILESYSTEM_RULES: ShellRule[] = [
   {
@@ -132,7 +134,10 @@ export const FILESYSTEM_RULES: ShellRule[] = [
     suggestion: 'Put environment setup in the workspace and source it explicitly.',
     match: (c) =>
       writeTargets(c).some((t) => STARTUP_FILE.test(t)) ||
-      (COPIERS.includes(c.name) && writtenPaths(c).some((t) => STARTUP_FILE.test(t))),
+      (COPIERS.includes(c.name) && writtenPaths(c).some((t) => STARTUP_FILE.test(t))) ||
+      (IN_PLACE.has(c.name) &&
+        has(c, 'i', '--in-place') &&
+        flags(c).positionals.some((t) => STARTUP_FILE.test(t))),
   },
   {
     id: 'shell.filesystem.find_delete_root',

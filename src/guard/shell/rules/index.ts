@@ -3,16 +3,30 @@ import type { RawRule, ShellRule } from '../match.ts';
 import { CLOUD_RULES } from './cloud.ts';
 import { CONTAINER_RULES } from './containers.ts';
 import { DATABASE_RULES } from './database.ts';
+import { EVIDENCE_RULES } from './evidence.ts';
+import { EXFIL_RULES } from './exfil.ts';
+import { EXPANSION_RULES } from './expansion.ts';
 import { FILESYSTEM_RULES } from './filesystem.ts';
 import { GIT_RULES } from './git.ts';
 import { INLINE_RULES } from './inline.ts';
+import { PERSISTENCE_RULES } from './persistence.ts';
 import { PIPE_RULES } from './pipe.ts';
+import { PRIVILEGE_RULES } from './privilege.ts';
 import { PUBLISH_RULES } from './publish.ts';
 import { SYSTEM_RAW_RULES, SYSTEM_RULES } from './system.ts';
 
-/** Catalog order decides between rules of equal verdict: the most specific families first. */
+/**
+ * Catalog order decides between rules of equal verdict: the most specific families first. The risk
+ * families of issue 31 come before filesystem's generic write rules (a cron job in /etc/cron.d is
+ * persistence before it is a system write); exfiltration comes after them, so a credential file
+ * sent anywhere stays read_secrets.
+ */
 export const SHELL_RULES: readonly ShellRule[] = [
   ...PIPE_RULES,
+  ...EXPANSION_RULES,
+  ...PRIVILEGE_RULES,
+  ...PERSISTENCE_RULES,
+  ...EVIDENCE_RULES,
   ...FILESYSTEM_RULES,
   ...GIT_RULES,
   ...DATABASE_RULES,
@@ -21,6 +35,7 @@ export const SHELL_RULES: readonly ShellRule[] = [
   ...SYSTEM_RULES,
   ...PUBLISH_RULES,
   ...INLINE_RULES,
+  ...EXFIL_RULES,
 ];
 
 export const RAW_RULES: readonly RawRule[] = [...SYSTEM_RAW_RULES];

@@ -1,7 +1,7 @@
 /** System: power, init, services, firewall, cron, accounts, kernel, reverse shells, fork bombs. */
 import type { Cmd } from '../cmd.ts';
 import { flags, has, positionals, type RawRule, type ShellRule, writeTargets } from '../match.ts';
-import { SHELLS } from '../wrappers.ts';
+import { SHELLS, shellMode } from '../wrappers.ts';
 
 const SYSTEMCTL_WITH_VALUE = new Set([
   '-H',
@@ -22,7 +22,7 @@ const SYSTEMCTL_WITH_VALUE = new Set([
   '--lines',
 ]);
 
-function systemctlVerb(c: Cmd): string {
+export function systemctlVerb(c: Cmd): string {
   return positionals(c.args, SYSTEMCTL_WITH_VALUE)[0] ?? '';
 }
 
@@ -30,6 +30,17 @@ const toTcp = (c: Cmd) =>
   writeTargets(c)
     .concat(c.redirects.filter((r) => r.op === '<' || r.op === '<>').map((r) => r.target?.text ?? ''))
     .some((t) => /^\/dev\/(tcp|udp)\//.test(t));
+
+/** Clients whose pipe is a network connection (`sh -i | nc host port`, `telnet h p | sh | telnet h q`). */
+const SOCKET_CLIENTS = new Set(['nc', 'ncat', 'netcat', 'telnet', 'cryptcat', 'socat', 'sbd']);
+
+/** A shell reading commands on stdin, in a pipeline with a network client. */
+function shellOnSocket(c: Cmd): boolean {
+  if (c.pipeline.length < 2 || c.inlineScript || shellMode(c.args).mode !== 'stdin') return false;
+  return c.pipeline.some(
+    (s) => s !== c && (SOCKET_CLIENTS.has(s.name) || (s.name === 'openssl' && s.args[0] === 's_client')),
+  );
+}
 
 /** The PIDs `kill` signals: past a signal option (`-9`, `-KILL`, `-s SIG`, `-n N`) and `--`. */
 function killTargets(args: readonly string[]): string[] {
@@ -198,7 +209,8 @@ export const SYSTEM_RULES: ShellRule[] = [
     reason: 'Connects a shell to a network socket (a reverse or bind shell).',
     suggestion: 'Do not expose a shell over the network.',
     match: (c) => {
-      if (SHELLS.has(c.name) && toTcp(c)) return true;
+      if (c.inlineNet?.shell) return true;
+      if (SHELLS.has(c.name) && (toTcp(c) || shellOnSocket(c))) return true;
       if (/^(nc|ncat|netcat)$/.test(c.name)) return has(c, 'ec', '--exec', '--sh-exec', '--lua-exec');
       if (c.name === 'socat') return c.args.some((a) => /^(exec|system):/i.test(a));
       return false;
@@ -215,6 +227,15 @@ export const SYSTEM_RULES: ShellRule[] = [
 
 /** Rules on raw text: a fork bomb is a function that pipes into itself in the background. */
 export const SYSTEM_RAW_RULES: RawRule[] = [
+  {
+    id: 'shell.system.reverse_shell',
+    severity: 'catastrophic',
+    reason: 'Connects a shell to a network socket (a reverse or bind shell).',
+    suggestion: 'Do not expose a shell over the network.',
+    // `exec 5<>/dev/tcp/h/p`, then a shell, or a command read from it (`$line`), on fd 5.
+    pattern:
+      /\bexec\s+(\d+)\s*<>\s*\/dev\/(?:tcp|udp)\/[\s\S]*?(?:^|[;&|(\n]|\bdo|\bthen)\s*(?:\S*\/)?(?:(?:ba|z|da|k|mk|c|tc|a|y)?sh\b|\$\{?\w+\}?)[^;&|\n]*?[<>]&\s*\1\b/,
+  },
   {
     id: 'shell.system.fork_bomb',
     severity: 'catastrophic',
