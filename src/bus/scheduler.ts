@@ -14,6 +14,38 @@ interface ThreadLane<T> {
   head: number;
 }
 
+/**
+ * Handler runs that may start in one turn of the event loop, across every queue of the process.
+ * In memory a hop is all promise callbacks: a busy organism would otherwise never let the loop
+ * turn, and the HTTP API, timers and the trace exporter would wait until every thread is idle.
+ * Past this many runs the queues wait for the next turn (a setImmediate), so I/O runs in between.
+ */
+const RUNS_PER_TURN = 256;
+let runsThisTurn = 0;
+let turnScheduled = false;
+const waitingForTurn: Array<() => void> = [];
+
+function newTurn(): void {
+  turnScheduled = false;
+  runsThisTurn = 0;
+  const waiting = waitingForTurn.splice(0);
+  for (const resume of waiting) resume();
+}
+
+/** One more run in this turn, or false with `resume` called at the next turn. */
+function takeRun(resume: () => void): boolean {
+  if (!turnScheduled) {
+    turnScheduled = true;
+    setImmediate(newTurn);
+  }
+  if (runsThisTurn < RUNS_PER_TURN) {
+    runsThisTurn++;
+    return true;
+  }
+  waitingForTurn.push(resume);
+  return false;
+}
+
 export class ListenerQueue<T> {
   readonly #lanes = new Map<string, ThreadLane<T>>();
   /** Threads with pending items, in the order they will be served. */
@@ -22,6 +54,8 @@ export class ListenerQueue<T> {
   #pending = 0;
   #running = 0;
   #paused = false;
+  /** Waiting for the event loop's next turn (see RUNS_PER_TURN). */
+  #waitingTurn = false;
   #idleWaiters: Array<() => void> = [];
 
   constructor(
@@ -110,8 +144,18 @@ export class ListenerQueue<T> {
     return dropped;
   }
 
+  readonly #resume = (): void => {
+    this.#waitingTurn = false;
+    this.#pump();
+  };
+
   #pump(): void {
+    if (this.#waitingTurn) return;
     while (!this.#paused && this.#running < this.options.maxConcurrent && this.#pending > 0) {
+      if (!takeRun(this.#resume)) {
+        this.#waitingTurn = true;
+        return;
+      }
       const item = this.#next();
       this.#running++;
       const done = (): void => {
