@@ -132,18 +132,23 @@ async function expectStopped(started: Started, ms: number, how: string): Promise
   expect(await listening(started.url), `${how}: nothing listens on ${started.url}`).toBe(false);
 }
 
-/** The ExecStart line of the README's systemd unit, as arguments, for this checkout and `config`. */
+/** The guide's page with the systemd unit (docs/guide/service.md). */
+const SERVICE_PAGE = join(REPO_ROOT, 'docs/guide/service.md');
+
+/**
+ * The ExecStart line of the guide's systemd unit, as arguments: the project's installed package
+ * (`/opt/my-organism/node_modules/organism`) is this checkout, its organism.yaml is `config`.
+ */
 function systemdExecStart(config: string): string[] {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const line = /^ExecStart=(.+)$/m.exec(readme)?.[1];
-  if (!line) throw new Error('no ExecStart line in the README');
+  const line = /^ExecStart=(.+)$/m.exec(readFileSync(SERVICE_PAGE, 'utf8'))?.[1];
+  if (!line) throw new Error(`no ExecStart line in ${SERVICE_PAGE}`);
   return line
     .trim()
     .split(/\s+/)
     .map((word) =>
-      word === '/etc/organism/organism.yaml'
+      word === '/opt/my-organism/organism.yaml'
         ? config
-        : word.replace(/^\/opt\/organism(?=\/)/, REPO_ROOT.replace(/\/$/, '')),
+        : word.replace(/^\/opt\/my-organism\/node_modules\/organism(?=\/)/, REPO_ROOT.replace(/\/$/, '')),
     );
 }
 
@@ -169,7 +174,7 @@ describe('signals reach the daemon', { timeout: 60_000 }, () => {
     expect(started.output()).toMatch(/"msg":"organism stopped"/);
   });
 
-  it("the README's systemd unit: SIGTERM to its main process stops it, well inside TimeoutStopSec", async () => {
+  it("the guide's systemd unit: SIGTERM to its main process stops it, well inside TimeoutStopSec", async () => {
     const config = await organism();
     const [command, ...args] = systemdExecStart(config);
     expect(command).toBe('/usr/bin/node');
@@ -177,9 +182,7 @@ describe('signals reach the daemon', { timeout: 60_000 }, () => {
     // Type=simple: the process systemd starts is the daemon, its MainPID.
     expect(started.pid).toBe(started.launcher.pid);
     await expectStopped(started, await stopped(started, started.launcher, 'SIGTERM'), 'systemd unit');
-    const timeoutStopSec = Number(
-      /^TimeoutStopSec=(\d+)$/m.exec(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'))?.[1],
-    );
+    const timeoutStopSec = Number(/^TimeoutStopSec=(\d+)$/m.exec(readFileSync(SERVICE_PAGE, 'utf8'))?.[1]);
     expect(timeoutStopSec * 1000).toBeGreaterThan(10_000 + 2_000); // the default drain_timeout_ms, + 2 s
   });
 

@@ -2,21 +2,25 @@
  * `organism guard check`: judges tool calls read as JSON lines on stdin, one verdict line out per
  * case, without running any tool or touching the network (the web guard's static check only; DNS
  * checks happen when a call really runs). For users trying a policy and for corpus tests.
+ * `organism guard explain <command>`: one call, judged the same way, told in words with the rule's
+ * family (persistence, exfiltration...), for a person asking why.
  */
 import path from 'node:path';
 import type { ToolConfig, TrustLevel } from '../../config/types.ts';
 import { UsageError } from '../../errors.ts';
-import { checkCall, TOOL_GUARDS } from '../../guard/index.ts';
+import { familyOf } from '../../guard/families.ts';
+import { checkCall, TOOL_GUARDS, type Verdict } from '../../guard/index.ts';
 import { loadNativeTools } from '../../tools/catalog.ts';
 import { compileSchema } from '../../tools/schema.ts';
 import type { GuardKind } from '../../tools/types.ts';
 import type { CommandIo } from '../io.ts';
 
-export const summary = 'check tool calls against the guards: JSON lines in, verdicts out';
+export const summary = 'check tool calls against the guards: JSON lines in, verdicts out; or explain one';
 
 const USAGE = `usage: organism guard check < cases.jsonl
+       organism guard explain [--trust T] [--tool NAME] [--workspace DIR] [--json] [--] COMMAND...
 
-Reads one case per line on stdin:
+check reads one case per line on stdin:
   {"tool": "run_command", "args": {"command": "rm -rf /"}, "trust": "medium",
    "tool_config": {}, "workspace": "/abs/dir"}
 and prints one verdict per line:
@@ -28,12 +32,14 @@ trust       low | medium | high (default medium)
 tool_config that tool's tool_config (allowed_paths, allowed_domains, allowed_recipients, ...)
 workspace   absolute path (default: the current directory)
 
-No tool runs and no network is used. A line that cannot be read prints {"error": "..."}.
-Exit 0 when every line was read, 1 otherwise.
+explain judges one call and says why: the verdict, the rule, its family (exfiltration, network
+shell, persistence, privilege, evidence destruction, destructive expansion, credentials, or the
+rule's own: filesystem, git, ...), the reason and what to do instead. The words after the options
+are the command (run_command, the default tool), the path (read_file, list_dir, write_file) or the
+URL (fetch_url, webhook). --json prints the same as one JSON object. Exit 0 once judged.
 
-examples:
-  echo '{"tool": "read_file", "args": {"path": "/etc/shadow"}}' | npx organism guard check
-  npx organism guard check < cases.jsonl > verdicts.jsonl`;
+No tool runs and no network is used. A line that cannot be read prints {"error": "..."}.
+check exits 0 when every line was read, 1 otherwise.`;
 
 const TRUST: readonly TrustLevel[] = ['low', 'medium', 'high'];
 const KINDS: readonly GuardKind[] = ['shell', 'file', 'web', 'email'];
@@ -44,7 +50,9 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
     io.out(USAGE);
     return argv.length === 0 ? 1 : 0;
   }
-  if (argv[0] !== 'check') throw new UsageError(`unknown subcommand '${argv[0]}'; the only one is 'check'`);
+  if (argv[0] === 'explain') return explain(argv.slice(1), io);
+  if (argv[0] !== 'check')
+    throw new UsageError(`unknown subcommand '${argv[0]}'; use 'check' or 'explain' (organism guard --help)`);
   if (argv.length > 1)
     throw new UsageError(
       `'guard check' takes no arguments (got ${argv.slice(1).join(' ')}); cases come on stdin`,
@@ -133,4 +141,74 @@ async function judge(text: string, line: number, defaults: ArgDefaults): Promise
     workspace,
   });
   return { verdict: v.verdict, rule_id: v.rule_id, reason: v.reason, suggestion: v.suggestion };
+}
+
+const EXPLAIN_OPTIONS = new Set(['--trust', '--tool', '--workspace']);
+/** The argument each guard judges, by the tool's guard. */
+const SUBJECT: Record<GuardKind, string> = { shell: 'command', file: 'path', web: 'url', email: 'to' };
+
+async function explain(argv: string[], io: CommandIo): Promise<number> {
+  const opts: Record<string, string> = {};
+  let json = false;
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      i++;
+      break;
+    }
+    if (a === '--json') json = true;
+    else if (EXPLAIN_OPTIONS.has(a)) {
+      const v = argv[++i];
+      if (v === undefined) throw new UsageError(`${a} needs a value`);
+      opts[a.slice(2)] = v;
+    } else if (a.startsWith('--') && EXPLAIN_OPTIONS.has(a.split('=')[0]!)) {
+      opts[a.slice(2, a.indexOf('='))] = a.slice(a.indexOf('=') + 1);
+    } else if (a.startsWith('--')) {
+      throw new UsageError(`unknown option '${a}' for guard explain; see organism guard --help`);
+    } else break;
+  }
+  const words = argv.slice(i);
+  if (words.length === 0) throw new UsageError('guard explain needs the command (or path, or URL) to judge');
+  const tool = opts.tool ?? 'run_command';
+  const kind = TOOL_GUARDS[tool];
+  if (kind === undefined)
+    throw new UsageError(`--tool must be one of ${Object.keys(TOOL_GUARDS).join(', ')}, not '${tool}'`);
+  const trust = (opts.trust ?? 'medium') as TrustLevel;
+  if (!TRUST.includes(trust))
+    throw new UsageError(`--trust must be one of ${TRUST.join(', ')}, not '${trust}'`);
+  const workspace = path.resolve(opts.workspace ?? process.cwd());
+  const subject = words.join(' ');
+  const args = { [SUBJECT[kind]]: kind === 'email' ? [subject] : subject };
+  const v: Verdict = checkCall(kind, {
+    tool,
+    args: await new ArgDefaults().apply(tool, args),
+    trust,
+    toolConfig: {},
+    workspace,
+  });
+  const family = familyOf(v.rule_id);
+  const out = {
+    verdict: v.verdict,
+    rule_id: v.rule_id,
+    family: family?.name ?? null,
+    family_about: family?.about ?? null,
+    reason: v.reason,
+    suggestion: v.suggestion,
+    ...(v.segment === undefined ? {} : { segment: v.segment }),
+  };
+  if (json) {
+    io.out(JSON.stringify(out));
+    return 0;
+  }
+  const lines: Array<[string, string | null | undefined]> = [
+    ['verdict', `${v.verdict} (${tool} at ${trust} trust)`],
+    ['rule', v.rule_id ?? 'none: no rule matched'],
+    ['family', family ? `${family.name}: ${family.about}` : null],
+    ['reason', v.reason],
+    ['instead', v.suggestion],
+    ['segment', v.segment],
+  ];
+  for (const [k, text] of lines) if (text) io.out(`${k.padEnd(8)} ${text}`);
+  return 0;
 }
