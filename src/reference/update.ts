@@ -8,6 +8,7 @@ import { REFERENCE_FILE, referenceText } from '../server/openapi/reference.ts';
 import { renderCliReference } from './cli.ts';
 import { renderErrorsReference } from './errors.ts';
 import { referencePath, writeIfChanged } from './files.ts';
+import { renderHttpApiReference } from './http-api.ts';
 import { renderToolResultsReference } from './tool-results.ts';
 
 const pages: Array<[string, () => string | Promise<string>]> = [
@@ -16,5 +17,6 @@ const pages: Array<[string, () => string | Promise<string>]> = [
   [referencePath('errors.md'), () => renderErrorsReference()],
   [referencePath('tool-results.md'), () => renderToolResultsReference()],
   [REFERENCE_FILE, () => referenceText()],
+  [referencePath('http-api.md'), () => renderHttpApiReference()],
 ];
 for (const [path, render] of pages) process.stdout.write(`${writeIfChanged(path, await render())}\n`);

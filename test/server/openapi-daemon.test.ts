@@ -30,6 +30,7 @@ const YAML = `organism:
   name: openapi-test
 ${AUTH_YAML}mcp:
   tools: [calculate]
+  max_sessions: 2
 listeners:
 ${CALL_LISTENERS}  - name: toolbox
     handler: ${LISTENERS}toolbox.ts
@@ -346,6 +347,95 @@ describe('GET /api/v1/openapi.json on the daemon', () => {
       '/mcp',
       await call(daemon.url, '/mcp', { token: VIEWER_TOKEN, method: 'DELETE', headers: unknown }),
     );
+  });
+
+  it("/mcp's session answers hold to it: 406, a stream open twice 409, DELETE 200, over max_sessions 503", async () => {
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'openapi-test', version: '1' },
+      },
+    };
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      call(daemon.url, '/mcp', {
+        token: OPERATOR_TOKEN,
+        body,
+        headers: { accept: 'application/json, text/event-stream', ...headers },
+      });
+    const notAccepted = conforms('post', '/mcp', await post(initialize, { accept: 'text/html' }));
+    expect(notAccepted.error.code).toBeLessThan(0); // a JSON-RPC error, as the document says
+    // max_sessions is 2 (an earlier test may hold one): initializes succeed until one is refused.
+    const opened: string[] = [];
+    let refused: Reply | undefined;
+    for (let i = 0; i < 3 && !refused; i++) {
+      const reply = await post(initialize);
+      if (reply.status === 200) opened.push(reply.headers.get('mcp-session-id')!);
+      else refused = reply;
+    }
+    expect(opened.length).toBeGreaterThanOrEqual(1);
+    expect(refused?.status).toBe(503);
+    expect(conforms('post', '/mcp', refused!).error.data.code).toBe('mcp.session_limit');
+    expect(refused!.headers.get('retry-after')).toBe('1');
+    const a = opened[0]!;
+    const sessionHeaders = (id: string) => ({
+      'mcp-session-id': id,
+      'mcp-protocol-version': '2025-06-18',
+    });
+    // A session's stream, open; a second GET on it is refused with 409.
+    const first = new AbortController();
+    const open = await fetch(`${daemon.url}/mcp`, {
+      headers: {
+        ...sessionHeaders(a),
+        authorization: `Bearer ${OPERATOR_TOKEN}`,
+        accept: 'text/event-stream',
+      },
+      signal: first.signal,
+    });
+    expect(open.status).toBe(200);
+    checked.add('get /mcp 200');
+    const again = await call(daemon.url, '/mcp', {
+      token: OPERATOR_TOKEN,
+      headers: { ...sessionHeaders(a), accept: 'text/event-stream' },
+    });
+    conforms('get', '/mcp', again);
+    expect(again.status).toBe(409);
+    first.abort();
+    await open.body?.cancel().catch(() => {});
+    for (const id of opened) {
+      const ended = await call(daemon.url, '/mcp', {
+        token: OPERATOR_TOKEN,
+        method: 'DELETE',
+        headers: sessionHeaders(id),
+      });
+      expect(ended.status).toBe(200);
+      checked.add('delete /mcp 200');
+    }
+  });
+
+  it('every route the document names is served by the daemon (no request.not_found, no 405)', async () => {
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths) as Array<[string, Record<string, any>]>) {
+      for (const [method, op] of Object.entries(item)) {
+        if (path === '/api/v1/stream') continue; // a WebSocket upgrade: the stream test above
+        const url = path.replace(/\{file\}/, 'app.js').replace(/\{\w+\}/g, 'abcdefgh12');
+        // The viewer's token: any state-changing route refuses it (403) before it acts.
+        const reply = await call(daemon.url, url, {
+          token: VIEWER_TOKEN,
+          method: method.toUpperCase(),
+          headers: { accept: 'application/json, text/event-stream' },
+          ...(method === 'post' ? { body: {} } : {}),
+        });
+        const code = reply.json?.error?.code;
+        if (reply.status === 405 || code === 'request.not_found' || !(String(reply.status) in op.responses))
+          missing.push(`${method.toUpperCase()} ${path}: ${reply.status} ${reply.text.slice(0, 120)}`);
+      }
+    }
+    expect(missing).toEqual([]);
+    expect(Object.keys(doc.paths).length).toBeGreaterThan(25);
   });
 
   it('the stream: 101 for any token, the documented refusals otherwise', async () => {
