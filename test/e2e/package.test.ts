@@ -12,23 +12,11 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, localToken, REPO_ROOT } from '../helpers/daemon.ts';
-import { readmeExamples } from '../helpers/readme-examples.ts';
+import { bearer, localToken } from '../helpers/daemon.ts';
+import { markedExamples } from '../helpers/doctest/parse.ts';
+import { ok, packedPackage, sh, userEnv } from '../helpers/doctest/project.ts';
 
 const NPM_INSTALL_FLAGS = ['--offline', '--no-audit', '--no-fund'];
-
-/**
- * The environment of a user's shell: without what `npm test` and vitest set for this run (npm_*
- * config, VITEST*, NODE_ENV), which would otherwise steer the npm and vitest started inside it.
- */
-function userEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (/^(npm_|VITEST|NODE_ENV$|NODE_OPTIONS$|TEST$|INIT_CWD$)/i.test(key)) continue;
-    env[key] = value;
-  }
-  return env;
-}
 
 /** `organism run` in `project` as its user would start it; `listening` is its address once it listens. */
 function runProject(project: string): { child: ChildProcess; listening: Promise<string> } {
@@ -53,39 +41,6 @@ function runProject(project: string): { child: ChildProcess; listening: Promise<
   return { child, listening };
 }
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function sh(command: string, args: string[], cwd: string): Promise<Ran> {
-  const child = spawn(command, args, { cwd, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c) => {
-    stdout += c;
-  });
-  child.stderr.on('data', (c) => {
-    stderr += c;
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** Runs a command and fails with its output when it does not exit 0. */
-async function ok(command: string, args: string[], cwd: string): Promise<Ran> {
-  const ran = await sh(command, args, cwd);
-  if (ran.code !== 0) {
-    throw new Error(
-      `${command} ${args.join(' ')} (in ${cwd}) exited ${ran.code}:\n${ran.stdout}\n${ran.stderr}`,
-    );
-  }
-  return ran;
-}
-
 describe('the packed package in a fresh project (npm pack, install, organism init)', () => {
   let work: string;
   let project: string;
@@ -95,18 +50,8 @@ describe('the packed package in a fresh project (npm pack, install, organism ini
     work = await mkdtemp(join(tmpdir(), 'organism-package-'));
     project = join(work, 'my-organism');
     await mkdir(project);
-    // Only when stale: the suite's global setup built dist/ already, and a rebuild swaps dist/ under
-    // the daemons other test files are starting from it.
-    await ok('npm', ['run', 'build', '--', '--if-stale'], REPO_ROOT);
-    // Scripts off: the build ran just above, and prepare would only run it again.
-    const packed = await ok(
-      'npm',
-      ['pack', '--json', '--ignore-scripts', '--pack-destination', work],
-      REPO_ROOT,
-    );
-    const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-    const tarball = join(work, info!.filename);
-    const shipped = info!.files.map((f) => f.path);
+    // Built if stale and packed once per run, shared with the doc-test (test/docs/doctest.test.ts).
+    const { tarball, files: shipped } = await packedPackage();
     expect(shipped).toContain('dist/src/index.js');
     expect(shipped).toContain('dist/src/index.d.ts');
     expect(shipped).toContain('organism.schema.json');
@@ -243,8 +188,9 @@ it('has a typo', () => {
     }
   }, 480_000);
 
-  it("runs the README's testing examples as written, and type-checks them, in the init project", async () => {
-    const examples = await readmeExamples();
+  it("runs the docs' testing examples as written, and type-checks them, in the init project", async () => {
+    // Marked `<!-- readme-example: test/x.test.ts -->` in README.md or docs/guide/ (testing.md).
+    const examples = await markedExamples();
     expect(examples.length).toBeGreaterThan(0);
     for (const example of examples) await writeFile(join(project, example.file), example.code);
     const files = examples.map((e) => e.file);
