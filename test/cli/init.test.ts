@@ -77,6 +77,18 @@ describe('organism init', () => {
     expect(yaml.split('\n')[0]).toBe(
       '# yaml-language-server: $schema=./node_modules/organism/organism.schema.json',
     );
+    // Both point to the docs the package ships: the yaml to its reference, the README to the guide.
+    expect(yaml).toContain('# node_modules/organism/docs/reference/configuration.md');
+    const readme = await readFile(join(dir, 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\]\((node_modules\/organism\/docs\/[^)]+)\)/g)].map((m) => m[1]);
+    expect(links).toEqual([
+      'node_modules/organism/docs/guide/project.md',
+      'node_modules/organism/docs/guide/testing.md',
+      'node_modules/organism/docs/reference/configuration.md',
+      'node_modules/organism/docs/reference/cli.md',
+      'node_modules/organism/docs/reference/http-api.md',
+      'node_modules/organism/docs/README.md',
+    ]);
     const { config } = await loadConfig(join(dir, 'organism.yaml'), { loadModules: false });
     expect(config.organism.name).toBe('my-bot');
     expect(config.tool_modules).toEqual([join(dir, 'tools')]);

@@ -44,9 +44,24 @@ describe('npm pack', () => {
       'dist/src/bus/transport/redis/lua/batch.lua',
       'listeners/greeter.ts',
       'listeners/assistant.script.yaml',
+      'docs/reference/configuration.md',
+      'docs/reference/cli.md',
+      'docs/reference/errors.md',
+      'docs/reference/tool-results.md',
+      'docs/reference/http-api.md',
+      'docs/reference/http-api.json',
     ]) {
       expect(files, path).toContain(path);
     }
+  });
+
+  it('ships docs/ whole, so the links of organism --help and of an init project resolve in node_modules/organism', async () => {
+    const { readdir } = await import('node:fs/promises');
+    const docs = (await readdir(join(ROOT, 'docs'), { recursive: true, withFileTypes: true }))
+      .filter((e) => e.isFile())
+      .map((e) => join(e.parentPath, e.name).slice(ROOT.length));
+    expect(docs.length).toBeGreaterThan(6);
+    expect(docs.filter((path) => !files.includes(path))).toEqual([]);
   });
 
   it('ships no tests, no TypeScript source of the runtime, no source maps, no build tooling', () => {

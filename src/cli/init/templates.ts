@@ -14,8 +14,8 @@ export const ORGANISM_YAML = (
   facts: ProjectFacts,
 ) => `# yaml-language-server: $schema=./node_modules/organism/organism.schema.json
 # Your organism: \`npm run dev\` runs it, reloaded on every save (\`npm start\`: without reloads);
-# \`npm run validate\` checks this file. Every key with its default: node_modules/organism/README.md,
-# "organism.yaml reference".
+# \`npm run validate\` checks this file. Every key with its default:
+# node_modules/organism/docs/reference/configuration.md
 organism:
   name: ${facts.name}
   data_dir: ./.organism        # history, audit log, embedded stores (git-ignored)
@@ -221,4 +221,16 @@ Signing is optional: \`npx organism tools sign\` writes \`tools.manifest.json\` 
 which a changed tool module is refused until it is signed again. The key pair stays in
 \`.organism/\`; where the organism runs from a fresh checkout, set \`tools.public_key_env\` in
 organism.yaml and put the public key \`sign\` prints in that variable (\`.env\` will do).
+
+## Docs
+
+Organism's docs come with the package, in \`node_modules/organism/docs/\`:
+
+- [Getting started](node_modules/organism/docs/guide/project.md): this project, piece by piece, and
+  the guide from there (listeners, tools, agents, approval, running as a service)
+- [Testing](node_modules/organism/docs/guide/testing.md): the test kit \`organism/testing\`
+- [organism.yaml reference](node_modules/organism/docs/reference/configuration.md): every key with
+  its default; the [CLI](node_modules/organism/docs/reference/cli.md) and the
+  [HTTP API](node_modules/organism/docs/reference/http-api.md) beside it
+- [All the docs](node_modules/organism/docs/README.md), by reader
 `;
