@@ -108,7 +108,7 @@ export function checkShell(
     );
   }
   for (const cmd of cmds) {
-    for (const rule of rulesFor(cmd.name)) {
+    for (const rule of rulesFor(cmd)) {
       if (!rule.match(cmd)) continue;
       const kind = verdictFor(rule.severity, trust);
       if (kind === 'allow') continue;

@@ -12,8 +12,13 @@ export interface ShellRule {
   severity: Severity;
   reason: string;
   suggestion: string;
-  /** Command names the rule looks at (after wrapper removal); omitted: every command. */
+  /** Command names the rule looks at (after wrapper removal); omitted with `also`: every command. */
   commands?: readonly string[];
+  /**
+   * Other commands the rule looks at, by what they have rather than their name: redirections,
+   * inline code that uses the network, a privilege wrapper, a command word built at run time.
+   */
+  also?: { redirects?: true; inlineNet?: true; elevated?: true; dynamic?: true };
   match(cmd: Cmd): boolean;
 }
 

@@ -65,48 +65,61 @@ const DELETES = new Set(['rm', 'unlink', 'rmdir', 'shred', 'srm', 'wipe']);
 const MODES = new Set(['chmod', 'chown', 'chgrp', 'setfacl', 'chattr']);
 const IN_PLACE = new Set(['sed', 'perl', 'gsed', 'ruby']);
 
-const cache = new WeakMap<Cmd, Change[]>();
+/** Commands that change the paths they are given (and, with any command, redirections do). */
+export const CHANGERS: ReadonlySet<string> = new Set([
+  ...COPIES,
+  ...DELETES,
+  ...MODES,
+  ...IN_PLACE,
+  'mv',
+  'tee',
+  'truncate',
+]);
+const NONE: readonly Change[] = Object.freeze([]);
+const cache = new WeakMap<Cmd, readonly Change[]>();
 
 /** What the command does to the paths it changes: by redirection, copying, deleting, editing in place. */
-export function changes(c: Cmd): Change[] {
+export function changes(c: Cmd): readonly Change[] {
+  // Most commands change nothing: they are answered without an allocation (the guard runs per call).
+  if (c.redirects.length === 0 && !CHANGERS.has(c.name)) return NONE;
   let out = cache.get(c);
   if (out) return out;
-  out = [];
+  const list: Change[] = [];
   for (const r of c.redirects) {
     const kind = r.target ? REDIRECT_KIND[r.op] : undefined;
     if (kind === undefined || (r.op === '>&' && /^(\d+|-)$/.test(r.target!.text))) continue;
-    out.push({ path: r.target!.text, kind });
+    list.push({ path: r.target!.text, kind });
   }
-  const name = c.name;
-  if (
-    COPIES.has(name) ||
-    name === 'mv' ||
-    name === 'tee' ||
-    name === 'truncate' ||
-    DELETES.has(name) ||
-    MODES.has(name) ||
-    IN_PLACE.has(name)
-  ) {
-    const p = flags(c).positionals;
-    const add = (paths: readonly string[], kind: ChangeKind) => {
-      for (const raw of paths) for (const path of pathsOf(c, raw)) out!.push({ path, kind });
-    };
-    if (name === 'dd')
-      add(
-        c.args.filter((a) => a.startsWith('of=')).map((a) => a.slice(3)),
-        'overwrite',
-      );
-    else if (COPIES.has(name)) add(p.length > 1 ? [p[p.length - 1]!] : [], 'overwrite');
-    else if (name === 'mv') {
-      add(p.length > 1 ? [p[p.length - 1]!] : [], 'overwrite');
-      add(p.slice(0, -1), 'delete');
-    } else if (name === 'tee')
-      add(p, flags(c).short.has('a') || flags(c).long.has('--append') ? 'append' : 'overwrite');
-    else if (name === 'truncate') add(p, 'overwrite');
-    else if (DELETES.has(name)) add(p, 'delete');
-    else if (MODES.has(name)) add(p, 'mode');
-    else if (flags(c).short.has('i') || flags(c).long.has('--in-place')) add(p, 'overwrite');
-  }
+  if (CHANGERS.has(c.name)) commandChanges(c, list);
+  out = list.length === 0 ? NONE : list;
   cache.set(c, out);
   return out;
+}
+
+function add(c: Cmd, out: Change[], paths: readonly string[], kind: ChangeKind) {
+  for (const raw of paths) for (const path of pathsOf(c, raw)) out.push({ path, kind });
+}
+
+function commandChanges(c: Cmd, out: Change[]) {
+  const name = c.name;
+  const f = flags(c);
+  const p = f.positionals;
+  const last = p.length > 1 ? [p[p.length - 1]!] : [];
+  if (name === 'dd')
+    add(
+      c,
+      out,
+      c.args.filter((a) => a.startsWith('of=')).map((a) => a.slice(3)),
+      'overwrite',
+    );
+  else if (COPIES.has(name)) add(c, out, last, 'overwrite');
+  else if (name === 'mv') {
+    add(c, out, last, 'overwrite');
+    add(c, out, p.slice(0, -1), 'delete');
+  } else if (name === 'tee')
+    add(c, out, p, f.short.has('a') || f.long.has('--append') ? 'append' : 'overwrite');
+  else if (name === 'truncate') add(c, out, p, 'overwrite');
+  else if (DELETES.has(name)) add(c, out, p, 'delete');
+  else if (MODES.has(name)) add(c, out, p, 'mode');
+  else if (f.short.has('i') || f.long.has('--in-place')) add(c, out, p, 'overwrite');
 }

@@ -4,7 +4,7 @@
  */
 import type { Cmd } from '../cmd.ts';
 import type { ShellRule } from '../match.ts';
-import { changes, outsideWorkspace, placeOf } from '../places.ts';
+import { CHANGERS, changes, outsideWorkspace, placeOf } from '../places.ts';
 import { basename } from '../words.ts';
 
 const LOG_PATH =
@@ -14,15 +14,20 @@ const HISTORY_FILE =
 
 /** Paths this command empties, overwrites, links over or deletes (appending is not wiping). */
 function wiped(c: Cmd): string[] {
+  const all = changes(c);
+  if (all.length === 0) return NOTHING;
   const out: string[] = [];
-  for (const ch of changes(c)) if (ch.kind === 'overwrite' || ch.kind === 'delete') out.push(ch.path);
+  for (const ch of all) if (ch.kind === 'overwrite' || ch.kind === 'delete') out.push(ch.path);
   return out;
 }
+const NOTHING: string[] = [];
 
 export const EVIDENCE_RULES: ShellRule[] = [
   {
     id: 'shell.evidence.logs',
     severity: 'destructive',
+    commands: ['journalctl', 'auditctl', ...CHANGERS],
+    also: { redirects: true },
     reason:
       'Empties, edits or deletes system logs, the journal or the audit trail: the record of what happened on the machine.',
     suggestion: 'Leave system logs alone; read them (tail, grep, journalctl -u) if you need what they say.',
@@ -36,6 +41,8 @@ export const EVIDENCE_RULES: ShellRule[] = [
   {
     id: 'shell.evidence.history',
     severity: 'destructive',
+    commands: [...CHANGERS],
+    also: { redirects: true },
     reason: 'Empties or deletes a shell or REPL history file outside the workspace, hiding what was run.',
     suggestion: 'Leave the history files alone.',
     match: (c) =>

@@ -159,9 +159,13 @@ function leaks(c: Cmd, raw: string): boolean {
 const toNetwork = (c: Cmd) => writeTargets(c).some((t) => /^\/dev\/(tcp|udp)\//.test(t));
 
 const judged = new WeakMap<Cmd, Leak>();
+/** Every command that can send: clients by name; any other only by a /dev/tcp redirect or inline code. */
+const SENDERS = new Set(['curl', 'wget', 'socat', 'openssl', ...STREAM_CLIENTS, ...HTTPIE, ...COPY_CLIENTS]);
 
 /** What this command sends to the network that it should not, or null. */
 export function exfiltrates(c: Cmd): Leak {
+  // Most commands send nothing: answered without a lookup (the guard runs per call).
+  if (c.inlineNet === null && c.redirects.length === 0 && !SENDERS.has(c.name)) return null;
   let leak = judged.get(c);
   if (leak === undefined) {
     leak = judge(c);
@@ -170,24 +174,27 @@ export function exfiltrates(c: Cmd): Leak {
   return leak;
 }
 
+/** The graver of two findings: the environment over a file. */
+function worse(a: Leak, b: Leak): Leak {
+  return a === 'environment' || b === null ? a : b;
+}
+
 function judge(c: Cmd): Leak {
   if (c.inlineNet) {
     if (c.inlineNet.environment) return 'environment';
     if (c.inlineNet.files.some((f) => leaks(c, f))) return 'file';
   }
   let leak: Leak = null;
-  const note = (l: Leak) => {
-    if (l === 'environment' || leak === null) leak = l;
-  };
-  if (c.redirects.length > 0 && toNetwork(c)) note(outputOf(c));
+  if (c.redirects.length > 0 && toNetwork(c)) leak = worse(leak, outputOf(c));
   const sent = sends(c);
   if (sent === null) return leak;
-  if (sent.files.some((f) => leaks(c, f))) note('file');
+  if (sent.files.some((f) => leaks(c, f))) leak = worse(leak, 'file');
   // What the client's arguments are built from: `curl -d "$(env)"`, `wget "x/?d=$(cat /etc/passwd)"`.
-  for (const sub of c.subCmds) note(outputOf(sub));
+  for (const sub of c.subCmds) leak = worse(leak, outputOf(sub));
   if (sent.stdin) {
-    for (const r of c.redirects) if (r.op === '<' && r.target && leaks(c, r.target.text)) note('file');
-    for (let i = 0; i < c.stage; i++) note(outputOf(c.pipeline[i]!));
+    for (const r of c.redirects)
+      if (r.op === '<' && r.target && leaks(c, r.target.text)) leak = worse(leak, 'file');
+    for (let i = 0; i < c.stage; i++) leak = worse(leak, outputOf(c.pipeline[i]!));
   }
   return leak;
 }
@@ -196,6 +203,8 @@ export const EXFIL_RULES: ShellRule[] = [
   {
     id: 'shell.exfil.environment',
     severity: 'destructive',
+    commands: [...SENDERS],
+    also: { redirects: true, inlineNet: true },
     reason:
       'Sends the environment (env, printenv, os.environ, process.env) to the network: it holds tokens and keys.',
     suggestion: 'Send only the values the service needs, named one by one.',
@@ -204,6 +213,8 @@ export const EXFIL_RULES: ShellRule[] = [
   {
     id: 'shell.exfil.upload',
     severity: 'destructive',
+    commands: [...SENDERS],
+    also: { redirects: true, inlineNet: true },
     reason:
       'Sends a local file from outside the workspace to the network (an upload, a POST body, a raw socket, scp or rsync to a remote).',
     suggestion:

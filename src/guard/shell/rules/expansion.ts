@@ -20,6 +20,7 @@ export const EXPANSION_RULES: ShellRule[] = [
   {
     id: 'shell.expansion.destructive',
     severity: 'destructive',
+    also: { dynamic: true },
     reason:
       'The command is built at run time (a variable, substitution or glob) and its arguments are destructive (-rf on /, a system, home or unknown folder; --no-preserve-root; a disk device).',
     suggestion:

@@ -1,4 +1,5 @@
 /** The whole shell catalog, indexed by command name so a check looks only at rules that can match. */
+import type { Cmd } from '../cmd.ts';
 import type { RawRule, ShellRule } from '../match.ts';
 import { CLOUD_RULES } from './cloud.ts';
 import { CONTAINER_RULES } from './containers.ts';
@@ -42,21 +43,54 @@ export const RAW_RULES: readonly RawRule[] = [...SYSTEM_RAW_RULES];
 
 const byName = new Map<string, ShellRule[]>();
 const universal: ShellRule[] = [];
+/** Rules for commands with a trait (`also`), by the trait's bit (see traits()). */
+const byTrait: ShellRule[][] = [[], [], [], []];
+const TRAIT_BITS = { redirects: 1, inlineNet: 2, elevated: 4, dynamic: 8 } as const;
 for (const rule of SHELL_RULES) {
-  if (!rule.commands) universal.push(rule);
-  else for (const name of rule.commands) byName.set(name, [...(byName.get(name) ?? []), rule]);
+  if (!rule.commands && !rule.also) universal.push(rule);
+  for (const name of rule.commands ?? []) byName.set(name, [...(byName.get(name) ?? []), rule]);
+  for (const trait of Object.keys(rule.also ?? {}) as (keyof typeof TRAIT_BITS)[])
+    byTrait[Math.log2(TRAIT_BITS[trait])]!.push(rule);
 }
 // Keep catalog order when merging a command's own rules with the universal ones.
 const order = new Map(SHELL_RULES.map((r, i) => [r, i]));
-const merged = new Map<string, ShellRule[]>();
+/** Merged lists of commands with rules of their own, one map per combination of traits. */
+const merged: Map<string, readonly ShellRule[]>[] = Array.from({ length: 16 }, () => new Map());
+/** The lists of every other command (any name): by traits alone, so unknown names cost no memory. */
+const unnamed: (readonly ShellRule[] | undefined)[] = [universal];
 
-/** The rules that can match a command of this name, in catalog order. */
-export function rulesFor(name: string): readonly ShellRule[] {
-  let rules = merged.get(name);
-  if (rules) return rules;
-  const own = byName.get(name);
-  if (!own) return universal;
-  rules = [...own, ...universal].sort((a, b) => order.get(a)! - order.get(b)!);
-  merged.set(name, rules);
+function traits(c: Cmd): number {
+  return (
+    (c.redirects.length > 0 ? 1 : 0) |
+    (c.inlineNet !== null ? 2 : 0) |
+    (c.elevation !== null ? 4 : 0) |
+    (c.dynamicName || c.globName ? 8 : 0)
+  );
+}
+
+function mergedList(own: readonly ShellRule[], bits: number): readonly ShellRule[] {
+  const set = new Set([...own, ...universal]);
+  for (let k = 0; k < 4; k++) if (bits & (1 << k)) for (const r of byTrait[k]!) set.add(r);
+  return [...set].sort((a, b) => order.get(a)! - order.get(b)!);
+}
+
+/** The rules that can match this command (by its name and its traits), in catalog order. */
+export function rulesFor(c: Cmd): readonly ShellRule[] {
+  const bits = traits(c);
+  const own = byName.get(c.name);
+  if (!own) {
+    let rules = unnamed[bits];
+    if (!rules) {
+      rules = mergedList([], bits);
+      unnamed[bits] = rules;
+    }
+    return rules;
+  }
+  const cache = merged[bits]!;
+  let rules = cache.get(c.name);
+  if (!rules) {
+    rules = mergedList(own, bits);
+    cache.set(c.name, rules);
+  }
   return rules;
 }

@@ -5,7 +5,7 @@
  */
 import type { Cmd } from '../cmd.ts';
 import { has, positionals, type ShellRule } from '../match.ts';
-import { changes, placeOf } from '../places.ts';
+import { CHANGERS, changes, placeOf } from '../places.ts';
 import { gitCall } from './git.ts';
 import { systemctlVerb } from './system.ts';
 
@@ -18,6 +18,10 @@ const AUTOSTART_PATH =
 const GIT_HOOK_PATH = /(^|\/)\.git\/hooks(\/|$)/;
 /** git settings whose value is a program git runs by itself (hooks, a file monitor, ssh). */
 const GIT_RUNS = /^(core\.(hookspath|fsmonitor|sshcommand)|init\.templatedir)$/i;
+
+/** Rules that read what a command writes look at these commands, and at any with a redirection. */
+const WRITERS = [...CHANGERS];
+const REDIRECTED = { redirects: true } as const;
 
 const SYSTEMD_PERSIST = /^(enable|reenable|link|preset|preset-all|set-default|edit|add-wants|add-requires)$/;
 const SYSTEMD_RUN_TIMER =
@@ -37,6 +41,8 @@ export const PERSISTENCE_RULES: ShellRule[] = [
   {
     id: 'shell.persistence.cron',
     severity: 'destructive',
+    commands: ['crontab', ...WRITERS],
+    also: REDIRECTED,
     reason: 'Installs a cron job: a command that runs again on a schedule, after this task is over.',
     suggestion: 'Run the command now, or leave scheduled jobs to an operator (crontab -l only lists them).',
     match: (c) => {
@@ -55,6 +61,8 @@ export const PERSISTENCE_RULES: ShellRule[] = [
   {
     id: 'shell.persistence.service',
     severity: 'destructive',
+    commands: ['systemctl', 'systemd-run', 'update-rc.d', 'chkconfig', 'rc-update', ...WRITERS],
+    also: REDIRECTED,
     reason:
       'Installs or enables a service, init script or timer that starts by itself (at boot, login or on a schedule).',
     suggestion: 'Run the program in the foreground for this task; services are installed by an operator.',
@@ -78,6 +86,8 @@ export const PERSISTENCE_RULES: ShellRule[] = [
   {
     id: 'shell.persistence.autostart',
     severity: 'destructive',
+    commands: ['launchctl', ...WRITERS],
+    also: REDIRECTED,
     reason:
       'Adds a program that starts by itself at login (desktop autostart, launchd agents, X session files).',
     suggestion: 'Run the program for this task only; login items are set up by the machine’s user.',
@@ -89,6 +99,8 @@ export const PERSISTENCE_RULES: ShellRule[] = [
   {
     id: 'shell.persistence.git_hook',
     severity: 'destructive',
+    commands: ['git', ...WRITERS],
+    also: REDIRECTED,
     reason:
       'Installs a git hook (or points git at programs of its own): code that runs at the next commit, checkout or merge, whoever makes it.',
     suggestion: 'Run the script directly; hooks are set up by the repository’s maintainers.',

@@ -107,6 +107,8 @@ export const PRIVILEGE_RULES: ShellRule[] = [
   {
     id: 'shell.privilege.sudo',
     severity: 'destructive',
+    commands: ['sudo'],
+    also: { elevated: true },
     reason:
       'Runs sudo with a password fed on stdin (-S), an impossible user id (-u#-1), or a preloaded library or interpreter path passed in.',
     suggestion: 'Run the one command that needs privileges with plain sudo, or ask an operator.',
