@@ -59,7 +59,9 @@ const queryTool: ToolDefinition<QueryArgs, QueryResult> = {
   async run(args: QueryArgs, ctx: ToolRunContext): Promise<QueryResult> {
     const call = await librarianCall(ctx);
     const collection = call.collection(args.collection);
-    if (!call.allowUpdates) {
+    // BaseX checks read-only itself, with its own parser and read permission (basex/backend.ts); the
+    // fontoxpath-based check would refuse valid XQuery that fontoxpath cannot parse.
+    if (!call.allowUpdates && call.backend.kind !== 'basex') {
       // The read-only check parses the query into a DOM (slimdom): loaded at the first query, not at start.
       const { assertReadOnly } = await import('../readonly.ts');
       assertReadOnly(args.query);
