@@ -10,7 +10,8 @@
 import { Document, type Element } from 'slimdom';
 import { LibrarianError } from '../src/errors.ts';
 import { lazyRequire } from '../src/lazy-require.ts';
-import { xqueryError } from './xquery-errors.ts';
+import { codeOnly, unsupportedSyntax } from './embedded/unsupported.ts';
+import { syntaxError } from './xquery-errors.ts';
 
 // fontoxpath, a large XQuery engine, on the first query checked: not in a daemon that never queries.
 const fontoxpath = lazyRequire<typeof import('fontoxpath')>('fontoxpath');
@@ -102,39 +103,9 @@ const XMLDB_READ = new Set([
 
 const UPDATE_SYNTAX = /\bupdate\s+(insert|replace|value|delete|rename)\b/;
 
-/**
- * The query without comments and string literals, for spotting eXist's `update` syntax by eye.
- * Safety does not rest on this scan: fontoxpath cannot parse eXist's update syntax, so a query the
- * scan misreads is refused by the parser anyway; the scan only makes the message clearer.
- */
-function codeOnly(query: string): string {
-  let out = '';
-  let depth = 0;
-  let quote: string | null = null;
-  for (let i = 0; i < query.length; i++) {
-    const c = query[i]!;
-    const next = query[i + 1];
-    if (quote) {
-      if (c === quote && next === quote) i++;
-      else if (c === quote) quote = null;
-      out += ' ';
-    } else if (c === '(' && next === ':') {
-      depth++;
-      i++;
-      out += '  ';
-    } else if (depth > 0) {
-      if (c === ':' && next === ')') {
-        depth--;
-        i++;
-      }
-      out += ' ';
-    } else {
-      if (c === '"' || c === "'") quote = c;
-      out += c;
-    }
-  }
-  return out;
-}
+// The update-syntax scan reads codeOnly(query): comments and strings blanked. Safety does not rest
+// on it: fontoxpath cannot parse eXist's update syntax, so a query the scan misreads is refused by
+// the parser anyway; the scan only makes the message clearer.
 
 function children(el: Element, name: string): Element[] {
   return el.children.filter((c) => c.localName === name);
@@ -167,7 +138,9 @@ function parse(query: string): Element {
       new Document() as never,
     ) as unknown as Element;
   } catch (error) {
-    throw xqueryError(error, 'the query could not be checked as read-only');
+    // A valid query in syntax fontoxpath has no parser for is named as such; anything else is a
+    // syntax error with where it is and what is there, never a read-only refusal.
+    throw unsupportedSyntax(query) ?? syntaxError(error, query);
   }
 }
 

@@ -6,6 +6,7 @@
 import { LibrarianError, OrganismError } from '../src/errors.ts';
 
 const FONTOX_POSITION = /at <>:(\d+):(\d+)/;
+const FONTOX_RANGE = /at <>:(\d+):(\d+) - (\d+):(\d+)/;
 const EXIST_POSITION = /\[at line (\d+), column (\d+)/;
 const ERROR_CODE = /^(?:err:)?([A-Z]{4}\d{4})\b/;
 const MAX_EXPECTED = 160;
@@ -56,5 +57,39 @@ export function existQueryError(message: string, status: number): LibrarianError
       ...(at ?? {}),
       status,
     },
+  );
+}
+
+/** The text of `query` at line/column (1-based), to the end of its word or the next 20 characters. */
+function tokenAt(
+  query: string,
+  line: number,
+  column: number,
+  end?: { line: number; column: number },
+): string {
+  const lines = query.split('\n');
+  const from = lines[line - 1]?.slice(column - 1) ?? '';
+  if (end && end.line === line && end.column > column) return from.slice(0, end.column - column).trim();
+  const word = /^\s*(\S[^\s(){}[\],;]*|\S)/.exec(from);
+  return (word?.[1] ?? '').slice(0, 20);
+}
+
+/**
+ * A fontoxpath parse error as what an agent can act on: "XQuery error at line L, column C (syntax
+ * error at "<token>"): <reason>". Other errors go through xqueryError.
+ */
+export function syntaxError(error: unknown, query: string): OrganismError {
+  if (error instanceof OrganismError) return error;
+  const raw = error instanceof Error ? error.message : String(error);
+  const at = position(raw, FONTOX_POSITION);
+  if (!at || !/XPST0003/.test(raw)) return xqueryError(error);
+  const range = FONTOX_RANGE.exec(raw);
+  const end = range ? { line: Number(range[3]), column: Number(range[4]) } : undefined;
+  const token = tokenAt(query, at.line, at.column, end);
+  const shown = token === '' ? 'the end of the query' : `"${token}"`;
+  return new LibrarianError(
+    'librarian.query',
+    `XQuery error at line ${at.line}, column ${at.column} (syntax error at ${shown}): ${fontoxpathReason(raw)}`,
+    { xquery_code: 'XPST0003', ...at, token },
   );
 }

@@ -344,7 +344,9 @@ export type LibrarianErrorCode =
   | 'librarian.auth'
   | 'librarian.not_configured'
   | 'librarian.backend'
-  | 'librarian.io';
+  | 'librarian.io'
+  /** The embedded engine cannot do this XQuery feature right, so it refuses before running. */
+  | 'librarian.unsupported';
 /**
  * A librarian_* call failed: a path outside allowed_collections, a query refused as not read-only,
  * a document or collection that does not exist, an XQuery error (with eXist's or fontoxpath's line

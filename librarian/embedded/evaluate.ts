@@ -5,12 +5,13 @@
  * option), never as text. The fake eXist in the tests evaluates with this same function.
  */
 import fontoxpath from 'fontoxpath';
-import { Document, type Node, serializeToWellFormedString } from 'slimdom';
-import { LibrarianError } from '../../src/errors.ts';
+import { Document, type Element, type Node, serializeToWellFormedString } from 'slimdom';
+import { LibrarianError, OrganismError } from '../../src/errors.ts';
 import type { QueryResult, Variables } from '../backend.ts';
 import { typeVariables } from '../variables.ts';
-import { xqueryError } from '../xquery-errors.ts';
+import { syntaxError, xqueryError } from '../xquery-errors.ts';
 import { type QueryScope, registerLibrarianFunctions, resolveFunctionName } from './functions.ts';
+import { checkSupported, unsupportedSyntax } from './unsupported.ts';
 
 export interface EvaluateOptions {
   variables?: Variables | undefined;
@@ -34,9 +35,35 @@ function isNode(item: unknown): item is Node {
   return typeof item === 'object' && item !== null && typeof (item as Node).nodeType === 'number';
 }
 
+const XMLNS = 'http://www.w3.org/2000/xmlns/';
+
+/**
+ * An element taken out of its document keeps its in-scope namespaces (XDM namespace nodes), so the
+ * declarations its ancestors made are written on it, first, as BaseX and eXist write them; the DOM
+ * serializer alone would declare a prefix only where a descendant uses it.
+ */
+function withInScopeNamespaces(el: Element): Node {
+  const inherited = new Map<string, string>();
+  for (let p = el.parentElement; p; p = p.parentElement) {
+    for (const a of p.attributes) {
+      if (a.namespaceURI === XMLNS && !inherited.has(a.name)) inherited.set(a.name, a.value);
+    }
+  }
+  for (const a of el.attributes) if (a.namespaceURI === XMLNS) inherited.delete(a.name);
+  if (inherited.size === 0) return el;
+  const doc = new Document();
+  const copy = doc.createElementNS(el.namespaceURI, el.nodeName);
+  for (const [name, value] of inherited) copy.setAttributeNS(XMLNS, name, value);
+  for (const a of el.attributes) copy.setAttributeNS(a.namespaceURI, a.name, a.value);
+  for (const c of el.childNodes) copy.appendChild(doc.importNode(c, true));
+  return copy;
+}
+
 /** One result item as eXist's REST API gives it (typed="yes", unwrapped by exist/result.ts). */
 export function serializeItem(node: Node): string {
   switch (node.nodeType) {
+    case 1: // element
+      return serializeToWellFormedString(withInScopeNamespaces(node as Element));
     case 2: // attribute
       return (node as unknown as { value: string }).value;
     case 3: // text
@@ -47,10 +74,64 @@ export function serializeItem(node: Node): string {
   }
 }
 
+/** Queries already checked (by text): the refusal, or null. Agents repeat queries; parsing is not free. */
+const checked = new Map<string, Error | null>();
+const MAX_CHECKED = 256;
+
+/** Refuses, before running, what the engine would answer wrong (unsupported.ts), or a syntax error. */
+function precheck(query: string): void {
+  let verdict = checked.get(query);
+  if (verdict === undefined) {
+    try {
+      const ast = fontoxpath.parseScript(
+        query,
+        { language: fontoxpath.evaluateXPath.XQUERY_3_1_LANGUAGE },
+        new Document() as never,
+      ) as unknown as Element;
+      checkSupported(ast);
+      verdict = null;
+    } catch (error) {
+      verdict =
+        error instanceof OrganismError ? error : (unsupportedSyntax(query) ?? syntaxError(error, query));
+    }
+    if (checked.size >= MAX_CHECKED) checked.delete(checked.keys().next().value!);
+    checked.set(query, verdict);
+  }
+  if (verdict) throw verdict;
+}
+
+/** serialize() inside a query: nodes as the librarian returns them (fontoxpath has none of its own). */
+const xmlSerializer = { serializeToString: (node: Node) => serializeToWellFormedString(node) };
+
+/** An atomic value fontoxpath hands over as an object or a JS number, as XPath's string value. */
+function atomicString(item: unknown, asString: string | undefined, index: number): string {
+  if (typeof item === 'number') {
+    if (item === Number.POSITIVE_INFINITY) return 'INF';
+    if (item === Number.NEGATIVE_INFINITY) return '-INF';
+    // Beyond 2^53 a JS number is no longer the integer XQuery computed (or a double in XPath's form).
+    if (Number.isInteger(item) && Math.abs(item) > Number.MAX_SAFE_INTEGER) {
+      throw unsupported('a number beyond 2^53 as a result', index);
+    }
+  }
+  if (asString === '[object Object]')
+    throw unsupported('an xs:QName as a result', index, 'return name() or local-name() of the node');
+  return asString ?? String(item);
+}
+
+function unsupported(feature: string, index: number, hint?: string): LibrarianError {
+  return new LibrarianError(
+    'librarian.unsupported',
+    `unsupported: ${feature} (result item ${index + 1}; the embedded librarian's XQuery engine cannot give it right${hint ? `: ${hint}` : ''}). The exist and basex backends can.`,
+    { feature },
+  );
+}
+
 export function evaluateQuery(query: string, scope: QueryScope, options: EvaluateOptions): QueryResult {
   registerLibrarianFunctions();
+  if (options.language !== 'xquery-update') precheck(query);
   const variables = fontoxpathVariables(options.variables);
   const evalOptions = {
+    xmlSerializer,
     language:
       options.language === 'xquery-update'
         ? fontoxpath.evaluateXPath.XQUERY_UPDATE_3_1_LANGUAGE
@@ -71,6 +152,13 @@ export function evaluateQuery(query: string, scope: QueryScope, options: Evaluat
         evalOptions as never,
       ) as unknown[];
     } catch (error) {
+      if (!scope.failure && /out of bounds for JavaScript numbers/.test(String((error as Error)?.message))) {
+        throw new LibrarianError(
+          'librarian.unsupported',
+          'unsupported: integers above 2^53 (the embedded librarian computes integers as JavaScript numbers). The exist and basex backends run it.',
+          { feature: 'integers above 2^53' },
+        );
+      }
       throw scope.failure ?? xqueryError(error);
     }
   };
@@ -79,16 +167,15 @@ export function evaluateQuery(query: string, scope: QueryScope, options: Evaluat
   let strings: string[] | undefined;
   const results = shown.map((item, i) => {
     if (isNode(item)) return serializeItem(item);
-    if (typeof item === 'object' && item !== null && !(item instanceof Date)) {
-      throw new LibrarianError(
-        'librarian.query',
-        `result item ${i + 1} is a map, array or function, which has no XML serialization (eXist's REST API cannot return one either); return nodes or atomic values`,
-      );
+    if (typeof item === 'function') throw unsupported('a function as a result', i);
+    if (Array.isArray(item) || (typeof item === 'object' && item !== null && item.constructor === Object)) {
+      throw unsupported('a map or array as a result', i, 'the basex backend returns it as JSON');
     }
-    // fontoxpath hands atomic values over as JS values (a date as a Date); their XPath string value
-    // comes from a second, string-typed evaluation. Queries here only read, so evaluating twice is safe.
+    // fontoxpath hands atomic values over as JS values (a date as a Date, a duration as an object of
+    // its own); their XPath string value comes from a second, string-typed evaluation. Queries here
+    // only read, so evaluating twice is safe.
     strings ??= run(fontoxpath.evaluateXPath.STRINGS_TYPE) as string[];
-    return strings[i] ?? String(item);
+    return atomicString(item, strings[i], i);
   });
   return { hits: items.length, results };
 }

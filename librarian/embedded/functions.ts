@@ -15,6 +15,7 @@ import fontoxpath from 'fontoxpath';
 import type { Document, Node } from 'slimdom';
 import { LibrarianError } from '../../src/errors.ts';
 import { resolvePath } from '../paths.ts';
+import { formatInteger } from './format-integer.ts';
 
 export const LIBRARIAN_FN_NS = 'urn:x-organism:librarian:fn';
 const FN_NS = 'http://www.w3.org/2005/xpath-functions';
@@ -45,6 +46,8 @@ const OVERRIDDEN: Record<string, number[]> = {
   doc: [1],
   'doc-available': [1],
   'document-uri': [0, 1],
+  // fontoxpath's own ignores the 'w' and zero-padded pictures (format-integer.ts).
+  'format-integer': [2, 3],
 };
 
 /** The functionNameResolver: fn's collection/doc/document-uri go to ours, everything else as usual. */
@@ -138,6 +141,21 @@ export function registerLibrarianFunctions(): void {
   // xs:anyURI cannot be returned from a custom function in fontoxpath, so document-uri gives xs:string.
   reg(fn('document-uri'), ['node()?'], 'xs:string?', (ctx, node: Node | null) =>
     documentUri(scopeOf(ctx), node),
+  );
+  const formatInt = (ctx: { currentContext: unknown }, value: number | null, picture: string): string => {
+    const out = formatInteger(value, picture);
+    if (out !== null) return out;
+    const scope = scopeOf(ctx);
+    scope.failure = new LibrarianError(
+      'librarian.unsupported',
+      `unsupported: format-integer picture ${JSON.stringify(picture)} (the embedded librarian does decimal digits with grouping, w, W, Ww, i, I, a and A; the exist and basex backends do all)`,
+      { feature: 'format-integer picture' },
+    );
+    throw scope.failure;
+  };
+  reg(fn('format-integer'), ['xs:integer?', 'xs:string'], 'xs:string', formatInt);
+  reg(fn('format-integer'), ['xs:integer?', 'xs:string', 'xs:string?'], 'xs:string', (ctx, value, picture) =>
+    formatInt(ctx, value as number | null, picture as string),
   );
   reg(fn('document-uri'), [], 'xs:string?', () => {
     throw new Error('XPDY0002: document-uri() needs a node argument here, e.g. document-uri(root($node))');

@@ -1,0 +1,200 @@
+/**
+ * What the embedded engine (fontoxpath) cannot do right, found before a query runs so it is refused
+ * naming the feature ("unsupported: group by clause") instead of answered approximately. The
+ * differential suite (test/librarian/differential.test.ts) compares every answer with BaseX; each
+ * rule here stands for a difference it found:
+ *
+ * - on the parsed query (XQueryX, fontoxpath's own parser): FLWOR clauses it does not run, functions
+ *   it lacks or gets wrong, integers beyond 2^53 (it computes with JS numbers), xs:decimal
+ *   arithmetic (computed as binary doubles: 0.1 + 0.2 gives 0.30000000000000004), maps looked up
+ *   with a node as the key (not atomized: nothing found), and duplicate literal map keys (an error
+ *   in XQuery, accepted by fontoxpath);
+ * - on the text, when fontoxpath cannot parse it: syntax it has no parser for (try/catch, the count
+ *   and window clauses, string constructors, declare option), so the agent hears which feature and
+ *   not a syntax error in a valid query.
+ */
+import type { Element } from 'slimdom';
+import { LibrarianError } from '../../src/errors.ts';
+
+const FN = 'http://www.w3.org/2005/xpath-functions';
+const XS = 'http://www.w3.org/2001/XMLSchema';
+
+/** fn functions by local name: the arities that are missing or wrong, and the feature named. */
+const FUNCTIONS: Record<string, { arities: number[] | 'all'; feature: string }> = {
+  'format-number': { arities: 'all', feature: 'format-number()' },
+  'format-date': { arities: 'all', feature: 'format-date()' },
+  'format-dateTime': { arities: 'all', feature: 'format-dateTime()' },
+  'format-time': { arities: 'all', feature: 'format-time()' },
+  'adjust-dateTime-to-timezone': { arities: 'all', feature: 'adjust-dateTime-to-timezone()' },
+  'adjust-date-to-timezone': { arities: 'all', feature: 'adjust-date-to-timezone()' },
+  'adjust-time-to-timezone': { arities: 'all', feature: 'adjust-time-to-timezone()' },
+  'analyze-string': { arities: 'all', feature: 'analyze-string()' },
+  'contains-token': { arities: 'all', feature: 'contains-token()' },
+  sort: { arities: 'all', feature: 'fn:sort()' },
+  serialize: { arities: [2], feature: 'serialize() with options' },
+  'json-to-xml': { arities: 'all', feature: 'json-to-xml()' },
+  'xml-to-json': { arities: 'all', feature: 'xml-to-json()' },
+  matches: { arities: [3], feature: 'regex flags (matches with a third argument)' },
+  replace: { arities: [4], feature: 'regex flags (replace with a fourth argument)' },
+  tokenize: { arities: [3], feature: 'regex flags (tokenize with a third argument)' },
+};
+
+const ARITHMETIC = new Set(['addOp', 'subtractOp', 'multiplyOp', 'divOp', 'modOp', 'unaryMinusOp']);
+
+/** Syntax fontoxpath cannot parse, looked for in the query's code (comments and strings blanked). */
+const SYNTAX: [RegExp, string][] = [
+  [/\btry\s*\{/, 'try/catch expression'],
+  [/\bcount\s+\$/, 'count clause'],
+  [/\b(?:tumbling|sliding)\s+window\b/, 'window clause'],
+  [/``\[/, 'string constructor'],
+  [/\bdeclare\s+option\b/, 'declare option'],
+  [/\bdeclare\s+context\s+item\b/, 'declare context item'],
+  [/\bswitch\s*\(/, 'switch expression'],
+];
+
+function refuse(feature: string, hint = ''): LibrarianError {
+  return new LibrarianError(
+    'librarian.unsupported',
+    `unsupported: ${feature} (the embedded librarian's XQuery engine cannot do it right, so the query was not run${hint ? `; ${hint}` : ''}). ` +
+      'The exist and basex backends run it.',
+    { feature },
+  );
+}
+
+function* descendants(el: Element): Generator<Element> {
+  for (const c of el.children) {
+    yield c;
+    yield* descendants(c);
+  }
+}
+
+function child(el: Element, localName: string): Element | undefined {
+  return el.children.find((c) => c.localName === localName);
+}
+
+/** An XQueryX attribute (fontoxpath puts them in the XQueryX namespace). */
+function attr(el: Element | undefined, name: string): string | null {
+  if (!el) return null;
+  return el.getAttributeNS(el.namespaceURI, name) ?? el.getAttribute(name);
+}
+
+function isDecimal(el: Element): boolean {
+  if (el.localName === 'decimalConstantExpr') return true;
+  if ((attr(el, 'type') ?? '').startsWith('xs:decimal')) return true;
+  if (el.localName === 'functionCallExpr') {
+    const name = child(el, 'functionName');
+    return attr(name, 'URI') === XS && name?.textContent === 'decimal';
+  }
+  return false;
+}
+
+function hasDecimal(el: Element): boolean {
+  if (isDecimal(el)) return true;
+  for (const d of descendants(el)) if (isDecimal(d)) return true;
+  return false;
+}
+
+/** A key expression that gives nodes: a path (attribute, element) not atomized first. */
+function isNodeKey(el: Element | undefined): boolean {
+  return el?.localName === 'pathExpr';
+}
+
+/** Throws librarian.unsupported (or the XQuery error) for what the engine would get wrong. */
+export function checkSupported(ast: Element): void {
+  for (const el of descendants(ast)) {
+    switch (el.localName) {
+      case 'groupByClause':
+        throw refuse('group by clause');
+      case 'stringConstructor':
+        throw refuse('string constructor');
+      case 'orderByClause':
+        if (el.children.filter((c) => c.localName === 'orderBySpec').length > 1)
+          throw refuse('order by with more than one key', 'sort by one key, or by a key combining them');
+        break;
+      case 'integerConstantExpr': {
+        const value = child(el, 'value')?.textContent ?? '0';
+        if (Number(value) > Number.MAX_SAFE_INTEGER) throw refuse('integers above 2^53');
+        break;
+      }
+      case 'functionCallExpr': {
+        const name = child(el, 'functionName');
+        const uri = attr(name, 'URI') ?? (attr(name, 'prefix') ? null : FN);
+        const rule = uri === FN ? FUNCTIONS[name?.textContent ?? ''] : undefined;
+        const arity = child(el, 'arguments')?.children.length ?? 0;
+        if (rule && (rule.arities === 'all' || rule.arities.includes(arity))) throw refuse(rule.feature);
+        if (uri === FN && (name?.textContent === 'sum' || name?.textContent === 'avg') && hasDecimal(el))
+          throw refuse('xs:decimal arithmetic', 'it would be computed as binary floating point');
+        break;
+      }
+      case 'dynamicFunctionInvocationExpr':
+        if (isNodeKey(child(el, 'arguments')?.children[0]))
+          throw refuse('map lookup with a node as the key', 'atomize the key first: $map(string(@key))');
+        break;
+      case 'lookup':
+        if (isNodeKey(el.children[0]))
+          throw refuse('map lookup with a node as the key', 'atomize the key first: $map?(string(@key))');
+        break;
+      case 'mapConstructor':
+        checkMapKeys(el);
+        break;
+      default:
+        if (ARITHMETIC.has(el.localName) && hasDecimal(el))
+          throw refuse('xs:decimal arithmetic', 'it would be computed as binary floating point');
+    }
+  }
+}
+
+/** Two entries with the same literal key: XQDY0137, as the spec says (fontoxpath keeps the last). */
+function checkMapKeys(map: Element): void {
+  const seen = new Set<string>();
+  for (const entry of map.children) {
+    const key = child(entry, 'mapKeyExpr')?.children[0];
+    if (!key || !/ConstantExpr$/.test(key.localName)) continue;
+    const value = `${key.localName === 'stringConstantExpr' ? 's' : 'n'}:${child(key, 'value')?.textContent}`;
+    if (seen.has(value)) {
+      throw new LibrarianError(
+        'librarian.query',
+        `XQuery error: XQDY0137: the map constructor has the key ${JSON.stringify(child(key, 'value')?.textContent)} twice`,
+        { xquery_code: 'XQDY0137' },
+      );
+    }
+    seen.add(value);
+  }
+}
+
+/** The query's code with comments and string literals blanked (so a word inside them is not code). */
+export function codeOnly(query: string): string {
+  let out = '';
+  let depth = 0;
+  let quote: string | null = null;
+  for (let i = 0; i < query.length; i++) {
+    const c = query[i]!;
+    const next = query[i + 1];
+    if (quote) {
+      if (c === quote && next === quote) i++;
+      else if (c === quote) quote = null;
+      out += ' ';
+    } else if (c === '(' && next === ':') {
+      depth++;
+      i++;
+      out += '  ';
+    } else if (depth > 0) {
+      if (c === ':' && next === ')') {
+        depth--;
+        i++;
+      }
+      out += ' ';
+    } else {
+      if (c === '"' || c === "'") quote = c;
+      out += c;
+    }
+  }
+  return out;
+}
+
+/** For a query fontoxpath could not parse: the refusal naming syntax it has no parser for, or null. */
+export function unsupportedSyntax(query: string): LibrarianError | null {
+  const code = codeOnly(query);
+  for (const [pattern, feature] of SYNTAX) if (pattern.test(code)) return refuse(feature);
+  return null;
+}

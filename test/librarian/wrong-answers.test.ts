@@ -1,0 +1,137 @@
+/**
+ * The silent wrong answers of issue 32, each on the embedded store: answered right now, or refused
+ * before running as "unsupported: <feature>", never answered approximately. Also: a parse error
+ * says where and what, not that the query "could not be checked as read-only". (The differential
+ * suite compares the same queries with BaseX; these pin the embedded answer itself.)
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EmbeddedBackend } from '../../librarian/embedded/backend.ts';
+import { assertReadOnly } from '../../librarian/readonly.ts';
+import { OrganismError } from '../../src/errors.ts';
+
+const C = '/db/organism';
+let dir: string;
+let backend: EmbeddedBackend;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'librarian-wrong-'));
+  backend = await EmbeddedBackend.open({ dir, defaultCollection: C });
+  await backend.store(
+    `${C}/orders.xml`,
+    '<orders><order id="o1" customer="c1"><line qty="3" price="143.01"/></order></orders>',
+  );
+});
+afterAll(async () => {
+  await backend.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const run = (query: string) => backend.query(query, { collection: C, maxResults: 10 });
+
+async function refusal(query: string): Promise<OrganismError> {
+  try {
+    await run(query);
+  } catch (error) {
+    expect(error).toBeInstanceOf(OrganismError);
+    return error as OrganismError;
+  }
+  throw new Error(`expected ${query} to be refused`);
+}
+
+describe('no silent wrong answer from the embedded store', () => {
+  it('refuses xs:decimal arithmetic instead of computing it as a binary double', async () => {
+    for (const query of [
+      '0.1 + 0.2',
+      'sum(doc("/db/organism/orders.xml")//line ! (xs:decimal(@qty) * xs:decimal(@price)))',
+    ]) {
+      const error = await refusal(query);
+      expect(error.code).toBe('librarian.unsupported');
+      expect(error.message).toMatch(/^unsupported: xs:decimal arithmetic /);
+    }
+    // Decimals without arithmetic are exact: the literal is given back as written.
+    expect(await run('xs:decimal("429.03")')).toEqual({ hits: 1, results: ['429.03'] });
+  });
+
+  it('refuses a map looked up with an attribute as its key (it found nothing); atomized, it finds', async () => {
+    const error = await refusal(
+      'let $m := map { "c1": "Ada" } return $m(doc("/db/organism/orders.xml")//order/@customer)',
+    );
+    expect(error.message).toMatch(
+      /^unsupported: map lookup with a node as the key .*\$map\(string\(@key\)\)/,
+    );
+    expect(
+      await run(
+        'let $m := map { "c1": "Ada" } return $m(string(doc("/db/organism/orders.xml")//order/@customer))',
+      ),
+    ).toEqual({ hits: 1, results: ['Ada'] });
+  });
+
+  it('honours format-integer pictures: words and zero padding', async () => {
+    expect(
+      await run(
+        '(format-integer(42, "w"), format-integer(7, "000"), format-integer(21, "Ww"), format-integer(1234567, "#,##0"), format-integer(1999, "I"))',
+      ),
+    ).toEqual({ hits: 5, results: ['forty-two', '007', 'Twenty-One', '1,234,567', 'MCMXCIX'] });
+    const error = await refusal('format-integer(3, "1;o")');
+    expect(error.message).toMatch(/^unsupported: format-integer picture "1;o"/);
+  });
+
+  it('gives infinities in XPath form, durations as strings, and refuses a QName result', async () => {
+    expect(await run('(1e0 div 0, -1e0 div 0, xs:dayTimeDuration("PT36H"))')).toEqual({
+      hits: 3,
+      results: ['INF', '-INF', 'P1DT12H'],
+    });
+    const error = await refusal('xs:QName("xs:integer")');
+    expect(error.message).toMatch(/^unsupported: an xs:QName as a result /);
+  });
+
+  it('refuses integers above 2^53 instead of rounding them', async () => {
+    expect((await refusal('9007199254740993 + 0')).message).toMatch(/^unsupported: integers above 2\^53 /);
+    expect((await refusal('xs:integer("123456789012345678")')).message).toMatch(
+      /^unsupported: integers above 2\^53 /,
+    );
+  });
+
+  it('makes duplicate map keys the error XQDY0137', async () => {
+    const error = await refusal('map { "a": 1, "a": 2 }?a');
+    expect(error.code).toBe('librarian.query');
+    expect(error.details?.xquery_code).toBe('XQDY0137');
+  });
+
+  it('names the FLWOR clauses and syntax it cannot run', async () => {
+    for (const [query, feature] of [
+      ['for $o in (1, 2) group by $k := $o return $k', 'group by clause'],
+      ['for $o in (1, 2) order by $o, -$o return $o', 'order by with more than one key'],
+      ['for $o in (1, 2) count $n return $n', 'count clause'],
+      ['try { 1 div 0 } catch * { 0 }', 'try/catch expression'],
+      ['``[a`{1}`]``', 'string constructor'],
+      ['sort((3, 1))', 'fn:sort()'],
+    ] as const) {
+      const error = await refusal(query);
+      expect(error.code).toBe('librarian.unsupported');
+      expect(error.message.startsWith(`unsupported: ${feature} `)).toBe(true);
+    }
+  });
+});
+
+describe('parse errors an agent can act on', () => {
+  it('says line, column and the token, not "could not be checked as read-only"', () => {
+    let error: OrganismError | undefined;
+    try {
+      assertReadOnly('for $n in collection("/db/organism")//note\nwhere $n/@id = 1\nreturn $n/title]');
+    } catch (e) {
+      error = e as OrganismError;
+    }
+    expect(error?.code).toBe('librarian.query');
+    expect(error?.message).toMatch(/^XQuery error at line 3, column 16 \(syntax error at "\]"\): XPST0003/);
+    expect(error?.message).not.toContain('read-only');
+    expect(error?.details).toMatchObject({ line: 3, column: 16, token: ']', xquery_code: 'XPST0003' });
+  });
+
+  it('names unsupported syntax in the read-only check too', () => {
+    expect(() => assertReadOnly('try { 1 } catch * { 2 }')).toThrow(/^unsupported: try\/catch expression /);
+  });
+});
