@@ -20,12 +20,14 @@ const MODULES = [
   './durability.ts',
   './guard.ts',
   './tools.ts',
+  './librarian.ts',
   './audit.ts',
   './mcp.ts',
   './sandbox.ts',
   './redis.ts',
   './telemetry.ts',
   './daemon.ts',
+  './threads.ts',
 ];
 
 const only = process.argv.slice(2);
