@@ -27,7 +27,6 @@ const MODULES = [
   './redis.ts',
   './telemetry.ts',
   './daemon.ts',
-  './threads.ts',
 ];
 
 const only = process.argv.slice(2);
