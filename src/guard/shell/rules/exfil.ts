@@ -122,13 +122,16 @@ function sends(c: Cmd): Sent | null {
   return null;
 }
 
-/** Commands that print the whole environment. */
+/** Variables that hold a secret by their name. */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASS|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE/i;
+
+/** Commands that print the whole environment, or a variable named for a secret. */
 function dumpsEnvironment(c: Cmd): boolean {
   switch (c.name) {
     case 'env':
       return c.args.every((a) => a.startsWith('-'));
     case 'printenv':
-      return true;
+      return c.args.length === 0 || c.args.some((a) => SECRET_NAME.test(a));
     case 'set':
       return c.args.length === 0;
     case 'export':

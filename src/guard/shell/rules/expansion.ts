@@ -7,13 +7,18 @@
 import type { Cmd } from '../cmd.ts';
 import { flags, isDevice, type ShellRule, targets } from '../match.ts';
 
-/** `-rf` (or `-R`, `--recursive`) on /, a system or home folder, `.`, an absolute or unknown path. */
+/**
+ * `-r` (`-R`, `--recursive`) on /, a system or home folder or `.`; with `-f` (`--force`) too, rm's
+ * signature, on any absolute or unknown path. `-r` alone is many tools' option (`pip install -r`,
+ * `vim -R`), so an ordinary path after it stays a warning.
+ */
 function destructiveArgs(c: Cmd): boolean {
   const f = flags(c);
   if (f.long.has('--no-preserve-root')) return true;
   if (c.args.some((a) => (a.startsWith('of=') && isDevice(a.slice(3))) || isDevice(a))) return true;
-  const recursive = f.short.has('r') || f.short.has('R') || f.long.has('--recursive');
-  return recursive && targets(c, 'root', 'system', 'home', 'cwd', 'absolute', 'dynamic');
+  if (!(f.short.has('r') || f.short.has('R') || f.long.has('--recursive'))) return false;
+  if (targets(c, 'root', 'system', 'home', 'cwd')) return true;
+  return (f.short.has('f') || f.long.has('--force')) && targets(c, 'absolute', 'dynamic');
 }
 
 export const EXPANSION_RULES: ShellRule[] = [
@@ -22,7 +27,7 @@ export const EXPANSION_RULES: ShellRule[] = [
     severity: 'destructive',
     also: { dynamic: true },
     reason:
-      'The command is built at run time (a variable, substitution or glob) and its arguments are destructive (-rf on /, a system, home or unknown folder; --no-preserve-root; a disk device).',
+      'The command is built at run time (a variable, substitution or glob) and its arguments are destructive (-r on /, a system or home folder or .; -rf on an absolute or unknown path; --no-preserve-root; a disk device).',
     suggestion:
       'Name the command literally, so it can be judged, and target only paths inside the workspace.',
     match: (c) => (c.dynamicName || c.globName) && destructiveArgs(c),
