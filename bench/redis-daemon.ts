@@ -90,6 +90,7 @@ const busSection = {
   drain_timeout_ms: 1_000,
   max_deliveries: 5,
   heartbeat_ms: 1_000,
+  partitions: 1,
 };
 const logger = pino({ level: 'silent' });
 const backend = await createBusBackend({ bus: busSection, limits, listeners: [] }, logger);

@@ -87,6 +87,7 @@ export async function selfLoopBus(
       drain_timeout_ms: 1_000,
       max_deliveries: 5,
       heartbeat_ms: 1_000,
+      partitions: 1,
     },
     logger: pino({ level: 'silent' }),
     ...extra,

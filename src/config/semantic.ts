@@ -7,6 +7,7 @@ import type { ConfigIssue } from '../errors.ts';
 import { checkMcpSections } from '../mcp/config-check.ts';
 import { envAllowlistProblem, secretNamePart } from '../sandbox/env.ts';
 import { isRuntimeStateName, RUNTIME_STATE_NAMES } from '../state/names.ts';
+import { checkBus } from './bus-check.ts';
 import type { ConfigSource } from './source.ts';
 import { suggestion } from './suggest.ts';
 
@@ -83,6 +84,7 @@ export function checkStructure(data: unknown, source: ConfigSource): ConfigIssue
   issues.push(...checkRuntimeNames(listeners, source));
   issues.push(...checkAuth(data, source));
   issues.push(...checkMcpSections(data, source));
+  issues.push(...checkBus(data, source));
   return issues;
 }
 

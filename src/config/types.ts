@@ -68,6 +68,8 @@ export interface BusSection {
   max_deliveries: number;
   /** redis transport: how often held messages are marked alive, ms; the failover time follows from it. */
   heartbeat_ms: number;
+  /** redis transport: parts each listener's stream and the thread state are split in (default 1). */
+  partitions: number;
 }
 
 export interface ListenerConfig {

@@ -8,6 +8,7 @@
  */
 import type { OrganismConfig } from '../config/types.ts';
 import { redisAddress } from '../kv/address.ts';
+import { isClusterUrl, redisUrlPassword } from '../redis-url.ts';
 
 /** Who runs programs with the host's network: `listener <name> (run_command network: true)`, ... */
 export function networkedPrograms(config: Pick<OrganismConfig, 'listeners' | 'mcp_servers'>): string[] {
@@ -32,13 +33,8 @@ export function openRedis(config: Pick<OrganismConfig, 'bus'> & { kv?: { url?: s
   const open = new Set<string>();
   for (const url of urls) {
     if (typeof url !== 'string') continue;
-    let password = '';
-    try {
-      password = new URL(url).password;
-    } catch {
-      continue; // the loader reports an unparseable URL
-    }
-    if (password === '') open.add(redisAddress(url));
+    if (!isClusterUrl(url) && !URL.canParse(url)) continue; // the loader reports an unparseable URL
+    if (redisUrlPassword(url) === '') open.add(redisAddress(url));
   }
   return [...open];
 }

@@ -9,8 +9,10 @@
  * so the store recovers by itself when the server is back. Errors name host:port, never the URL,
  * which may carry a password.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { KvError } from '../errors.ts';
+import { createRedisClient } from '../redis-client.ts';
+import { redisUrlPassword } from '../redis-url.ts';
 import { redisAddress } from './address.ts';
 import {
   checkKey,
@@ -71,11 +73,7 @@ class RedisKvStore implements KvStore {
   constructor(opts: Required<RedisKvOptions>) {
     this.#opts = opts;
     this.#address = redisAddress(opts.url);
-    let secret: string | undefined;
-    try {
-      secret = decodeURIComponent(new URL(opts.url).password) || undefined;
-    } catch {}
-    this.#secret = secret;
+    this.#secret = redisUrlPassword(opts.url) || undefined;
     const clientOptions: RedisOptions = {
       lazyConnect: true,
       connectTimeout: opts.connectTimeoutMs,
@@ -83,7 +81,8 @@ class RedisKvStore implements KvStore {
       maxRetriesPerRequest: 1,
       retryStrategy: (times) => Math.min(times * 200, 2000),
     };
-    this.#client = new Redis(opts.url, clientOptions);
+    // A Cluster client when the organism's bus.url names a Redis Cluster (its keys are single keys).
+    this.#client = createRedisClient(opts.url, clientOptions, 'kv.url');
     // Without a listener ioredis prints every failed reconnect; we report failures per call instead.
     this.#client.on('error', (err: Error) => {
       this.#lastConnectionError = err;

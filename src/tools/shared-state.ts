@@ -66,8 +66,8 @@ function shared(services: ToolServices): Promise<SharedState> {
 
 /** ioredis is loaded here, on first use: a daemon that shares nothing through Redis never loads it. */
 async function openClient(config: Pick<OrganismConfig, 'bus'>): Promise<Client> {
-  const { Redis } = await import('ioredis');
-  const client = new Redis(config.bus.url!, {
+  const { createRedisClient } = await import('../redis-client.ts');
+  const client = createRedisClient(config.bus.url!, {
     // A tool call must fail fast and clearly when Redis is down, not hang (as the kv store does).
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,

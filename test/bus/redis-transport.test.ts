@@ -10,8 +10,8 @@ import { knownSecrets } from '../../src/audit/redact.ts';
 import { CommandBatch, unpackState } from '../../src/bus/transport/redis/batch.ts';
 import { decodeRecord, encodeRecord, FORMAT_VERSION } from '../../src/bus/transport/redis/codec.ts';
 import { BusKeys, RedisTransport } from '../../src/bus/transport/redis/index.ts';
-import type { Transport } from '../../src/bus/transport/types.ts';
 import { until } from '../../src/testing/index.ts';
+import { openTransport, redisHarness } from './redis-harness.ts';
 import { testMessage, transportContract } from './transport.contract.ts';
 
 const URL = 'redis://127.0.0.1:6379';
@@ -30,47 +30,10 @@ afterAll(async () => {
 });
 
 function open(group: string, consumer: string, maxDeliveries = 3, closeTimeoutMs = 5_000): RedisTransport {
-  return new RedisTransport({
-    url: URL,
-    group,
-    consumer,
-    blockMs: 200,
-    claimIdleMs: 300,
-    reaperIntervalMs: 100,
-    heartbeatMs: 100,
-    maxDeliveries,
-    closeTimeoutMs,
-    ...(process.env.ORGANISM_TEST_DEBUG
-      ? { logger: { info: console.log, warn: console.log, error: console.log } as never }
-      : {}),
-  });
+  return openTransport({ url: URL }, group, consumer, maxDeliveries, closeTimeoutMs);
 }
 
-const asRedis = (t: Transport) => t as RedisTransport;
-
-transportContract('redis', {
-  fresh: async () => open(`${RUN}-${++groups}`, `c-${groups}`),
-  peer: async (of, options = {}) =>
-    open(asRedis(of).options.group, options.consumer ?? asRedis(of).consumer, options.maxDeliveries),
-  unacked: async (of, listener) => {
-    const t = asRedis(of);
-    const summary = (await raw.call('XPENDING', t.keys.inbox(listener), t.options.group)) as [number];
-    return Number(summary[0]);
-  },
-  crash: async (t) => {
-    // A crash: connections dropped without waiting for, or acknowledging, work in flight.
-    const r = asRedis(t);
-    (r.options as { closeTimeoutMs: number }).closeTimeoutMs = 0;
-    await r.close();
-  },
-  deadLetters: async (of) =>
-    (await asRedis(of).deadLetters()).map((d) => ({
-      listener: d.listener,
-      messageId: d.message?.id,
-      reason: d.reason,
-    })),
-  capabilities: { boundedInFlight: true, redelivery: true },
-});
+transportContract('redis', redisHarness({ url: URL, run: `${RUN}-contract`, raw }));
 
 describe('redis transport', () => {
   it('keeps each listener in its own stream under the group prefix, as JSON a person can read', async () => {

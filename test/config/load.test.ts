@@ -59,6 +59,7 @@ describe('loadConfig on valid files', () => {
       drain_timeout_ms: 10000,
       max_deliveries: 5,
       heartbeat_ms: 1000,
+      partitions: 1,
     });
     expect(config.tools).toEqual({
       revocations_file: resolve(FIXTURES, '.organism/revocations.json'),

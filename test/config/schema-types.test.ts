@@ -70,6 +70,7 @@ const bus: Presence<BusSection> = {
   drain_timeout_ms: 'always',
   max_deliveries: 'always',
   heartbeat_ms: 'always',
+  partitions: 'always',
 };
 const listener: Presence<ListenerConfig> = {
   name: 'always',

@@ -29,6 +29,7 @@ export function createRedisBusBackend(
     url: bus.url,
     group: bus.group,
     maxDeliveries: bus.max_deliveries,
+    partitions: bus.partitions,
     // Entries are claimable a few missed heartbeats after their daemon stopped marking them, not
     // after the slowest handler's timeout: a live daemon marks what it holds however long it runs.
     heartbeatMs: bus.heartbeat_ms,
@@ -52,7 +53,10 @@ export function createRedisBusBackend(
     threadStore.settled(message.thread).catch(() => {});
   };
   const unregister = options.metrics ? registerRedisBusMetrics(options.metrics, transport) : () => {};
-  log.info({ consumer: transport.consumer, group: bus.group }, 'bus on redis streams');
+  log.info(
+    { consumer: transport.consumer, group: bus.group, partitions: transport.options.partitions },
+    'bus on redis streams',
+  );
   return {
     transport,
     threadStore,

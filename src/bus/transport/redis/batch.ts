@@ -62,7 +62,37 @@ export interface CommandBatchOptions {
   formatVersion: string;
   /** Failures of operations that have no promise (state writes), and of whole batches. */
   onError(error: Error): void;
+  /** The partition whose keys this batch carries (partitions.ts); default 0. */
+  partition?: number;
 }
+
+/**
+ * What the transport's parts queue their Redis work on: one CommandBatch, or with several
+ * partitions one per partition behind a PartitionedBatch (partitioned-batch.ts), which routes each
+ * operation by its key's hash tag.
+ */
+export type BusBatch = Pick<
+  CommandBatch,
+  | 'pending'
+  | 'hset'
+  | 'hdel'
+  | 'pexpire'
+  | 'follow'
+  | 'event'
+  | 'frame'
+  | 'hop'
+  | 'inFlight'
+  | 'history'
+  | 'xadd'
+  | 'settle'
+  | 'load'
+  | 'read'
+  | 'xack'
+  | 'beat'
+  | 'flush'
+  | 'drain'
+  | 'useThreadsBy'
+>;
 
 /** What the shared thread store sets (RedisThreadStore): reads then bring thread state along. */
 export interface ThreadSettings {
@@ -121,9 +151,14 @@ export class CommandBatch {
     this.#header = this.#makeHeader(undefined);
   }
 
-  /** Turns on thread state with reads (the shared thread store calls it once). */
+  /** Turns on thread state with reads. */
   useThreads(settings: ThreadSettings): void {
     this.#header = this.#makeHeader(settings);
+  }
+
+  /** useThreads with the settings of this batch's partition (the shared thread store calls it once). */
+  useThreadsBy(settingsFor: (partition: number) => ThreadSettings): void {
+    this.useThreads(settingsFor(this.options.partition ?? 0));
   }
 
   /** Whether anything is queued and not yet sent. */

@@ -6,10 +6,8 @@
  */
 import type { Redis, RedisOptions } from 'ioredis';
 import { redisAddress } from '../../../kv/address.ts';
-import { lazyRequire } from '../../../lazy-require.ts';
-
-/** ioredis when a Redis bus connects, not in every daemon that imports the transports. */
-const ioredis = lazyRequire<typeof import('ioredis')>('ioredis');
+import { createRedisClient } from '../../../redis-client.ts';
+import { redisUrlPassword } from '../../../redis-url.ts';
 
 export interface BusConnection {
   client: Redis;
@@ -45,8 +43,8 @@ export function openBusClient(
   options: RedisOptions,
   onError: (message: string) => void,
 ): BusConnection {
-  const { Redis } = ioredis();
-  const client = new Redis(url, { ...options, lazyConnect: false });
+  // A Cluster for redis+cluster:// seed nodes (ioredis loaded on first use).
+  const client = createRedisClient(url, { ...options, lazyConnect: false });
   let down = false;
   client.on('error', (err: Error) => {
     if (!down) onError(scrubUrl(err.message, url));
@@ -66,9 +64,6 @@ export function openBusClient(
 
 /** Removes a password that a Redis URL may carry from a text. */
 export function scrubUrl(text: string, url: string): string {
-  let secret = '';
-  try {
-    secret = decodeURIComponent(new URL(url).password);
-  } catch {}
+  const secret = redisUrlPassword(url);
   return secret ? text.split(secret).join('***') : text;
 }

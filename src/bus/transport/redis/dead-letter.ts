@@ -47,9 +47,16 @@ export async function readDeadLetters(
     );
   }
   const end = before === undefined ? '+' : `(${before}`;
-  const rows = (await client.call('XREVRANGE', keys.dead, end, '-', 'COUNT', String(count))) as Array<
-    [string, string[]]
-  >;
+  // With partitions each has its own dead-letter stream: the newest `count` of all of them.
+  const pages = await Promise.all(
+    keys.prefixes.map(
+      (_, p) =>
+        client.call('XREVRANGE', keys.deadOf(p), end, '-', 'COUNT', String(count)) as Promise<
+          Array<[string, string[]]>
+        >,
+    ),
+  );
+  const rows = pages.length === 1 ? pages[0]! : pages.flat().sort(byIdDescending).slice(0, count);
   return rows.map(([id, fields]) => {
     const f = new Map<string, string>();
     for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
@@ -78,5 +85,12 @@ export async function readDeadLetters(
 
 /** Entries ever dead-lettered in this organism (the stream keeps only the newest). */
 export async function deadLetterCount(client: Ioredis, keys: BusKeys): Promise<number> {
-  return Number((await client.call('GET', keys.deadCount)) ?? 0);
+  const counts = await Promise.all(keys.prefixes.map((_, p) => client.call('GET', keys.deadCountOf(p))));
+  return counts.reduce<number>((sum, n) => sum + Number(n ?? 0), 0);
+}
+
+function byIdDescending(a: [string, unknown], b: [string, unknown]): number {
+  const [am, as] = a[0].split('-').map(BigInt) as [bigint, bigint];
+  const [bm, bs] = b[0].split('-').map(BigInt) as [bigint, bigint];
+  return am === bm ? Number(bs - as) : bm > am ? 1 : -1;
 }

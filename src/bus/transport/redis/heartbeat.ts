@@ -16,7 +16,7 @@
  * costs no command of its own on the connection the daemon's hops go through.
  */
 import type { Redis } from 'ioredis';
-import type { CommandBatch } from './batch.ts';
+import type { BusBatch } from './batch.ts';
 import type { ResolvedRedisBusOptions } from './options.ts';
 import type { StreamReader } from './reader.ts';
 
@@ -33,7 +33,7 @@ export class Heartbeat {
 
   constructor(
     private readonly client: Redis,
-    private readonly batch: CommandBatch,
+    private readonly batch: BusBatch,
     private readonly options: ResolvedRedisBusOptions,
     private readonly stats: HeartbeatStats,
   ) {}

@@ -13,12 +13,25 @@ import type { Logger } from 'pino';
 import { schemaDefault } from '../../../config/schema.ts';
 import { TransportError } from '../../../errors.ts';
 import { checkKeyName, organismKeyPrefix } from '../../../redis-keys.ts';
+import { isClusterUrl, parseClusterUrl } from '../../../redis-url.ts';
+import { partitionOf, partitionTags } from './partitions.ts';
+
+/** The most partitions `bus.partitions` may ask for (each costs every daemon a reader per listener). */
+export const MAX_PARTITIONS = 256;
 
 export interface RedisBusOptions {
-  /** redis:// or rediss:// URL; may carry user, password and database number. */
+  /**
+   * redis:// or rediss:// URL (may carry user, password and database number), or a Redis Cluster's
+   * seed nodes: redis+cluster://[user:password@]host:port,host:port (redis-url.ts).
+   */
   url: string;
   /** Consumer group shared by every daemon of the organism (organism.yaml `bus.group`). */
   group: string;
+  /**
+   * Parts each listener's stream and the thread state are split in (organism.yaml
+   * `bus.partitions`, see partitions.ts). Default 1: one hash tag, today's key layout.
+   */
+  partitions?: number;
   /** This daemon's consumer name. Default `<hostname>-<pid>-<random>`. */
   consumer?: string;
   /** XREADGROUP BLOCK, ms: how long one blocking read waits before it looks around again. */
@@ -76,6 +89,7 @@ export function defaultRedisBusOptions(options: RedisBusOptions): ResolvedRedisB
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const resolved: ResolvedRedisBusOptions = {
     consumer: defaultConsumerName(),
+    partitions: schemaDefault<number>('bus.partitions'),
     blockMs: 1_000,
     maxDeliveries: schemaDefault<number>('bus.max_deliveries'),
     heartbeatMs,
@@ -90,11 +104,26 @@ export function defaultRedisBusOptions(options: RedisBusOptions): ResolvedRedisB
     group: options.group,
     logger: options.logger ?? SILENT,
   };
-  if (!/^rediss?:\/\//.test(resolved.url)) {
-    throw new TransportError('transport.invalid_option', 'bus.url must start with redis:// or rediss://');
+  if (!/^rediss?(\+cluster)?:\/\//.test(resolved.url)) {
+    throw new TransportError(
+      'transport.invalid_option',
+      "bus.url must start with redis:// or rediss:// (redis+cluster:// or rediss+cluster:// for a cluster's seed nodes)",
+    );
   }
+  if (isClusterUrl(resolved.url)) parseClusterUrl(resolved.url);
   checkKeyName('bus.group', resolved.group);
   checkKeyName('consumer', resolved.consumer);
+  if (
+    !Number.isInteger(resolved.partitions) ||
+    resolved.partitions < 1 ||
+    resolved.partitions > MAX_PARTITIONS
+  ) {
+    throw new TransportError(
+      'transport.invalid_option',
+      `bus.partitions must be a whole number from 1 to ${MAX_PARTITIONS}`,
+      { partitions: resolved.partitions },
+    );
+  }
   for (const key of [
     'blockMs',
     'maxDeliveries',
@@ -128,36 +157,65 @@ export function defaultRedisBusOptions(options: RedisBusOptions): ResolvedRedisB
   return resolved;
 }
 
-/** Every Redis key of one organism (one consumer group). */
+/**
+ * Every Redis key of one organism (one consumer group). With partitions (partitions.ts) a
+ * listener's stream, dead letters and following mark exist once per partition, and a thread's keys
+ * live in its thread's partition; with one partition every key is under `organism:{<group>}:`.
+ */
 export class BusKeys {
+  /** The organism's own prefix (partition 0's with one partition): keys of no thread. */
   readonly prefix: string;
+  /** Each partition's key prefix, `organism:{<tag>}:`. */
+  readonly prefixes: readonly string[];
 
-  constructor(readonly group: string) {
+  constructor(
+    readonly group: string,
+    readonly partitions = 1,
+  ) {
     this.prefix = organismKeyPrefix(group);
+    this.prefixes = partitionTags(group, partitions).map((tag) => `organism:{${tag}}:`);
   }
 
-  /** A listener's input stream. */
-  inbox(listener: string): string {
-    return `${this.prefix}in:${listener}`;
+  /** The partition a thread's messages and state go to. */
+  partitionOf(thread: string): number {
+    return partitionOf(thread, this.partitions);
   }
 
-  /** Dead-letter stream (entries delivered too often without an ack). */
+  /** A listener's input stream (in partition `partition`). */
+  inbox(listener: string, partition = 0): string {
+    return `${this.prefixes[partition]}in:${listener}`;
+  }
+
+  /** Dead-letter stream (entries delivered too often without an ack) of partition 0. */
   get dead(): string {
-    return `${this.prefix}dead`;
+    return this.deadOf(0);
   }
 
-  /** Total entries ever dead-lettered (the stream itself is capped). */
+  deadOf(partition: number): string {
+    return `${this.prefixes[partition]}dead`;
+  }
+
+  /** Total entries ever dead-lettered (the stream itself is capped), of partition 0. */
   get deadCount(): string {
-    return `${this.prefix}dead:count`;
+    return this.deadCountOf(0);
+  }
+
+  deadCountOf(partition: number): string {
+    return `${this.prefixes[partition]}dead:count`;
   }
 
   /** The last reason an entry's delivery failed, for its dead-letter record. */
-  failure(entryId: string): string {
-    return `${this.prefix}fail:${entryId}`;
+  failure(entryId: string, partition = 0): string {
+    return `${this.prefixes[partition]}fail:${entryId}`;
   }
 
   thread(id: string): string {
-    return `${this.prefix}thread:${id}`;
+    return `${this.prefixes[this.partitionOf(id)]}thread:${id}`;
+  }
+
+  /** Key of thread `<id>` of partition `partition` is this plus the id. */
+  threadPrefix(partition: number): string {
+    return `${this.prefixes[partition]}thread:`;
   }
 
   frame(id: string): string {
@@ -169,15 +227,27 @@ export class BusKeys {
   }
 
   history(thread: string): string {
-    return `${this.prefix}history:${thread}`;
+    return `${this.prefixes[this.partitionOf(thread)]}history:${thread}`;
   }
 
-  /** Exists while some daemon follows some thread live (see RedisThreadStore.watch). */
+  /** Key of thread `<id>`'s history list in partition `partition` is this plus the id. */
+  historyPrefix(partition: number): string {
+    return `${this.prefixes[partition]}history:`;
+  }
+
+  /** Exists while some daemon follows some thread live (see RedisThreadStore.watch), partition 0. */
   get following(): string {
-    return `${this.prefix}following`;
+    return this.followingOf(0);
   }
 
-  /** Pub/sub channel: history entries and idle notices, for other daemons' watchers. */
+  followingOf(partition: number): string {
+    return `${this.prefixes[partition]}following`;
+  }
+
+  /**
+   * Pub/sub channel: history entries and idle notices, for other daemons' watchers. A channel is
+   * no key: on a cluster every node relays it, whichever partition's script publishes.
+   */
   get events(): string {
     return `${this.prefix}events`;
   }

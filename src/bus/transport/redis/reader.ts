@@ -36,7 +36,7 @@ export interface ReaderHost {
   /** The thread state read with the message about to be delivered (undefined: that delivery is over). */
   preloaded(message: Message | undefined, load: LoadReply): void;
   ack(stream: string, id: string): Promise<void>;
-  recordFailure(id: string, reason: string): void;
+  recordFailure(id: string, reason: string, partition?: number): void;
 }
 
 /**
@@ -48,15 +48,40 @@ export interface ReaderHost {
  */
 const TAKEN_ROUND_TRIPS = 3;
 
+/**
+ * The delivery slots of one listener (its maxInFlight), shared by its readers: one per partition
+ * (partitions.ts), or the one reader alone. Readers of several partitions may together read more
+ * entries than there are free slots (each blocking read asks for what is free when it starts):
+ * those wait in their reader, held and heartbeated, for a slot.
+ */
+export class SlotPool {
+  used = 0;
+  readonly #members: Array<{ wake(): void }> = [];
+
+  constructor(readonly max: number) {}
+
+  join(member: { wake(): void }): void {
+    this.#members.push(member);
+  }
+
+  /** A slot came free: every reader of the listener may start a waiting entry or read again. */
+  released(): void {
+    for (const member of this.#members) member.wake();
+  }
+}
+
 export class StreamReader {
   /** Entries taken and not yet acknowledged (delivering, or delivered and being acked). */
   readonly #inFlight = new Map<string, Promise<void>>();
   /**
-   * Of those, deliveries whose handler has not finished yet: what the slots count. A handled
+   * The listener's slots: of the entries taken, deliveries whose handler has not finished yet
+   * count (the listener's, over all its partitions' readers). A handled
    * delivery waiting for its outputs' confirmation holds no slot (see Deliver), but the entries
    * taken in all stay below TAKEN_ROUND_TRIPS times maxInFlight.
    */
-  #delivering = 0;
+  readonly #slots: SlotPool;
+  /** Entries read while every slot of the listener was taken, waiting for one (see SlotPool). */
+  readonly #waiting: Array<(start: boolean) => void> = [];
   /**
    * When every slot is taken, the next read waits for this many to free up: reading one entry per
    * freed slot would cost a round trip per message and cap throughput at one read at a time.
@@ -83,7 +108,13 @@ export class StreamReader {
     readonly stream: string,
     private readonly deliver: Deliver,
     readonly maxInFlight: number,
+    /** The partition of the stream (partitions.ts). */
+    readonly partition = 0,
+    /** The listener's slots, when it has readers on several partitions; else this reader's own. */
+    slots?: SlotPool,
   ) {
+    this.#slots = slots ?? new SlotPool(maxInFlight);
+    this.#slots.join({ wake: () => this.#wake() });
     const { options } = host;
     this.#client = openBusClient(
       options.url,
@@ -101,17 +132,17 @@ export class StreamReader {
 
   /** Slots not taken by deliveries in progress. */
   get free(): number {
-    return this.maxInFlight - this.#delivering;
+    return this.#slots.max - this.#slots.used;
   }
 
   /** How many entries a read may take now. */
   get #room(): number {
-    return Math.min(this.free, TAKEN_ROUND_TRIPS * this.maxInFlight - this.#inFlight.size);
+    return Math.min(this.free, TAKEN_ROUND_TRIPS * this.#slots.max - this.#inFlight.size);
   }
 
   get #mayRead(): boolean {
     const room = this.#room;
-    return room > 0 && (room >= this.#refill || this.#delivering === 0);
+    return room > 0 && (room >= this.#refill || this.#slots.used === 0);
   }
 
   get stopping(): boolean {
@@ -218,7 +249,20 @@ export class StreamReader {
         this.#noteFailure(id, `cannot decode: ${reason}`);
         continue;
       }
-      this.#delivering++;
+      if (this.#slots.used >= this.#slots.max) {
+        // Read by this partition's reader while the others took the listener's slots: it waits,
+        // held (heartbeated, never re-read), and loads its thread state when it starts.
+        const started = new Promise<boolean>((resolve) => this.#waiting.push(resolve));
+        const done = started
+          .then((start) => (start ? this.#run(id, message) : undefined))
+          .finally(() => {
+            this.#inFlight.delete(id);
+            this.#wake();
+          });
+        this.#inFlight.set(id, done);
+        continue;
+      }
+      this.#slots.used++;
       // The thread store takes the state read with the entry when `deliver` asks for it, which it
       // does at once; afterwards it is stale and dropped.
       const state = body !== undefined ? unpackState(entry[2] as string | null) : undefined;
@@ -234,6 +278,10 @@ export class StreamReader {
   }
 
   #wake(): void {
+    while (this.#waiting.length > 0 && this.#slots.used < this.#slots.max && !this.#stopped) {
+      this.#slots.used++;
+      this.#waiting.shift()!(true);
+    }
     if (this.#slotWaiter && this.#mayRead) {
       const wake = this.#slotWaiter;
       this.#slotWaiter = undefined;
@@ -247,8 +295,8 @@ export class StreamReader {
     const release = (): void => {
       if (!holding) return;
       holding = false;
-      this.#delivering--;
-      this.#wake();
+      this.#slots.used--;
+      this.#slots.released();
     };
     // The handler has finished and its outputs are queued: the XACK is queued right behind them,
     // so it goes in the same script call, after their XADDs. A crash then loses both or neither,
@@ -286,7 +334,7 @@ export class StreamReader {
     // Bounded: forgetting an id only means a re-read may retry it once more before the reaper does.
     if (this.#failed.size >= 10_000) this.#failed.clear();
     this.#failed.add(id);
-    this.host.recordFailure(id, reason);
+    this.host.recordFailure(id, reason, this.partition);
   }
 
   /**
@@ -302,6 +350,8 @@ export class StreamReader {
       const wake = this.#slotWaiter;
       this.#slotWaiter = undefined;
       wake?.();
+      // Entries still waiting for a slot stay pending in Redis, for another daemon to claim.
+      for (const start of this.#waiting.splice(0)) start(false);
       // Disconnecting rejects a blocked XREADGROUP at once instead of waiting out its BLOCK.
       this.#client.disconnect();
     }

@@ -86,9 +86,9 @@ export class Reaper {
     const { group, maxDeliveries, deadLetterMaxLength } = this.host.options;
     const moved = await (this.host.client as RedisWithScripts).organismDeadLetter(
       reader.stream,
-      this.host.keys.dead,
-      this.host.keys.deadCount,
-      this.host.keys.failure(id),
+      this.host.keys.deadOf(reader.partition),
+      this.host.keys.deadCountOf(reader.partition),
+      this.host.keys.failure(id, reader.partition),
       group,
       id,
       reader.listener,

@@ -14,7 +14,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { HistoryEntry } from '../../history/index.ts';
-import type { CommandBatch } from './batch.ts';
+import type { BusBatch } from './batch.ts';
 import { busClientOptions, openBusClient } from './connection.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './options.ts';
 
@@ -35,7 +35,7 @@ export interface ThreadEvent {
 
 export interface ThreadEventsOptions {
   /** The transport's command batch: follow marks ride in it. */
-  batch: CommandBatch;
+  batch: BusBatch;
   /** For the pub/sub connection. */
   url: string;
   /** The channel. */

@@ -9,7 +9,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { HistoryEntry, ThreadHistory } from '../../history/index.ts';
-import type { CommandBatch } from './batch.ts';
+import type { BusBatch } from './batch.ts';
 import type { BusKeys } from './options.ts';
 import type { ThreadEvents } from './thread-events.ts';
 
@@ -23,7 +23,7 @@ const CATCH_UP_ENTRIES = 8;
 export interface HistoryMirrorOptions {
   /** The transport's command connection (history re-reads). */
   client: Redis;
-  batch: CommandBatch;
+  batch: BusBatch;
   keys: BusKeys;
   /** limits.max_history_per_thread. */
   maxHistoryPerThread: number;

@@ -33,7 +33,7 @@ import type { ThreadHistory } from '../../history/index.ts';
 import type { Message } from '../../message.ts';
 import type { SharedThreadStore, ThreadStoreEvents } from '../../thread-store.ts';
 import { type Frame, frameCarriedBy, type ThreadRegistry, type ThreadState } from '../../threads.ts';
-import type { CommandBatch } from './batch.ts';
+import type { BusBatch } from './batch.ts';
 import type { BusKeys } from './options.ts';
 import { type ThreadEvent, ThreadEvents } from './thread-events.ts';
 import { due, HISTORY_TTL_MS, HistoryMirror } from './thread-history.ts';
@@ -45,7 +45,7 @@ export interface RedisThreadStoreOptions {
   /** The transport's command connection (history re-reads). */
   client: Redis;
   /** The transport's command batch: writes go in the same script as, and before, the XADDs they precede. */
-  batch: CommandBatch;
+  batch: BusBatch;
   /** For the pub/sub connection (a subscribed connection can do nothing else). */
   url: string;
   keys: BusKeys;
@@ -63,7 +63,7 @@ export interface RedisThreadStoreOptions {
 export class RedisThreadStore implements SharedThreadStore {
   readonly shared = true;
   readonly #client: Redis;
-  readonly #batch: CommandBatch;
+  readonly #batch: BusBatch;
   readonly #keys: BusKeys;
   readonly #ttl: string;
   readonly #ttlMs: number;
@@ -100,14 +100,15 @@ export class RedisThreadStore implements SharedThreadStore {
     this.#keys = options.keys;
     this.#ttlMs = Math.max(options.idleMs * 2, 60_000);
     this.#ttl = String(this.#ttlMs);
-    this.#batch.useThreads({
-      threadPrefix: this.#keys.thread(''),
-      followingKey: this.#keys.following,
+    // Each partition's script reads and writes the threads of its own partition (partitions.ts).
+    this.#batch.useThreadsBy((partition) => ({
+      threadPrefix: this.#keys.threadPrefix(partition),
+      followingKey: this.#keys.followingOf(partition),
       threadTtlMs: this.#ttlMs,
       historyMax: options.maxHistoryPerThread,
       historyTtlMs: HISTORY_TTL_MS,
-      historyPrefix: this.#keys.history(''),
-    });
+      historyPrefix: this.#keys.historyPrefix(partition),
+    }));
     this.#channel = new ThreadEvents({
       batch: this.#batch,
       url: options.url,

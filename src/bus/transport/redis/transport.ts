@@ -23,7 +23,7 @@ import { TransportError } from '../../../errors.ts';
 import { within } from '../../lifecycle.ts';
 import type { Message } from '../../message.ts';
 import type { Deliver, SubscribeOptions, Subscription, Transport } from '../types.ts';
-import { CommandBatch } from './batch.ts';
+import { type BusBatch, CommandBatch } from './batch.ts';
 import { decodeRecord, encodeRecord, FORMAT_VERSION } from './codec.ts';
 import { type BusConnection, busClientOptions, openBusClient, scrubUrl } from './connection.ts';
 import { type DeadLetter, deadLetterCount, readDeadLetters } from './dead-letter.ts';
@@ -34,7 +34,8 @@ import {
   type RedisBusOptions,
   type ResolvedRedisBusOptions,
 } from './options.ts';
-import { type ReaderHost, StreamReader } from './reader.ts';
+import { PartitionedBatch } from './partitioned-batch.ts';
+import { type ReaderHost, SlotPool, StreamReader } from './reader.ts';
 import { Reaper } from './reaper.ts';
 import type { LoadReply, ReadEntry, RedisTransportStats } from './types.ts';
 
@@ -49,8 +50,10 @@ export class RedisTransport implements Transport, ReaderHost {
   readonly keys: BusKeys;
   readonly stats: RedisTransportStats = { published: 0, acked: 0, claimed: 0, deadLettered: 0, lost: 0 };
   readonly #connection: BusConnection;
-  readonly #readers = new Map<string, StreamReader>();
-  readonly #inboxes = new Map<string, string>();
+  /** Each subscribed listener's readers, one per partition. */
+  readonly #readers = new Map<string, StreamReader[]>();
+  /** Each listener's stream keys, one per partition. */
+  readonly #inboxes = new Map<string, string[]>();
   readonly #reaper: Reaper;
   readonly #heartbeat: Heartbeat;
   readonly #timers: NodeJS.Timeout[] = [];
@@ -63,7 +66,7 @@ export class RedisTransport implements Transport, ReaderHost {
    * the shared thread store's reads and writes, in order, so a message's thread state is written
    * before the XADD that publishes it.
    */
-  readonly batch: CommandBatch;
+  readonly batch: BusBatch;
   /**
    * Set by the shared thread store: reads then bring each entry's thread state along (one round
    * trip less per hop), handed over here right before the message is delivered.
@@ -74,26 +77,39 @@ export class RedisTransport implements Transport, ReaderHost {
 
   constructor(options: RedisBusOptions) {
     this.options = defaultRedisBusOptions(options);
-    this.keys = new BusKeys(this.options.group);
+    this.keys = new BusKeys(this.options.group, this.options.partitions);
     this.#connection = openBusClient(
       this.options.url,
       busClientOptions(this.options.connectTimeoutMs, `organism-${this.options.consumer}`),
       (message) => this.options.logger.warn(`redis bus connection lost: ${message}`),
     );
     this.#reaper = new Reaper(this);
-    this.batch = new CommandBatch(this.#connection.client, {
-      channel: this.keys.events,
-      origin: this.options.consumer,
-      group: this.options.group,
-      consumer: this.options.consumer,
-      formatVersion: FORMAT_VERSION,
-      onError: (error) => {
-        const text = scrubUrl(error.message, this.options.url);
-        if (text === this.#lastBatchError) return;
-        this.#lastBatchError = text;
-        this.options.logger.error(`redis bus batch failed: ${text}`);
-      },
-    });
+    const batchOf = (partition: number): CommandBatch =>
+      new CommandBatch(this.#connection.client, {
+        channel: this.keys.events,
+        origin: this.options.consumer,
+        group: this.options.group,
+        consumer: this.options.consumer,
+        formatVersion: FORMAT_VERSION,
+        partition,
+        onError: (error) => {
+          const text = scrubUrl(error.message, this.options.url);
+          if (text === this.#lastBatchError) return;
+          this.#lastBatchError = text;
+          this.options.logger.error(`redis bus batch failed: ${text}`);
+        },
+      });
+    const { partitions } = this.options;
+    // One partition: the one batch itself, no routing on the hot path.
+    this.batch =
+      partitions === 1
+        ? batchOf(0)
+        : new PartitionedBatch(
+            Array.from({ length: partitions }, (_, p) => batchOf(p)),
+            this.keys.prefixes.map((prefix) =>
+              prefix.slice(prefix.indexOf('{') + 1, prefix.lastIndexOf('}')),
+            ),
+          );
     this.#heartbeat = new Heartbeat(this.#connection.client, this.batch, this.options, this.stats);
   }
 
@@ -110,7 +126,9 @@ export class RedisTransport implements Transport, ReaderHost {
     if (this.#closing) {
       return Promise.reject(new TransportError('transport.closed', 'the redis transport is closed'));
     }
-    return this.batch.xadd(this.#inbox(message.to), encodeRecord(message)).then(
+    const inboxes = this.#inbox(message.to);
+    const stream = inboxes.length === 1 ? inboxes[0]! : inboxes[this.keys.partitionOf(message.thread)]!;
+    return this.batch.xadd(stream, encodeRecord(message)).then(
       () => {
         this.stats.published++;
       },
@@ -120,14 +138,14 @@ export class RedisTransport implements Transport, ReaderHost {
     );
   }
 
-  /** A listener's stream key, made once (the same string each time: a cheap key-table lookup). */
-  #inbox(listener: string): string {
-    let key = this.#inboxes.get(listener);
-    if (key === undefined) {
-      key = this.keys.inbox(listener);
-      if (this.#inboxes.size < 10_000) this.#inboxes.set(listener, key);
+  /** A listener's stream keys by partition, made once (the same strings each time: a cheap key-table lookup). */
+  #inbox(listener: string): string[] {
+    let keys = this.#inboxes.get(listener);
+    if (keys === undefined) {
+      keys = this.keys.prefixes.map((_, p) => this.keys.inbox(listener, p));
+      if (this.#inboxes.size < 10_000) this.#inboxes.set(listener, keys);
     }
-    return key;
+    return keys;
   }
 
   subscribe(listener: string, deliver: Deliver, options: SubscribeOptions = {}): Subscription {
@@ -142,13 +160,18 @@ export class RedisTransport implements Transport, ReaderHost {
         'maxInFlight must be a whole number of at least 1',
       );
     }
-    const reader = new StreamReader(this, listener, this.#inbox(listener), deliver, max);
-    this.#readers.set(listener, reader);
+    // One reader per partition, sharing the listener's maxInFlight slots.
+    const streams = this.#inbox(listener);
+    const slots = streams.length > 1 ? new SlotPool(max) : undefined;
+    const readers = streams.map(
+      (stream, p) => new StreamReader(this, listener, stream, deliver, max, p, slots),
+    );
+    this.#readers.set(listener, readers);
     if (this.#timers.length === 0) this.#startTimers();
     return {
       unsubscribe: async () => {
-        await reader.stop();
-        if (this.#readers.get(listener) === reader) this.#readers.delete(listener);
+        await Promise.all(readers.map((r) => r.stop()));
+        if (this.#readers.get(listener) === readers) this.#readers.delete(listener);
       },
     };
   }
@@ -167,7 +190,7 @@ export class RedisTransport implements Transport, ReaderHost {
       const { client } = this.#connection;
       // Publishes already accepted go out and are answered (unless Redis is away or too slow).
       if (!this.#connection.down) await within(this.batch.drain(), left());
-      await Promise.all([...this.#readers.values()].map((r) => r.stop(deadline)));
+      await Promise.all(this.#allReaders().map((r) => r.stop(deadline)));
       this.#readers.clear();
       if (client.status === 'ready') {
         // The last thread-state writes and acks, then the connection.
@@ -190,6 +213,12 @@ export class RedisTransport implements Transport, ReaderHost {
   /** How many entries were ever dead-lettered in this organism (all daemons). */
   deadLetterCount(): Promise<number> {
     return deadLetterCount(this.client, this.keys);
+  }
+
+  #allReaders(): StreamReader[] {
+    const all: StreamReader[] = [];
+    for (const readers of this.#readers.values()) for (const r of readers) all.push(r);
+    return all;
   }
 
   // ---- ReaderHost ------------------------------------------------------------------------------
@@ -217,18 +246,18 @@ export class RedisTransport implements Transport, ReaderHost {
     this.stats.acked++;
   }
 
-  recordFailure(id: string, reason: string): void {
+  recordFailure(id: string, reason: string, partition = 0): void {
     // Redacted: it becomes the dead letter's reason (GET /dead-letters), and a decode error quotes
     // the entry's text.
     const text = redactString(reason).slice(0, 2_000);
-    this.client.set(this.keys.failure(id), text, 'EX', FAILURE_TTL_S).catch(() => {});
+    this.client.set(this.keys.failure(id, partition), text, 'EX', FAILURE_TTL_S).catch(() => {});
   }
 
   // ---- heartbeat and reaper --------------------------------------------------------------------
 
   #startTimers(): void {
     const heartbeat = setInterval(
-      () => void this.#heartbeat.beat(this.#readers.values()),
+      () => void this.#heartbeat.beat(this.#allReaders()),
       this.options.heartbeatMs,
     );
     const reaper = setInterval(() => void this.reap(), this.options.reaperIntervalMs);
@@ -247,7 +276,7 @@ export class RedisTransport implements Transport, ReaderHost {
     try {
       const trim = options.trimNow === true || Date.now() - this.#lastTrim >= TRIM_EVERY_MS;
       if (trim) this.#lastTrim = Date.now();
-      for (const reader of this.#readers.values()) {
+      for (const reader of this.#allReaders()) {
         if (reader.stopping) continue;
         await this.#reaper.reapStream(reader);
         if (trim) await this.#reaper.trim(reader.stream);
