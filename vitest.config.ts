@@ -21,7 +21,8 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['test/**/*.test.ts'],
+    // The examples' own tests run too: an example that stops working fails the suite.
+    include: ['test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts', 'test/build-setup.ts', 'test/pack-setup.ts'],
     env: { XDG_CONFIG_HOME: configHome },
     testTimeout: 20_000,

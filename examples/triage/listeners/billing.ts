@@ -1,0 +1,4 @@
+import { team } from './team.ts';
+
+/** Tickets about invoices, refunds and payments. */
+export default team('billing', 'B');

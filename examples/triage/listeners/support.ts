@@ -1,0 +1,4 @@
+import { team } from './team.ts';
+
+/** Every other ticket. */
+export default team('support', 'S');
