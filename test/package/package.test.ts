@@ -62,6 +62,20 @@ describe('npm pack', () => {
       .map((e) => join(e.parentPath, e.name).slice(ROOT.length));
     expect(docs.length).toBeGreaterThan(6);
     expect(docs.filter((path) => !files.includes(path))).toEqual([]);
+    // What organism --help and an init project's README and organism.yaml point to is in the package.
+    const { PROJECT_README, ORGANISM_YAML } = await import('../../src/cli/init/templates.ts');
+    const { captureIo } = await import('../../src/cli/io.ts');
+    const { main } = await import('../../src/cli/main.ts');
+    const io = captureIo();
+    await main(['--help'], io);
+    const pointers = [
+      ...`${PROJECT_README({ name: 'x' })}\n${ORGANISM_YAML({ name: 'x' })}`.matchAll(
+        /node_modules\/organism\/(docs\/[\w./-]+\.md)/g,
+      ),
+      ...io.stdout.join('\n').matchAll(/\b(docs\/[\w./-]+\.md)/g),
+    ].map((m) => m[1]!);
+    expect(pointers).toEqual(expect.arrayContaining(['docs/README.md', 'docs/guide/project.md']));
+    expect(pointers.filter((path) => !files.includes(path))).toEqual([]);
   });
 
   it('ships no tests, no TypeScript source of the runtime, no source maps, no build tooling', () => {
