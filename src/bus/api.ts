@@ -133,7 +133,10 @@ export interface ListenerState {
   paused: boolean;
   depth: number;
   active: number;
+  /** Messages the queue holds at most (queue_length). */
   capacity: number;
+  /** Handlers that may run at once (max_concurrent): what `active` is measured against. */
+  concurrency: number;
 }
 
 /** What the bus holds right now, for health, metrics and tests. */

@@ -130,6 +130,7 @@ export class Queries {
       depth: queue.depth,
       active: queue.active,
       capacity: listener.queueLength,
+      concurrency: listener.maxConcurrent,
     };
   }
 

@@ -9,6 +9,7 @@ import type { AuditSink } from '../audit/log.ts';
 import type { ThreadHistory } from '../bus/history/memory.ts';
 import type { MessageKind } from '../bus/message.ts';
 import type { OrganismConfig } from '../config/types.ts';
+import { recordPersonWait } from '../observability/hop-samples.ts';
 import type { EventHub } from '../server/events.ts';
 import type { RuntimeState } from '../state/store.ts';
 import { ApprovalGate } from '../tools/approval/gate.ts';
@@ -62,7 +63,15 @@ export function recordApprovals(gate: ApprovalGate, history: Pick<ThreadHistory,
     // The call's listener asks on its tool's behalf; the decision goes back to that listener. The
     // record ids name the approval: a re-run of a call with other arguments is another approval.
     requested: (a) => record(a, 'approval-request', `${a.call_id}.${a.id}.approval`, a.listener, 'approvals'),
-    decided: (a) => record(a, 'approval-decision', `${a.call_id}.${a.id}.decision`, 'approvals', a.listener),
+    decided: (a) => {
+      // The dashboard's hop latency leaves out the time the call waited for a person.
+      recordPersonWait(
+        a.thread,
+        Date.parse(a.requested),
+        a.decided_at ? Date.parse(a.decided_at) : Date.now(),
+      );
+      record(a, 'approval-decision', `${a.call_id}.${a.id}.decision`, 'approvals', a.listener);
+    },
   });
 }
 

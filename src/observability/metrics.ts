@@ -10,6 +10,7 @@
  * outcome names only: never a thread id (unbounded cardinality) and never anything from a payload.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { recordHop } from './hop-samples.ts';
 
 export const metricsRegistry = new Registry();
 // process_resident_memory_bytes, heap, event loop lag, open fds...: what an operator graphs first.
@@ -119,8 +120,11 @@ export const metrics = {
 // Children cached per label pair: a hop then costs a Map lookup, not prom-client's label hashing.
 const deliveryChildren = new Map<string, { count: { inc(): void }; latency: { observe(v: number): void } }>();
 
-/** One delivery (bus hook): counts it by outcome and, when handled, observes its latency. */
-export function recordDelivery(listener: string, outcome: string, ms: number): void {
+/**
+ * One delivery (bus hook): counts it by outcome and, when handled, observes its latency (and keeps
+ * it, less any wait for a person, for the dashboard's percentiles: hop-samples.ts).
+ */
+export function recordDelivery(listener: string, outcome: string, ms: number, thread?: string): void {
   const key = `${listener}\u0000${outcome}`;
   let child = deliveryChildren.get(key);
   if (!child) {
@@ -131,7 +135,10 @@ export function recordDelivery(listener: string, outcome: string, ms: number): v
     deliveryChildren.set(key, child);
   }
   child.count.inc();
-  if (outcome === 'ok' || outcome === 'error' || outcome === 'timeout') child.latency.observe(ms / 1000);
+  if (outcome === 'ok' || outcome === 'error' || outcome === 'timeout') {
+    child.latency.observe(ms / 1000);
+    recordHop(thread, ms);
+  }
 }
 
 /** Bus state sampled at scrape time (the /metrics route calls this before rendering). */

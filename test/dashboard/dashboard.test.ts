@@ -151,9 +151,12 @@ describe('dashboard in chromium against the real daemon', () => {
     await page.locator('tr[data-listener="runner"]').waitFor();
     // The charts have two points (a line) before the screenshot: the daemon keeps one every 5 s.
     await page.locator('polyline.chart-line').first().waitFor({ timeout: 30_000 });
-    expect(await page.locator('figure.chart').filter({ hasText: 'LLM tokens' }).textContent()).toContain(
-      'runner',
-    );
+    // The tokens chart reads /metrics every 5 s: it names the runner once a read after its turns came.
+    await page
+      .locator('figure.chart')
+      .filter({ hasText: 'LLM tokens' })
+      .filter({ hasText: 'runner' })
+      .waitFor({ timeout: 15_000 });
     await wholePage(page, join(ARTIFACTS, 'overview.png'));
 
     // What a first load weighs (the page, its modules and styles as sent, gzip).

@@ -5,14 +5,18 @@
  * shows the minutes before it was opened, not only what it sampled itself. Counters of the whole
  * process: several daemons in one process (tests) share them, like /metrics.
  */
+import { drainHops, percentile } from '../../observability/hop-samples.ts';
 import { metrics } from '../../observability/metrics.ts';
 
 export interface SeriesPoint {
   /** End of the interval, ISO time. */
   time: string;
   messages_per_second: number;
-  /** Mean hop latency over the interval in ms; null when no hop finished in it. */
+  /** Mean hop latency over the interval in ms (the histogram's, waits for people included); null when no hop finished in it. */
   hop_latency_ms: number | null;
+  /** Median and 95th percentile hop over the interval, ms, less time waiting for a person's approval. */
+  hop_p50_ms: number | null;
+  hop_p95_ms: number | null;
 }
 
 export interface SeriesOptions {
@@ -69,21 +73,26 @@ export class TrafficSeries {
   /** Reads the counters now and adds the point since the last read (the first read only sets the base). */
   async sample(now = Date.now()): Promise<void> {
     const totals = await readTotals(now);
+    const hops = drainHops(now);
     const last = this.#last;
     this.#last = totals;
     if (!last || totals.at <= last.at) return;
     const seconds = (totals.at - last.at) / 1000;
     // A counter that went down was reset (a test's registry reset): that interval says nothing.
     const messages = Math.max(0, totals.messages - last.messages);
-    const hops = totals.hopCount - last.hopCount;
+    const count = totals.hopCount - last.hopCount;
     this.#points.push({
       time: new Date(totals.at).toISOString(),
       messages_per_second: Math.round((messages / seconds) * 100) / 100,
-      hop_latency_ms: hops > 0 ? Math.round(((totals.hopSum - last.hopSum) / hops) * 1e6) / 1000 : null,
+      hop_latency_ms: count > 0 ? Math.round(((totals.hopSum - last.hopSum) / count) * 1e6) / 1000 : null,
+      hop_p50_ms: ms(percentile(hops, 0.5)),
+      hop_p95_ms: ms(percentile(hops, 0.95)),
     });
     if (this.#points.length > this.#keep) this.#points.splice(0, this.#points.length - this.#keep);
   }
 }
+
+const ms = (v: number | null) => (v === null ? null : Math.round(v * 1000) / 1000);
 
 async function readTotals(at: number): Promise<Totals> {
   const [messages, latency] = await Promise.all([metrics.messages.get(), metrics.hopLatency.get()]);

@@ -29,6 +29,14 @@ const THREAD_STATUS = {
   description:
     'active: work queued or running; idle: nothing in flight now; stopped: killed or out of budget.',
 };
+// src/bus/api.ts ListenerState
+const listenerState = object({
+  paused: { type: 'boolean' },
+  depth: int('Messages waiting in its queue.'),
+  active: int('Handlers running now.'),
+  capacity: int('Messages its queue holds at most (queue_length).'),
+  concurrency: int('Handlers that may run at once (max_concurrent).'),
+});
 const ROLE = { type: 'string', enum: ['viewer', 'operator', 'admin'] };
 
 /** components.schemas of the document. */
@@ -207,11 +215,11 @@ export function componentSchemas(): Record<string, Schema> {
       peers: list(str()),
       broadcast: { type: 'boolean' },
       tools: list(str()),
-      state: nullable(object({ paused: { type: 'boolean' }, depth: int(), active: int(), capacity: int() })),
+      state: nullable(listenerState),
     }),
     PauseResult: object({
       listener: str(),
-      state: nullable(object({ paused: { type: 'boolean' }, depth: int(), active: int(), capacity: int() })),
+      state: nullable(listenerState),
     }),
     // src/tools/approval/types.ts Approval
     Approval: object({
@@ -318,7 +326,19 @@ export function componentSchemas(): Record<string, Schema> {
         object({
           time: time('End of the interval.'),
           messages_per_second: { type: 'number' },
-          hop_latency_ms: nullable({ type: 'number' }),
+          hop_latency_ms: nullable({
+            type: 'number',
+            description: 'Mean over the interval, waits included.',
+          }),
+          hop_p50_ms: nullable({
+            type: 'number',
+            description: 'Median hop over the interval, less any time its calls waited for a person.',
+          }),
+          hop_p95_ms: nullable({
+            type: 'number',
+            description:
+              '95th percentile hop over the interval, less any time its calls waited for a person.',
+          }),
         }),
       ),
     }),

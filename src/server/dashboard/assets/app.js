@@ -107,7 +107,8 @@ function usePendingApprovals() {
 function Shell({ session, onSignOut }) {
   const route = useRoute();
   const pending = usePendingApprovals();
-  const [live, setLive] = useState(false);
+  // undefined until the stream first answers: "connecting", not "offline", while the page loads.
+  const [live, setLive] = useState(undefined);
   useEffect(() => onStreamState(setLive), []);
   const entry = PAGES.find((p) => p.path === route.path) ?? PAGES[0];
   const Page = route.path === 'threads' && route.arg ? ThreadPage : entry.page;
@@ -119,7 +120,8 @@ function Shell({ session, onSignOut }) {
       <a class="brand" href="#/overview">${session.organism}</a>
       <${Nav} route=${route} pending=${pending} />
       <div class="who">
-        <span class=${live ? 'live on' : 'live'} title=${live ? 'live stream connected' : 'live stream not connected'}>${live ? 'live' : 'offline'}</span>
+        <span class=${live ? 'live on' : 'live'} data-testid="stream-state"
+          title=${live ? 'live stream connected' : live === undefined ? 'live stream connecting' : 'live stream not connected'}>${live ? 'live' : live === undefined ? 'connecting…' : 'offline'}</span>
         <span data-testid="who">${session.name} (${session.role})</span>
         ${session.auth ? html`<button type="button" class="link" onClick=${onSignOut}>Sign out</button>` : null}
       </div>

@@ -70,7 +70,8 @@ const states = new Set();
 let socket;
 let retry = 0;
 let wanted = false;
-let connected = false;
+/** undefined until the first connection opens or fails: the page then says "connecting". */
+let connected;
 
 /** Every stream event goes to every subscriber; pages filter what they need. */
 export function onEvent(sink) {

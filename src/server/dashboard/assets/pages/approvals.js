@@ -5,7 +5,7 @@ import { age, clock } from '../lib/format.js';
 import { useLive, useTick } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { ApprovalActions } from './approval-actions.js';
-import { Json, Problem, ThreadLink, Verdict } from './common.js';
+import { Json, Loading, Problem, ThreadLink, Verdict } from './common.js';
 
 export function ApprovalsPage({ session }) {
   useTick(5000);
@@ -17,6 +17,7 @@ export function ApprovalsPage({ session }) {
   return html`<section aria-labelledby="approvals-title">
     <h1 id="approvals-title">Approvals</h1>
     <${Problem} error=${list.error} />
+    ${list.data || list.error ? null : html`<${Loading} what="Loading approvals…" />`}
     ${list.data && pending.length === 0 ? html`<p>No tool call is waiting for approval.</p>` : null}
     <ul class="approvals">
       ${pending.map(

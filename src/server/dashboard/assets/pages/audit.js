@@ -4,7 +4,7 @@ import { clock } from '../lib/format.js';
 import { useLive } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { useState } from '../vendor/hooks.js';
-import { Problem, ThreadLink, Verdict } from './common.js';
+import { Loading, Problem, ThreadLink, Verdict } from './common.js';
 
 function Select({ label, value, set, options }) {
   return html`<label>${label}
@@ -52,6 +52,7 @@ export function AuditPage() {
       <${Select} label="Listener" value=${listener} set=${setListener} options=${(listeners.data?.listeners ?? []).map((l) => l.name)} />
     </div>
     <${Problem} error=${page.error} />
+    ${page.data || page.error ? null : html`<${Loading} what="Loading audit records…" />`}
     <table class="grid" aria-label="Audit records">
       <thead><tr>
         <th scope="col">Time</th><th scope="col">Type</th><th scope="col">Listener</th><th scope="col">Tool</th>

@@ -51,3 +51,24 @@ export function ThreadLink({ id }) {
   if (!id) return html`<span class="muted">–</span>`;
   return html`<a class="mono" href=${`#/threads/${encodeURIComponent(id)}`} title=${id}>${id.slice(0, 8)}</a>`;
 }
+
+/** A page's first answer has not come yet (not an error, not empty). */
+export function Loading({ what = 'Loading…' }) {
+  return html`<p class="loading" role="status" data-testid="loading">${what}</p>`;
+}
+
+/**
+ * What a person asks of a thread, from the bus's status (active / idle / stopped) and its records:
+ * stopped (killed or out of budget), waiting for approval, running, failed (a handler's failure
+ * record and nothing left to run) or done.
+ */
+export function threadState(status, { failed = false, waiting = false } = {}) {
+  if (status === 'stopped') return 'stopped';
+  if (waiting) return 'waiting for approval';
+  if (status === 'active') return 'running';
+  return failed ? 'failed' : 'done';
+}
+
+export function ThreadState({ state, testid }) {
+  return html`<span class=${`status s-${state.replaceAll(' ', '-')}`} data-testid=${testid}>${state}</span>`;
+}

@@ -3,7 +3,7 @@ import { api } from '../lib/api.js';
 import { clock } from '../lib/format.js';
 import { useLive } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
-import { Problem, ThreadLink } from './common.js';
+import { Loading, Problem, ThreadLink } from './common.js';
 
 export function DeadLettersPage() {
   const page = useLive(() => api('/dead-letters?limit=200'), [], { everyMs: 10_000 });
@@ -11,6 +11,7 @@ export function DeadLettersPage() {
   return html`<section aria-labelledby="dead-title">
     <h1 id="dead-title">Dead letters</h1>
     <${Problem} error=${page.error} />
+    ${page.data || page.error ? null : html`<${Loading} what="Loading dead letters…" />`}
     ${page.data ? html`<p class="muted">${page.data.total} messages dead-lettered in all.</p>` : null}
     ${
       rows.length === 0

@@ -6,7 +6,7 @@ import { clock, field, number, parseMetrics } from '../lib/format.js';
 import { useLive } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { useState } from '../vendor/hooks.js';
-import { failureText, Problem } from './common.js';
+import { failureText, Loading, Problem } from './common.js';
 
 const REFRESH_MS = 5000;
 
@@ -24,7 +24,7 @@ function tokensByAgent(text) {
 }
 
 function ListenerRow({ listener, failures, session, reload }) {
-  const state = listener.state ?? { paused: false, depth: 0, active: 0, capacity: 0 };
+  const state = listener.state ?? { paused: false, depth: 0, active: 0, capacity: 0, concurrency: 0 };
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState();
   const toggle = async () => {
@@ -46,7 +46,7 @@ function ListenerRow({ listener, failures, session, reload }) {
     <th scope="row">${listener.name}</th>
     <td>${listener.agent ? 'agent' : 'code'}</td>
     <td class="num">${state.depth}</td>
-    <td class="num">${state.active} / ${state.capacity}</td>
+    <td class="num" data-testid="in-flight">${state.active} / ${state.concurrency}</td>
     <td>${state.paused ? html`<span class="paused">paused</span>` : 'running'}</td>
     <td>
       ${failures.length === 0 ? html`<span class="muted">none</span>` : html`<span class="error-text">${failures.length}</span> · ${clock(last.time)} ${failureText(last.payload)}`}
@@ -77,7 +77,9 @@ export function OverviewPage({ session }) {
   });
   const points = series.data?.points ?? [];
   const rate = points.map((p) => p.messages_per_second);
-  const latency = points.filter((p) => p.hop_latency_ms !== null).map((p) => p.hop_latency_ms);
+  // Percentiles without the time calls waited for a person (the daemon takes it out).
+  const p50 = points.filter((p) => p.hop_p50_ms != null).map((p) => p.hop_p50_ms);
+  const p95 = points.filter((p) => p.hop_p95_ms != null).map((p) => p.hop_p95_ms);
   const minutes = Math.round(((series.data?.interval_ms ?? REFRESH_MS) * points.length) / 60000);
   const byListener = {};
   for (const f of failures.data?.messages ?? []) {
@@ -89,17 +91,19 @@ export function OverviewPage({ session }) {
     <h1 id="overview-title">Overview</h1>
     <div class="charts">
       <${Sparkline} label="Messages per second" values=${rate} digits=${1} />
-      <${Sparkline} label="Hop latency (mean)" values=${latency} unit=" ms" digits=${1} />
+      <${Sparkline} label="Hop latency p50" values=${p50} unit=" ms" digits=${1} />
+      <${Sparkline} label="Hop latency p95" values=${p95} unit=" ms" digits=${1} />
       <${Bars} label="LLM tokens by agent (input + output)" rows=${tokens.data ?? []} />
     </div>
-    <p class="muted">The last ${minutes < 1 ? 'minute' : `${minutes} min`}, one point every ${(series.data?.interval_ms ?? REFRESH_MS) / 1000} s.</p>
+    <p class="muted">Hop latency leaves out time spent waiting for a person's approval. The last ${minutes < 1 ? 'minute' : `${minutes} min`}, one point every ${(series.data?.interval_ms ?? REFRESH_MS) / 1000} s.</p>
     <${Problem} error=${series.error ?? tokens.error} />
     <h2>Listeners</h2>
     <${Problem} error=${listeners.error} />
+    ${listeners.data || listeners.error ? null : html`<${Loading} what="Loading listeners…" />`}
     <table class="grid">
       <thead><tr>
         <th scope="col">Listener</th><th scope="col">Kind</th><th scope="col" class="num">Queue depth</th>
-        <th scope="col" class="num">In flight / capacity</th><th scope="col">State</th><th scope="col">Recent failures</th>
+        <th scope="col" class="num" title="handlers running / max_concurrent">In flight / concurrency</th><th scope="col">State</th><th scope="col">Recent failures</th>
         ${session.can.pause ? html`<th scope="col">Action</th>` : null}
       </tr></thead>
       <tbody>

@@ -8,7 +8,7 @@ import { html } from '../lib/html.js';
 import { useState } from '../vendor/hooks.js';
 import { Component } from '../vendor/preact.js';
 import { ApprovalActions } from './approval-actions.js';
-import { failureText, Json, Problem, payload, Verdict } from './common.js';
+import { failureText, Json, Loading, Problem, payload, ThreadState, threadState, Verdict } from './common.js';
 
 function ModelTurn({ m }) {
   const calls = jsonField(m.payload, 'calls');
@@ -142,7 +142,10 @@ export function ThreadPage({ session, arg: id }) {
     ${
       view
         ? html`<p class="thread-meta">
-            <span class=${`status s-${view.status}`} data-testid="thread-status">${view.status}</span>
+            <${ThreadState} testid="thread-status" state=${threadState(view.status, {
+              failed: view.messages.some((m) => m.kind === 'failure'),
+              waiting: pending.length > 0,
+            })} />
             · started ${clock(view.created)} · <span data-testid="message-count">${view.messages.length}</span> messages
             ${session.can.kill && view.status === 'active' ? html` <button type="button" class="danger" onClick=${kill}>Kill thread</button>` : null}
           </p>
@@ -157,7 +160,7 @@ export function ThreadPage({ session, arg: id }) {
           </ol>`
         : thread.error
           ? null
-          : html`<p class="loading">Loading…</p>`
+          : html`<${Loading} what="Loading the thread…" />`
     }
   </section>`;
 }

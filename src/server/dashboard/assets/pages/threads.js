@@ -5,7 +5,7 @@ import { age } from '../lib/format.js';
 import { useLive, useTick } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { useState } from '../vendor/hooks.js';
-import { Problem, ThreadLink } from './common.js';
+import { Loading, Problem, ThreadLink, ThreadState, threadState } from './common.js';
 import { InjectForm } from './inject.js';
 
 export function ThreadsPage({ session }) {
@@ -20,6 +20,13 @@ export function ThreadsPage({ session }) {
   const threads = useLive(() => api(`/threads?${query}`), [status, listener], {
     when: (e) => e.type === 'message' || e.type === 'lifecycle',
   });
+  // Which threads failed or wait for a person: the bus's status says only active / idle / stopped.
+  const failures = useLive(() => api('/messages?kind=failure&limit=1000'), [], {
+    when: (e) => e.type === 'message' && e.kind === 'failure',
+  });
+  const approvals = useLive(() => api('/approvals'), [], { when: (e) => e.type === 'approval' });
+  const failed = new Set((failures.data?.messages ?? []).map((m) => m.thread));
+  const waiting = new Set((approvals.data?.approvals ?? []).map((a) => a.thread));
   const names = listeners.data?.listeners ?? [];
   const go = (e) => {
     e.preventDefault();
@@ -30,8 +37,8 @@ export function ThreadsPage({ session }) {
     <div class="filters">
       <label>Status
         <select value=${status} onChange=${(e) => setStatus(e.currentTarget.value)}>
-          <option value="">any</option><option value="active">active</option>
-          <option value="idle">idle</option><option value="stopped">stopped</option>
+          <option value="">any</option><option value="active">running or waiting</option>
+          <option value="idle">done or failed</option><option value="stopped">stopped</option>
         </select></label>
       <label>Listener
         <select value=${listener} onChange=${(e) => setListener(e.currentTarget.value)}>
@@ -44,6 +51,7 @@ export function ThreadsPage({ session }) {
       </form>
     </div>
     <${Problem} error=${threads.error} />
+    ${threads.data || threads.error ? null : html`<${Loading} what="Loading threads…" />`}
     <table class="grid" aria-label="Threads">
       <thead><tr>
         <th scope="col">Thread</th><th scope="col">Status</th><th scope="col">Participants</th>
@@ -53,7 +61,7 @@ export function ThreadsPage({ session }) {
         ${(threads.data?.threads ?? []).map(
           (t) => html`<tr key=${t.thread} data-thread=${t.thread}>
             <td><${ThreadLink} id=${t.thread} /></td>
-            <td><span class=${`status s-${t.status}`}>${t.status}</span></td>
+            <td><${ThreadState} state=${threadState(t.status, { failed: failed.has(t.thread), waiting: waiting.has(t.thread) })} /></td>
             <td>${t.participants.join(', ')}</td>
             <td class="num">${t.messages}${t.dropped ? ` (+${t.dropped} dropped)` : ''}</td>
             <td>${age(t.created)}</td>

@@ -3,7 +3,7 @@ import { api } from '../lib/api.js';
 import { useLive } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { useEffect, useState } from '../vendor/hooks.js';
-import { Problem } from './common.js';
+import { Loading, Problem } from './common.js';
 
 export function ToolsPage() {
   const listeners = useLive(() => api('/listeners'), []);
@@ -30,6 +30,7 @@ export function ToolsPage() {
         </select></label>
     </div>
     <${Problem} error=${tools.error ?? listeners.error} />
+    ${tools.data || tools.error ? null : html`<${Loading} what="Loading tools…" />`}
     <table class="grid" aria-label=${`Tools for ${as}`}>
       <thead><tr><th scope="col">Tool</th><th scope="col">Granted</th><th scope="col">Available</th><th scope="col">Why not</th>
         <th scope="col">Capability</th><th scope="col">Read-only</th><th scope="col">Guard</th><th scope="col">Description</th></tr></thead>
