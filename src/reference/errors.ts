@@ -21,22 +21,23 @@ const CODE = /^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/;
 
 /** The exported classes of errors.ts, in source order, with their codes and doc comments. */
 export function readErrorClasses(source = readFileSync(ERRORS_SOURCE, 'utf8')): ErrorClassDoc[] {
+  // Unions of code literals (`export type KvErrorCode = | 'kv.a' | 'kv.b';`), members possibly
+  // with doc comments of their own.
   const unions = new Map<string, string[]>();
-  for (const m of source.matchAll(/export type (\w+) =((?:\s*\|\s*'[^']+')+);/g))
-    unions.set(
-      m[1]!,
-      [...m[2]!.matchAll(/'([^']+)'/g)].map((c) => c[1]!),
-    );
+  for (const m of source.matchAll(/export type (\w+) =([^;]*);/g)) {
+    const body = uncommented(m[2]!);
+    if (/^\s*(\|\s*'[^']+'\s*)+$/.test(body))
+      unions.set(
+        m[1]!,
+        [...body.matchAll(/'([^']+)'/g)].map((c) => c[1]!),
+      );
+  }
   const out: ErrorClassDoc[] = [];
   for (const m of source.matchAll(/(?:\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*)?export class (\w+)/g)) {
-    // The class's text runs to the next top-level export (its extends clause and its body), without
-    // comments, whose examples name codes that are not the class's own.
+    // The class's text runs to the next top-level export: its extends clause and its body.
     const from = m.index! + m[0].length;
     const next = source.indexOf('\nexport ', from);
-    const text = source
-      .slice(from, next < 0 ? undefined : next)
-      .replace(/\/\*[\s\S]*?\*\//g, '')
-      .replace(/^\s*\/\/.*$/gm, '');
+    const text = uncommented(source.slice(from, next < 0 ? undefined : next));
     const codes = new Set<string>();
     for (const literal of text.matchAll(/'([^'\s]+)'/g)) if (CODE.test(literal[1]!)) codes.add(literal[1]!);
     for (const ref of text.matchAll(/OrganismError<(\w+)>/g))
@@ -44,6 +45,11 @@ export function readErrorClasses(source = readFileSync(ERRORS_SOURCE, 'utf8')): 
     out.push({ name: m[2]!, codes: [...codes], doc: docText(m[1] ?? '') });
   }
   return out;
+}
+
+/** `text` without its comments, whose examples may name codes that are not the class's own. */
+function uncommented(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
 }
 
 /** A doc comment's text as one paragraph per blank-line-separated block. */

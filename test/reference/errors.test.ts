@@ -36,6 +36,23 @@ describe('docs/reference/errors.md', () => {
     }
   });
 
+  it('reads a union of codes whose members carry doc comments, and ignores codes named in comments', () => {
+    const source = `export type DemoCode =
+  | 'demo.one'
+  /** Said of the second. */
+  | 'demo.two';
+/** A demo. */
+export class DemoError extends OrganismError<DemoCode> {}
+
+/** Like fixedCode('other.code', ...), once. */
+export class OnceError extends fixedCode('demo.once', () => ['once']) {}
+`;
+    expect(readErrorClasses(source)).toEqual([
+      { name: 'DemoError', codes: ['demo.one', 'demo.two'], doc: 'A demo.' },
+      { name: 'OnceError', codes: ['demo.once'], doc: "Like fixedCode('other.code', ...), once." },
+    ]);
+  });
+
   it('says when each class happens, and lists the HTTP API codes with their status', () => {
     const page = readFileSync(PAGE, 'utf8');
     expect(page).toContain(
