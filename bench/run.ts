@@ -27,6 +27,7 @@ const MODULES = [
   './redis.ts',
   './telemetry.ts',
   './daemon.ts',
+  './threads.ts',
 ];
 
 const only = process.argv.slice(2);
