@@ -67,13 +67,13 @@ export class ListenerQueue<T> {
   /** Queues an item; false when the queue is full (the caller reports busy). */
   offer(thread: string, item: T): boolean {
     if (this.#pending >= this.options.capacity) return false;
-    let lane = this.#lanes.get(thread);
-    if (!lane) {
-      lane = { items: [], head: 0 };
-      this.#lanes.set(thread, lane);
+    const lane = this.#lanes.get(thread);
+    if (lane) lane.items.push(item);
+    else {
+      // Most threads have one item waiting: an array of exactly one (push() on [] reserves 17).
+      this.#lanes.set(thread, { items: [item], head: 0 });
       this.#ring.push(thread);
     }
-    lane.items.push(item);
     this.#pending++;
     this.#pump();
     return true;
