@@ -297,6 +297,8 @@ export function scanInlineCode(familyName: string, code: readonly string[]): Inl
       const args = literalArgs(masked, literals, site.at);
       if (args === null) {
         unjudged ??= `${site.label} is given a command built at run time`;
+        // Code that talks to the network and runs commands it builds runs what the peer sends.
+        if (n) net!.shell = true;
         continue;
       }
       // One string is a command line; several words (or a list) are an argv.

@@ -119,7 +119,24 @@ function sends(c: Cmd): Sent | null {
     return { files: p.slice(0, -1).filter((a) => !remote(a)), stdin: false };
   }
   if (STREAM_CLIENTS.has(name)) return { files: [], stdin: true };
+  if (STORAGE_CLIENTS.has(name)) return storageSends(c);
   return null;
+}
+
+/** Object-storage CLIs: `aws s3 cp|mv|sync SRC s3://...`, `gsutil cp SRC gs://...`, `rclone copy SRC remote:`. */
+const STORAGE_CLIENTS = new Set(['aws', 'gsutil', 'gcloud', 'rclone', 'azcopy']);
+const STORAGE_URL = /^(s3|gs|az|https?):\/\/|^[\w-]+:(?!\/\/)/;
+
+function storageSends(c: Cmd): Sent {
+  const p = flags(c).positionals;
+  let i = 0;
+  if (c.name === 'aws') i = p[0] === 's3' ? 1 : p.length;
+  else if (c.name === 'gcloud') i = p[0] === 'storage' ? 1 : p.length;
+  if (!/^(cp|mv|sync|rsync|copy|copyto|move|moveto)$/.test(p[i] ?? '')) return { files: [], stdin: false };
+  const operands = p.slice(i + 1);
+  const dest = operands[operands.length - 1];
+  if (operands.length < 2 || !STORAGE_URL.test(dest!)) return { files: [], stdin: false };
+  return { files: operands.slice(0, -1).filter((a) => !STORAGE_URL.test(a)), stdin: false };
 }
 
 /** Variables that hold a secret by their name. */
@@ -163,7 +180,16 @@ const toNetwork = (c: Cmd) => writeTargets(c).some((t) => /^\/dev\/(tcp|udp)\//.
 
 const judged = new WeakMap<Cmd, Leak>();
 /** Every command that can send: clients by name; any other only by a /dev/tcp redirect or inline code. */
-const SENDERS = new Set(['curl', 'wget', 'socat', 'openssl', ...STREAM_CLIENTS, ...HTTPIE, ...COPY_CLIENTS]);
+const SENDERS = new Set([
+  ...STORAGE_CLIENTS,
+  'curl',
+  'wget',
+  'socat',
+  'openssl',
+  ...STREAM_CLIENTS,
+  ...HTTPIE,
+  ...COPY_CLIENTS,
+]);
 
 /** What this command sends to the network that it should not, or null. */
 export function exfiltrates(c: Cmd): Leak {
