@@ -11,7 +11,7 @@ import type { QueryResult, Variables } from '../backend.ts';
 import { typeVariables } from '../variables.ts';
 import { syntaxError, xqueryError } from '../xquery-errors.ts';
 import { type QueryScope, registerLibrarianFunctions, resolveFunctionName } from './functions.ts';
-import { checkSupported, unsupportedSyntax } from './unsupported.ts';
+import { checkSupported, codeOnly, unsupportedSyntax } from './unsupported.ts';
 
 export interface EvaluateOptions {
   variables?: Variables | undefined;
@@ -177,5 +177,59 @@ export function evaluateQuery(query: string, scope: QueryScope, options: Evaluat
     strings ??= run(fontoxpath.evaluateXPath.STRINGS_TYPE) as string[];
     return atomicString(item, strings[i], i);
   });
+  // A double outside [1e-6, 1e6) is written by XPath with an exponent (1.0E10), by JavaScript
+  // without (10000000000); an integer never is. Which items are doubles is asked only then.
+  const large = shown.flatMap((item, i) => (typeof item === 'number' && needsExponent(item) ? [i] : []));
+  if (large.length > 0) {
+    const kinds = numberKinds(query, variables, evalOptions);
+    for (const i of large) {
+      const kind = kinds?.[i];
+      if (kind === 'd') results[i] = xpathDouble(shown[i] as number);
+      else if (kind !== 'n') throw unsupported('a float or double outside 1e-6 to 1e6 as a result', i);
+    }
+  }
   return { hits: items.length, results };
+}
+
+function needsExponent(x: number): boolean {
+  const abs = Math.abs(x);
+  return Number.isFinite(x) && x !== 0 && (abs >= 1e6 || abs < 1e-6);
+}
+
+/** A double in XPath's canonical form outside [1e-6, 1e6): 1.0E10, 1.2345678E7, 1.0E-7. */
+export function xpathDouble(x: number): string {
+  const [mantissa, exponent] = x.toExponential().split('e') as [string, string];
+  return `${mantissa.includes('.') ? mantissa : `${mantissa}.0`}E${Number(exponent)}`;
+}
+
+/**
+ * For each result item: 'd' for a double, 'n' for another number type, '' otherwise, from the same
+ * query with its body wrapped; null when the prolog and body cannot be told apart (a ';' outside
+ * the prolog) or the wrapped query fails.
+ */
+function numberKinds(
+  query: string,
+  variables: Record<string, unknown>,
+  evalOptions: object,
+): string[] | null {
+  const end = codeOnly(query).lastIndexOf(';');
+  const prolog = end < 0 ? '' : query.slice(0, end + 1);
+  const body = end < 0 ? query : query.slice(end + 1);
+  const wrapped =
+    `${prolog}\nfor $organism_item_ in (${body}\n) return ` +
+    "if ($organism_item_ instance of xs:double) then 'd' " +
+    "else if ($organism_item_ instance of xs:float) then 'f' " +
+    "else if ($organism_item_ instance of xs:decimal) then 'n' else ''";
+  try {
+    return fontoxpath.evaluateXPath(
+      wrapped,
+      null,
+      null,
+      variables,
+      fontoxpath.evaluateXPath.STRINGS_TYPE,
+      evalOptions as never,
+    ) as string[];
+  } catch {
+    return null;
+  }
 }

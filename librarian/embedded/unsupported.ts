@@ -94,6 +94,39 @@ function hasDecimal(el: Element): boolean {
   return false;
 }
 
+const DOUBLE_HINT =
+  "it would be written in JavaScript's form (10000000000, 1E-7) instead of XPath's (1.0E10, 1.0E-7); format-integer or round() it first";
+
+function isDouble(el: Element): boolean {
+  if (el.localName === 'doubleConstantExpr') return true;
+  const type = attr(el, 'type') ?? '';
+  if (type.startsWith('xs:double') || type.startsWith('xs:float')) return true;
+  if (el.localName === 'functionCallExpr') {
+    const name = child(el, 'functionName');
+    const xs = attr(name, 'URI') === XS || attr(name, 'prefix') === 'xs';
+    return xs && (name?.textContent === 'double' || name?.textContent === 'float');
+  }
+  return false;
+}
+
+function hasDouble(el: Element): boolean {
+  for (const d of descendants(el)) if (isDouble(d)) return true;
+  return false;
+}
+
+/** fn:string, xs:string, concat and string-join: where a double becomes its string form. */
+function isStringConversion(name: Element | undefined): boolean {
+  const local = name?.textContent ?? '';
+  const uri = attr(name, 'URI');
+  if (uri === XS || attr(name, 'prefix') === 'xs') return local === 'string';
+  return (uri ?? FN) === FN && ['string', 'concat', 'string-join'].includes(local);
+}
+
+function castsToString(cast: Element): boolean {
+  const type = child(child(cast, 'singleType') ?? cast, 'atomicType');
+  return type?.textContent === 'string';
+}
+
 /** A key expression that gives nodes: a path (attribute, element) not atomized first. */
 function isNodeKey(el: Element | undefined): boolean {
   return el?.localName === 'pathExpr';
@@ -122,6 +155,8 @@ export function checkSupported(ast: Element): void {
         const rule = uri === FN ? FUNCTIONS[name?.textContent ?? ''] : undefined;
         const arity = child(el, 'arguments')?.children.length ?? 0;
         if (rule && (rule.arities === 'all' || rule.arities.includes(arity))) throw refuse(rule.feature);
+        if (isStringConversion(name) && hasDouble(el))
+          throw refuse('a double turned into a string', DOUBLE_HINT);
         if (uri === FN && (name?.textContent === 'sum' || name?.textContent === 'avg') && hasDecimal(el))
           throw refuse('xs:decimal arithmetic', 'it would be computed as binary floating point');
         break;
@@ -136,6 +171,11 @@ export function checkSupported(ast: Element): void {
         break;
       case 'mapConstructor':
         checkMapKeys(el);
+        break;
+      case 'stringConcatenateOp':
+      case 'castExpr':
+        if ((el.localName !== 'castExpr' || castsToString(el)) && hasDouble(el))
+          throw refuse('a double turned into a string', DOUBLE_HINT);
         break;
       default:
         if (ARITHMETIC.has(el.localName) && hasDecimal(el))

@@ -5,6 +5,9 @@
  * its own daemon). One describe per page, one test per block, named by page and line; a failure
  * prints the command's output and the daemon's log. Fixture pages under test/fixtures/doctest/
  * show the runner passing a good page and failing a broken one where it is broken.
+ *
+ * One page alone: `npx vitest run test/docs/doctest.test.ts -t docs/guide/tools.md` (the project is
+ * still installed first, about a minute).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DocBlock, docPages, readPage } from '../helpers/doctest/parse.ts';

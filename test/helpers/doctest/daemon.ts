@@ -92,11 +92,7 @@ export class PageDaemon {
     await this.exited;
     clearTimeout(timer);
     // Whatever it started in its group and left behind (a tool's program, an MCP server) goes too.
-    try {
-      if (this.child.pid !== undefined) process.kill(-this.child.pid, 'SIGKILL');
-    } catch {
-      // No such group left: nothing was.
-    }
+    killGroup(this.child);
   }
 }
 

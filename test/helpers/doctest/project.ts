@@ -42,8 +42,9 @@ export interface Ran {
 }
 
 /**
- * Runs `command args` in `cwd` with the user's environment (plus `env`); kills its whole process
- * group when `timeoutMs` passes (npx and npm start children of their own).
+ * Runs `command args` in `cwd` with the user's environment (plus `env`), in a process group of its
+ * own, killed whole when `timeoutMs` passes (npx and npm start children of their own) and when
+ * the command exits.
  */
 export function sh(
   command: string,
@@ -73,6 +74,9 @@ export function sh(
           timedOut = true;
           killGroup(child);
         }, options.timeoutMs);
+  // What the command left running in the background (`cmd &`) goes when it ends: it would hold
+  // its output open (no 'close' until it exits) and outlive the page.
+  child.once('exit', () => killGroup(child));
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code, signal) => {
@@ -82,12 +86,13 @@ export function sh(
   });
 }
 
+/** Signals `child`'s process group (spawned `detached`), which may outlive `child` itself. */
 export function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  if (child.pid === undefined) return;
   try {
     process.kill(-child.pid, signal);
   } catch {
-    child.kill(signal);
+    // No such group left.
   }
 }
 
