@@ -11,6 +11,7 @@ import type { QueryResult, Variables } from '../backend.ts';
 import { typeVariables } from '../variables.ts';
 import { syntaxError, xqueryError } from '../xquery-errors.ts';
 import { type QueryScope, registerLibrarianFunctions, resolveFunctionName } from './functions.ts';
+import { rewriteOrderBy } from './order-by.ts';
 import { checkSupported, codeOnly, unsupportedSyntax } from './unsupported.ts';
 
 export interface EvaluateOptions {
@@ -74,22 +75,31 @@ export function serializeItem(node: Node): string {
   }
 }
 
-/** Queries already checked (by text): the refusal, or null. Agents repeat queries; parsing is not free. */
-const checked = new Map<string, Error | null>();
+/** Queries already checked (by text): the refusal, or the text to run. Agents repeat queries; parsing is not free. */
+const checked = new Map<string, Error | string>();
 const MAX_CHECKED = 256;
 
-/** Refuses, before running, what the engine would answer wrong (unsupported.ts), or a syntax error. */
-function precheck(query: string): void {
+function parse(query: string): Element {
+  return fontoxpath.parseScript(
+    query,
+    { language: fontoxpath.evaluateXPath.XQUERY_3_1_LANGUAGE },
+    new Document() as never,
+  ) as unknown as Element;
+}
+
+/**
+ * Refuses, before running, what the engine would answer wrong (unsupported.ts), or a syntax error;
+ * gives the text to run (order by with several keys rewritten: order-by.ts).
+ */
+function precheck(query: string): string {
   let verdict = checked.get(query);
   if (verdict === undefined) {
     try {
-      const ast = fontoxpath.parseScript(
-        query,
-        { language: fontoxpath.evaluateXPath.XQUERY_3_1_LANGUAGE },
-        new Document() as never,
-      ) as unknown as Element;
+      let ast = parse(query);
+      const rewritten = rewriteOrderBy(query, ast, parse);
+      if (rewritten !== null) ast = parse(rewritten);
       checkSupported(ast);
-      verdict = null;
+      verdict = rewritten ?? query;
     } catch (error) {
       verdict =
         error instanceof OrganismError ? error : (unsupportedSyntax(query) ?? syntaxError(error, query));
@@ -97,7 +107,8 @@ function precheck(query: string): void {
     if (checked.size >= MAX_CHECKED) checked.delete(checked.keys().next().value!);
     checked.set(query, verdict);
   }
-  if (verdict) throw verdict;
+  if (typeof verdict !== 'string') throw verdict;
+  return verdict;
 }
 
 /** serialize() inside a query: nodes as the librarian returns them (fontoxpath has none of its own). */
@@ -126,9 +137,9 @@ function unsupported(feature: string, index: number, hint?: string): LibrarianEr
   );
 }
 
-export function evaluateQuery(query: string, scope: QueryScope, options: EvaluateOptions): QueryResult {
+export function evaluateQuery(text: string, scope: QueryScope, options: EvaluateOptions): QueryResult {
   registerLibrarianFunctions();
-  if (options.language !== 'xquery-update') precheck(query);
+  const query = options.language === 'xquery-update' ? text : precheck(text);
   const variables = fontoxpathVariables(options.variables);
   const evalOptions = {
     xmlSerializer,

@@ -52,7 +52,7 @@ const SYNTAX: [RegExp, string][] = [
   [/\bswitch\s*\(/, 'switch expression'],
 ];
 
-function refuse(feature: string, hint = ''): LibrarianError {
+export function refuse(feature: string, hint = ''): LibrarianError {
   return new LibrarianError(
     'librarian.unsupported',
     `unsupported: ${feature} (the embedded librarian's XQuery engine cannot do it right, so the query was not run${hint ? `; ${hint}` : ''}). ` +

@@ -1,0 +1,80 @@
+/**
+ * What agents use, on the embedded store (fontoxpath): features fontoxpath lacks that the librarian
+ * now gives right, and the cases of them it still refuses by name rather than answer approximately.
+ * The differential suite (differential.test.ts) compares the same kinds of query with BaseX; these
+ * pin the embedded answer itself.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EmbeddedBackend } from '../../librarian/embedded/backend.ts';
+import { OrganismError } from '../../src/errors.ts';
+
+const C = '/db/organism';
+let dir: string;
+let backend: EmbeddedBackend;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'librarian-features-'));
+  backend = await EmbeddedBackend.open({ dir, defaultCollection: C });
+  await backend.store(
+    `${C}/orders.xml`,
+    '<orders><order id="o1" c="b" d="2"/><order id="o2" c="a" d="1"/><order id="o3" c="b" d="1"/>' +
+      '<order id="o4" c="a" d="3"/><order id="o5" c="b"/></orders>',
+  );
+});
+afterAll(async () => {
+  await backend.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const run = async (query: string) => (await backend.query(query, { collection: C, maxResults: 50 })).results;
+
+async function refusal(query: string): Promise<OrganismError> {
+  try {
+    await run(query);
+  } catch (error) {
+    expect(error).toBeInstanceOf(OrganismError);
+    return error as OrganismError;
+  }
+  throw new Error(`expected ${query} to be refused`);
+}
+
+describe('order by with several keys', () => {
+  const orders = "for $o in doc('/db/organism/orders.xml')//order";
+
+  it('sorts by the first key, then the next, each in its own direction', async () => {
+    expect(
+      await run(`${orders} order by string($o/@c), number($o/@d) descending return $o/@id/string()`),
+    ).toEqual(['o4', 'o2', 'o1', 'o3', 'o5']);
+    expect(
+      await run(`${orders} order by string($o/@c) descending, number($o/@d) return $o/@id/string()`),
+    ).toEqual(['o5', 'o3', 'o1', 'o2', 'o4']);
+    expect(
+      await run(
+        `${orders} order by string($o/@c) descending, $o/@d descending empty greatest return $o/@id/string()`,
+      ),
+    ).toEqual(['o5', 'o1', 'o3', 'o4', 'o2']);
+  });
+
+  it('gives three keys with mixed directions in lexicographic order', async () => {
+    const query =
+      'for $x in (31, 12, 22, 11, 42, 21, 32) order by $x mod 10 descending, $x idiv 10 mod 2, $x descending return $x';
+    expect(await run(query)).toEqual(['42', '22', '32', '12', '21', '31', '11']);
+  });
+
+  it('reads keys with commas inside strings, calls and comments', async () => {
+    const query = `for $x in (3, 1, 2) order by (concat("a,", $x), 1)[2] (: a, b :), string-join(("z", "y"), ","), -$x return $x`;
+    expect(await run(query)).toEqual(['3', '2', '1']);
+  });
+
+  it('refuses, naming it, what the rewrite cannot keep: stable with a descending key, a collation', async () => {
+    for (const query of [
+      `${orders} stable order by string($o/@c), $o/@d descending return $o/@id/string()`,
+      `${orders} order by string($o/@c) collation "http://www.w3.org/2005/xpath-functions/collation/codepoint", $o/@d return 1`,
+    ]) {
+      expect((await refusal(query)).message).toMatch(/^unsupported: order by with more than one key /);
+    }
+  });
+});
