@@ -45,6 +45,7 @@ export function analyze(command: string, env: ShellEnv = NO_ENV): Analysis {
     downloads: new Set(),
     env,
     vars: new Map(),
+    netFds: new Set(),
   };
   analyzeScript(command, 0, [], out);
   for (const cmd of out.cmds) for (const f of downloadedFiles(cmd)) out.downloads.add(f);
@@ -71,7 +72,10 @@ function analyzeScript(source: string, depth: number, wrappers: string[], out: A
       cmd.stage = i;
       if (cmd.stdinText === null && i > 0) cmd.stdinText = literalOutput(stages[i - 1]!);
     }
-    for (const cmd of stages) judgeStdinScript(cmd, depth, out);
+    for (const cmd of stages) {
+      judgeStdinScript(cmd, depth, out);
+      trackNetFds(cmd, out);
+    }
     // Only a `cd` that is the whole pipeline changes this shell's directory.
     if (stages.length === 1) trackCd(stages[0]!, out);
   }
@@ -96,6 +100,13 @@ function trackCd(cmd: Cmd, out: Analysis) {
     out.dir = normalizePath(out.cwd, null);
   else if (target === '-' || word?.dynamic) out.dir = null;
   else out.dir = out.dir === null ? null : normalizePath(target, out.dir);
+}
+
+/** `exec 3<>/dev/tcp/h/p` (or `3>`, `3<`): fd 3 is a socket for the rest of the line. */
+function trackNetFds(cmd: Cmd, out: Analysis) {
+  if (cmd.name !== 'exec' || cmd.args.length > 0) return;
+  for (const r of cmd.redirects)
+    if (r.fd !== null && r.target && /^\/dev\/(tcp|udp)\//.test(r.target.text)) out.netFds.add(r.fd);
 }
 
 const DECLARES = new Set(['export', 'declare', 'local', 'readonly', 'typeset']);
@@ -163,6 +174,7 @@ function buildStage(
     inlineUnjudged: null,
     inlineNet: null,
     vars: out.vars,
+    netFds: out.netFds,
   };
   return emit(texts, sc.words, base, depth, out);
 }
@@ -287,6 +299,7 @@ function newCmd(
     inlineNet: null,
     elevation,
     vars: base.vars,
+    netFds: base.netFds,
   };
 }
 

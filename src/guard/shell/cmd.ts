@@ -64,6 +64,8 @@ export interface Cmd {
   elevation: readonly string[] | null;
   /** Variables the line sets to literal values (`f=/etc/shadow; cat $f`); shared by all its commands. */
   vars: ReadonlyMap<string, string>;
+  /** File descriptors the line opens on a network socket (`exec 3<>/dev/tcp/h/p`); shared by all its commands. */
+  netFds: ReadonlySet<string>;
 }
 
 export interface Analysis {
@@ -77,4 +79,5 @@ export interface Analysis {
   downloads: Set<string>;
   env: ShellEnv;
   vars: Map<string, string>;
+  netFds: Set<string>;
 }

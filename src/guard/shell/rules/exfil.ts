@@ -176,7 +176,11 @@ function leaks(c: Cmd, raw: string): boolean {
   return pathsOf(c, raw).some((p) => outsideWorkspace(c, p) && !PUBLIC_FACTS.test(normalizePath(p, c.dir)));
 }
 
-const toNetwork = (c: Cmd) => writeTargets(c).some((t) => /^\/dev\/(tcp|udp)\//.test(t));
+/** Output to a socket: a /dev/tcp redirect, or to an fd the line opened on one (`exec 3<>/dev/tcp/...; cat f >&3`). */
+const toNetwork = (c: Cmd) =>
+  writeTargets(c).some((t) => /^\/dev\/(tcp|udp)\//.test(t)) ||
+  (c.netFds.size > 0 &&
+    c.redirects.some((r) => r.op === '>&' && r.target !== null && c.netFds.has(r.target.text)));
 
 const judged = new WeakMap<Cmd, Leak>();
 /** Every command that can send: clients by name; any other only by a /dev/tcp redirect or inline code. */
