@@ -59,6 +59,8 @@ function vendorFiles(): Record<string, string> {
     'hooks.js': read(require.resolve('preact/hooks')).replace(/from\s*["']preact["']/g, 'from"./preact.js"'),
     // htm's ES module build sits beside the CommonJS one its `require` export names.
     'htm.js': read(join(dirname(require.resolve('htm')), 'htm.module.js')),
+    // The overview's graph layout (dagre with graphlib inside, one ES module of no imports).
+    'dagre.js': read(join(dirname(require.resolve('@dagrejs/dagre')), 'dagre.esm.js')),
   };
 }
 

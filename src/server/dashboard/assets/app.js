@@ -6,6 +6,7 @@ import { html } from './lib/html.js';
 import { ApprovalsPage } from './pages/approvals.js';
 import { AuditPage } from './pages/audit.js';
 import { DeadLettersPage } from './pages/dead-letters.js';
+import { ListenerPage } from './pages/listener.js';
 import { OverviewPage } from './pages/overview.js';
 import { ThreadPage } from './pages/thread.js';
 import { ThreadsPage } from './pages/threads.js';
@@ -110,8 +111,9 @@ function Shell({ session, onSignOut }) {
   // undefined until the stream first answers: "connecting", not "offline", while the page loads.
   const [live, setLive] = useState(undefined);
   useEffect(() => onStreamState(setLive), []);
-  const entry = PAGES.find((p) => p.path === route.path) ?? PAGES[0];
-  const Page = route.path === 'threads' && route.arg ? ThreadPage : entry.page;
+  const listener = route.path === 'listeners' && route.arg;
+  const entry = PAGES.find((p) => p.path === (listener ? 'overview' : route.path)) ?? PAGES[0];
+  const Page = route.path === 'threads' && route.arg ? ThreadPage : listener ? ListenerPage : entry.page;
   useEffect(() => {
     document.title = `${entry.title} · ${session.organism} · Organism`;
   }, [entry, session]);

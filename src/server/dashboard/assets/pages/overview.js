@@ -7,6 +7,7 @@ import { useLive } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { useState } from '../vendor/hooks.js';
 import { failureText, Loading, Problem } from './common.js';
+import { OrganismGraph } from './graph.js';
 
 const REFRESH_MS = 5000;
 
@@ -43,7 +44,7 @@ function ListenerRow({ listener, failures, session, reload }) {
   };
   const last = failures[0];
   return html`<tr data-listener=${listener.name}>
-    <th scope="row">${listener.name}</th>
+    <th scope="row"><a href=${`#/listeners/${encodeURIComponent(listener.name)}`}>${listener.name}</a></th>
     <td>${listener.agent ? 'agent' : 'code'}</td>
     <td class="num">${state.depth}</td>
     <td class="num" data-testid="in-flight">${state.active} / ${state.concurrency}</td>
@@ -89,6 +90,12 @@ export function OverviewPage({ session }) {
   }
   return html`<section aria-labelledby="overview-title">
     <h1 id="overview-title">Overview</h1>
+    ${
+      listeners.data
+        ? html`<${OrganismGraph} listeners=${listeners.data.listeners}
+            failures=${Object.fromEntries(Object.entries(byListener).map(([k, v]) => [k, v.length]))} />`
+        : null
+    }
     <div class="charts">
       <${Sparkline} label="Messages per second" values=${rate} digits=${1} />
       <${Sparkline} label="Hop latency p50" values=${p50} unit=" ms" digits=${1} />
