@@ -7,7 +7,7 @@
  * - mode `ping`: one listener sends each ping back to itself (a send nobody answers).
  * - mode `call`: `pinger` (with onReply) calls `echo`, which answers; each answer makes the next
  *   call. Both handler calls count.
- * Args: url group threads startAt warmMs seconds [mode]
+ * Args: url group threads startAt warmMs seconds [mode] [partitions]
  */
 import pino from 'pino';
 import { Bus } from '../src/bus/bus.ts';
@@ -24,6 +24,7 @@ const [
   warmArg = '1000',
   secondsArg = '3',
   mode = 'ping',
+  partitionsArg = '1',
 ] = process.argv.slice(2);
 const threads = Number(threadsArg);
 const startAt = Number(startArg);
@@ -90,7 +91,7 @@ const busSection = {
   drain_timeout_ms: 1_000,
   max_deliveries: 5,
   heartbeat_ms: 1_000,
-  partitions: 1,
+  partitions: Number(partitionsArg),
 };
 const logger = pino({ level: 'silent' });
 const backend = await createBusBackend({ bus: busSection, limits, listeners: [] }, logger);

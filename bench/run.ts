@@ -25,6 +25,7 @@ const MODULES = [
   './mcp.ts',
   './sandbox.ts',
   './redis.ts',
+  './redis-cluster.ts',
   './telemetry.ts',
   './daemon.ts',
   './threads.ts',

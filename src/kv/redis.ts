@@ -47,7 +47,8 @@ function defaultOptions(options: RedisKvOptions): Required<RedisKvOptions> {
     commandTimeoutMs: 5000,
     ...options,
   };
-  if (!/^rediss?:\/\//.test(resolved.url)) {
+  // redis+cluster:// reaches here from bus.url (the kv store and runtime state follow the bus).
+  if (!/^rediss?(\+cluster)?:\/\//.test(resolved.url)) {
     throw new KvError('kv.unavailable', 'kv.url must start with redis:// or rediss://');
   }
   if (!(resolved.maxValueBytes > 0)) throw new RangeError('maxValueBytes must be positive');

@@ -10,8 +10,10 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
+import { Redis, Cluster as RedisCluster } from 'ioredis';
 import { SMTPServer } from 'smtp-server';
+import { createRedisClient } from '../../../src/redis-client.ts';
+import { isClusterUrl } from '../../../src/redis-url.ts';
 import { type NotYet, until as waitFor } from '../../../src/testing/index.ts';
 import { type DaemonProcess, daemonFetch, startDaemonProcess } from '../../helpers/daemon.ts';
 
@@ -24,6 +26,8 @@ export interface OrganismOptions {
   smtpPort?: number;
   maxDeliveries?: number;
   handlerTimeoutMs?: number;
+  /** bus.partitions (left out when unset: the default, one). */
+  partitions?: number;
 }
 
 export function organismYaml(o: OrganismOptions): string {
@@ -44,7 +48,7 @@ bus:
   url: ${o.redisUrl}
   group: ${o.group}
   max_deliveries: ${o.maxDeliveries ?? 5}
-history:
+${o.partitions ? `  partitions: ${o.partitions}\n` : ''}history:
   max_bytes: 0
 ${smtp}listeners:
   - name: dispatch
@@ -73,6 +77,7 @@ export function sleeperYaml(o: {
   group: string;
   drainTimeoutMs?: number;
   more?: string;
+  partitions?: number;
 }): string {
   const drain = o.drainTimeoutMs === undefined ? '' : `  drain_timeout_ms: ${o.drainTimeoutMs}\n`;
   return `organism:
@@ -86,7 +91,7 @@ bus:
   transport: redis
   url: ${o.redisUrl}
   group: ${o.group}
-${drain}history:
+${o.partitions ? `  partitions: ${o.partitions}\n` : ''}${drain}history:
   max_bytes: 0
 listeners:
   - name: sleeper
@@ -210,13 +215,51 @@ export function uniqueGroup(): string {
   return `scale-${randomUUID().slice(0, 8)}`;
 }
 
+/**
+ * Every key matching `pattern` on one Redis or on every master of a cluster (where KEYS asks one
+ * node only).
+ */
+export async function redisKeys(url: string, pattern: string): Promise<string[]> {
+  const client = createRedisClient(url, { maxRetriesPerRequest: 1 });
+  try {
+    const either = client as Redis | RedisCluster;
+    const nodes = either instanceof RedisCluster ? either.nodes('master') : [client];
+    const keys: string[] = [];
+    for (const node of nodes) keys.push(...(await node.keys(pattern)));
+    return keys;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** GET of each key (one by one: on a cluster they may live on different masters). */
+export async function redisGetAll(url: string, keys: readonly string[]): Promise<Array<string | null>> {
+  const client = createRedisClient(url, { maxRetriesPerRequest: 1 });
+  try {
+    return await Promise.all(keys.map((k) => client.get(k)));
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** Deletes every key of a consumer group (its streams, threads, history, dead letters). */
 export async function dropGroup(url: string, group: string): Promise<void> {
+  if (isClusterUrl(url)) {
+    // Partitions' tags are `<group>/p<n>...`: one pattern finds them and the group's own.
+    const keys = await redisKeys(url, `organism:{${group}*`);
+    const client = createRedisClient(url, { maxRetriesPerRequest: 1 });
+    try {
+      await Promise.all(keys.map((k) => client.del(k)));
+    } finally {
+      client.disconnect();
+    }
+    return;
+  }
   const raw = new Redis(url, { maxRetriesPerRequest: 1 });
   try {
     let cursor = '0';
     do {
-      const [next, keys] = await raw.scan(cursor, 'MATCH', `organism:{${group}}:*`, 'COUNT', 1000);
+      const [next, keys] = await raw.scan(cursor, 'MATCH', `organism:{${group}*`, 'COUNT', 1000);
       if (keys.length > 0) await raw.del(...keys);
       cursor = next;
     } while (cursor !== '0');

@@ -1,0 +1,187 @@
+/**
+ * Partitions on a Redis Cluster against one partition on one Redis, in the same run: two bench
+ * daemons (bench/redis-daemon.ts, ping mode, the same load as bench/redis.ts) first on the
+ * redis-server at 127.0.0.1:6379 with bus.partitions 1, then on a local cluster of 3 masters and 3
+ * replicas (test/helpers/redis-cluster.ts, started here) with bus.partitions 6, taking turns ROUNDS
+ * times (medians).
+ * - cluster_master_share: the share of XADDs (INFO commandstats, scripts' calls included) each
+ *   master served in the measured window; target each within 10 % of a third.
+ * - daemon_cpu_us_per_msg (both daemons together, process.cpuUsage) and redis_cpu_us_per_msg
+ *   (INFO cpu used_cpu_user + used_cpu_sys, before and after the window: of the one server, or of
+ *   the cluster's three masters; the replicas' apart, since one Redis has none), each way, and
+ *   their ratio (target at most 1.1x).
+ * - msgs_per_s both ways. This machine has two cores shared by everything on it: three masters,
+ *   their replicas and two daemons compete for them, so the cluster cannot be faster here; the
+ *   per-message CPU is what carries over to masters on separate machines.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { type LocalRedisCluster, redisCpuMicros, startRedisCluster } from '../test/helpers/redis-cluster.ts';
+import { round, runChild } from './support.ts';
+
+const URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const THREADS_PER_DAEMON = 32;
+const SECONDS = 3;
+const WARM_MS = 1_500;
+const ROUNDS = 3;
+const PARTITIONS = 6;
+
+interface Window {
+  perSecond: number;
+  daemonCpuUsPerMessage: number;
+  redisCpuUsPerMessage: number;
+  replicaCpuUsPerMessage: number;
+  /** XADDs per master port in the window. */
+  xadds: Map<number, number>;
+}
+
+export async function* run(): AsyncIterable<Record<string, unknown>> {
+  const probe = new Redis(URL, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    await probe.ping();
+  } catch {
+    yield { name: 'redis_cluster', skipped: `no redis-server at ${URL}` };
+    return;
+  } finally {
+    probe.disconnect();
+  }
+  let cluster: LocalRedisCluster;
+  try {
+    cluster = await startRedisCluster();
+  } catch (error) {
+    yield {
+      name: 'redis_cluster',
+      skipped: `cannot start a local redis cluster: ${(error as Error).message}`,
+    };
+    return;
+  }
+  try {
+    const single: Window[] = [];
+    const spread: Window[] = [];
+    const port = Number(new globalThis.URL(URL).port || 6379);
+    for (let i = 0; i < ROUNDS; i++) {
+      single.push(await twoDaemons(URL, 1, [port], []));
+      const masters = (await cluster.masters()).map((m) => m.port);
+      const replicas = cluster.nodes.map((n) => n.port).filter((p) => !masters.includes(p));
+      spread.push(await twoDaemons(cluster.url, PARTITIONS, masters, replicas));
+    }
+    const total = new Map<number, number>();
+    for (const w of spread) for (const [p, n] of w.xadds) total.set(p, (total.get(p) ?? 0) + n);
+    const sum = [...total.values()].reduce((a, b) => a + b, 0);
+    const shares = [...total.values()].map((n) => n / sum);
+    const daemon1 = median(single.map((w) => w.daemonCpuUsPerMessage));
+    const daemonN = median(spread.map((w) => w.daemonCpuUsPerMessage));
+    const redis1 = median(single.map((w) => w.redisCpuUsPerMessage));
+    const redisN = median(spread.map((w) => w.redisCpuUsPerMessage));
+    yield {
+      name: 'redis_cluster',
+      partitions: PARTITIONS,
+      masters: total.size,
+      cluster_master_share: shares.map((s) => round(s, 3)),
+      cluster_master_share_max_off_third: round(Math.max(...shares.map((s) => Math.abs(s - 1 / 3) * 3)), 3),
+      target_master_share_off_third: 0.1,
+      one_redis_msgs_per_s: round(median(single.map((w) => w.perSecond)), 0),
+      cluster_msgs_per_s: round(median(spread.map((w) => w.perSecond)), 0),
+      one_redis_daemon_cpu_us_per_msg: round(daemon1, 1),
+      cluster_daemon_cpu_us_per_msg: round(daemonN, 1),
+      one_redis_redis_cpu_us_per_msg: round(redis1, 1),
+      cluster_masters_cpu_us_per_msg: round(redisN, 1),
+      cluster_replicas_cpu_us_per_msg: round(median(spread.map((w) => w.replicaCpuUsPerMessage)), 1),
+      daemon_cpu_ratio: round(daemonN / daemon1, 2),
+      redis_cpu_ratio: round(redisN / redis1, 2),
+      target_cpu_ratio: 1.1,
+      rounds: ROUNDS,
+      one_redis_msgs_per_s_all: single.map((w) => round(w.perSecond, 0)),
+      cluster_msgs_per_s_all: spread.map((w) => round(w.perSecond, 0)),
+      messages_in_flight: THREADS_PER_DAEMON * 2,
+    };
+  } finally {
+    await cluster.stop();
+  }
+}
+
+async function twoDaemons(
+  url: string,
+  partitions: number,
+  masters: number[],
+  replicas: number[],
+): Promise<Window> {
+  const group = `bench-${randomUUID().slice(0, 8)}`;
+  const startAt = Date.now() + 4_000; // both connected and subscribed before the first inject
+  const args = [
+    url,
+    group,
+    String(THREADS_PER_DAEMON),
+    String(startAt),
+    String(WARM_MS),
+    String(SECONDS),
+    'ping',
+    String(partitions),
+  ];
+  const children = Promise.all([runChild('./redis-daemon.ts', args), runChild('./redis-daemon.ts', args)]);
+  await sleep(startAt + WARM_MS - Date.now());
+  const before = await Promise.all(masters.map(sample));
+  const replicasBefore = await Promise.all(replicas.map(redisCpuMicros));
+  await sleep(SECONDS * 1000);
+  const after = await Promise.all(masters.map(sample));
+  const replicasAfter = await Promise.all(replicas.map(redisCpuMicros));
+  let perSecond = 0;
+  let calls = 0;
+  let cpuUs = 0;
+  for (const out of await children) {
+    const r = JSON.parse(out) as { calls: number; seconds: number; cpuUs: number };
+    perSecond += r.calls / r.seconds;
+    calls += r.calls;
+    cpuUs += r.cpuUs;
+  }
+  const xadds = new Map<number, number>();
+  let redisCpu = 0;
+  masters.forEach((port, i) => {
+    xadds.set(port, after[i]!.xadds - before[i]!.xadds);
+    redisCpu += after[i]!.cpu - before[i]!.cpu;
+  });
+  const replicaCpu = replicasAfter.reduce((a, b, i) => a + b - replicasBefore[i]!, 0);
+  await dropKeys(masters, group);
+  return {
+    perSecond,
+    daemonCpuUsPerMessage: cpuUs / calls,
+    redisCpuUsPerMessage: redisCpu / calls,
+    replicaCpuUsPerMessage: replicaCpu / calls,
+    xadds,
+  };
+}
+
+async function sample(port: number): Promise<{ cpu: number; xadds: number }> {
+  const client = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+  try {
+    const stats = await client.info('commandstats');
+    const xadds = Number(/cmdstat_xadd:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+    return { cpu: await redisCpuMicros(port), xadds };
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function dropKeys(ports: number[], group: string): Promise<void> {
+  for (const port of ports) {
+    const client = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+    try {
+      // One key at a time: a cluster node refuses a DEL of keys in several slots.
+      for (const key of await client.keys(`organism:{${group}*`)) await client.del(key);
+    } finally {
+      client.disconnect();
+    }
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+}
