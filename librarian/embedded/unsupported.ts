@@ -172,6 +172,17 @@ export function checkSupported(ast: Element): void {
       case 'mapConstructor':
         checkMapKeys(el);
         break;
+      case 'elementContent':
+      case 'attributeValueExpr':
+      case 'contentExpr':
+      case 'argExpr':
+        // A double written into a constructed node becomes text in JavaScript's form (<a>{1e10}</a>
+        // gave <a>10000000000</a>): its value expressions, one sequence level deep, are checked.
+        if (el.localName !== 'argExpr' || el.parentElement?.localName?.startsWith('computed')) {
+          for (const value of el.children.flatMap((c) => (c.localName === 'sequenceExpr' ? c.children : [c])))
+            if (isDouble(value)) throw refuse('a double turned into a string', DOUBLE_HINT);
+        }
+        break;
       case 'stringConcatenateOp':
       case 'castExpr':
         if ((el.localName !== 'castExpr' || castsToString(el)) && hasDouble(el))

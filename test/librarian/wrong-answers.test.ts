@@ -149,3 +149,13 @@ describe('doubles in XPath form', () => {
     }
   });
 });
+
+describe('doubles written into constructed nodes', () => {
+  it('refuses a double as element content or attribute value (it became 10000000000, 1e-7)', async () => {
+    for (const query of ['<a>{1e10}</a>', '<a v="{1e-7}"/>', 'element a { 1e10 }', 'text { 1e10 }']) {
+      expect((await refusal(query)).message).toMatch(/^unsupported: a double turned into a string /);
+    }
+    // A double only compared inside is not written: the element is built.
+    expect(await run('<a>{count((1, 2)[. > 1e0])}</a>')).toEqual({ hits: 1, results: ['<a>1</a>'] });
+  });
+});
