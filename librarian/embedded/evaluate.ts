@@ -11,6 +11,7 @@ import type { QueryResult, Variables } from '../backend.ts';
 import { typeVariables } from '../variables.ts';
 import { syntaxError, xqueryError } from '../xquery-errors.ts';
 import { type QueryScope, registerLibrarianFunctions, resolveFunctionName } from './functions.ts';
+import { isMapOrArray, jsonQuery } from './json-result.ts';
 import { rewriteOrderBy } from './order-by.ts';
 import { checkSupported, codeOnly, unsupportedSyntax } from './unsupported.ts';
 
@@ -176,16 +177,17 @@ export function evaluateQuery(text: string, scope: QueryScope, options: Evaluate
   const items = run(fontoxpath.evaluateXPath.ALL_RESULTS_TYPE);
   const shown = items.slice(0, Math.max(0, options.maxResults));
   let strings: string[] | undefined;
+  const mapAt = shown.findIndex(isMapOrArray);
+  // Maps and arrays are written as JSON; the same run gives the other items' string values.
+  const json = mapAt < 0 ? undefined : jsonResults(query, variables, evalOptions, mapAt);
   const results = shown.map((item, i) => {
     if (isNode(item)) return serializeItem(item);
     if (typeof item === 'function') throw unsupported('a function as a result', i);
-    if (Array.isArray(item) || (typeof item === 'object' && item !== null && item.constructor === Object)) {
-      throw unsupported('a map or array as a result', i, 'the basex backend returns it as JSON');
-    }
+    if (json && isMapOrArray(item)) return json[i]!;
     // fontoxpath hands atomic values over as JS values (a date as a Date, a duration as an object of
     // its own); their XPath string value comes from a second, string-typed evaluation. Queries here
     // only read, so evaluating twice is safe.
-    strings ??= run(fontoxpath.evaluateXPath.STRINGS_TYPE) as string[];
+    strings ??= json ?? (run(fontoxpath.evaluateXPath.STRINGS_TYPE) as string[]);
     return atomicString(item, strings[i], i);
   });
   // A double outside [1e-6, 1e6) is written by XPath with an exponent (1.0E10), by JavaScript
@@ -242,5 +244,35 @@ function numberKinds(
     ) as string[];
   } catch {
     return null;
+  }
+}
+
+/** Each result item's JSON when it is a map or array (json-result.ts), from a second evaluation. */
+function jsonResults(
+  query: string,
+  variables: Record<string, unknown>,
+  evalOptions: object,
+  index: number,
+): string[] {
+  const wrapped = jsonQuery(query);
+  const cannot = () =>
+    unsupported(
+      'a map or array as a result',
+      index,
+      'its prolog and body could not be told apart to write it as JSON',
+    );
+  if (wrapped === null) throw cannot();
+  try {
+    return fontoxpath.evaluateXPath(
+      wrapped,
+      null,
+      null,
+      variables,
+      fontoxpath.evaluateXPath.STRINGS_TYPE,
+      evalOptions as never,
+    ) as string[];
+  } catch (error) {
+    if (/XPST0003/.test(String((error as Error)?.message))) throw cannot();
+    throw (evalOptions as { currentContext: QueryScope }).currentContext.failure ?? xqueryError(error);
   }
 }

@@ -20,6 +20,7 @@
  */
 import { Document, type Element, serializeToWellFormedString } from 'slimdom';
 import type { LibrarianError } from '../../src/errors.ts';
+import { masked } from './query-text.ts';
 import { refuse } from './unsupported.ts';
 
 const XQX = 'http://www.w3.org/2005/XQueryX';
@@ -192,41 +193,4 @@ function canonical(ast: Element): string {
   };
   strip(copy);
   return serializeToWellFormedString(copy).replace(/ xqx:type="[^"]*"/g, '');
-}
-
-/**
- * The query with comments blanked and string literals' contents made 'x' (not spaces, so a
- * string at the end of a key is not read as the space before its modifiers); same length.
- */
-function masked(query: string): string {
-  let out = '';
-  let depth = 0;
-  let quote: string | null = null;
-  for (let i = 0; i < query.length; i++) {
-    const c = query[i]!;
-    const next = query[i + 1];
-    if (quote) {
-      if (c === quote && next === quote) {
-        i++;
-        out += 'xx';
-      } else if (c === quote) {
-        quote = null;
-        out += c;
-      } else out += 'x';
-    } else if (c === '(' && next === ':') {
-      depth++;
-      i++;
-      out += '  ';
-    } else if (depth > 0) {
-      if (c === ':' && next === ')') {
-        depth--;
-        i++;
-        out += '  ';
-      } else out += ' ';
-    } else {
-      if (c === '"' || c === "'") quote = c;
-      out += c;
-    }
-  }
-  return out;
 }

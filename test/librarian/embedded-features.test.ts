@@ -78,3 +78,31 @@ describe('order by with several keys', () => {
     }
   });
 });
+
+describe('maps and arrays as results, written as JSON', () => {
+  it('writes a map or array result as JSON, with typed values by their XPath string value', async () => {
+    const [json] = await run(
+      "map { 'n': 1, 'when': xs:date('2024-03-01'), 'none': (), 'ok': true(), 'el': <x a='1'/>, 'list': [1, 'two'], 1: 'one', 'q': 'say \"hi\"' }",
+    );
+    expect(JSON.parse(json!)).toEqual({
+      n: 1,
+      when: '2024-03-01',
+      none: null,
+      ok: true,
+      el: '<x a="1"/>',
+      list: [1, 'two'],
+      '1': 'one',
+      q: 'say "hi"',
+    });
+  });
+
+  it('keeps the other items of the result as they were, maps and arrays among them', async () => {
+    const query = "declare variable $x := 3; (map { 'x': $x }, 5, xs:date('2024-01-01'), <a/>, [$x])";
+    expect(await run(query)).toEqual(['{"x":3}', '5', '2024-01-01', '<a/>', '[3]']);
+  });
+
+  it('raises what the JSON serialization raises instead of dropping or changing a value', async () => {
+    expect((await refusal("map { 1: 'a', '1': 'b' }")).message).toMatch(/SERE0022/);
+    expect((await refusal("[xs:double('NaN')]")).message).toMatch(/SERE0020/);
+  });
+});
