@@ -3,7 +3,9 @@
  * each starts on, so a failure names the page and the line. The conventions a page is written to:
  *
  * - ```sh runs (in order, in the project's root, against the page's daemon) and must exit 0; a
- *   transcript (`$ command` lines followed by their output) runs its `$` lines only.
+ *   transcript (`$ command` lines followed by their output) runs its `$` lines only. Each block is
+ *   a shell of its own (bash -e -o pipefail): a variable or a cd does not carry over to the next.
+ *   The daemon's address is in .organism/daemon.json, its local token in .organism/api-token.
  * - `<!-- file: relative/path -->` on the line before a block: the block is written there.
  * - ```ts with no marker is type-checked in the project (a complete module with its imports).
  * - ```yaml whose first key is a top-level key of organism.yaml is validated against the schema.
