@@ -9,6 +9,8 @@ import { useState } from '../vendor/hooks.js';
 import { Component } from '../vendor/preact.js';
 import { ApprovalActions } from './approval-actions.js';
 import { failureText, Json, Loading, Problem, payload, ThreadState, threadState, Verdict } from './common.js';
+import { OrganismGraph } from './graph.js';
+import { Waterfall } from './waterfall.js';
 
 function ModelTurn({ m }) {
   const calls = jsonField(m.payload, 'calls');
@@ -118,6 +120,7 @@ export function ThreadPage({ session, arg: id }) {
   const approvals = useLive(() => api(`/approvals?thread=${encodeURIComponent(id)}`), [id], {
     when: (e) => e.type === 'approval' && e.thread === id,
   });
+  const listeners = useLive(() => api('/listeners'), []);
   const [killError, setKillError] = useState();
   const records = new Map((audit.data?.records ?? []).map((r) => [r.call_id, r]));
   const pending = (approvals.data?.approvals ?? []).filter((a) => a.thread === id);
@@ -150,6 +153,15 @@ export function ThreadPage({ session, arg: id }) {
             ${session.can.kill && view.status === 'active' ? html` <button type="button" class="danger" onClick=${kill}>Kill thread</button>` : null}
           </p>
           <${Problem} error=${killError} />
+          <${Waterfall} messages=${view.messages} running=${view.status === 'active'} />
+          ${
+            listeners.data
+              ? html`<h2>Route</h2>
+                <${OrganismGraph} listeners=${listeners.data.listeners}
+                  route=${view.messages.filter((m) => m.kind === 'message' || m.kind === 'tool-call').map((m) => [m.from, m.to])} />`
+              : null
+          }
+          <h2>Messages</h2>
           <ol class="timeline" aria-label="Messages">
             ${view.messages.map(
               (m, i) =>
