@@ -16,6 +16,7 @@ import type { Document, Node } from 'slimdom';
 import { LibrarianError } from '../../src/errors.ts';
 import { resolvePath } from '../paths.ts';
 import { formatInteger } from './format-integer.ts';
+import { registerTextFunctions } from './text-functions.ts';
 
 export const LIBRARIAN_FN_NS = 'urn:x-organism:librarian:fn';
 const FN_NS = 'http://www.w3.org/2005/xpath-functions';
@@ -48,6 +49,11 @@ const OVERRIDDEN: Record<string, number[]> = {
   'document-uri': [0, 1],
   // fontoxpath's own ignores the 'w' and zero-padded pictures (format-integer.ts).
   'format-integer': [2, 3],
+  // fontoxpath has no flags argument and no contains-token (regex-flags.ts, text-functions.ts).
+  matches: [3],
+  replace: [4],
+  tokenize: [3],
+  'contains-token': [2],
 };
 
 /** The functionNameResolver: fn's collection/doc/document-uri go to ours, everything else as usual. */
@@ -157,6 +163,10 @@ export function registerLibrarianFunctions(): void {
   reg(fn('format-integer'), ['xs:integer?', 'xs:string', 'xs:string?'], 'xs:string', (ctx, value, picture) =>
     formatInt(ctx, value as number | null, picture as string),
   );
+  registerTextFunctions(reg, fn, (ctx, error) => {
+    scopeOf(ctx).failure = error;
+    return error;
+  });
   reg(fn('document-uri'), [], 'xs:string?', () => {
     throw new Error('XPDY0002: document-uri() needs a node argument here, e.g. document-uri(root($node))');
   });

@@ -106,3 +106,35 @@ describe('maps and arrays as results, written as JSON', () => {
     expect((await refusal("[xs:double('NaN')]")).message).toMatch(/SERE0020/);
   });
 });
+
+describe('regex flags and contains-token', () => {
+  it('honours the i, s, x and q flags of matches, replace and tokenize', async () => {
+    expect(
+      await run(
+        "(matches('Earl Grey', 'earl', 'i'), matches('ABC', '^[a-c]+$', 'i'), matches('a&#10;b', 'a.b', 's'), matches('a&#10;b', 'a.b'), matches('abc', 'a b c', 'x'))",
+      ),
+    ).toEqual(['true', 'true', 'true', 'false', 'true']);
+    expect(
+      await run(
+        "(replace('a.b.c', '.', '-', 'q'), replace('5', '5', '$1', 'q'), replace('x1y22', '\\d+', '#', ''))",
+      ),
+    ).toEqual(['a-b-c', '$1', 'x#y#']);
+    expect(await run("tokenize('aXbxc', 'x', 'i')")).toEqual(['a', 'b', 'c']);
+  });
+
+  it('refuses what the flags cannot be rewritten for, and rejects an unknown flag', async () => {
+    expect((await refusal("matches('a&#10;b', '^b', 'm')")).message).toMatch(
+      /^unsupported: regex flags \(the m flag/,
+    );
+    expect((await refusal("matches('Ab', '[^a]b', 'i')")).message).toMatch(/^unsupported: regex flags /);
+    expect((await refusal("matches('abc', 'b', 'z')")).message).toMatch(/FORX0001/);
+  });
+
+  it('finds a token among whitespace-separated ones', async () => {
+    expect(
+      await run(
+        "(contains-token('red green blue', ' green '), contains-token('red green', 'gre'), contains-token(('a b', 'c'), 'c'), contains-token('a', ' '))",
+      ),
+    ).toEqual(['true', 'false', 'true', 'false']);
+  });
+});
