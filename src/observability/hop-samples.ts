@@ -13,7 +13,9 @@ const KEEP_WAITS_MS = 3_600_000;
 
 /** [start, end] ms of each wait for a person, by thread. */
 const waits = new Map<string, Array<[number, number]>>();
-let samples: number[] = [];
+// A preallocated buffer: a hop costs a store, not an array's growth (this runs on every delivery).
+const samples = new Float64Array(MAX_SAMPLES);
+let count = 0;
 
 /** A call of `thread` waited for a person's decision from `start` to `end` (ms since the epoch). */
 export function recordPersonWait(thread: string, start: number, end: number): void {
@@ -26,22 +28,23 @@ export function recordPersonWait(thread: string, start: number, end: number): vo
   list.push([start, end]);
 }
 
-/** A hop of `thread` ended at `end` after `ms`: kept less the person waits inside it. */
-export function recordHop(thread: string | undefined, ms: number, end = Date.now()): void {
-  if (samples.length >= MAX_SAMPLES) return;
+/** A hop of `thread` ended at `end` (default now) after `ms`: kept less the person waits inside it. */
+export function recordHop(thread: string | undefined, ms: number, end?: number): void {
+  if (count >= MAX_SAMPLES) return;
   let own = ms;
-  const list = thread === undefined ? undefined : waits.get(thread);
+  const list = waits.size === 0 || thread === undefined ? undefined : waits.get(thread);
   if (list) {
-    const start = end - ms;
-    for (const [from, to] of list) own -= Math.max(0, Math.min(to, end) - Math.max(from, start));
+    const until = end ?? Date.now();
+    const start = until - ms;
+    for (const [from, to] of list) own -= Math.max(0, Math.min(to, until) - Math.max(from, start));
   }
-  samples.push(Math.max(0, own));
+  samples[count++] = own > 0 ? own : 0;
 }
 
 /** The hops since the last drain (ms); forgets waits too old to fall inside a later hop. */
 export function drainHops(now = Date.now()): number[] {
-  const out = samples;
-  samples = [];
+  const out = Array.from(samples.subarray(0, count));
+  count = 0;
   for (const [thread, list] of waits) {
     const kept = list.filter(([, to]) => now - to < KEEP_WAITS_MS);
     if (kept.length === 0) waits.delete(thread);

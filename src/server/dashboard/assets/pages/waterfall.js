@@ -6,6 +6,9 @@ import { html } from '../lib/html.js';
 import { waterfallBars } from '../lib/waterfall.js';
 import { useState } from '../vendor/hooks.js';
 
+/** Records above which the waterfall waits for a click. */
+const LONG = 300;
+
 function ms(n) {
   return n >= 1000 ? `${(n / 1000).toFixed(n >= 10_000 ? 0 : 1)} s` : `${Math.round(n)} ms`;
 }
@@ -20,7 +23,14 @@ function place(el, left, width) {
 export function Waterfall({ messages, running }) {
   useTick(running ? 1000 : 3_600_000);
   const [selected, setSelected] = useState();
+  const [shown, setShown] = useState(false);
   if (messages.length === 0) return null;
+  // A long thread's bars are laid out only when asked for: the message list comes first.
+  if (messages.length > LONG && !shown)
+    return html`<section class="waterfall" aria-labelledby="waterfall-title">
+      <h2 id="waterfall-title">Waterfall</h2>
+      <button type="button" onClick=${() => setShown(true)}>Show the waterfall of ${messages.length} records</button>
+    </section>`;
   const bars = waterfallBars(messages);
   const start = Math.min(...bars.map((b) => b.start));
   const end = Math.max(...bars.map((b) => b.end), start + 1);
