@@ -48,10 +48,10 @@ export function Waterfall({ messages, running }) {
           <span class="bar-track">
             <button type="button" class=${`bar b-${b.kind}${b.open ? ' open' : ''}`} aria-pressed=${selected === b.id}
               data-left=${left.toFixed(2)} data-width=${width.toFixed(2)} onClick=${() => setSelected(selected === b.id ? undefined : b.id)}
-              ref=${(el) => place(el, left, width)}>
-              <span class="bar-duration" data-testid="duration">${ms(b.end - b.start)}${b.open ? '…' : ''}</span>
-            </button>
+              aria-label=${`${b.label}, ${ms(b.end - b.start)}: show the message`}
+              ref=${(el) => place(el, left, width)}></button>
           </span>
+          <span class="bar-duration" data-testid="duration">${ms(b.end - b.start)}${b.open ? '…' : ''}</span>
         </li>`;
       })}
     </ol>
