@@ -235,7 +235,13 @@ describe('reading the organism', () => {
       'toolbox',
       'assistant',
     ]);
-    expect(listeners[0].state).toEqual({ paused: false, depth: 0, active: 0, capacity: 1000 });
+    expect(listeners[0].state).toEqual({
+      paused: false,
+      depth: 0,
+      active: 0,
+      capacity: 1000,
+      concurrency: 16,
+    });
     const greeter = (await api('/api/v1/listeners/greeter')).json;
     expect(greeter).toMatchObject({ name: 'greeter', tag: 'greeting', peers: ['shouter'] });
     expect((await api('/api/v1/listeners/greeter/schema')).json.xsd).toContain('<xs:element name="greeting"');

@@ -186,7 +186,13 @@ describe('kill, pause and resume', () => {
     const t = await bus.inject({ to: 'sink', payload: '<sink><text>held</text></sink>' });
     await tick();
     expect(out.got).toEqual([]);
-    expect(bus.listenerState('sink')).toEqual({ paused: true, depth: 1, active: 0, capacity: 1000 });
+    expect(bus.listenerState('sink')).toEqual({
+      paused: true,
+      depth: 1,
+      active: 0,
+      capacity: 1000,
+      concurrency: 16,
+    });
     expect(bus.resume('sink')).toBe(true);
     await settled(bus, t.thread);
     expect(out.got).toEqual(['held']);
