@@ -3,6 +3,7 @@
  * replica takes over its slots, publishes and reads wait out the failover, and every message whose
  * publish was accepted is delivered. Replication is asynchronous, so a write the master accepted
  * in its last instant before the kill could in principle miss the replica; this run measures it.
+ * And a rebalance: a third reader joins a running group and one of the first two leaves.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -57,5 +58,44 @@ it('loses no accepted message when a master is killed mid-run and its replica ta
     expect(acceptedIds.filter((id) => !delivered.has(id))).toEqual([]);
   } finally {
     await t.close();
+  }
+}, 60_000);
+
+it('loses and repeats no message while a third daemon joins and one of the first two leaves', async () => {
+  const group = `rebalance-${randomUUID().slice(0, 8)}`;
+  const delivered = new Map<string, number>();
+  const by = new Map<string, number>();
+  const open = (name: string) => {
+    const t = openTransport({ url: cluster.url, partitions: 6 }, group, name, 50, 10_000);
+    t.subscribe('w', async (m) => {
+      delivered.set(m.id, (delivered.get(m.id) ?? 0) + 1);
+      by.set(name, (by.get(name) ?? 0) + 1);
+      await new Promise((r) => setTimeout(r, 2));
+    });
+    return t;
+  };
+  const a = open('a');
+  const b = open('b');
+  let c: ReturnType<typeof open> | undefined;
+  const ids: string[] = [];
+  try {
+    for (let i = 0; i < 300; i++) {
+      const m = testMessage('w', i, { thread: `thread-${i % 50}` });
+      await a.publish(m);
+      ids.push(m.id);
+      if (i === 100) c = open('c');
+      if (i === 200) await b.close(); // leaves: what it holds is finished and acknowledged first
+    }
+    await until(() => ids.every((id) => delivered.has(id)), {
+      what: 'every message delivered',
+      timeoutMs: 30_000,
+    });
+    await new Promise((r) => setTimeout(r, 1_000)); // a repeat would arrive by now (claim time 300 ms)
+    expect(ids.filter((id) => !delivered.has(id))).toEqual([]);
+    expect([...delivered.entries()].filter(([, n]) => n > 1)).toEqual([]);
+    // The newcomer took a share of the work.
+    expect(by.get('c') ?? 0).toBeGreaterThan(0);
+  } finally {
+    await Promise.all([a.close(), b.close(), c?.close()]);
   }
 }, 60_000);
