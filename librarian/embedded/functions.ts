@@ -16,6 +16,7 @@ import type { Document, Node } from 'slimdom';
 import { LibrarianError } from '../../src/errors.ts';
 import { resolvePath } from '../paths.ts';
 import { formatInteger } from './format-integer.ts';
+import { formatNumber } from './format-number.ts';
 import { registerTextFunctions } from './text-functions.ts';
 
 export const LIBRARIAN_FN_NS = 'urn:x-organism:librarian:fn';
@@ -50,6 +51,7 @@ const OVERRIDDEN: Record<string, number[]> = {
   // fontoxpath's own ignores the 'w' and zero-padded pictures (format-integer.ts).
   'format-integer': [2, 3],
   // fontoxpath has no flags argument and no contains-token (regex-flags.ts, text-functions.ts).
+  'format-number': [2],
   matches: [3],
   replace: [4],
   tokenize: [3],
@@ -163,6 +165,17 @@ export function registerLibrarianFunctions(): void {
   reg(fn('format-integer'), ['xs:integer?', 'xs:string', 'xs:string?'], 'xs:string', (ctx, value, picture) =>
     formatInt(ctx, value as number | null, picture as string),
   );
+  reg(fn('format-number'), ['xs:numeric?', 'xs:string'], 'xs:string', (ctx, value, picture) => {
+    const out = formatNumber(value as number | null, picture as string);
+    if (out !== null) return out;
+    const scope = scopeOf(ctx);
+    scope.failure = new LibrarianError(
+      'librarian.unsupported',
+      `unsupported: format-number picture ${JSON.stringify(picture)} for this value (the embedded librarian does digits 0 and #, grouping, '.', %, ‰, a negative sub-picture and passive text, rounding half to even where the value's decimal and binary forms agree; the exist and basex backends do all)`,
+      { feature: 'format-number picture' },
+    );
+    throw scope.failure;
+  });
   registerTextFunctions(reg, fn, (ctx, error) => {
     scopeOf(ctx).failure = error;
     return error;

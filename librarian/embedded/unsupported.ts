@@ -21,7 +21,7 @@ const XS = 'http://www.w3.org/2001/XMLSchema';
 
 /** fn functions by local name: the arities that are missing or wrong, and the feature named. */
 const FUNCTIONS: Record<string, { arities: number[] | 'all'; feature: string }> = {
-  'format-number': { arities: 'all', feature: 'format-number()' },
+  'format-number': { arities: [3], feature: 'format-number() with a decimal format' },
   'format-date': { arities: 'all', feature: 'format-date()' },
   'format-dateTime': { arities: 'all', feature: 'format-dateTime()' },
   'format-time': { arities: 'all', feature: 'format-time()' },

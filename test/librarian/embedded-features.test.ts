@@ -138,3 +138,23 @@ describe('regex flags and contains-token', () => {
     ).toEqual(['true', 'false', 'true', 'false']);
   });
 });
+
+describe('format-number', () => {
+  it('formats with grouping, fraction digits, percent, per-mille and a negative sub-picture', async () => {
+    expect(
+      await run(
+        "(format-number(1234.5, '#,##0.00'), format-number(0.256, '0.0%'), format-number(0.0125, '0.00‰'), format-number(-1234.5e0, '#,##0.0;(#,##0.0)'), format-number(-7, '000'), format-number(2.5, '0'), format-number(0.125, '0.00'), format-number(123456789, '#,##,##0'))",
+      ),
+    ).toEqual(['1,234.50', '25.6%', '12.50‰', '(1,234.5)', '-007', '2', '0.12', '1234,56,789']);
+  });
+
+  it('refuses a half whose decimal and binary forms round apart, and pictures it does not do', async () => {
+    for (const query of [
+      "format-number(2.675, '0.00')",
+      "format-number(1, '0.0e0')",
+      "format-number(1, '#', 'custom')",
+    ]) {
+      expect((await refusal(query)).message).toMatch(/^unsupported: format-number/);
+    }
+  });
+});
