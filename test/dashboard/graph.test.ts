@@ -139,6 +139,17 @@ describe('the organism graph', () => {
     expect(bytes).toBeGreaterThan(0);
     expect(bytes).toBeLessThanOrEqual(200 * 1024);
 
+    // A paused listener is marked on its node (and unmarked when resumed).
+    const paused = await call(url, '/api/v1/listeners/printer/pause', { token: tokenFor(url), body: {} });
+    expect(paused.status).toBe(200);
+    const printer = page.locator('[data-node="l:printer"]');
+    await page
+      .locator('[data-node="l:printer"].paused')
+      .filter({ hasText: 'paused' })
+      .waitFor({ timeout: 10_000 });
+    await call(url, '/api/v1/listeners/printer/resume', { token: tokenFor(url), body: {} });
+    await expect.poll(() => printer.getAttribute('class'), { timeout: 10_000 }).not.toContain('paused');
+
     // A click opens the listener: its grants with their tool_config, configuration, recent threads.
     await page.locator('[data-node="l:toolbox"]').click();
     await page.waitForURL(/#\/listeners\/toolbox$/);
