@@ -5,7 +5,7 @@
  * `npm run dev` reloads on save), TypeScript type-checked, organism.yaml validated against the
  * schema, marked test files run with the project's vitest. Every failure names the page and line.
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize } from 'node:path';
 import { parseConfigText, toPlain } from '../../../src/config/read.ts';
 import { validateAgainstSchema } from '../../../src/config/validate.ts';
@@ -172,20 +172,26 @@ export class PageRun {
       await this.bin('organism/bin/organism.js', ['types']);
       this.typesStale = false;
     }
+    // The project's own tsconfig with the block added: what the block's module would be checked
+    // with in the reader's project (its other files bring in what they reference, @types/node).
     const config = 'tsconfig.doctest.json';
+    const include = await readFile(join(dir, 'tsconfig.json'), 'utf8')
+      .then((text) => (JSON.parse(text) as { include?: string[] }).include ?? [])
+      .catch(() => ['organism-env.d.ts']);
     await writeFile(
       join(dir, config),
-      JSON.stringify({ extends: './tsconfig.json', include: [file, 'organism-env.d.ts'] }),
+      JSON.stringify({ extends: './tsconfig.json', include: [...include, file] }),
     );
     try {
       const ran = await this.bin('typescript/bin/tsc', ['--noEmit', '-p', config]);
       if (ran.code === 0) return PASSED;
-      const escaped = file.replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      const errors = `${ran.stdout}${ran.stderr}`.replaceAll(
-        new RegExp(`^${escaped}\\((\\d+),(\\d+)\\)`, 'gm'),
+      // This block's errors only: another file's are its own block's to report.
+      const errors = ownErrors(`${ran.stdout}${ran.stderr}`, file).replaceAll(
+        new RegExp(`^${escapeRegExp(file)}\\((\\d+),(\\d+)\\)`, 'gm'),
         (_, line: string, column: string) => `${block.page}:${block.line + Number(line)}:${column}`,
       );
-      return fail(`${at(block)}: the \`\`\`${block.lang} block does not type-check\n${errors.trim()}`);
+      if (!errors) return PASSED;
+      return fail(`${at(block)}: the \`\`\`${block.lang} block does not type-check\n${errors}`);
     } finally {
       await rm(join(dir, config), { force: true });
     }
@@ -223,6 +229,25 @@ export function validateYaml(
   return fail(
     `${at(block)}: the \`\`\`${block.lang} block is not a valid organism.yaml\n${lines.join('\n')}`,
   );
+}
+
+/** The errors tsc printed for `file` (each with its indented continuation lines). */
+function ownErrors(output: string, file: string): string {
+  const kept: string[] = [];
+  let inFile = false;
+  for (const line of output.split('\n')) {
+    if (/^\s/.test(line) && line.trim()) {
+      if (inFile) kept.push(line);
+      continue;
+    }
+    inFile = line.startsWith(`${file}(`);
+    if (inFile) kept.push(line);
+  }
+  return kept.join('\n').trim();
+}
+
+function escapeRegExp(text: string): string {
+  return text.replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function at(block: DocBlock): string {
