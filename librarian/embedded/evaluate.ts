@@ -13,6 +13,7 @@ import { syntaxError, xqueryError } from '../xquery-errors.ts';
 import { type QueryScope, registerLibrarianFunctions, resolveFunctionName } from './functions.ts';
 import { isMapOrArray, jsonQuery } from './json-result.ts';
 import { rewriteOrderBy } from './order-by.ts';
+import { rewriteSort } from './sort.ts';
 import { checkSupported, codeOnly, unsupportedSyntax } from './unsupported.ts';
 
 export interface EvaluateOptions {
@@ -90,17 +91,23 @@ function parse(query: string): Element {
 
 /**
  * Refuses, before running, what the engine would answer wrong (unsupported.ts), or a syntax error;
- * gives the text to run (order by with several keys rewritten: order-by.ts).
+ * gives the text to run (fn:sort#1 and order by with several keys rewritten: sort.ts, order-by.ts).
  */
 function precheck(query: string): string {
   let verdict = checked.get(query);
   if (verdict === undefined) {
     try {
       let ast = parse(query);
-      const rewritten = rewriteOrderBy(query, ast, parse);
-      if (rewritten !== null) ast = parse(rewritten);
+      let text = query;
+      for (const rewrite of [rewriteSort, rewriteOrderBy]) {
+        const rewritten = rewrite(text, ast, parse);
+        if (rewritten !== null) {
+          text = rewritten;
+          ast = parse(text);
+        }
+      }
       checkSupported(ast);
-      verdict = rewritten ?? query;
+      verdict = text;
     } catch (error) {
       verdict =
         error instanceof OrganismError ? error : (unsupportedSyntax(query) ?? syntaxError(error, query));

@@ -30,7 +30,7 @@ const FUNCTIONS: Record<string, { arities: number[] | 'all'; feature: string }> 
   'adjust-time-to-timezone': { arities: 'all', feature: 'adjust-time-to-timezone()' },
   'analyze-string': { arities: 'all', feature: 'analyze-string()' },
   'contains-token': { arities: [3], feature: 'contains-token() with a collation' },
-  sort: { arities: 'all', feature: 'fn:sort()' },
+  sort: { arities: [2, 3], feature: 'fn:sort() with a collation or key function' },
   serialize: { arities: [2], feature: 'serialize() with options' },
   'json-to-xml': { arities: 'all', feature: 'json-to-xml()' },
   'xml-to-json': { arities: 'all', feature: 'xml-to-json()' },

@@ -158,3 +158,25 @@ describe('format-number', () => {
     }
   });
 });
+
+describe('fn:sort with one argument', () => {
+  it('sorts atomized values, strings of untyped values, NaN first, as fn:sort#1 does', async () => {
+    expect(
+      await run("(sort((3, 1, 2)), fn:sort(('pear', 'apple')), sort((2, xs:double('NaN'), -1)))"),
+    ).toEqual(['1', '2', '3', 'apple', 'pear', 'NaN', '-1', '2']);
+    expect(await run("sort(doc('/db/organism/orders.xml')//order/@c) ! string()")).toEqual([
+      'a',
+      'a',
+      'b',
+      'b',
+      'b',
+    ]);
+  });
+
+  it('sorts inside paths and nested sorts, and refuses a key function or collation', async () => {
+    expect(await run('(sort(sort((2, 1)) ! (. * -1)), sort((3, 1))[1])')).toEqual(['-2', '-1', '1']);
+    expect((await refusal('sort((3, 1), (), function($x) { -$x })')).message).toMatch(
+      /^unsupported: fn:sort\(\) with a collation or key function /,
+    );
+  });
+});
