@@ -17,7 +17,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { type LocalRedisCluster, redisCpuMicros, startRedisCluster } from '../test/helpers/redis-cluster.ts';
-import { round, runChild } from './support.ts';
+import { median, round, runChild, sleep } from './support.ts';
+import { redisAnswers } from './support-redis.ts';
 
 const URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const THREADS_PER_DAEMON = 32;
@@ -36,16 +37,9 @@ interface Window {
 }
 
 export async function* run(): AsyncIterable<Record<string, unknown>> {
-  const probe = new Redis(URL, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    await probe.ping();
-  } catch {
+  if (!(await redisAnswers(URL))) {
     yield { name: 'redis_cluster', skipped: `no redis-server at ${URL}` };
     return;
-  } finally {
-    probe.disconnect();
   }
   let cluster: LocalRedisCluster;
   try {
@@ -174,14 +168,4 @@ async function dropKeys(ports: number[], group: string): Promise<void> {
       client.disconnect();
     }
   }
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 }

@@ -22,7 +22,8 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { encodeMessage } from '../src/bus/transport/redis/codec.ts';
 import { buildEnvelope } from '../src/xml/envelope.ts';
-import { round, runChild } from './support.ts';
+import { median, round, runChild, sleep } from './support.ts';
+import { redisAnswers } from './support-redis.ts';
 
 const URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Threads per daemon; two daemons, so this many times two messages circulate. */
@@ -38,16 +39,9 @@ const READ_BATCH = 32;
 const ROUNDS = 3;
 
 export async function* run(): AsyncIterable<Record<string, unknown>> {
-  const probe = new Redis(URL, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    await probe.ping();
-  } catch {
+  if (!(await redisAnswers(URL))) {
     yield { name: 'redis', skipped: `no redis-server at ${URL}` };
     return;
-  } finally {
-    probe.disconnect();
   }
   const floors: number[] = [];
   const runs: Array<Awaited<ReturnType<typeof twoDaemons>>> = [];
@@ -81,12 +75,6 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
     // Replies that were not answers (huh, SystemError): anything but 0 means the loop is broken.
     call_reply_refused: calls.reduce((sum, r) => sum + r.refused, 0),
   };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 async function twoDaemons(mode: 'ping' | 'call'): Promise<{
@@ -141,10 +129,6 @@ async function redisCpuSeconds(client: Redis): Promise<number> {
   const info = await client.info('cpu');
   const field = (name: string) => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1] ?? 0);
   return field('used_cpu_user') + field('used_cpu_sys');
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 }
 
 /** One client: XREADGROUP a batch (READ_BATCH at most), XACK it and XADD the same bytes back; `inFlight` messages circulate. */

@@ -91,3 +91,15 @@ export function bareNodeRssMb(): Promise<number> {
     child.on('exit', () => resolve(Math.round((Number(out) / 1048576) * 10) / 10));
   });
 }
+
+/** The middle value (the mean of the two middle ones for an even count): the figure of a run taken in turns. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Waits `ms` milliseconds; a deadline already past waits not at all. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+}
