@@ -36,6 +36,42 @@ export function pingerSpec(definition: ListenerDefinition<any>): ListenerSpec {
   };
 }
 
+/**
+ * The limits and bus settings of a bench bus on the memory transport: organism.yaml's defaults,
+ * with room for `hops` hops a thread and the history, idle time and queue the bench asks for.
+ */
+export function benchBusOptions(o: {
+  hops: number;
+  historyPerThread: number;
+  threadIdleMs: number;
+  queueLength: number;
+}): Pick<BusOptions, 'limits' | 'bus'> {
+  return {
+    limits: {
+      max_message_bytes: 1_048_576,
+      max_xml_depth: 64,
+      max_xml_elements: 10_000,
+      max_attributes: 64,
+      max_text_length: 1_048_576,
+      max_thread_hops: o.hops + 10,
+      max_call_depth: o.hops + 10,
+      handler_timeout_ms: 30_000,
+      max_history_per_thread: o.historyPerThread,
+      thread_idle_ms: o.threadIdleMs,
+    },
+    bus: {
+      transport: 'memory',
+      group: 'bench',
+      queue_length: o.queueLength,
+      max_concurrent: 16,
+      drain_timeout_ms: 1_000,
+      max_deliveries: 5,
+      heartbeat_ms: 1_000,
+      partitions: 1,
+    },
+  };
+}
+
 export interface SelfLoop {
   /** Starts `threads` threads and resolves when each has made its hops; returns total handler calls. */
   run(threads: number): Promise<number>;
@@ -67,28 +103,7 @@ export async function selfLoopBus(
     },
   });
   const bus = new Bus([pingerSpec(definition)], new MemoryTransport(), {
-    limits: {
-      max_message_bytes: 1_048_576,
-      max_xml_depth: 64,
-      max_xml_elements: 10_000,
-      max_attributes: 64,
-      max_text_length: 1_048_576,
-      max_thread_hops: hopsPerThread + 10,
-      max_call_depth: hopsPerThread + 10,
-      handler_timeout_ms: 30_000,
-      max_history_per_thread: historyPerThread,
-      thread_idle_ms: 600_000,
-    },
-    bus: {
-      transport: 'memory',
-      group: 'bench',
-      queue_length: 1_000,
-      max_concurrent: 16,
-      drain_timeout_ms: 1_000,
-      max_deliveries: 5,
-      heartbeat_ms: 1_000,
-      partitions: 1,
-    },
+    ...benchBusOptions({ hops: hopsPerThread, historyPerThread, threadIdleMs: 600_000, queueLength: 1_000 }),
     logger: pino({ level: 'silent' }),
     ...extra,
   });

@@ -9,7 +9,7 @@ import { Bus } from '../src/bus/bus.ts';
 import { MemoryTransport } from '../src/bus/transport/memory.ts';
 import { defineListener } from '../src/listener/types.ts';
 import { percentile } from './support.ts';
-import { PING, pingerSpec } from './support-bus.ts';
+import { benchBusOptions, PING, pingerSpec } from './support-bus.ts';
 
 const count = Number(process.argv[2] ?? '100000');
 const INJECTS = 1_000;
@@ -54,30 +54,14 @@ const bus = new Bus(
   ],
   new MemoryTransport(),
   {
-    limits: {
-      max_message_bytes: 1_048_576,
-      max_xml_depth: 64,
-      max_xml_elements: 10_000,
-      max_attributes: 64,
-      max_text_length: 1_048_576,
-      max_thread_hops: HOPS + 10,
-      max_call_depth: HOPS + 10,
-      handler_timeout_ms: 30_000,
-      max_history_per_thread: 100,
-      thread_idle_ms: 3_600_000,
-    },
-    bus: {
-      transport: 'memory',
-      group: 'bench',
-      // Room for every waiting message: organism.yaml's bus.queue_length and history.max_threads
-      // raised for an organism that keeps this many threads open.
-      queue_length: count + INJECTS + 1_000,
-      max_concurrent: 16,
-      drain_timeout_ms: 1_000,
-      max_deliveries: 5,
-      heartbeat_ms: 1_000,
-      partitions: 1,
-    },
+    // Room for every waiting message: organism.yaml's bus.queue_length and history.max_threads
+    // raised for an organism that keeps this many threads open.
+    ...benchBusOptions({
+      hops: HOPS,
+      historyPerThread: 100,
+      threadIdleMs: 3_600_000,
+      queueLength: count + INJECTS + 1_000,
+    }),
     historyMaxThreads: count + INJECTS + 1_000,
     logger: pino({ level: 'silent' }),
   },
