@@ -41,6 +41,18 @@ ${CALL_LISTENERS}  - name: toolbox
 
 type Reply = Awaited<ReturnType<typeof call>>;
 
+/** An MCP initialize request, as a client opens a session with. */
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'openapi-test', version: '1' },
+  },
+};
+
 describe('GET /api/v1/openapi.json on the daemon', () => {
   let daemon: DaemonProcess;
   let doc: any;
@@ -71,6 +83,14 @@ describe('GET /api/v1/openapi.json on the daemon', () => {
     checked.add(`${method} ${template} ${reply.status}`);
     return reply.json;
   }
+
+  /** A JSON-RPC POST to /mcp as the operator, accepting JSON or a stream unless `headers` say otherwise. */
+  const mcpPost = (body: unknown, headers: Record<string, string> = {}) =>
+    call(daemon.url, '/mcp', {
+      token: OPERATOR_TOKEN,
+      body,
+      headers: { accept: 'application/json, text/event-stream', ...headers },
+    });
 
   beforeAll(async () => {
     const { file } = await organismDir(YAML);
@@ -313,29 +333,14 @@ describe('GET /api/v1/openapi.json on the daemon', () => {
   });
 
   it('the answers of /mcp hold to it: a stateless call, an initialize, a session refused', async () => {
-    const rpc = (body: unknown, headers: Record<string, string> = {}) =>
-      call(daemon.url, '/mcp', {
-        token: OPERATOR_TOKEN,
-        body,
-        headers: { accept: 'application/json, text/event-stream', ...headers },
-      });
-    const listed = conforms('post', '/mcp', await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    const listed = conforms('post', '/mcp', await mcpPost({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
     expect(listed.result.tools.map((t: { name: string }) => t.name)).toContain('calculate');
-    const opened = await rpc({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'openapi-test', version: '1' },
-      },
-    });
+    const opened = await mcpPost(INITIALIZE);
     expect(opened.status).toBe(200);
     expect(opened.headers.get('mcp-session-id')).toEqual(expect.any(String));
     checked.add('post /mcp initialize');
     const unknown = { 'mcp-session-id': 'no-such-session' };
-    conforms('post', '/mcp', await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, unknown));
+    conforms('post', '/mcp', await mcpPost({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, unknown));
     const noSession = conforms(
       'get',
       '/mcp',
@@ -350,29 +355,13 @@ describe('GET /api/v1/openapi.json on the daemon', () => {
   });
 
   it("/mcp's session answers hold to it: 406, a stream open twice 409, DELETE 200, over max_sessions 503", async () => {
-    const initialize = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'openapi-test', version: '1' },
-      },
-    };
-    const post = (body: unknown, headers: Record<string, string> = {}) =>
-      call(daemon.url, '/mcp', {
-        token: OPERATOR_TOKEN,
-        body,
-        headers: { accept: 'application/json, text/event-stream', ...headers },
-      });
-    const notAccepted = conforms('post', '/mcp', await post(initialize, { accept: 'text/html' }));
+    const notAccepted = conforms('post', '/mcp', await mcpPost(INITIALIZE, { accept: 'text/html' }));
     expect(notAccepted.error.code).toBeLessThan(0); // a JSON-RPC error, as the document says
     // max_sessions is 2 (an earlier test may hold one): initializes succeed until one is refused.
     const opened: string[] = [];
     let refused: Reply | undefined;
     for (let i = 0; i < 3 && !refused; i++) {
-      const reply = await post(initialize);
+      const reply = await mcpPost(INITIALIZE);
       if (reply.status === 200) opened.push(reply.headers.get('mcp-session-id')!);
       else refused = reply;
     }
