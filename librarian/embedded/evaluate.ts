@@ -241,17 +241,22 @@ function numberKinds(
     "else if ($organism_item_ instance of xs:float) then 'f' " +
     "else if ($organism_item_ instance of xs:decimal) then 'n' else ''";
   try {
-    return fontoxpath.evaluateXPath(
-      wrapped,
-      null,
-      null,
-      variables,
-      fontoxpath.evaluateXPath.STRINGS_TYPE,
-      evalOptions as never,
-    ) as string[];
+    return evaluateStrings(wrapped, variables, evalOptions);
   } catch {
     return null;
   }
+}
+
+/** The string value of each item of a rewritten query (`wrapped`), evaluated as the query was. */
+function evaluateStrings(wrapped: string, variables: Record<string, unknown>, evalOptions: object): string[] {
+  return fontoxpath.evaluateXPath(
+    wrapped,
+    null,
+    null,
+    variables,
+    fontoxpath.evaluateXPath.STRINGS_TYPE,
+    evalOptions as never,
+  ) as string[];
 }
 
 /** Each result item's JSON when it is a map or array (json-result.ts), from a second evaluation. */
@@ -270,14 +275,7 @@ function jsonResults(
     );
   if (wrapped === null) throw cannot();
   try {
-    return fontoxpath.evaluateXPath(
-      wrapped,
-      null,
-      null,
-      variables,
-      fontoxpath.evaluateXPath.STRINGS_TYPE,
-      evalOptions as never,
-    ) as string[];
+    return evaluateStrings(wrapped, variables, evalOptions);
   } catch (error) {
     if (/XPST0003/.test(String((error as Error)?.message))) throw cannot();
     throw (evalOptions as { currentContext: QueryScope }).currentContext.failure ?? xqueryError(error);
