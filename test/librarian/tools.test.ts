@@ -98,6 +98,40 @@ function code(result: ToolResult): string {
   return result.error.code;
 }
 
+/**
+ * The calls a server backend answers as the others do: store, get, a query with `attack` bound as
+ * a variable (inert: no hits, nothing removed), search, list, delete. `stored`, where the test can
+ * see the server's own copy, says whether notes/a.xml is there; it is checked along the way.
+ */
+async function sameCalls(o: Organism, attack: string, stored?: () => boolean): Promise<void> {
+  expect(ok(await call(o, 'librarian_store', NOTE))).toEqual({ path: NOTE_PATH });
+  if (stored) expect(stored()).toBe(true);
+  expect(ok(await call(o, 'librarian_get', { path: 'notes/a.xml' }))).toEqual({
+    path: '/db/organism/notes/a.xml',
+    content: '<note><title>Red wine</title></note>',
+  });
+  expect(
+    ok(
+      await call(o, 'librarian_query', {
+        query: 'declare variable $t external; collection("/db/organism")//note[title = $t]',
+        variables: { t: attack },
+      }),
+    ),
+  ).toEqual({ hits: 0, results: [] });
+  if (stored) expect(stored()).toBe(true);
+  expect(ok(await call(o, 'librarian_search', { query: 'wine' }))).toEqual(NOTE_FOUND);
+  expect(ok(await call(o, 'librarian_list', { collection: 'notes' }))).toEqual({
+    collection: '/db/organism/notes',
+    collections: [],
+    documents: [{ name: 'a.xml', path: '/db/organism/notes/a.xml' }],
+  });
+  expect(ok(await call(o, 'librarian_delete', { path: 'notes/a.xml' }))).toEqual({
+    path: NOTE_PATH,
+    deleted: 'document',
+  });
+  if (stored) expect(stored()).toBe(false);
+}
+
 describe('librarian tools on the embedded store', () => {
   let o: Organism;
   beforeAll(async () => {
@@ -212,33 +246,7 @@ describe('librarian tools on eXist (fake server)', () => {
   });
 
   it('runs the same calls against eXist, with the injection attempt inert', async () => {
-    expect(ok(await call(o, 'librarian_store', NOTE))).toEqual({ path: NOTE_PATH });
-    expect(fake.docs.has('/db/organism/notes/a.xml')).toBe(true);
-    expect(ok(await call(o, 'librarian_get', { path: 'notes/a.xml' }))).toEqual({
-      path: '/db/organism/notes/a.xml',
-      content: '<note><title>Red wine</title></note>',
-    });
-    const attack = '"]; xmldb:remove("/db"); ["';
-    expect(
-      ok(
-        await call(o, 'librarian_query', {
-          query: 'declare variable $t external; collection("/db/organism")//note[title = $t]',
-          variables: { t: attack },
-        }),
-      ),
-    ).toEqual({ hits: 0, results: [] });
-    expect(fake.docs.has('/db/organism/notes/a.xml')).toBe(true);
-    expect(ok(await call(o, 'librarian_search', { query: 'wine' }))).toEqual(NOTE_FOUND);
-    expect(ok(await call(o, 'librarian_list', { collection: 'notes' }))).toEqual({
-      collection: '/db/organism/notes',
-      collections: [],
-      documents: [{ name: 'a.xml', path: '/db/organism/notes/a.xml' }],
-    });
-    expect(ok(await call(o, 'librarian_delete', { path: 'notes/a.xml' }))).toEqual({
-      path: NOTE_PATH,
-      deleted: 'document',
-    });
-    expect(fake.docs.has('/db/organism/notes/a.xml')).toBe(false);
+    await sameCalls(o, '"]; xmldb:remove("/db"); ["', () => fake.docs.has('/db/organism/notes/a.xml'));
   });
 });
 
@@ -265,30 +273,7 @@ describe('librarian tools on BaseX (real basexserver)', () => {
   });
 
   it('runs the same calls against BaseX, with the injection attempt inert', async () => {
-    expect(ok(await call(o, 'librarian_store', NOTE))).toEqual({ path: NOTE_PATH });
-    expect(ok(await call(o, 'librarian_get', { path: 'notes/a.xml' }))).toEqual({
-      path: '/db/organism/notes/a.xml',
-      content: '<note><title>Red wine</title></note>',
-    });
-    const attack = '"]; db:drop("db"); ["';
-    expect(
-      ok(
-        await call(o, 'librarian_query', {
-          query: 'declare variable $t external; collection("/db/organism")//note[title = $t]',
-          variables: { t: attack },
-        }),
-      ),
-    ).toEqual({ hits: 0, results: [] });
-    expect(ok(await call(o, 'librarian_search', { query: 'wine' }))).toEqual(NOTE_FOUND);
-    expect(ok(await call(o, 'librarian_list', { collection: 'notes' }))).toEqual({
-      collection: '/db/organism/notes',
-      collections: [],
-      documents: [{ name: 'a.xml', path: '/db/organism/notes/a.xml' }],
-    });
-    expect(ok(await call(o, 'librarian_delete', { path: 'notes/a.xml' }))).toEqual({
-      path: NOTE_PATH,
-      deleted: 'document',
-    });
+    await sameCalls(o, '"]; db:drop("db"); ["');
   });
 
   it('says what is missing when the basex backend has no user', async () => {
