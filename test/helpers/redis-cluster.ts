@@ -4,13 +4,14 @@
  * --cluster-replicas 1`), slots split evenly in three ranges (0-5460, 5461-10922, 10923-16383).
  * Start one per test file (beforeAll) and stop it in afterAll: creating one takes about 2 s.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { freePort } from './ports.ts';
+import { spawnRedisServer } from './redis-server.ts';
 
 const run = promisify(execFile);
 
@@ -39,14 +40,6 @@ export interface LocalRedisCluster {
   /** FLUSHALL on every master (between tests). */
   flush(): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 function plain(port: number): Redis {
@@ -105,34 +98,18 @@ export async function startRedisCluster(
   for (const port of ports) {
     const nodeDir = join(dir, String(port));
     await mkdir(nodeDir);
-    const child = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--dir',
-        nodeDir,
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        'nodes.conf',
-        '--cluster-node-timeout',
-        String(options.nodeTimeoutMs ?? 1_000),
-        // A replica takes over however long ago it last heard its master (the default 10 would
-        // refuse when the master died right after the replica's first sync).
-        '--cluster-replica-validity-factor',
-        '0',
-        '--appendonly',
-        'yes',
-        '--appendfsync',
-        'always',
-        '--save',
-        '',
-      ],
-      { stdio: 'ignore' },
-    );
+    const child = spawnRedisServer(port, nodeDir, [
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      'nodes.conf',
+      '--cluster-node-timeout',
+      String(options.nodeTimeoutMs ?? 1_000),
+      // A replica takes over however long ago it last heard its master (the default 10 would
+      // refuse when the master died right after the replica's first sync).
+      '--cluster-replica-validity-factor',
+      '0',
+    ]);
     children.push(child);
     nodes.push({
       port,

@@ -3,10 +3,10 @@
  * processes started from it (each with its own data dir, as on separate machines), a real SMTP
  * server, a private redis-server for the restart test, and small HTTP helpers.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
+import type net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,8 @@ import { createRedisClient } from '../../../src/redis-client.ts';
 import { isClusterUrl } from '../../../src/redis-url.ts';
 import { type NotYet, until as waitFor } from '../../../src/testing/index.ts';
 import { type DaemonProcess, daemonFetch, startDaemonProcess } from '../../helpers/daemon.ts';
+import { freePort } from '../../helpers/ports.ts';
+import { spawnRedisServer } from '../../helpers/redis-server.ts';
 
 const HERE = fileURLToPath(new URL('./', import.meta.url));
 export const SHARED_REDIS = 'redis://127.0.0.1:6379';
@@ -296,13 +298,7 @@ export async function mailbox(): Promise<Mailbox> {
   return { port, subjects, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
+export { freePort };
 
 export interface OwnRedis {
   port: number;
@@ -322,24 +318,7 @@ export async function ownRedis(): Promise<OwnRedis> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--dir',
-        dir,
-        '--appendonly',
-        'yes',
-        '--appendfsync',
-        'always',
-        '--save',
-        '',
-      ],
-      { stdio: 'ignore' },
-    );
+    child = spawnRedisServer(port, dir);
     await until(
       async () => {
         const c = new Redis({
