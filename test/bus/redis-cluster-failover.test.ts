@@ -6,33 +6,25 @@
  * And a rebalance: a third reader joins a running group and one of the first two leaves.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { until } from '../../src/testing/index.ts';
-import { type LocalRedisCluster, startRedisCluster } from '../helpers/redis-cluster.ts';
+import { redisClusterPerFile } from '../helpers/redis-cluster-per-file.ts';
 import { openTransport } from './redis-harness.ts';
 import { testMessage } from './transport.contract.ts';
 
-let cluster: LocalRedisCluster;
-
-beforeAll(async () => {
-  cluster = await startRedisCluster();
-}, 30_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+const cluster = redisClusterPerFile();
 
 it('loses no accepted message when a master is killed mid-run and its replica takes over', async () => {
   const group = `failover-${randomUUID().slice(0, 8)}`;
-  const t = openTransport({ url: cluster.url, partitions: 6 }, group, 'c', 50, 10_000);
+  const t = openTransport({ url: cluster().url, partitions: 6 }, group, 'c', 50, 10_000);
   const delivered = new Map<string, number>();
   const acceptedIds: string[] = [];
   try {
     t.subscribe('w', async (m) => {
       delivered.set(m.id, (delivered.get(m.id) ?? 0) + 1);
     });
-    const masters = await cluster.masters();
-    const victim = cluster.nodes.find((n) => n.port === masters[0]!.port)!;
+    const masters = await cluster().masters();
+    const victim = cluster().nodes.find((n) => n.port === masters[0]!.port)!;
     let killedAt = 0;
     const total = 400;
     for (let i = 0; i < total; i++) {
@@ -49,7 +41,7 @@ it('loses no accepted message when a master is killed mid-run and its replica ta
       what: 'every accepted message delivered',
       timeoutMs: 30_000,
     });
-    const after = await cluster.masters();
+    const after = await cluster().masters();
     expect(after.map((m) => m.port)).not.toContain(victim.port);
     const repeated = [...delivered.values()].filter((n) => n > 1).length;
     console.log(
@@ -66,7 +58,7 @@ it('loses and repeats no message while a third daemon joins and one of the first
   const delivered = new Map<string, number>();
   const by = new Map<string, number>();
   const open = (name: string) => {
-    const t = openTransport({ url: cluster.url, partitions: 6 }, group, name, 50, 10_000);
+    const t = openTransport({ url: cluster().url, partitions: 6 }, group, name, 50, 10_000);
     t.subscribe('w', async (m) => {
       delivered.set(m.id, (delivered.get(m.id) ?? 0) + 1);
       by.set(name, (by.get(name) ?? 0) + 1);
