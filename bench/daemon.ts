@@ -28,10 +28,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { get } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/helpers/ports.ts';
 import { percentile, round } from './support.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -63,17 +63,6 @@ function project(): string {
   writeFileSync(join(dir, 'floor-server.js'), FLOOR_SERVER, { mode: 0o755 });
   symlinkSync('../../floor-server.js', join(bin, 'floor-server'));
   return dir;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function healthy(port: number): Promise<boolean> {

@@ -6,10 +6,10 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BasexClient } from '../../librarian/basex/client.ts';
+import { freePort } from './ports.ts';
 
 export interface BasexServer {
   host: string;
@@ -22,17 +22,6 @@ export interface BasexServer {
 }
 
 export const BASEXSERVER = '/usr/bin/basexserver';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export function requireBasex(): void {
   const found = spawnSync('sh', ['-c', `command -v ${BASEXSERVER}`]).status === 0;
