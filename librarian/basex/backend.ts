@@ -26,8 +26,8 @@ import type {
 } from '../backend.ts';
 import { isWithin, joinPath, ROOT } from '../paths.ts';
 import { documentText } from '../text/extract.ts';
-import { InvertedIndex, roundScore } from '../text/index.ts';
-import { makeSnippet } from '../text/snippet.ts';
+import { InvertedIndex } from '../text/index.ts';
+import { rankedResults } from '../text/ranked.ts';
 import { requireSearchTerms } from '../text/tokenize.ts';
 import { typeVariables } from '../variables.ts';
 import { parseWellFormed } from '../xml-check.ts';
@@ -222,8 +222,7 @@ export class BasexBackend implements LibrarianBackend {
 
   async search(terms: string, options: SearchOptions): Promise<SearchResult> {
     const words = requireSearchTerms(terms);
-    // Ranked here, with the embedded store's BM25 and snippets, over the collection's documents,
-    // so a search gives the same order and snippets whichever backend stores the documents.
+    // Ranked here (text/ranked.ts) over the collection's documents, as the embedded store ranks.
     const items = await this.admin(
       `declare variable $c external;
        for $d in db:open('${DATABASE}', $c) return (db:path($d), $d)`,
@@ -240,14 +239,13 @@ export class BasexBackend implements LibrarianBackend {
       texts.set(path, text);
       index.set(path, text);
     }
-    const ranked = index.search(words, () => true).slice(0, options.limit);
-    return {
-      results: ranked.map(({ path, score }) => ({
-        path,
-        score: roundScore(score),
-        snippet: makeSnippet(texts.get(path) ?? '', words),
-      })),
-    };
+    return rankedResults(
+      index,
+      words,
+      () => true,
+      options.limit,
+      (path) => texts.get(path) ?? '',
+    );
   }
 
   async list(collection: string, signal?: AbortSignal): Promise<ListResult> {

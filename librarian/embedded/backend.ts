@@ -21,8 +21,8 @@ import type {
 import { isWithin, joinPath, parentOf, ROOT } from '../paths.ts';
 import { findWrites } from '../readonly.ts';
 import { documentText } from '../text/extract.ts';
-import { InvertedIndex, roundScore } from '../text/index.ts';
-import { makeSnippet } from '../text/snippet.ts';
+import { InvertedIndex } from '../text/index.ts';
+import { rankedResults } from '../text/ranked.ts';
 import { requireSearchTerms } from '../text/tokenize.ts';
 import { parseWellFormed } from '../xml-check.ts';
 import { DiskStore } from './disk.ts';
@@ -165,14 +165,13 @@ export class EmbeddedBackend implements LibrarianBackend {
 
   async search(terms: string, options: SearchOptions): Promise<SearchResult> {
     const words = requireSearchTerms(terms);
-    const ranked = this.index.search(words, (p) => isWithin(p, options.collection)).slice(0, options.limit);
-    return {
-      results: ranked.map(({ path, score }) => ({
-        path,
-        score: roundScore(score),
-        snippet: makeSnippet(this.docs.get(path)?.text ?? '', words),
-      })),
-    };
+    return rankedResults(
+      this.index,
+      words,
+      (p) => isWithin(p, options.collection),
+      options.limit,
+      (path) => this.docs.get(path)?.text ?? '',
+    );
   }
 
   async list(collection: string): Promise<ListResult> {
