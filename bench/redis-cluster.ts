@@ -17,8 +17,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { type LocalRedisCluster, redisCpuMicros, startRedisCluster } from '../test/helpers/redis-cluster.ts';
-import { median, round, runChild, sleep } from './support.ts';
-import { redisAnswers } from './support-redis.ts';
+import { median, round, sleep } from './support.ts';
+import { redisAnswers, twoBenchDaemons } from './support-redis.ts';
 
 const URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const THREADS_PER_DAEMON = 32;
@@ -104,32 +104,23 @@ async function twoDaemons(
 ): Promise<Window> {
   const group = `bench-${randomUUID().slice(0, 8)}`;
   const startAt = Date.now() + 4_000; // both connected and subscribed before the first inject
-  const args = [
+  const children = twoBenchDaemons({
     url,
     group,
-    String(THREADS_PER_DAEMON),
-    String(startAt),
-    String(WARM_MS),
-    String(SECONDS),
-    'ping',
-    String(partitions),
-  ];
-  const children = Promise.all([runChild('./redis-daemon.ts', args), runChild('./redis-daemon.ts', args)]);
+    threads: THREADS_PER_DAEMON,
+    startAt,
+    warmMs: WARM_MS,
+    seconds: SECONDS,
+    mode: 'ping',
+    partitions,
+  });
   await sleep(startAt + WARM_MS - Date.now());
   const before = await Promise.all(masters.map(sample));
   const replicasBefore = await Promise.all(replicas.map(redisCpuMicros));
   await sleep(SECONDS * 1000);
   const after = await Promise.all(masters.map(sample));
   const replicasAfter = await Promise.all(replicas.map(redisCpuMicros));
-  let perSecond = 0;
-  let calls = 0;
-  let cpuUs = 0;
-  for (const out of await children) {
-    const r = JSON.parse(out) as { calls: number; seconds: number; cpuUs: number };
-    perSecond += r.calls / r.seconds;
-    calls += r.calls;
-    cpuUs += r.cpuUs;
-  }
+  const { perSecond, calls, cpuUs } = await children;
   const xadds = new Map<number, number>();
   let redisCpu = 0;
   masters.forEach((port, i) => {

@@ -22,8 +22,8 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { encodeMessage } from '../src/bus/transport/redis/codec.ts';
 import { buildEnvelope } from '../src/xml/envelope.ts';
-import { median, round, runChild, sleep } from './support.ts';
-import { redisAnswers } from './support-redis.ts';
+import { median, round, sleep } from './support.ts';
+import { redisAnswers, twoBenchDaemons } from './support-redis.ts';
 
 const URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Threads per daemon; two daemons, so this many times two messages circulate. */
@@ -85,34 +85,23 @@ async function twoDaemons(mode: 'ping' | 'call'): Promise<{
 }> {
   const group = `bench-${randomUUID().slice(0, 8)}`;
   const startAt = Date.now() + 3_000; // both connected and subscribed before the first inject
-  const args = [
-    URL,
-    group,
-    String(THREADS_PER_DAEMON),
-    String(startAt),
-    String(WARM_MS),
-    String(SECONDS),
-    mode,
-  ];
   const probe = new Redis(URL);
   try {
-    const children = Promise.all([runChild('./redis-daemon.ts', args), runChild('./redis-daemon.ts', args)]);
+    const children = twoBenchDaemons({
+      url: URL,
+      group,
+      threads: THREADS_PER_DAEMON,
+      startAt,
+      warmMs: WARM_MS,
+      seconds: SECONDS,
+      mode,
+    });
     // Redis's own CPU over the daemons' measured window.
     await sleep(startAt + WARM_MS - Date.now());
     const cpu0 = await redisCpuSeconds(probe);
     await sleep(SECONDS * 1000);
     const cpu1 = await redisCpuSeconds(probe);
-    let perSecond = 0;
-    let calls = 0;
-    let cpuUs = 0;
-    let refused = 0;
-    for (const out of await children) {
-      const run = JSON.parse(out) as { calls: number; seconds: number; cpuUs: number; refused: number };
-      perSecond += run.calls / run.seconds;
-      calls += run.calls;
-      cpuUs += run.cpuUs;
-      refused += run.refused;
-    }
+    const { perSecond, calls, cpuUs, refused } = await children;
     return {
       perSecond,
       cpuUsPerMessage: cpuUs / calls,

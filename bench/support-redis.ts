@@ -1,5 +1,9 @@
-/** Shared by the Redis benches: whether a redis-server answers, so a bench without one is skipped, not failed. */
+/**
+ * Shared by the Redis benches: whether a redis-server answers (so a bench without one is skipped,
+ * not failed), and the two bench daemons a window measures.
+ */
 import { Redis } from 'ioredis';
+import { runChild } from './support.ts';
 
 /** True when a PING to `url` is answered; one try, no reconnect, no error logged. */
 export async function redisAnswers(url: string): Promise<boolean> {
@@ -14,4 +18,51 @@ export async function redisAnswers(url: string): Promise<boolean> {
   } finally {
     probe.disconnect();
   }
+}
+
+/** What the two bench daemons of a window measured, summed. */
+export interface DaemonTotals {
+  /** Each daemon's calls over its own measured seconds, added. */
+  perSecond: number;
+  calls: number;
+  cpuUs: number;
+  /** Replies that were not answers (call mode): anything but 0 means the loop is broken. */
+  refused: number;
+}
+
+/**
+ * Runs two bench daemons (bench/redis-daemon.ts) in consumer group `group` on `url`: both inject
+ * at `startAt`, warm up `warmMs`, measure `seconds`; resolves with their figures summed.
+ * `partitions` sets bus.partitions (left out: the daemon's default, one).
+ */
+export async function twoBenchDaemons(o: {
+  url: string;
+  group: string;
+  threads: number;
+  startAt: number;
+  warmMs: number;
+  seconds: number;
+  mode: 'ping' | 'call';
+  partitions?: number;
+}): Promise<DaemonTotals> {
+  const args = [
+    o.url,
+    o.group,
+    String(o.threads),
+    String(o.startAt),
+    String(o.warmMs),
+    String(o.seconds),
+    o.mode,
+    ...(o.partitions === undefined ? [] : [String(o.partitions)]),
+  ];
+  const outs = await Promise.all([runChild('./redis-daemon.ts', args), runChild('./redis-daemon.ts', args)]);
+  const totals: DaemonTotals = { perSecond: 0, calls: 0, cpuUs: 0, refused: 0 };
+  for (const out of outs) {
+    const run = JSON.parse(out) as { calls: number; seconds: number; cpuUs: number; refused: number };
+    totals.perSecond += run.calls / run.seconds;
+    totals.calls += run.calls;
+    totals.cpuUs += run.cpuUs;
+    totals.refused += run.refused;
+  }
+  return totals;
 }
