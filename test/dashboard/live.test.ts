@@ -6,7 +6,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonProcess } from '../helpers/daemon.ts';
 import {
@@ -19,7 +19,7 @@ import {
   until,
   VIEWER_TOKEN,
 } from '../server/helpers.ts';
-import { CHROMIUM_ARGS, organismYaml, SCRIPT } from './support.ts';
+import { CHROMIUM_ARGS, organismYaml, SCRIPT, signIn as signInAs } from './support.ts';
 
 interface Row {
   kind: string | null;
@@ -49,16 +49,7 @@ describe('the dashboard, live', () => {
     return res.json.thread as string;
   }
 
-  async function signIn(token: string): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    const page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    await page.goto(url);
-    await page.getByLabel('API token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('who').waitFor();
-    return { context, page };
-  }
+  const signIn = (token: string) => signInAs(browser, url, token, pageErrors, { width: 1400, height: 1000 });
 
   beforeAll(async () => {
     const made = await organismDir('');

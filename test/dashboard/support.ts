@@ -3,7 +3,7 @@
  * listener that sends many messages, one that always fails) and the browser's settings.
  */
 import { fileURLToPath } from 'node:url';
-import type { Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { AUTH_YAML, LISTENERS } from '../server/helpers.ts';
 
 export const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
@@ -81,4 +81,22 @@ export async function wholePage(page: Page, path: string): Promise<void> {
   await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
   await page.screenshot({ path });
   if (before) await page.setViewportSize(before);
+}
+
+/** A fresh browser context signed in with `token`; page errors go to `errors`. */
+export async function signIn(
+  browser: Browser,
+  url: string,
+  token: string,
+  errors: string[],
+  viewport = { width: 1280, height: 900 },
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(url);
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('who').waitFor();
+  return { context, page };
 }
