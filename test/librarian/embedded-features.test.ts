@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedBackend } from '../../librarian/embedded/backend.ts';
-import { OrganismError } from '../../src/errors.ts';
+import { refusalOf } from './refusal.ts';
 
 const C = '/db/organism';
 let dir: string;
@@ -31,15 +31,7 @@ afterAll(async () => {
 
 const run = async (query: string) => (await backend.query(query, { collection: C, maxResults: 50 })).results;
 
-async function refusal(query: string): Promise<OrganismError> {
-  try {
-    await run(query);
-  } catch (error) {
-    expect(error).toBeInstanceOf(OrganismError);
-    return error as OrganismError;
-  }
-  throw new Error(`expected ${query} to be refused`);
-}
+const refusal = (query: string) => refusalOf(run, query);
 
 describe('order by with several keys', () => {
   const orders = "for $o in doc('/db/organism/orders.xml')//order";

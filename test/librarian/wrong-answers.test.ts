@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedBackend } from '../../librarian/embedded/backend.ts';
 import { assertReadOnly } from '../../librarian/readonly.ts';
-import { OrganismError } from '../../src/errors.ts';
+import type { OrganismError } from '../../src/errors.ts';
+import { refusalOf } from './refusal.ts';
 
 const C = '/db/organism';
 let dir: string;
@@ -31,15 +32,7 @@ afterAll(async () => {
 
 const run = (query: string) => backend.query(query, { collection: C, maxResults: 10 });
 
-async function refusal(query: string): Promise<OrganismError> {
-  try {
-    await run(query);
-  } catch (error) {
-    expect(error).toBeInstanceOf(OrganismError);
-    return error as OrganismError;
-  }
-  throw new Error(`expected ${query} to be refused`);
-}
+const refusal = (query: string) => refusalOf(run, query);
 
 describe('no silent wrong answer from the embedded store', () => {
   it('refuses xs:decimal arithmetic instead of computing it as a binary double', async () => {
