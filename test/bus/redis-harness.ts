@@ -58,9 +58,13 @@ export function redisHarness(o: RedisHarnessOptions): TransportHarness {
       const t = asRedis(of);
       let sum = 0;
       for (let p = 0; p < t.keys.partitions; p++) {
-        const summary = (await o.raw.call('XPENDING', t.keys.inbox(listener, p), t.options.group)) as [
-          number,
-        ];
+        // A partition whose reader has not made the group yet holds nothing.
+        const summary = (await o.raw
+          .call('XPENDING', t.keys.inbox(listener, p), t.options.group)
+          .catch((error: Error) => {
+            if (/NOGROUP/.test(error.message)) return [0];
+            throw error;
+          })) as [number];
         sum += Number(summary[0]);
       }
       return sum;

@@ -125,4 +125,110 @@ describe('partitions', () => {
       await t.close();
     }
   });
+
+  /** Threads enough that every one of `n` partitions carries some, `per` each at least. */
+  function threadsOver(n: number, per = 2): string[] {
+    const threads: string[] = [];
+    const count = new Array<number>(n).fill(0);
+    for (let i = 0; count.some((c) => c < per); i++) {
+      const thread = `spread-${i}`;
+      threads.push(thread);
+      count[partitionOf(thread, n)]!++;
+    }
+    return threads;
+  }
+
+  /** Script calls (EVAL, EVALSHA) each master has run so far (INFO commandstats). */
+  async function scriptCalls(): Promise<Map<number, number>> {
+    const calls = new Map<number, number>();
+    for (const m of await cluster.masters()) {
+      const node = cluster.nodeClient(m.port);
+      try {
+        const stats = await node.info('commandstats');
+        const of = (command: string) =>
+          Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+        calls.set(m.port, of('eval') + of('evalsha'));
+      } finally {
+        node.disconnect();
+      }
+    }
+    return calls;
+  }
+
+  it('sends one script call per master per turn on a cluster, not one per partition', async () => {
+    const group = `${RUN}-merged`;
+    const t = openTransport({ url: cluster.url, partitions: 6 }, group, 'c');
+    try {
+      const threads = threadsOver(6);
+      // A first turn loads the script on every master and the client's slot map.
+      await Promise.all(threads.map((thread, i) => t.publish(testMessage('w', i, { thread }))));
+      const before = await scriptCalls();
+      await Promise.all(threads.map((thread, i) => t.publish(testMessage('w', i, { thread }))));
+      const after = await scriptCalls();
+      const perMaster = [...after].map(([port, n]) => n - before.get(port)!);
+      // Two partitions on each master: one call each, where one per partition made two.
+      expect(perMaster).toEqual([1, 1, 1]);
+      let total = 0;
+      for (let p = 0; p < 6; p++) total += await onCluster.raw.xlen(t.keys.inbox('w', p));
+      expect(total).toBe(threads.length * 2);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('sends one script call for all partitions on one Redis', async () => {
+    const group = `${RUN}-merged-one`;
+    const t = openTransport({ url: URL, partitions: 4 }, group, 'c');
+    const client = t.client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    let calls = 0;
+    for (const name of ['organismBatch', 'organismBatchCrossSlot']) {
+      const send = client[name]!;
+      client[name] = (...args: unknown[]) => {
+        calls++;
+        return send.apply(t.client, args);
+      };
+    }
+    try {
+      const threads = threadsOver(4);
+      await Promise.all(threads.map((thread, i) => t.publish(testMessage('w', i, { thread }))));
+      expect(calls).toBe(1);
+      let total = 0;
+      for (let p = 0; p < 4; p++) total += await raw.xlen(t.keys.inbox('w', p));
+      expect(total).toBe(threads.length);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("falls back to a call per partition, losing and repeating nothing, when the client's slot map is stale", async () => {
+    const group = `${RUN}-stale`;
+    const t = openTransport({ url: cluster.url, partitions: 6 }, group, 'c');
+    const client = t.client as unknown as { slots: string[][]; refreshSlotsCache(): void };
+    try {
+      const threads = threadsOver(6);
+      await Promise.all(threads.map((thread, i) => t.publish(testMessage('w', i, { thread }))));
+      // The map says partition 2's slot is on partition 0's master: the merged call that goes
+      // there finds partition 2's keys elsewhere before it writes anything.
+      const slot0 = keySlot(t.keys.inbox('w', 0));
+      const slot1 = keySlot(t.keys.inbox('w', 2));
+      const truth = client.slots[slot1]!.slice();
+      expect(client.slots[slot0]![0]).not.toBe(truth[0]);
+      client.slots[slot1] = client.slots[slot0]!.slice();
+      client.refreshSlotsCache = () => {}; // keep the lie for this turn; the map refreshes on its own later
+      const before = await scriptCalls();
+      await Promise.all(threads.map((thread, i) => t.publish(testMessage('w', i, { thread }))));
+      const after = await scriptCalls();
+      const calls = [...after].reduce((sum, [port, n]) => sum + n - before.get(port)!, 0);
+      // 3 merged calls (one answered 'moved'), then that call's 3 partitions each alone.
+      expect(calls).toBeGreaterThan(3);
+      for (let p = 0; p < 6; p++) {
+        const ids = (await onCluster.raw.xrange(t.keys.inbox('w', p), '-', '+')).map(([, f]) => f[3]!);
+        const want = threads.filter((thread) => partitionOf(thread, 6) === p).length * 2;
+        expect(ids).toHaveLength(want);
+        expect(new Set(ids).size).toBe(want);
+      }
+    } finally {
+      await t.close();
+    }
+  });
 });

@@ -20,7 +20,7 @@
  * promise or is reported through `onError`, and the rest of the batch still runs.
  */
 import type { Redis } from 'ioredis';
-import { BATCH_SCRIPT } from './scripts.ts';
+import { BATCH_SCRIPT, BATCH_SCRIPT_CROSS_SLOT } from './scripts.ts';
 import type { LoadReply, ReadEntry } from './types.ts';
 
 const ONE = Promise.resolve(1);
@@ -46,9 +46,37 @@ interface Waiter {
   reject(error: Error): void;
 }
 
-type BatchClient = Redis & {
-  organismBatch(numKeys: number, ...args: string[]): Promise<[Array<Reply | string>, string[]]>;
+/** What the script answers: results and errors, or 'moved' (merged call, see partitioned-batch.ts). */
+export type BatchReply = [Array<Reply | string>, string[]] | 'moved';
+
+export type BatchClient = Redis & {
+  organismBatch(numKeys: number, ...args: string[]): Promise<BatchReply>;
+  organismBatchCrossSlot(numKeys: number, ...args: string[]): Promise<BatchReply>;
 };
+
+/** One script call's worth of a batch, taken out of it (CommandBatch.take): sent alone or merged. */
+export interface BatchCall {
+  keys: string[];
+  /** ARGV[1..11] (see makeHeader). */
+  header: string[];
+  args: string[];
+  /** One per result the script returns, in order. */
+  waiters: Waiter[];
+}
+
+/** Settles a call's waiters with the script's answer (an '!' result rejects its waiter). */
+export function answer(
+  waiters: readonly Waiter[],
+  [results, errors]: [Array<Reply | string>, string[]],
+  onError: (error: Error) => void,
+): void {
+  for (let i = 0; i < waiters.length; i++) {
+    const value = results[i];
+    if (typeof value === 'string' && value.startsWith('!')) waiters[i]!.reject(new Error(value.slice(1)));
+    else waiters[i]!.resolve((value ?? null) as Reply);
+  }
+  for (const error of errors) onError(new Error(error));
+}
 
 export interface CommandBatchOptions {
   /** Pub/sub channel for history entries, idle and stop notices. */
@@ -64,6 +92,11 @@ export interface CommandBatchOptions {
   onError(error: Error): void;
   /** The partition whose keys this batch carries (partitions.ts); default 0. */
   partition?: number;
+  /**
+   * Set by a PartitionedBatch: asked to send this batch when the turn ends (it sends the turn's
+   * partitions together) instead of the batch scheduling its own flush.
+   */
+  defer?: () => void;
 }
 
 /**
@@ -147,6 +180,7 @@ export class CommandBatch {
     this.#client = client as BatchClient;
     if (!(client as unknown as Partial<BatchClient>).organismBatch) {
       client.defineCommand('organismBatch', { lua: BATCH_SCRIPT });
+      client.defineCommand('organismBatchCrossSlot', { lua: BATCH_SCRIPT_CROSS_SLOT });
     }
     this.#header = this.#makeHeader(undefined);
   }
@@ -272,7 +306,7 @@ export class CommandBatch {
   read(stream: string, count: number | (() => number)): Promise<ReadEntry[]> {
     return this.#withResult((waiter) => {
       this.#reads.push({ stream, count, waiter });
-      this.#scheduled ??= setImmediate(this.#flushLater);
+      this.#schedule();
     }) as Promise<ReadEntry[]>;
   }
 
@@ -311,14 +345,23 @@ export class CommandBatch {
    * reads wait for the end of it).
    */
   flush(early = false): void {
+    const call = this.take(early);
+    if (call) this.send(call);
+  }
+
+  /**
+   * What flush would send now, taken out of the batch (undefined: nothing to send). `early`: the
+   * reads stay queued for the end of the turn (see flush).
+   */
+  take(early = false): BatchCall | undefined {
     if (early && this.#reads.length > 0) {
-      this.#scheduled ??= setImmediate(this.#flushLater);
+      this.#schedule();
     } else if (this.#scheduled) {
       clearImmediate(this.#scheduled);
       this.#scheduled = undefined;
     }
     this.#close();
-    if (!this.pending) return;
+    if (!this.pending) return undefined;
     if (!early) {
       for (const { stream, count, waiter } of this.#reads) {
         const n = typeof count === 'number' ? count : count();
@@ -327,7 +370,7 @@ export class CommandBatch {
       }
       this.#reads = [];
     }
-    if (this.#args.length === 0 && this.#acks.size === 0 && this.#inFlightDeltas.size === 0) return;
+    if (this.#args.length === 0 && this.#acks.size === 0 && this.#inFlightDeltas.size === 0) return undefined;
     if (this.#inFlightDeltas.size > 0) {
       // Nothing in the batch depends on its position: first keeps a settle from reaching zero early.
       const head: string[] = [];
@@ -350,29 +393,43 @@ export class CommandBatch {
         },
       });
     }
-    const keys = this.#keys;
-    const args = this.#args;
-    const waiters = this.#waiters;
+    const call: BatchCall = {
+      keys: this.#keys,
+      header: this.#header,
+      args: this.#args,
+      waiters: this.#waiters,
+    };
     this.#keys = [];
     this.#keyIndex = new Map();
     this.#args = [];
     this.#waiters = [];
     this.#acks = new Map();
-    this.#last = this.#client.organismBatch(keys.length, ...keys, ...this.#header, ...args).then(
-      ([results, errors]) => {
-        for (let i = 0; i < waiters.length; i++) {
-          const value = results[i];
-          if (typeof value === 'string' && value.startsWith('!'))
-            waiters[i]!.reject(new Error(value.slice(1)));
-          else waiters[i]!.resolve((value ?? null) as Reply);
-        }
-        for (const error of errors) this.options.onError(new Error(error));
+    return call;
+  }
+
+  /** Sends a call taken from this batch as a script call of its own; resolves when answered. */
+  send({ keys, header, args, waiters }: BatchCall): Promise<unknown> {
+    this.#last = this.#client.organismBatch(keys.length, ...keys, ...header, ...args).then(
+      (reply) => {
+        if (reply === 'moved') throw new Error('batch answered "moved" without a merged call');
+        answer(waiters, reply, this.options.onError);
       },
       (error: Error) => {
         for (const w of waiters) w.reject(error);
         this.options.onError(error);
       },
     );
+    return this.#last;
+  }
+
+  /** The client the batch sends on (a merged call goes on it too). */
+  get client(): BatchClient {
+    return this.#client;
+  }
+
+  /** Reports a failure of a whole call, or of an operation that has no promise. */
+  reportError(error: Error): void {
+    this.options.onError(error);
   }
 
   /** Sends what is queued and resolves when Redis has answered every batch sent so far. */
@@ -426,7 +483,7 @@ export class CommandBatch {
     this.#close();
     this.#open = ['pub', index, '', '', '', '', '', '', ''];
     this.#openStage = stage;
-    this.#scheduled ??= setImmediate(this.#flushLater);
+    this.#schedule();
     return this.#open;
   }
 
@@ -457,9 +514,14 @@ export class CommandBatch {
     this.#queued();
   }
 
+  #schedule(): void {
+    if (this.options.defer) this.options.defer();
+    else this.#scheduled ??= setImmediate(this.#flushLater);
+  }
+
   #queued(): void {
     if (this.#args.length >= MAX_ARGS) this.flush(true);
-    else this.#scheduled ??= setImmediate(this.#flushLater);
+    else this.#schedule();
   }
 
   readonly #flushLater = (): void => {

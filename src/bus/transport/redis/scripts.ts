@@ -13,5 +13,12 @@ function script(name: string): string {
 /** Every command a daemon's bus sends Redis in one turn of the event loop (batch.ts). */
 export const BATCH_SCRIPT: string = script('batch');
 
+/**
+ * The same script, allowed to touch keys of several slots as long as they live on the node it runs
+ * on (Redis 7 script flags): one call carries the partitions a cluster master serves
+ * (partitioned-batch.ts). The plain one stays for everything else, so Redis 6 still runs the bus.
+ */
+export const BATCH_SCRIPT_CROSS_SLOT: string = `#!lua flags=allow-cross-slot-keys\n${BATCH_SCRIPT}`;
+
 /** Moves one entry to the dead-letter stream, once however many reapers race over it (dead-letter.ts). */
 export const DEAD_LETTER_SCRIPT: string = script('dead-letter');

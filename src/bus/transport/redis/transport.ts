@@ -84,7 +84,7 @@ export class RedisTransport implements Transport, ReaderHost {
       (message) => this.options.logger.warn(`redis bus connection lost: ${message}`),
     );
     this.#reaper = new Reaper(this);
-    const batchOf = (partition: number): CommandBatch =>
+    const batchOf = (partition: number, defer?: () => void): CommandBatch =>
       new CommandBatch(this.#connection.client, {
         channel: this.keys.events,
         origin: this.options.consumer,
@@ -92,6 +92,7 @@ export class RedisTransport implements Transport, ReaderHost {
         consumer: this.options.consumer,
         formatVersion: FORMAT_VERSION,
         partition,
+        defer,
         onError: (error) => {
           const text = scrubUrl(error.message, this.options.url);
           if (text === this.#lastBatchError) return;
@@ -99,16 +100,15 @@ export class RedisTransport implements Transport, ReaderHost {
           this.options.logger.error(`redis bus batch failed: ${text}`);
         },
       });
-    const { partitions } = this.options;
     // One partition: the one batch itself, no routing on the hot path.
     this.batch =
-      partitions === 1
+      this.options.partitions === 1
         ? batchOf(0)
         : new PartitionedBatch(
-            Array.from({ length: partitions }, (_, p) => batchOf(p)),
             this.keys.prefixes.map((prefix) =>
               prefix.slice(prefix.indexOf('{') + 1, prefix.lastIndexOf('}')),
             ),
+            batchOf,
           );
     this.#heartbeat = new Heartbeat(this.#connection.client, this.batch, this.options, this.stats);
   }

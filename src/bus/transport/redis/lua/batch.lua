@@ -5,13 +5,19 @@
 -- settle / load / read / xack / beat in queue order (a failure as '!<message>'), and the errors of the
 -- operations that return nothing. History entries, idle and stop notices are announced with one
 -- PUBLISH at the end: the origin line, then one line each.
+-- Several partitions in one call (partitioned-batch.ts): KEYS are the first partition's, and each
+-- further partition's operations follow a 'part' operation that names its keys and prefixes. On a
+-- cluster an 'own' operation comes first: when a key it names is not served here (a slot moved),
+-- the script answers 'moved' having done nothing, and the daemon sends each partition on its own.
 local CHANNEL, ORIGIN, GROUP, CONSUMER, PREFIX = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local HIST_MAX, HIST_TTL, THREAD_TTL, VERSION = tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[9]
 local FOLLOWING, HPREFIX = ARGV[10], ARGV[11]
 -- A history list is trimmed when it is this much over its length (reset() keeps the newest anyway).
 local HIST_SLACK = math.max(8, math.floor(HIST_MAX / 4))
 local out, errs, events = {}, {}, {}
-local function key(i) return KEYS[tonumber(ARGV[i])] end
+-- The current partition's keys: KEYS, or those its 'part' operation names.
+local K = KEYS
+local function key(i) return K[tonumber(ARGV[i])] end
 -- Now in ms, asked of Redis once per call, when first needed.
 local NOW
 local function now()
@@ -221,10 +227,29 @@ end
 
 local i = 12
 local n = #ARGV
+-- own, n, n keys: one key of each further partition; any not served here and nothing is done.
+if ARGV[12] == 'own' then
+  local count = tonumber(ARGV[13])
+  for j = 14, 13 + count do
+    local r = redis.pcall('EXISTS', ARGV[j])
+    if type(r) == 'table' and r.err then return 'moved' end
+  end
+  i = 14 + count
+end
+-- part, n, prefix, following key, history prefix, n keys: the operations after it are that partition's.
+local function part(j)
+  local count = tonumber(ARGV[j + 1])
+  PREFIX, FOLLOWING, HPREFIX = ARGV[j + 2], ARGV[j + 3], ARGV[j + 4]
+  anyFollowed = nil
+  K = {}
+  for k = 1, count do K[k] = ARGV[j + 4 + k] end
+  return 5 + count
+end
 while i <= n do
   local op = ARGV[i]
   local f, size, result
-  if op == 'pub' then f, size, result = pub, 9, ARGV[i + 7] ~= ''
+  if op == 'part' then size = part(i)
+  elseif op == 'pub' then f, size, result = pub, 9, ARGV[i + 7] ~= ''
   elseif op == 'inc' then f, size = inc, 3
   elseif op == 'xadd' then f, size, result = xadd, 3, true
   elseif op == 'settle' then f, size, result = settle, 2, true
