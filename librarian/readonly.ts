@@ -10,6 +10,7 @@
 import { Document, type Element } from 'slimdom';
 import { LibrarianError } from '../src/errors.ts';
 import { lazyRequire } from '../src/lazy-require.ts';
+import { scanStringConstructors } from './embedded/string-constructor.ts';
 import { codeOnly, unsupportedSyntax } from './embedded/unsupported.ts';
 import { syntaxError } from './xquery-errors.ts';
 
@@ -130,17 +131,20 @@ function hasAncestor(el: Element, localName: string, ns: string): boolean {
 
 /** Parses the query to XQueryX, or throws the syntax error with its line and column. */
 function parse(query: string): Element {
+  // fontoxpath's parser takes a string constructor only with nothing around an interpolation's
+  // expression: trimmed, it means the same.
+  const source = scanStringConstructors(query)?.normalized ?? query;
   try {
     const { parseScript, evaluateXPath } = fontoxpath();
     return parseScript(
-      query,
+      source,
       { language: evaluateXPath.XQUERY_UPDATE_3_1_LANGUAGE },
       new Document() as never,
     ) as unknown as Element;
   } catch (error) {
     // A valid query in syntax fontoxpath has no parser for is named as such; anything else is a
     // syntax error with where it is and what is there, never a read-only refusal.
-    throw unsupportedSyntax(query) ?? syntaxError(error, query);
+    throw unsupportedSyntax(query) ?? syntaxError(error, source);
   }
 }
 

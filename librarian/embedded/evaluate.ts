@@ -11,9 +11,11 @@ import type { QueryResult, Variables } from '../backend.ts';
 import { typeVariables } from '../variables.ts';
 import { syntaxError, xqueryError } from '../xquery-errors.ts';
 import { type QueryScope, registerLibrarianFunctions, resolveFunctionName } from './functions.ts';
+import { rewriteGroupBy } from './group-by.ts';
 import { isMapOrArray, jsonQuery } from './json-result.ts';
 import { rewriteOrderBy } from './order-by.ts';
 import { rewriteSort } from './sort.ts';
+import { proveStringConstructors, scanStringConstructors } from './string-constructor.ts';
 import { checkSupported, codeOnly, unsupportedSyntax } from './unsupported.ts';
 
 export interface EvaluateOptions {
@@ -96,9 +98,17 @@ function parse(query: string): Element {
 function precheck(query: string): string {
   let verdict = checked.get(query);
   if (verdict === undefined) {
+    let source = query;
     try {
-      let ast = parse(query);
+      // String constructors first: fontoxpath's parser takes them only with nothing around `{ }`.
+      const constructors = scanStringConstructors(query);
+      source = constructors?.normalized ?? query;
+      let ast = parse(source);
       let text = query;
+      if (constructors) {
+        text = proveStringConstructors(constructors, ast, parse);
+        ast = parse(text);
+      }
       for (const rewrite of [rewriteSort, rewriteOrderBy]) {
         const rewritten = rewrite(text, ast, parse);
         if (rewritten !== null) {
@@ -107,10 +117,11 @@ function precheck(query: string): string {
         }
       }
       checkSupported(ast);
-      verdict = text;
+      // After the check: the clauses it writes are the rewrite's own, proved in group-by.ts.
+      verdict = rewriteGroupBy(text, ast, parse) ?? text;
     } catch (error) {
       verdict =
-        error instanceof OrganismError ? error : (unsupportedSyntax(query) ?? syntaxError(error, query));
+        error instanceof OrganismError ? error : (unsupportedSyntax(query) ?? syntaxError(error, source));
     }
     if (checked.size >= MAX_CHECKED) checked.delete(checked.keys().next().value!);
     checked.set(query, verdict);
@@ -176,6 +187,13 @@ export function evaluateQuery(text: string, scope: QueryScope, options: Evaluate
           'librarian.unsupported',
           'unsupported: integers above 2^53 (the embedded librarian computes integers as JavaScript numbers). The exist and basex backends run it.',
           { feature: 'integers above 2^53' },
+        );
+      }
+      if (!scope.failure && /unsupported-group-key/.test(String((error as Error)?.message))) {
+        throw new LibrarianError(
+          'librarian.unsupported',
+          'unsupported: group by clause with a key that is not a number, string, boolean, date or time (the embedded librarian cannot tell which such keys are equal). The exist and basex backends run it.',
+          { feature: 'group by clause' },
         );
       }
       throw scope.failure ?? xqueryError(error);

@@ -52,7 +52,7 @@ const CLOSERS: Record<string, string> = { '(': ')', '[': ']', '{': '}' };
 const NEXT_CLAUSE = /^(?:return|for|let|where|order|stable|group|count)\b/;
 
 /** Splits the text of one order by clause (after `order by`) at its top-level commas; its end. */
-function splitSpecs(code: string, start: number): { parts: [number, number][]; end: number } {
+export function splitSpecs(code: string, start: number): { parts: [number, number][]; end: number } {
   const parts: [number, number][] = [];
   const stack: string[] = [];
   let from = start;

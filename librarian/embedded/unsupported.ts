@@ -10,7 +10,7 @@
  *   with a node as the key (not atomized: nothing found), and duplicate literal map keys (an error
  *   in XQuery, accepted by fontoxpath);
  * - on the text, when fontoxpath cannot parse it: syntax it has no parser for (try/catch, the count
- *   and window clauses, string constructors, declare option), so the agent hears which feature and
+ *   and window clauses, declare option), so the agent hears which feature and
  *   not a syntax error in a valid query.
  */
 import type { Element } from 'slimdom';
@@ -43,10 +43,8 @@ const SYNTAX: [RegExp, string][] = [
   [/\btry\s*\{/, 'try/catch expression'],
   [/\bcount\s+\$/, 'count clause'],
   [/\b(?:tumbling|sliding)\s+window\b/, 'window clause'],
-  [/``\[/, 'string constructor'],
   [/\bdeclare\s+option\b/, 'declare option'],
   [/\bdeclare\s+context\s+item\b/, 'declare context item'],
-  [/\bswitch\s*\(/, 'switch expression'],
 ];
 
 export function refuse(feature: string, hint = ''): LibrarianError {
@@ -133,8 +131,6 @@ function isNodeKey(el: Element | undefined): boolean {
 export function checkSupported(ast: Element): void {
   for (const el of descendants(ast)) {
     switch (el.localName) {
-      case 'groupByClause':
-        throw refuse('group by clause');
       case 'stringConstructor':
         throw refuse('string constructor');
       case 'orderByClause':

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedBackend } from '../../librarian/embedded/backend.ts';
+import { assertReadOnly } from '../../librarian/readonly.ts';
 import { refusalOf } from './refusal.ts';
 
 const C = '/db/organism';
@@ -175,5 +176,94 @@ describe('fn:sort with one argument', () => {
     expect((await refusal('sort((3, 1), (), function($x) { -$x })')).message).toMatch(
       /^unsupported: fn:sort\(\) with a collation or key function /,
     );
+  });
+});
+
+describe('string constructors', () => {
+  it('joins the text and each interpolation, its values atomized and joined by single spaces', async () => {
+    expect(
+      await run(
+        "``[ids: `{ doc('/db/organism/orders.xml')//order[@c = 'a']/@id }`, n=`{count(doc('/db/organism/orders.xml')//order)}`.]``",
+      ),
+    ).toEqual(['ids: o2 o4, n=5.']);
+    expect(await run('for $x in (1, 2) return ``[<`{ $x }`> "q" & it\'s {x}]``')).toEqual([
+      '<1> "q" & it\'s {x}',
+      '<2> "q" & it\'s {x}',
+    ]);
+  });
+
+  it('takes spaces, comments, an empty interpolation and constructors nested in one', async () => {
+    expect(await run('``[a`{ (: none :) }`b `{ ``[x`{ 1 to 2 }`y]`` }`]``')).toEqual(['ab x1 2y']);
+    expect(await run('``[]``')).toEqual(['']);
+  });
+
+  it('passes the read-only check with spaces around the expression, and names a syntax error in it', async () => {
+    expect(() => assertReadOnly('``[Hello `{ "world" }`]``')).not.toThrow();
+    const error = await refusal('``[a`{ 1 + }`]``');
+    expect(error.code).toBe('librarian.query');
+    expect(error.message).toMatch(/XPST0003/);
+  });
+});
+
+describe('switch', () => {
+  it('answers switch, and a syntax error near one is a syntax error, not an unsupported feature', async () => {
+    expect(
+      await run(
+        "for $o in doc('/db/organism/orders.xml')//order return switch ($o/@c) case 'a' return 'A' default return '-'",
+      ),
+    ).toEqual(['-', 'A', '-', 'A', '-']);
+    const error = await refusal("switch (1) case 1 return 'a' default return");
+    expect(error.code).toBe('librarian.query');
+    expect(error.message).toMatch(/XPST0003/);
+  });
+});
+
+describe('group by', () => {
+  const orders = "for $o in doc('/db/organism/orders.xml')//order";
+
+  it('groups by a key, binding the other variables to their values over the group, in order', async () => {
+    expect(
+      await run(
+        `${orders} group by $c := string($o/@c) order by $c return $c || ':' || string-join($o/@id, ',')`,
+      ),
+    ).toEqual(['a:o2,o4', 'b:o1,o3,o5']);
+    expect(
+      await run(
+        `${orders} let $c := string($o/@c) group by $c order by count($o) descending return $c || '=' || count($o)`,
+      ),
+    ).toEqual(['b=3', 'a=2']);
+  });
+
+  it('compares keys as the spec says: numbers by value, untyped as string, NaN equal, empty its own group', async () => {
+    expect(
+      await run(
+        "for $x at $i in (1, 1.0e0, '1', xs:untypedAtomic('1'), xs:double('NaN'), xs:double('NaN')) group by $k := $x return string-join($i ! string(), ',')",
+      ),
+    ).toEqual(['1,2', '3,4', '5,6']);
+    expect(
+      await run(
+        `${orders} group by $d := $o/@d/string() order by $d empty least return ($d, '-')[1] || ':' || count($o)`,
+      ),
+    ).toEqual(['-:1', '1:2', '2:1', '3:1']);
+  });
+
+  it('groups by several keys, with clauses after it', async () => {
+    expect(
+      await run(
+        `${orders} group by $c := string($o/@c), $late := number($o/@d) gt 1 where count($o) gt 0 order by $c, $late return $c || '/' || $late || '=' || count($o)`,
+      ),
+    ).toEqual(['a/false=1', 'a/true=1', 'b/false=2', 'b/true=1']);
+  });
+
+  it('raises what the spec raises, and refuses a collation, a typed variable or a key type it cannot compare', async () => {
+    expect((await refusal('for $x in (1, 2) group by $k := ($x, $x) return $k')).message).toMatch(/XPTY0004/);
+    expect((await refusal('for $x in (1, 2) group by $z return 1')).message).toMatch(/XQST0094/);
+    for (const query of [
+      "for $x in (1, 2) group by $k := string($x) collation 'http://www.w3.org/2005/xpath-functions/collation/codepoint' return $k",
+      'for $x in (1, 2) group by $k as xs:string := string($x) return $k',
+      "for $x in (xs:dayTimeDuration('P1D'), 1) group by $k := $x return count($x)",
+    ]) {
+      expect((await refusal(query)).message).toMatch(/^unsupported: group by clause/);
+    }
   });
 });

@@ -96,10 +96,9 @@ describe('no silent wrong answer from the embedded store', () => {
 
   it('names the FLWOR clauses and syntax it cannot run', async () => {
     for (const [query, feature] of [
-      ['for $o in (1, 2) group by $k := $o return $k', 'group by clause'],
       ['for $o in (1, 2) count $n return $n', 'count clause'],
+      ['for tumbling window $w in (1, 2) start when true() return $w', 'window clause'],
       ['try { 1 div 0 } catch * { 0 }', 'try/catch expression'],
-      ['``[a`{1}`]``', 'string constructor'],
       ['sort((3, 1), (), function($x) { -$x })', 'fn:sort() with a collation or key function'],
     ] as const) {
       const error = await refusal(query);

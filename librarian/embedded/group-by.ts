@@ -1,0 +1,273 @@
+/**
+ * The `group by` clause (XQuery 3.1 3.12.7), which fontoxpath parses but does not run ("groupByClause
+ * is not implemented yet"), rewritten into clauses it runs. For a FLWOR
+ *
+ *   PRE group by $k1 := E1, $k2 POST        (PRE: the clauses before, POST: those after and return)
+ *
+ * the rewrite is
+ *
+ *   let $t := (PRE return [key(E1), key($k2), $v1, $v2 ...])   (: the tuple stream, materialized :)
+ *   let $s := for $x in $t return sig($x(1)) || '|' || sig($x(2))
+ *   for $g in distinct-values($s)                                (: one tuple per group, in order :)
+ *   let $m := for $p in index-of($s, $g) return $t[$p]
+ *   let $k1 := $m[1](1) let $k2 := $m[1](2)
+ *   let $v1 := for $x in $m return $x(3) ...                     (: each other variable: its values
+ *   POST                                                            over the group, in order :)
+ *
+ * Why it means the same: a grouping key is atomized, must be at most one item (XPTY0004), and
+ * xs:untypedAtomic is cast to xs:string (key()); two tuples share a group when each key pair is
+ * both empty or deep-equal (values eq, NaN equal to NaN, values of types eq cannot compare are
+ * different). sig() writes a key as a string that is equal for two keys exactly then: a type family
+ * letter (numbers, strings and URIs, booleans, date/times; all numbers compared as doubles, as
+ * fontoxpath computes them, +0e0 so -0 is 0; date/times as their distance from the epoch, which
+ * is what eq compares, the implicit timezone filling a missing one) and, for strings, a length
+ * before the text, so the joined signature cannot be read two ways. A key of another type
+ * (duration, QName, binary, gYear...) raises organism:unsupported-group-key. The variables of PRE
+ * that are not grouping variables are bound to the concatenation of their values over the group,
+ * in tuple order; the groups come in the order of their first tuple (the spec leaves it open).
+ * A collation on a key or a type on a grouping variable is refused.
+ *
+ * The rewrite is made on the text (the FLWOR's span from fontoxpath's positions) and proved as the
+ * others are (graft.ts): the rewritten text must parse to the original parse with this FLWOR
+ * replaced by the template whose holes hold the original's parsed clauses and key expressions.
+ */
+import fontoxpath from 'fontoxpath';
+import { Document, type Element } from 'slimdom';
+import { LibrarianError } from '../../src/errors.ts';
+import { bodyExpression, childNamed, hole, holes, replaceWith } from './graft.ts';
+import { canonical, splitSpecs } from './order-by.ts';
+import { masked } from './query-text.ts';
+import { refuse } from './unsupported.ts';
+
+const FONTO = 'http://fontoxml.com/fontoxpath';
+const MAX_CLAUSES = 16;
+
+function reject(reason: string): LibrarianError {
+  return refuse('group by clause', reason);
+}
+
+function parseDebug(query: string): Element {
+  return fontoxpath.parseScript(
+    query,
+    { language: fontoxpath.evaluateXPath.XQUERY_3_1_LANGUAGE, debug: true },
+    new Document() as never,
+  ) as unknown as Element;
+}
+
+function flwors(ast: Element): Element[] {
+  return [...ast.getElementsByTagNameNS(ast.namespaceURI, 'flworExpr')];
+}
+
+/** The innermost FLWOR with a group by clause: its index among the FLWORs, or -1. */
+function innermost(ast: Element): number {
+  const all = flwors(ast);
+  for (let i = all.length - 1; i >= 0; i--) if (childNamed(all[i]!, 'groupByClause')) return i;
+  return -1;
+}
+
+function varName(el: Element | undefined): string {
+  if (!el) throw reject('a variable could not be read');
+  const prefix = el.getAttributeNS(el.namespaceURI, 'prefix') ?? el.getAttribute('prefix') ?? '';
+  const uri = el.getAttributeNS(el.namespaceURI, 'URI') ?? el.getAttribute('URI');
+  if (uri && !prefix) throw reject('a variable named by URI');
+  return `$${prefix ? `${prefix}:` : ''}${el.textContent}`;
+}
+
+/** The variables the clauses before group by bind, in order, each once. */
+function boundVariables(clauses: Element[]): string[] {
+  const out: string[] = [];
+  const add = (name: string) => {
+    if (!out.includes(name)) out.push(name);
+  };
+  for (const clause of clauses) {
+    if (clause.localName === 'forClause' || clause.localName === 'letClause') {
+      for (const item of clause.children) {
+        add(varName(childNamed(childNamed(item, 'typedVariableBinding')!, 'varName')));
+        const at = childNamed(item, 'positionalVariableBinding');
+        if (at) add(varName(at));
+      }
+    } else if (clause.localName !== 'whereClause' && clause.localName !== 'orderByClause') {
+      throw reject(`a ${clause.localName} before it`);
+    }
+  }
+  return out;
+}
+
+const ERR = 'http://www.w3.org/2005/xqt-errors';
+const A = '$organism_ga_';
+
+/** A grouping key's value: atomized, at most one item, untypedAtomic as string. */
+function key(expr: string): string {
+  return (
+    `(let ${A} := data((${expr})) return if (count(${A}) gt 1) then error(QName('${ERR}', 'XPTY0004'), ` +
+    `'a grouping key is a sequence of more than one item') else if (${A} instance of xs:untypedAtomic) ` +
+    `then string(${A}) else ${A})`
+  );
+}
+
+/** A key value as a string equal for two keys exactly when they fall in one group. */
+function signature(value: string): string {
+  return (
+    `(let ${A} := ${value} return if (empty(${A})) then 'e' ` +
+    `else if (${A} instance of xs:decimal or ${A} instance of xs:double or ${A} instance of xs:float) then 'n' || string(xs:double(${A}) + 0e0) ` +
+    `else if (${A} instance of xs:string or ${A} instance of xs:anyURI) then 's' || string-length(${A}) || ':' || ${A} ` +
+    `else if (${A} instance of xs:boolean) then 'b' || string(${A}) ` +
+    `else if (${A} instance of xs:dateTime) then 'T' || string(${A} - xs:dateTime('1970-01-01T00:00:00Z')) ` +
+    `else if (${A} instance of xs:date) then 'D' || string(${A} - xs:date('1970-01-01Z')) ` +
+    `else if (${A} instance of xs:time) then 'H' || string(${A} - xs:time('00:00:00Z')) ` +
+    `else error(QName('urn:organism', 'unsupported-group-key'), 'unsupported: group by clause with a key of this type'))`
+  );
+}
+
+interface Pieces {
+  pre: string;
+  /** Each grouping variable and its key expression's text. */
+  keys: { name: string; expr: string }[];
+  carried: string[];
+  post: string;
+}
+
+function template(p: Pieces): string {
+  const n = p.keys.length;
+  const members = [...p.keys.map((k) => key(k.expr)), ...p.carried].join(', ');
+  const sigs = p.keys.map((_, i) => signature(`$organism_gx_(${i + 1})`)).join(` || '|' || `);
+  return (
+    `let $organism_gt_ := (${p.pre} return [${members}]) ` +
+    `let $organism_gs_ := for $organism_gx_ in $organism_gt_ return ${sigs} ` +
+    'for $organism_gk_ in distinct-values($organism_gs_) ' +
+    'let $organism_gg_ := for $organism_gp_ in index-of($organism_gs_, $organism_gk_) return $organism_gt_[$organism_gp_] ' +
+    p.keys.map((k, i) => `let ${k.name} := $organism_gg_[1](${i + 1}) `).join('') +
+    p.carried
+      .map((v, i) => `let ${v} := for $organism_gx_ in $organism_gg_ return $organism_gx_(${n + i + 1}) `)
+      .join('') +
+    p.post
+  );
+}
+
+function offset(el: Element, which: 'start' | 'end'): number {
+  const raw = el.getAttributeNS(FONTO, which);
+  if (!raw) throw reject('its place in the query could not be read');
+  return (JSON.parse(raw) as { offset: number }).offset;
+}
+
+/** The text span of the FLWOR (from fontoxpath's positions) and where its group by clause is. */
+function locate(
+  query: string,
+  index: number,
+): { start: number; end: number; group: number; specsEnd: number; parts: [number, number][] } {
+  const flwor = flwors(parseDebug(query))[index];
+  const trace = flwor?.parentElement;
+  if (!trace || trace.namespaceURI !== FONTO) throw reject('its place in the query could not be read');
+  const start = offset(trace, 'start');
+  const end = offset(trace, 'end');
+  const code = masked(query);
+  let depth = 0;
+  for (let i = start; i < end; i++) {
+    const c = code[i]!;
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') depth--;
+    else if (depth === 0 && c === 'g' && !/[\w$:.-]/.test(code[i - 1] ?? ' ')) {
+      const m = /^group\s+by\b/.exec(code.slice(i, i + 40));
+      if (m) {
+        const { parts, end: specsEnd } = splitSpecs(code, i + m[0].length);
+        return { start, end, group: i, specsEnd, parts };
+      }
+    }
+  }
+  throw reject('the clause could not be read');
+}
+
+const SPEC = /^(\$[\w.-]+(?::[\w.-]+)?)\s*(?::=([\s\S]*))?$/;
+
+/** One group by clause rewritten: the new text, proved. */
+function rewriteOne(query: string, ast: Element, index: number, parse: (q: string) => Element): string {
+  const flwor = flwors(ast)[index]!;
+  const clauses = [...flwor.children];
+  const at = clauses.findIndex((c) => c.localName === 'groupByClause');
+  const specs = clauses[at]!.children.filter((c) => c.localName === 'groupingSpec');
+  const { start, end, group, specsEnd, parts } = locate(query, index);
+  if (parts.length !== specs.length) throw reject('the clause could not be read');
+  const bound = boundVariables(clauses.slice(0, at));
+  const keys = specs.map((spec, i) => {
+    if (childNamed(spec, 'collation')) throw reject('a collation on a key');
+    if (childNamed(spec, 'typeDeclaration')) throw reject('a type on a grouping variable');
+    const name = varName(childNamed(spec, 'varName'));
+    const written = query.slice(parts[i]![0], parts[i]![1]).trim();
+    if (/^\$\S+\s+as\b/.test(written)) throw reject('a type on a grouping variable');
+    const m = SPEC.exec(written);
+    if (!m || m[1] !== name || Boolean(m[2]) !== Boolean(childNamed(spec, 'groupVarInitialize')))
+      throw reject('the clause could not be read');
+    if (!m[2] && !bound.includes(name)) {
+      throw new LibrarianError(
+        'librarian.query',
+        `XQuery error: XQST0094: the grouping variable ${name} is not bound by a clause before group by`,
+        { xquery_code: 'XQST0094' },
+      );
+    }
+    return { name, expr: m[2] ?? name };
+  });
+  const names = keys.map((k) => k.name);
+  const carried = bound.filter((v) => !names.includes(v));
+  const text = template({
+    pre: query.slice(start, group),
+    keys,
+    carried,
+    post: query.slice(specsEnd, end),
+  });
+  const rewritten = `${query.slice(0, start)}${text}${query.slice(end)}`;
+
+  // The expected parse: the template with the original's parsed pieces in its holes.
+  const holed = bodyExpression(
+    parse(
+      template({
+        pre: `for $organism_gh_ in ${hole('pre')}`,
+        keys: keys.map((k, i) => ({
+          name: k.name,
+          expr: specs[i]!.getElementsByTagNameNS(flwor.namespaceURI, 'groupVarInitialize')[0]
+            ? hole(`k${i}`)
+            : k.expr,
+        })),
+        carried,
+        post: ` where ${hole('post')} return ()`,
+      }),
+    ),
+  );
+  const found = holes(holed);
+  let inner: Element | null = found.get('pre') ?? null;
+  while (inner && inner.localName !== 'flworExpr') inner = inner.parentElement;
+  specs.forEach((spec, i) => {
+    const value = spec.getElementsByTagNameNS(flwor.namespaceURI, 'varValue')[0];
+    if (value) replaceWith(found.get(`k${i}`)!, [...value.children]);
+  });
+  if (!inner) throw reject('the clause could not be read');
+  replaceWith(inner.children[0]!, clauses.slice(0, at));
+  const tail = [...holed.children].slice(-2);
+  for (const piece of clauses.slice(at + 1)) holed.appendChild(holed.ownerDocument!.importNode(piece, true));
+  for (const t of tail) holed.removeChild(t);
+  const expected = ast.cloneNode(true) as Element;
+  replaceWith(flwors(expected)[index]!, [holed]);
+  let got: string;
+  try {
+    got = canonical(parse(rewritten));
+  } catch {
+    throw reject('the clause could not be read');
+  }
+  if (got !== canonical(expected)) throw reject('the clause could not be read');
+  return rewritten;
+}
+
+/**
+ * The query with its group by clauses rewritten (innermost first), or null when it has none.
+ * Throws librarian.unsupported naming group by when a rewrite cannot be proved.
+ */
+export function rewriteGroupBy(query: string, ast: Element, parse: (q: string) => Element): string | null {
+  let text = query;
+  let current = ast;
+  for (let n = 0; n < MAX_CLAUSES; n++) {
+    const index = innermost(current);
+    if (index < 0) return n === 0 ? null : text;
+    text = rewriteOne(text, current, index, parse);
+    current = parse(text);
+  }
+  throw reject('too many group by clauses');
+}
