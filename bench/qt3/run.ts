@@ -6,7 +6,7 @@
  * librarian does not claim, or an environment it cannot set up).
  */
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import type { LibrarianBackend } from '../../librarian/backend.ts';
 import { OrganismError } from '../../src/errors.ts';
 import { type Catalog, readTestSet, type TestCase } from './catalog.ts';
@@ -77,7 +77,10 @@ export interface RunOptions {
 /** One engine's store of the checkout documents a case needs: each stored once, or why it cannot be. */
 class Documents {
   private readonly stored = new Map<string, string | null>();
-  constructor(private readonly engine: Engine) {}
+  constructor(
+    private readonly engine: Engine,
+    private readonly qt3Dir: string,
+  ) {}
 
   async ensure(documents: Map<string, string>): Promise<string | null> {
     for (const [path, file] of documents) {
@@ -86,8 +89,13 @@ class Documents {
           await this.engine.store(path, readFileSync(file, 'utf8'));
           this.stored.set(path, null);
         } catch (error) {
-          const code = error instanceof OrganismError ? error.code : 'error';
-          this.stored.set(path, `source document cannot be stored (${code})`);
+          const code = error instanceof OrganismError ? error.code : (error as NodeJS.ErrnoException).code;
+          this.stored.set(
+            path,
+            code === 'ENOENT'
+              ? `source document missing from the checkout (${relative(this.qt3Dir, file)})`
+              : `source document cannot be stored (${code ?? 'error'})`,
+          );
         }
       }
       const why = this.stored.get(path);
@@ -105,7 +113,7 @@ export class Qt3Runner {
     private readonly engines: Engine[],
     private readonly options: RunOptions,
   ) {
-    for (const e of engines) this.documents.set(e.name, new Documents(e));
+    for (const e of engines) this.documents.set(e.name, new Documents(e, catalog.dir));
   }
 
   /** Runs one test set on every engine: a tally per engine and each case's outcome. */

@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readCatalog, readTestSet } from '../../bench/qt3/catalog.ts';
 import { parseOptions, runQt3 } from '../../bench/qt3/main.ts';
+import { prepare } from '../../bench/qt3/prepare.ts';
 
 const FIXTURE = fileURLToPath(new URL('./qt3-fixture', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -39,13 +41,13 @@ describe('QT3 runner on a tiny catalog', () => {
     const bySet = (set: string) => json.find((j) => j.name === 'qt3' && j.set === set);
     expect(bySet('tiny-basics')).toMatchObject({
       engine: 'embedded',
-      cases: 6,
-      passed: 4,
+      cases: 9,
+      passed: 7,
       failed: 1,
       refused: 1,
       not_applicable: 0,
       errors_any_code: 0,
-      pass_rate: 66.7,
+      pass_rate: 77.8,
     });
     expect(bySet('tiny-limits')).toMatchObject({
       cases: 3,
@@ -54,8 +56,8 @@ describe('QT3 runner on a tiny catalog', () => {
       errors_any_code: 1,
     });
     expect(bySet('total')).toMatchObject({
-      cases: 9,
-      passed: 4,
+      cases: 12,
+      passed: 7,
       failed: 1,
       refused: 1,
       not_applicable: 2,
@@ -64,7 +66,7 @@ describe('QT3 runner on a tiny catalog', () => {
     expect(json.find((j) => j.name === 'qt3_judge')?.note).toMatch(
       /evaluated by fontoxpath 3\.\d+\.\d+ directly/,
     );
-    expect(lines).toContain('| tiny-basics | 6 | 4 | 1 | 1 | 0 | 0 | 66.7% |');
+    expect(lines).toContain('| tiny-basics | 9 | 7 | 1 | 1 | 0 | 0 | 77.8% |');
 
     // Every case that did not pass is logged with its outcome and why.
     const failures = (await readFile(log, 'utf8'))
@@ -81,6 +83,19 @@ describe('QT3 runner on a tiny catalog', () => {
     expect(failures[0]!.why).toBe('assert-string-value b: got [A]');
     expect(failures[1]!.why).toBe('window clause');
     expect(failures[4]!.why).toMatch(/^expected error XPTY0004, got FORG0001/);
+  });
+
+  it('sets the environment up in the query: context item, params, namespaces not declared twice', () => {
+    const catalog = readCatalog(FIXTURE);
+    const cases = readTestSet(catalog, 'tiny-basics').cases;
+    const own = prepare(cases.find((c) => c.name === 'tiny-pass-own-namespace')!, FIXTURE);
+    expect(own.query).toBe(
+      'declare namespace t = "urn:x-organism:qt3-fixture";\n' +
+        'doc("/db/qt3/docs/items.xml") ! (\n string(t:items/t:item[2])\n)',
+    );
+    expect([...own.documents]).toEqual([['/db/qt3/docs/items.xml', join(FIXTURE, 'docs/items.xml')]]);
+    const param = prepare(cases.find((c) => c.name === 'tiny-pass-xml')!, FIXTURE);
+    expect(param.query).toMatch(/^declare variable \$n as xs:integer := 2;\n<list>/);
   });
 
   it('without a QT3 directory says where to get it and exits 2', () => {
