@@ -30,7 +30,7 @@ const RECEIVER = `
 const http = require('node:http');
 const server = http.createServer((req, res) => {
   req.on('data', () => {});
-  req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{}'); });
+  req.on('end', () => { res.writeHead(200, { 'content-type': 'application/x-protobuf' }); res.end(); });
 });
 server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
 `;

@@ -1,39 +1,49 @@
 /**
  * `deliver {listener}`: one span per hop, the one span on the bus's hot path. It is a small record
- * rather than an SDK span: ids, the start and end time, the routing record it describes. Only a
- * sampled hop that finds room in the export queue becomes a ReadableSpan (what the SDK's OTLP
- * exporter takes), so a hop whose span is dropped, or not sampled, costs little more than its
- * traceparent. Its children (an agent's task, a tool call) are SDK spans under its context.
+ * rather than an SDK span: ids, the start and end time, the routing record it describes. A sampled
+ * hop that finds room in the export queue is written, as it ends, straight into the bytes of the
+ * next OTLP export request (hop-batch.ts, wire.ts): no SDK span object is made or kept for it, so a
+ * hop whose span is exported costs little more than one that is not. Its children (an agent's task,
+ * a tool call) are SDK spans under its context.
  */
-import {
-  type Context,
-  ROOT_CONTEXT,
-  type SpanContext,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from '@opentelemetry/api';
-import { millisToHrTime } from '@opentelemetry/core';
-import type { Resource } from '@opentelemetry/resources';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { type Context, ROOT_CONTEXT, type SpanContext, trace } from '@opentelemetry/api';
 import { contentAttribute, type SpanFactory, startAgent, startTool } from './spans.ts';
 import { formatTraceparent } from './traceparent.ts';
 import type { AgentSpan, HopMessage, HopOutcome, HopSpan, ToolSpan } from './types.ts';
+import { keyBytes, type Wire, type WireSpan } from './wire.ts';
 
 /** Where finished hops go: the bounded export queue, and what every span of the daemon shares. */
 export interface HopSink {
   readonly factory: SpanFactory;
-  readonly resource: Resource;
-  readonly scope: { name: string; version?: string };
   /** True when the export queue can take one more span; false counts the span as dropped. */
   admit(): boolean;
   /** Hands a finished span to the export queue (after admit()). */
-  queue(span: ReadableSpan): void;
+  queue(span: WireSpan): void;
 }
 
 const TIME_ORIGIN = performance.timeOrigin;
 
-export class Hop implements HopSpan {
+/** The attribute keys, encoded once. */
+const KEY = {
+  thread: keyBytes('organism.thread'),
+  from: keyBytes('organism.from'),
+  to: keyBytes('organism.to'),
+  tag: keyBytes('organism.tag'),
+  kind: keyBytes('organism.kind'),
+  hop: keyBytes('organism.hop'),
+  id: keyBytes('organism.message.id'),
+  outcome: keyBytes('organism.outcome'),
+  payload: keyBytes('organism.payload'),
+};
+/** `deliver ` as the start of Span.name. */
+const DELIVER = 'deliver ';
+/** Span.kind CONSUMER in the protocol's numbering (the API's SpanKind.CONSUMER + 1). */
+const KIND_CONSUMER = 5;
+/** Span.flags bits: the parent's is_remote is known (0x100), and true (0x200). */
+const HAS_IS_REMOTE = 0x100;
+const IS_REMOTE = 0x200;
+
+export class Hop implements HopSpan, WireSpan {
   readonly #sink: HopSink;
   readonly #message: HopMessage;
   readonly #payload: string | undefined;
@@ -42,6 +52,8 @@ export class Hop implements HopSpan {
   readonly #parent: SpanContext | undefined;
   readonly #flags: number;
   readonly #start = performance.now();
+  #end = 0;
+  #outcome: HopOutcome = 'ok';
   #traceparent: string | undefined;
   #context: Context | undefined;
 
@@ -84,46 +96,68 @@ export class Hop implements HopSpan {
 
   end(outcome: HopOutcome): void {
     if ((this.#flags & 1) === 0) return;
-    const end = performance.now();
+    this.#end = performance.now();
+    this.#outcome = outcome;
     const sink = this.#sink;
     if (!sink.admit()) return;
-    sink.queue(this.#readable(outcome, end));
+    sink.queue(this);
   }
 
-  #readable(outcome: HopOutcome, end: number): ReadableSpan {
+  /**
+   * The Span message, fields in the SDK serializer's order: ids, parent, name, kind, times, the
+   * routing record's attributes, the dropped counts (0), status, flags.
+   */
+  writeTo(w: Wire): void {
     const m = this.#message;
-    const attributes: Record<string, string | number> = {
-      'organism.thread': m.thread,
-      'organism.from': m.from,
-      'organism.to': m.to,
-      'organism.tag': m.tag,
-      'organism.kind': m.kind,
-      'organism.hop': m.hop,
-      'organism.message.id': m.id,
-      'organism.outcome': outcome,
-    };
+    w.ensure(64);
+    w.byte(0x0a);
+    w.hex(this.#traceId);
+    w.byte(0x12);
+    w.hex(this.#spanId);
+    if (this.#parent) {
+      w.byte(0x22);
+      w.hex(this.#parent.spanId);
+    }
+    w.byte(0x2a);
+    w.string(DELIVER + m.to);
+    w.ensure(32);
+    w.byte(0x30);
+    w.byte(KIND_CONSUMER);
+    w.byte(0x39);
+    w.timeNanos(TIME_ORIGIN + this.#start);
+    w.byte(0x41);
+    w.timeNanos(TIME_ORIGIN + this.#end);
+    w.stringAttribute(9, KEY.thread, m.thread);
+    w.stringAttribute(9, KEY.from, m.from);
+    w.stringAttribute(9, KEY.to, m.to);
+    w.stringAttribute(9, KEY.tag, m.tag);
+    w.stringAttribute(9, KEY.kind, m.kind);
+    w.intAttribute(9, KEY.hop, m.hop);
+    w.stringAttribute(9, KEY.id, m.id);
+    w.stringAttribute(9, KEY.outcome, this.#outcome);
     if (this.#sink.factory.captureContent && this.#payload !== undefined)
-      attributes['organism.payload'] = contentAttribute(this.#payload);
-    const context: SpanContext = { traceId: this.#traceId, spanId: this.#spanId, traceFlags: this.#flags };
-    return {
-      name: `deliver ${m.to}`,
-      kind: SpanKind.CONSUMER,
-      spanContext: () => context,
-      ...(this.#parent ? { parentSpanContext: this.#parent } : {}),
-      startTime: millisToHrTime(TIME_ORIGIN + this.#start),
-      endTime: millisToHrTime(TIME_ORIGIN + end),
-      duration: millisToHrTime(end - this.#start),
-      status:
-        outcome === 'ok' ? { code: SpanStatusCode.UNSET } : { code: SpanStatusCode.ERROR, message: outcome },
-      attributes,
-      links: [],
-      events: [],
-      ended: true,
-      resource: this.#sink.resource,
-      instrumentationScope: this.#sink.scope,
-      droppedAttributesCount: 0,
-      droppedEventsCount: 0,
-      droppedLinksCount: 0,
-    };
+      w.stringAttribute(9, KEY.payload, contentAttribute(this.#payload));
+    w.ensure(32 + this.#outcome.length);
+    // dropped_attributes_count (10), dropped_events_count (12), dropped_links_count (14)
+    w.byte(0x50);
+    w.byte(0);
+    w.byte(0x60);
+    w.byte(0);
+    w.byte(0x70);
+    w.byte(0);
+    // status (15): message (2) and code ERROR (2) unless ok; code UNSET (0) written as the SDK does.
+    w.byte(0x7a);
+    const status = w.open();
+    if (this.#outcome !== 'ok') {
+      w.byte(0x12);
+      w.string(this.#outcome);
+    }
+    w.byte(0x18);
+    w.byte(this.#outcome === 'ok' ? 0 : 2);
+    w.close(status);
+    // flags (16, fixed32): the trace flags, and whether the parent came from another process.
+    w.byte(0x85);
+    w.byte(0x01);
+    w.fixed32((this.#flags & 0xff) | HAS_IS_REMOTE | (this.#parent?.isRemote ? IS_REMOTE : 0));
   }
 }

@@ -2,13 +2,19 @@
  * The OpenTelemetry side, imported only when organism.yaml has a `telemetry:` section (index.ts):
  * hop spans (hop.ts) sampled by the thread's first hop or their parent's flag, agent, chat and tool
  * spans from a tracer provider with the same parent-based ratio sampler, all exported over OTLP/HTTP
- * (JSON) through a BatchSpanProcessor whose queue is bounded. An exporter that is down or slow never slows the
- * bus: a span that finds the queue full is dropped, and every span lost (queue full, or an export
- * the collector refused or never answered) is counted in /metrics.
+ * in protobuf through one SDK export delegate (its retries, timeout, headers). Hop spans are written
+ * as protobuf when they end and sent in batches of their own (hop-batch.ts); the others go through
+ * a BatchSpanProcessor. Both count against one bounded queue. An exporter that is down or slow never
+ * slows the bus: a span that finds the queue full is dropped, and every span lost (queue full, or an
+ * export the collector refused or never answered) is counted in /metrics.
  */
 import { ROOT_CONTEXT, TraceFlags } from '@opentelemetry/api';
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import {
+  convertLegacyHttpOptions,
+  createOtlpHttpExportDelegate,
+} from '@opentelemetry/otlp-exporter-base/node-http';
+import { type IExportTraceServiceResponse, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOnSampler,
@@ -23,9 +29,11 @@ import {
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import { Hop, type HopSink } from './hop.ts';
+import { HopBatch, type HopChunk } from './hop-batch.ts';
 import { CONTENT_LIMIT, otlpHeaders, type TelemetrySection, tracesUrl } from './options.ts';
 import { formatTraceparent, parseTraceparent, threadTraceId } from './traceparent.ts';
 import type { HopMessage, HopSpan, Tracing } from './types.ts';
+import { requestHeader, type WireSpan } from './wire.ts';
 
 /** Counts of what became of the spans, for /metrics and the bench. */
 export interface SpanCounts {
@@ -98,6 +106,12 @@ class BoundedQueue implements SpanProcessor {
     this.#inner.onEnd(span);
   }
 
+  /** A hop span, to the hop batches. */
+  queueHop(span: WireSpan, hops: HopBatch): void {
+    this.queued++;
+    hops.add(span);
+  }
+
   forceFlush(): Promise<void> {
     return this.#inner.forceFlush();
   }
@@ -105,6 +119,23 @@ class BoundedQueue implements SpanProcessor {
   shutdown(): Promise<void> {
     return this.#inner.shutdown();
   }
+}
+
+/** What the export delegate takes: the SDK's spans, or a hop batch already encoded. */
+type ExportItems = ReadableSpan[] | HopChunk;
+
+/** Protobuf for the SDK's spans; a hop batch's bytes as they are. */
+const serializer = {
+  serializeRequest: (items: ExportItems): Uint8Array | undefined =>
+    Array.isArray(items) ? ProtobufTraceSerializer.serializeRequest(items) : items.bytes,
+  deserializeResponse: (data: Uint8Array): IExportTraceServiceResponse =>
+    ProtobufTraceSerializer.deserializeResponse(data),
+};
+
+interface ExportDelegate {
+  export(items: ExportItems, done: (result: ExportResult) => void): void;
+  forceFlush(): Promise<void>;
+  shutdown(): Promise<void>;
 }
 
 /**
@@ -116,16 +147,25 @@ class CountingExporter implements SpanExporter {
   readonly #pending = new Set<{ count: number }>();
 
   constructor(
-    private readonly inner: SpanExporter,
+    private readonly inner: ExportDelegate,
     private readonly queue: () => BoundedQueue,
     private readonly result: (count: number, result: ExportResult) => void,
   ) {}
 
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     this.queue().queued -= spans.length;
-    const batch = { count: spans.length };
+    this.#send(spans, spans.length, done);
+  }
+
+  /** A hop batch (its spans left the queue when the batch was taken). */
+  exportHops(chunk: HopChunk, done: () => void): void {
+    this.#send(chunk, chunk.count, done);
+  }
+
+  #send(items: ExportItems, count: number, done: (result: ExportResult) => void): void {
+    const batch = { count };
     this.#pending.add(batch);
-    this.inner.export(spans, (result) => {
+    this.inner.export(items, (result) => {
       if (this.#pending.delete(batch)) this.result(batch.count, result);
       done(result);
     });
@@ -151,7 +191,7 @@ class CountingExporter implements SpanExporter {
   }
 
   forceFlush(): Promise<void> {
-    return this.inner.forceFlush?.() ?? Promise.resolve();
+    return this.inner.forceFlush();
   }
 }
 
@@ -161,7 +201,20 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
   const counts: SpanCounts = { exported: 0, queueFull: 0, exportFailed: 0 };
   const hooks = options.hooks ?? {};
   let lastError = 0;
-  const exporter = new OTLPTraceExporter({ url, headers, timeoutMillis: section.otlp.timeout_ms });
+  const exporter: ExportDelegate = createOtlpHttpExportDelegate(
+    convertLegacyHttpOptions(
+      { url, headers, timeoutMillis: section.otlp.timeout_ms },
+      'TRACES',
+      'v1/traces',
+      {
+        'Content-Type': 'application/x-protobuf',
+      },
+    ),
+    serializer,
+    'otlp_http_span_exporter',
+    { name: 'span', countItems: (items: ExportItems) => (Array.isArray(items) ? items.length : items.count) },
+    undefined,
+  );
   let queue: BoundedQueue | undefined;
   const counting = new CountingExporter(
     exporter,
@@ -181,9 +234,10 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
       }
     },
   );
+  const maxBatch = Math.min(section.max_export_batch_size, section.max_queue_size);
   const batch = new BatchSpanProcessor(counting, {
     maxQueueSize: section.max_queue_size,
-    maxExportBatchSize: Math.min(section.max_export_batch_size, section.max_queue_size),
+    maxExportBatchSize: maxBatch,
     scheduledDelayMillis: section.export_delay_ms,
     exportTimeoutMillis: section.otlp.timeout_ms + 1_000,
   });
@@ -208,15 +262,25 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
   });
   const scope = { name: 'organism', ...(options.version ? { version: options.version } : {}) };
   const bounded = queue;
+  let closed = false;
+  const hops = new HopBatch({
+    maxBatch,
+    delayMs: section.export_delay_ms,
+    header: (length) => requestHeader(resource, scope, length),
+    headerRoom: requestHeader(resource, scope, 2 ** 31).length,
+    send: (chunk, done) => counting.exportHops(chunk, done),
+    taken: (count) => {
+      bounded.queued -= count;
+    },
+  });
   const sink: HopSink = {
     factory: {
       tracer: provider.getTracer('organism', options.version),
       captureContent: section.capture_content,
     },
-    resource,
-    scope,
-    admit: () => bounded.admit(),
-    queue: (span) => bounded.queue(span),
+    // After shutdown a hop is not exported (as the SDK's spans are not), nor counted.
+    admit: () => !closed && bounded.admit(),
+    queue: (span) => bounded.queueHop(span, hops),
   };
 
   const tracing: Tracing = {
@@ -260,11 +324,18 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
     endpoint: url,
     counts: () => ({ ...counts }),
     // A failed export is counted (and logged) where it fails: these only wait, they never throw.
-    flush: () => provider.forceFlush().catch(() => {}),
-    shutdown: () =>
-      provider
+    flush: () =>
+      Promise.all([hops.flush(), provider.forceFlush()])
+        .then(() => {})
+        .catch(() => {}),
+    shutdown: async () => {
+      if (closed) return;
+      closed = true;
+      await hops.flush();
+      await provider
         .shutdown()
         .catch(() => {})
-        .finally(() => counting.failPending()),
+        .finally(() => counting.failPending());
+    },
   };
 }

@@ -50,10 +50,10 @@ async function traceOf(thread: string, count: number): Promise<ReceivedSpan[]> {
 }
 
 describe('tracing the default organism', { timeout: 30_000 }, () => {
-  it('exports OTLP/HTTP JSON with the service name', async () => {
+  it('exports OTLP/HTTP protobuf with the service name', async () => {
     const thread = await inject('greeter', '<greeting><name>Ada</name></greeting>');
     const spans = await traceOf(thread, 3);
-    expect(receiver.contentType).toBe('application/json');
+    expect(receiver.contentType).toBe('application/x-protobuf');
     expect(spans[0]!.resource['service.name']).toBe('tracing-test');
     expect(typeof spans[0]!.resource['service.instance.id']).toBe('string');
   });

@@ -53,6 +53,6 @@ describe('OpenTelemetry is loaded only when configured', { timeout: 60_000 }, ()
     const file = await organismFile(DEFAULT_LISTENERS + telemetryYaml({ endpoint: 'http://127.0.0.1:4318' }));
     const imports = await otelImports(file);
     expect(imports.some((u) => u.includes('/@opentelemetry/sdk-trace-base/'))).toBe(true);
-    expect(imports.some((u) => u.includes('/@opentelemetry/exporter-trace-otlp-http/'))).toBe(true);
+    expect(imports.some((u) => u.includes('/@opentelemetry/otlp-exporter-base/'))).toBe(true);
   });
 });

@@ -91,6 +91,27 @@ describe('sampling and export', () => {
     expect(telemetry.counts()).toEqual({ exported: 2, queueFull: 0, exportFailed: 0 });
   });
 
+  it('many batches (their buffers reused once answered): every span arrives once, intact', async () => {
+    receiver = await startReceiver();
+    telemetry = createTelemetry(section(receiver.url), { env: {}, instanceId: 'many' });
+    for (let round = 0; round < 4; round++) {
+      for (let i = 0; i < 25; i++)
+        telemetry.tracing.hop(message(`t${round}`, round * 25 + i), undefined).end('ok');
+      await telemetry.flush();
+    }
+    expect(receiver.requests).toBeGreaterThanOrEqual(10);
+    const hops = receiver.spans
+      .map((s) => s.attributes['organism.hop'])
+      .sort((a, b) => Number(a) - Number(b));
+    expect(hops).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    for (const s of receiver.spans) {
+      const hop = Number(s.attributes['organism.hop']);
+      expect(s.attributes['organism.thread']).toBe(`t${Math.floor(hop / 25)}`);
+      expect(s.traceId).toBe(threadTraceId(`t${Math.floor(hop / 25)}`));
+    }
+    expect(telemetry.counts()).toEqual({ exported: 100, queueFull: 0, exportFailed: 0 });
+  });
+
   it('sample_ratio 0 exports nothing, yet the context goes on (unsampled), in the same trace', async () => {
     receiver = await startReceiver();
     telemetry = createTelemetry(section(receiver.url, 0), { env: {}, instanceId: 'zero' });

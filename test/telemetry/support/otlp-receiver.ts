@@ -1,13 +1,14 @@
 /**
- * A real OTLP/HTTP receiver on 127.0.0.1, as a collector runs one: POST /v1/traces with the JSON
- * encoding of ExportTraceServiceRequest (what @opentelemetry/exporter-trace-otlp-http sends; gzip
- * when the exporter compresses). It decodes every request and keeps the spans, flattened with
- * their resource's attributes, for the tests to read.
+ * A real OTLP/HTTP receiver on 127.0.0.1, as a collector runs one: POST /v1/traces with
+ * ExportTraceServiceRequest in protobuf (what the daemon sends) or its JSON encoding, gzip when the
+ * exporter compresses. It decodes every request and keeps the spans, flattened with their
+ * resource's attributes, for the tests to read.
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
+import { decodeTraceRequest } from './otlp-proto.ts';
 
 type AnyValue = {
   stringValue?: string;
@@ -52,7 +53,7 @@ export interface OtlpReceiver {
   url: string;
   port: number;
   spans: ReceivedSpan[];
-  /** Raw request bodies, decoded to text (to search for content that must not be there). */
+  /** Raw request bodies as text (protobuf keeps strings as UTF-8): to search for content that must not be there. */
   bodies: string[];
   requests: number;
   /** Content-Type of the first request. */
@@ -84,7 +85,8 @@ export async function startReceiver(port = 0): Promise<OtlpReceiver> {
       if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
       const text = body.toString('utf8');
       receiver.bodies.push(text);
-      const request = JSON.parse(text) as {
+      const protobuf = req.headers['content-type'] === 'application/x-protobuf';
+      const request = (protobuf ? decodeTraceRequest(body) : JSON.parse(text)) as {
         resourceSpans?: Array<{
           resource?: { attributes?: KeyValue[] };
           scopeSpans?: Array<{ spans?: Array<Record<string, any>> }>;
@@ -109,7 +111,9 @@ export async function startReceiver(port = 0): Promise<OtlpReceiver> {
           }
         }
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      // An empty ExportTraceServiceResponse: no partial success.
+      if (protobuf) res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
   server.listen(port, '127.0.0.1');

@@ -1,0 +1,227 @@
+/**
+ * OTLP protobuf (opentelemetry/proto/trace/v1) for hop spans, written straight into the bytes of an
+ * export request as each hop ends. The SDK's path (a ReadableSpan object per span, held in the queue,
+ * then the SDK's serializer) cost more CPU than the hop itself and kept every queued span alive for
+ * the garbage collector; this writes one fixed shape with no object per span. Field order and
+ * encoding are the SDK's ProtobufTraceSerializer's, so a collector sees the same bytes
+ * (test/telemetry/wire.test.ts compares them).
+ */
+
+/** A span that writes its own Span message. */
+export interface WireSpan {
+  writeTo(w: Wire): void;
+}
+
+/** A growable buffer with the protobuf wire primitives the span message needs. */
+export class Wire {
+  buf: Buffer;
+  pos: number;
+
+  /** `headroom` bytes are left free at the start, for the request's header (see request()). */
+  /** A new buffer of `size` bytes, or `reuse` (its content overwritten). */
+  constructor(size: number | Buffer, headroom = 0) {
+    this.buf = typeof size === 'number' ? Buffer.allocUnsafe(Math.max(size, headroom + 64)) : size;
+    this.pos = headroom;
+  }
+
+  ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    this.buf.copy(bigger, 0, 0, this.pos);
+    this.buf = bigger;
+  }
+
+  byte(b: number): void {
+    this.buf[this.pos++] = b;
+  }
+
+  varint(v: number): void {
+    const buf = this.buf;
+    while (v > 127) {
+      buf[this.pos++] = (v & 127) | 128;
+      v = Math.floor(v / 128);
+    }
+    buf[this.pos++] = v;
+  }
+
+  /** Reserves one byte for the length of a nested message; close() fills it in. */
+  open(): number {
+    return this.pos++;
+  }
+
+  /** Writes the length of what follows `at` into it, moving the content when it takes more than one byte. */
+  close(at: number): void {
+    const length = this.pos - at - 1;
+    if (length < 128) {
+      this.buf[at] = length;
+      return;
+    }
+    const size = varintSize(length);
+    this.ensure(size - 1);
+    this.buf.copyWithin(at + size, at + 1, this.pos);
+    this.pos += size - 1;
+    const end = this.pos;
+    this.pos = at;
+    this.varint(length);
+    this.pos = end;
+  }
+
+  /** A length-delimited UTF-8 string (its tag written by the caller). */
+  string(s: string): void {
+    const n = s.length;
+    this.ensure(3 * n + 5);
+    const buf = this.buf;
+    // Short ASCII (the routing record's names and ids): one length byte, copied in a loop.
+    if (n < 128) {
+      let p = this.pos + 1;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c > 127) break;
+        buf[p++] = c;
+      }
+      if (i === n) {
+        buf[this.pos] = n;
+        this.pos = p;
+        return;
+      }
+    }
+    this.varint(Buffer.byteLength(s));
+    this.pos += buf.write(s, this.pos);
+  }
+
+  /** Lower-case hex id as bytes (trace id 16, span id 8), length-prefixed. */
+  hex(id: string): void {
+    const n = id.length >> 1;
+    const buf = this.buf;
+    buf[this.pos++] = n;
+    for (let i = 0; i < n; i++)
+      buf[this.pos++] = (nibble(id.charCodeAt(2 * i)) << 4) | nibble(id.charCodeAt(2 * i + 1));
+  }
+
+  fixed32(v: number): void {
+    this.buf.writeUInt32LE(v >>> 0, this.pos);
+    this.pos += 4;
+  }
+
+  /** Epoch milliseconds as fixed64 nanoseconds, rounded as the SDK's millisToHrTime rounds. */
+  timeNanos(epochMillis: number): void {
+    const seconds = Math.trunc(epochMillis / 1000);
+    const nanos = Math.round((epochMillis % 1000) * 1e6);
+    // seconds * 1e9 passes 2^53: split seconds so each product stays exact.
+    const lowProduct = (seconds & 0xffff) * 1e9;
+    const highProduct = Math.floor(seconds / 0x10000) * 1e9;
+    const low = (lowProduct >>> 0) + (((highProduct & 0xffff) * 0x10000) >>> 0) + nanos;
+    const high =
+      Math.floor(lowProduct / 0x100000000) +
+      Math.floor(highProduct / 0x10000) +
+      Math.floor(low / 0x100000000);
+    this.buf.writeUInt32LE(low >>> 0, this.pos);
+    this.buf.writeUInt32LE(high >>> 0, this.pos + 4);
+    this.pos += 8;
+  }
+
+  /** A few bytes encoded once (a loop: TypedArray.set costs more than it copies at this size). */
+  bytes(b: Uint8Array): void {
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < b.length; i++) buf[p++] = b[i]!;
+    this.pos = p;
+  }
+
+  /** KeyValue{key, AnyValue{string_value}} as field `field` of the enclosing message. */
+  stringAttribute(field: number, key: Buffer, value: string): void {
+    this.ensure(key.length + 3 * value.length + 16);
+    this.byte((field << 3) | 2);
+    const kv = this.open();
+    this.bytes(key);
+    this.byte(0x12);
+    const any = this.open();
+    this.byte(0x0a);
+    this.string(value);
+    this.close(any);
+    this.close(kv);
+  }
+
+  intAttribute(field: number, key: Buffer, value: number): void {
+    this.ensure(key.length + 20);
+    this.byte((field << 3) | 2);
+    const kv = this.open();
+    this.bytes(key);
+    this.byte(0x12);
+    const any = this.open();
+    this.byte(0x18);
+    this.varint(value);
+    this.close(any);
+    this.close(kv);
+  }
+}
+
+function nibble(c: number): number {
+  return c <= 57 ? c - 48 : c - 87;
+}
+
+function varintSize(v: number): number {
+  let size = 1;
+  while (v > 127) {
+    v = Math.floor(v / 128);
+    size++;
+  }
+  return size;
+}
+
+/** KeyValue.key (field 1) with its tag and length, for a key written on every span. */
+export function keyBytes(key: string): Buffer {
+  const w = new Wire(key.length * 3 + 8);
+  w.byte(0x0a);
+  w.string(key);
+  return Buffer.from(w.buf.subarray(0, w.pos));
+}
+
+export interface WireResource {
+  attributes: Record<string, unknown>;
+}
+
+/**
+ * The bytes before the spans of an ExportTraceServiceRequest holding one ResourceSpans with one
+ * ScopeSpans: resource (string attributes) and scope, and the lengths of both enclosing messages,
+ * given the spans' total length.
+ */
+export function requestHeader(
+  resource: WireResource,
+  scope: { name: string; version?: string },
+  spansLength: number,
+): Buffer {
+  const r = new Wire(256);
+  // Resource: attributes (1), dropped_attributes_count (2) as the SDK writes them.
+  for (const [key, value] of Object.entries(resource.attributes)) {
+    if (typeof value === 'string') r.stringAttribute(1, keyBytes(key), value);
+    else if (typeof value === 'number' && Number.isInteger(value)) r.intAttribute(1, keyBytes(key), value);
+  }
+  r.byte(0x10);
+  r.varint(0);
+  const s = new Wire(64);
+  s.byte(0x0a);
+  s.string(scope.name);
+  if (scope.version) {
+    s.byte(0x12);
+    s.string(scope.version);
+  }
+  // ScopeSpans: scope (1), spans (2)...; ResourceSpans: resource (1), scope_spans (2).
+  const scopeSpans = 1 + varintSize(s.pos) + s.pos + spansLength;
+  const resourceSpans = 1 + varintSize(r.pos) + r.pos + 1 + varintSize(scopeSpans) + scopeSpans;
+  const h = new Wire(r.pos + s.pos + 32);
+  h.byte(0x0a);
+  h.varint(resourceSpans);
+  h.byte(0x0a);
+  h.varint(r.pos);
+  h.buf.set(r.buf.subarray(0, r.pos), h.pos);
+  h.pos += r.pos;
+  h.byte(0x12);
+  h.varint(scopeSpans);
+  h.byte(0x0a);
+  h.varint(s.pos);
+  h.buf.set(s.buf.subarray(0, s.pos), h.pos);
+  h.pos += s.pos;
+  return Buffer.from(h.buf.subarray(0, h.pos));
+}
