@@ -21,7 +21,13 @@ import { median, round, sleep } from './support.ts';
 import { redisAnswers, twoBenchDaemons } from './support-redis.ts';
 
 const URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const THREADS_PER_DAEMON = 32;
+/**
+ * Threads each bench daemon keeps looping, in both layouts. A thread's messages go to one
+ * partition (FNV of its random id), so a master's share is a draw of the threads: with 64 they
+ * were 0.30 / 0.39 / 0.31; with 1,200 the spread of a share is about 4 % of a third, so a share
+ * more than 10 % off says something about the layout, not the draw.
+ */
+const THREADS_PER_DAEMON = 600;
 const SECONDS = 3;
 const WARM_MS = 1_500;
 const ROUNDS = 3;
@@ -73,7 +79,9 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
       name: 'redis_cluster',
       partitions: PARTITIONS,
       masters: total.size,
+      threads: THREADS_PER_DAEMON * 2,
       cluster_master_share: shares.map((s) => round(s, 3)),
+      cluster_master_share_within_target: shares.map((s) => Math.abs(s - 1 / 3) * 3 <= 0.1),
       cluster_master_share_max_off_third: round(Math.max(...shares.map((s) => Math.abs(s - 1 / 3) * 3)), 3),
       target_master_share_off_third: 0.1,
       one_redis_msgs_per_s: round(median(single.map((w) => w.perSecond)), 0),
@@ -89,7 +97,6 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
       rounds: ROUNDS,
       one_redis_msgs_per_s_all: single.map((w) => round(w.perSecond, 0)),
       cluster_msgs_per_s_all: spread.map((w) => round(w.perSecond, 0)),
-      messages_in_flight: THREADS_PER_DAEMON * 2,
     };
   } finally {
     await cluster.stop();
@@ -154,7 +161,8 @@ async function dropKeys(ports: number[], group: string): Promise<void> {
     const client = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
     try {
       // One key at a time: a cluster node refuses a DEL of keys in several slots.
-      for (const key of await client.keys(`organism:{${group}*`)) await client.del(key);
+      // A key whose slot moved (a failover on a loaded box) is left to the node that has it now.
+      for (const key of await client.keys(`organism:{${group}*`)) await client.del(key).catch(() => 0);
     } finally {
       client.disconnect();
     }

@@ -3,10 +3,15 @@
  * replica takes over its slots, publishes and reads wait out the failover, and every message whose
  * publish was accepted is delivered. Replication is asynchronous, so a write the master accepted
  * in its last instant before the kill could in principle miss the replica; this run measures it.
- * And a rebalance: a third reader joins a running group and one of the first two leaves.
+ * And partition leases: a third daemon joins a running group and one of the first two leaves (each
+ * partition read by one daemon at a time, split evenly), and a holder killed with kill -9 has its
+ * partitions and the entries it held taken over within the failover bound.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
+import type { RedisTransport } from '../../src/bus/transport/redis/index.ts';
+import { leaseTtlMs } from '../../src/bus/transport/redis/leases.ts';
 import { until } from '../../src/testing/index.ts';
 import { redisClusterPerFile } from '../helpers/redis-cluster-per-file.ts';
 import { openTransport } from './redis-harness.ts';
@@ -70,13 +75,44 @@ it('loses and repeats no message while a third daemon joins and one of the first
   const b = open('b');
   let c: ReturnType<typeof open> | undefined;
   const ids: string[] = [];
+  /** Each daemon's leased partitions: every partition held once, split as evenly as the count allows. */
+  const settled = async (daemons: RedisTransport[], what: string) => {
+    await until(
+      () => {
+        const held = daemons.map((t) => t.leasedPartitions('w'));
+        const all = held.flat().sort((x, y) => x - y);
+        const even = held.every((h) => h.length === 6 / daemons.length);
+        return even && all.join() === '0,1,2,3,4,5';
+      },
+      { what, timeoutMs: 10_000 },
+    );
+    return daemons.map((t) => t.leasedPartitions('w'));
+  };
   try {
+    // Two daemons: three partitions each, every other one (so one per master each).
+    expect(await settled([a, b], 'two daemons splitting the partitions')).toEqual([
+      [0, 2, 4],
+      [1, 3, 5],
+    ]);
     for (let i = 0; i < 300; i++) {
       const m = testMessage('w', i, { thread: `thread-${i % 50}` });
       await a.publish(m);
       ids.push(m.id);
-      if (i === 100) c = open('c');
-      if (i === 200) await b.close(); // leaves: what it holds is finished and acknowledged first
+      if (i === 100) {
+        c = open('c');
+        expect(await settled([a, b, c], 'a third daemon taking two')).toEqual([
+          [0, 3],
+          [1, 4],
+          [2, 5],
+        ]);
+      }
+      if (i === 200) {
+        await b.close(); // leaves: what it holds is finished and acknowledged first
+        expect(await settled([a, c!], 'the two left taking what b held')).toEqual([
+          [0, 2, 4],
+          [1, 3, 5],
+        ]);
+      }
     }
     await until(() => ids.every((id) => delivered.has(id)), {
       what: 'every message delivered',
@@ -91,3 +127,88 @@ it('loses and repeats no message while a third daemon joins and one of the first
     await Promise.all([a.close(), b.close(), c?.close()]);
   }
 }, 60_000);
+
+it('moves the partitions of a holder killed with kill -9, and the entries it held, within the failover bound', async () => {
+  const group = `lease-kill-${randomUUID().slice(0, 8)}`;
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      new URL('./fixtures/lease-holder.ts', import.meta.url).pathname,
+      cluster().url,
+      group,
+      'doomed',
+      '6',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const survivor = openTransport({ url: cluster().url, partitions: 6 }, group, 'survivor', 50, 10_000);
+  const delivered = new Map<string, number>();
+  try {
+    await until(() => /held 0,1,2,3,4,5\n/.test(out), {
+      what: 'the child holding every partition',
+      timeoutMs: 20_000,
+    });
+    // The survivor joins: it takes half, the child keeps the other half.
+    survivor.subscribe('w', async (m) => {
+      delivered.set(m.id, (delivered.get(m.id) ?? 0) + 1);
+    });
+    await until(() => survivor.leasedPartitions('w').length === 3 && /held 0,2,4\n/.test(out), {
+      what: 'the child and the survivor splitting the partitions',
+      timeoutMs: 10_000,
+    });
+    // Sorted names: 'doomed' first, so it keeps the even partitions.
+    expect(survivor.leasedPartitions('w')).toEqual([1, 3, 5]);
+    // Messages on the child's partitions: it takes them and never finishes.
+    const ids: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const m = testMessage('w', i, { thread: `kill-${i}` });
+      await survivor.publish(m);
+      ids.push(m.id);
+    }
+    const onChild = ids.filter((_, i) => survivor.keys.partitionOf(`kill-${i}`) % 2 === 0);
+    expect(onChild.length).toBeGreaterThan(0);
+    await until(() => onChild.every((id) => out.includes(`got ${id}`)), 'the child taking its entries').catch(
+      (error: Error) => {
+        const got = onChild.filter((id) => out.includes(`got ${id}`)).length;
+        throw new Error(
+          `${error.message}: ${got} of ${onChild.length}; the survivor got ${delivered.size}; child said ${out
+            .split('\n')
+            .filter((l) => l.startsWith('held'))
+            .join(' / ')}`,
+        );
+      },
+    );
+    child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await until(() => survivor.leasedPartitions('w').length === 6, {
+      what: 'the survivor holding every partition',
+      timeoutMs: 20_000,
+    });
+    const movedInMs = Date.now() - killedAt;
+    await until(() => ids.every((id) => delivered.has(id)), {
+      what: 'every message delivered',
+      timeoutMs: 20_000,
+    });
+    const doneInMs = Date.now() - killedAt;
+    console.log(
+      `lease holder killed: partitions moved in ${movedInMs} ms, its entries finished in ${doneInMs} ms`,
+    );
+    // The bound: its name drops out after claimIdleMs, its leases expire a heartbeat later, and the
+    // survivor's next heartbeat takes them (claim 300 ms, heartbeat 100 ms here), plus a loaded box's slack.
+    const { options } = survivor;
+    expect(movedInMs).toBeLessThan(leaseTtlMs(options) + options.heartbeatMs + 2_000);
+    expect([...delivered.values()].filter((n) => n > 1)).toEqual([]);
+    for (let p = 0; p < 6; p++) {
+      expect(await survivor.client.get(survivor.keys.lease('w', p))).toBe('survivor');
+    }
+  } finally {
+    child.kill('SIGKILL');
+    await survivor.close();
+  }
+}, 90_000);

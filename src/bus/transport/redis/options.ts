@@ -252,6 +252,16 @@ export class BusKeys {
     return `${this.prefix}events`;
   }
 
+  /** Who reads partition `partition` of a listener's stream (leases.ts): the holder's name, with a TTL. */
+  lease(listener: string, partition: number): string {
+    return `${this.prefixes[partition]}lease:${listener}`;
+  }
+
+  /** The daemons reading a listener (leases.ts): a sorted set of consumer names by last heartbeat. */
+  members(listener: string): string {
+    return `${this.prefix}members:${listener}`;
+  }
+
   /** Once-only effects: the first result of a side-effecting tool call. */
   effect(callId: string): string {
     return `${this.prefix}effect:${callId}`;

@@ -96,6 +96,8 @@ export class StreamReader {
   #recover = true;
   #connectedOnce = false;
   #stopped = false;
+  /** Stopped with `finish`: entries read and waiting for a slot still run (see stop). */
+  #finishing = false;
   /** When stop() gives up waiting for in-flight deliveries (epoch ms), set by its first call. */
   #stopDeadline = 0;
   #slotWaiter: (() => void) | undefined;
@@ -112,6 +114,11 @@ export class StreamReader {
     readonly partition = 0,
     /** The listener's slots, when it has readers on several partitions; else this reader's own. */
     slots?: SlotPool,
+    /**
+     * Reading starts once this settles: a reader that took over a partition's lease (leases.ts)
+     * first claims what the last holder left, so those entries go before newer ones of their thread.
+     */
+    ready?: Promise<unknown>,
   ) {
     this.#slots = slots ?? new SlotPool(maxInFlight);
     this.#slots.join({ wake: () => this.#wake() });
@@ -127,7 +134,7 @@ export class StreamReader {
       this.#connectedOnce = true;
     });
     this.#refill = Math.max(1, Math.floor(maxInFlight / 4));
-    this.#loopDone = this.#loop();
+    this.#loopDone = ready ? ready.then(() => this.#loop()) : this.#loop();
   }
 
   /** Slots not taken by deliveries in progress. */
@@ -184,7 +191,7 @@ export class StreamReader {
             continue;
           }
           cursor = entries[entries.length - 1]![0];
-          if (!this.#stopped) this.dispatch(entries, false);
+          if (!this.#stopped || this.#finishing) this.dispatch(entries, false);
           continue;
         }
         // Non-blocking first: while the stream has entries this is the cheap path. How many is
@@ -192,10 +199,10 @@ export class StreamReader {
         // count too, so the read rides along with those handlers' outputs.
         const entries = await this.host.readNow(this.stream, () => Math.max(room, this.#room));
         if (entries.length > 0) {
-          if (!this.#stopped) this.dispatch(entries, false);
+          if (!this.#stopped || this.#finishing) this.dispatch(entries, false);
         } else {
           const entries = await this.#read(room, '>', true);
-          if (!this.#stopped) this.dispatch(entries, false);
+          if (!this.#stopped || this.#finishing) this.dispatch(entries, false);
         }
         failures = 0;
       } catch (error) {
@@ -278,7 +285,11 @@ export class StreamReader {
   }
 
   #wake(): void {
-    while (this.#waiting.length > 0 && this.#slots.used < this.#slots.max && !this.#stopped) {
+    while (
+      this.#waiting.length > 0 &&
+      this.#slots.used < this.#slots.max &&
+      (!this.#stopped || this.#finishing)
+    ) {
       this.#slots.used++;
       this.#waiting.shift()!(true);
     }
@@ -341,17 +352,20 @@ export class StreamReader {
    * Stops reading; in-flight deliveries finish and are acknowledged, until `deadline` (epoch ms;
    * default closeTimeoutMs after the first call), whatever Redis does. Entries read but not yet
    * handed over, and deliveries cut off by the deadline, stay pending for this consumer and are
-   * claimed by others once its heartbeat has stopped.
+   * claimed by others once its heartbeat has stopped. With `finish` the entries read are all
+   * delivered here (the partition is being handed over, see leases.ts).
    */
-  async stop(deadline?: number): Promise<void> {
+  async stop(deadline?: number, finish = false): Promise<void> {
     if (!this.#stopped) {
       this.#stopped = true;
+      this.#finishing = finish;
       this.#stopDeadline = Date.now() + this.host.options.closeTimeoutMs;
       const wake = this.#slotWaiter;
       this.#slotWaiter = undefined;
       wake?.();
-      // Entries still waiting for a slot stay pending in Redis, for another daemon to claim.
-      for (const start of this.#waiting.splice(0)) start(false);
+      // Entries still waiting for a slot stay pending in Redis, for another daemon to claim; or,
+      // handing a partition over (`finish`), they run here first, so none goes after a newer one.
+      if (!finish) for (const start of this.#waiting.splice(0)) start(false);
       // Disconnecting rejects a blocked XREADGROUP at once instead of waiting out its BLOCK.
       this.#client.disconnect();
     }

@@ -22,3 +22,9 @@ export const BATCH_SCRIPT_CROSS_SLOT: string = `#!lua flags=allow-cross-slot-key
 
 /** Moves one entry to the dead-letter stream, once however many reapers race over it (dead-letter.ts). */
 export const DEAD_LETTER_SCRIPT: string = script('dead-letter');
+
+/** Takes, renews or releases a partition lease (leases.ts). */
+export const LEASE_SCRIPT: string = script('lease');
+
+/** Marks a daemon alive among a listener's readers and lists the live ones (leases.ts). */
+export const MEMBERS_SCRIPT: string = script('members');

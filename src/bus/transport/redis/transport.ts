@@ -28,6 +28,7 @@ import { decodeRecord, encodeRecord, FORMAT_VERSION } from './codec.ts';
 import { type BusConnection, busClientOptions, openBusClient, scrubUrl } from './connection.ts';
 import { type DeadLetter, deadLetterCount, readDeadLetters } from './dead-letter.ts';
 import { Heartbeat } from './heartbeat.ts';
+import { ListenerLeases } from './leases.ts';
 import {
   BusKeys,
   defaultRedisBusOptions,
@@ -38,6 +39,14 @@ import { PartitionedBatch } from './partitioned-batch.ts';
 import { type ReaderHost, SlotPool, StreamReader } from './reader.ts';
 import { Reaper } from './reaper.ts';
 import type { LoadReply, ReadEntry, RedisTransportStats } from './types.ts';
+
+/** A subscribed listener: its readers now, and how to stop them. */
+interface Subscribed {
+  readers(): StreamReader[];
+  stop(deadline?: number): Promise<void>;
+  /** With partitions: who reads which (leases.ts). */
+  leases?: ListenerLeases;
+}
 
 /** Failure reasons are kept this long (seconds) for the dead-letter record. */
 const FAILURE_TTL_S = 24 * 3600;
@@ -50,8 +59,8 @@ export class RedisTransport implements Transport, ReaderHost {
   readonly keys: BusKeys;
   readonly stats: RedisTransportStats = { published: 0, acked: 0, claimed: 0, deadLettered: 0, lost: 0 };
   readonly #connection: BusConnection;
-  /** Each subscribed listener's readers, one per partition. */
-  readonly #readers = new Map<string, StreamReader[]>();
+  /** Each subscribed listener's reader, or with partitions its leases and their readers. */
+  readonly #readers = new Map<string, Subscribed>();
   /** Each listener's stream keys, one per partition. */
   readonly #inboxes = new Map<string, string[]>();
   readonly #reaper: Reaper;
@@ -160,18 +169,36 @@ export class RedisTransport implements Transport, ReaderHost {
         'maxInFlight must be a whole number of at least 1',
       );
     }
-    // One reader per partition, sharing the listener's maxInFlight slots.
     const streams = this.#inbox(listener);
-    const slots = streams.length > 1 ? new SlotPool(max) : undefined;
-    const readers = streams.map(
-      (stream, p) => new StreamReader(this, listener, stream, deliver, max, p, slots),
-    );
-    this.#readers.set(listener, readers);
+    let subscribed: Subscribed;
+    if (streams.length === 1) {
+      const reader = new StreamReader(this, listener, streams[0]!, deliver, max);
+      subscribed = { readers: () => [reader], stop: (deadline) => reader.stop(deadline) };
+    } else {
+      // A reader per partition held (leases.ts), sharing the listener's maxInFlight slots.
+      const slots = new SlotPool(max);
+      const leases = new ListenerLeases(this, listener, (p) => {
+        let go: () => void = () => {};
+        const ready = new Promise<void>((resolve) => {
+          go = resolve;
+        });
+        const reader = new StreamReader(this, listener, streams[p]!, deliver, max, p, slots, ready);
+        void this.#takeOver(reader).finally(go);
+        return reader;
+      });
+      subscribed = {
+        readers: () => leases.readers(),
+        stop: (deadline) => leases.close(deadline ?? Date.now() + this.options.closeTimeoutMs),
+        leases,
+      };
+      void leases.tick();
+    }
+    this.#readers.set(listener, subscribed);
     if (this.#timers.length === 0) this.#startTimers();
     return {
       unsubscribe: async () => {
-        await Promise.all(readers.map((r) => r.stop()));
-        if (this.#readers.get(listener) === readers) this.#readers.delete(listener);
+        await subscribed.stop();
+        if (this.#readers.get(listener) === subscribed) this.#readers.delete(listener);
       },
     };
   }
@@ -190,7 +217,7 @@ export class RedisTransport implements Transport, ReaderHost {
       const { client } = this.#connection;
       // Publishes already accepted go out and are answered (unless Redis is away or too slow).
       if (!this.#connection.down) await within(this.batch.drain(), left());
-      await Promise.all(this.#allReaders().map((r) => r.stop(deadline)));
+      await Promise.all([...this.#readers.values()].map((s) => s.stop(deadline)));
       this.#readers.clear();
       if (client.status === 'ready') {
         // The last thread-state writes and acks, then the connection.
@@ -215,9 +242,30 @@ export class RedisTransport implements Transport, ReaderHost {
     return deadLetterCount(this.client, this.keys);
   }
 
+  /** The partitions of `listener` whose lease this daemon holds (all of them with one partition). */
+  leasedPartitions(listener: string): number[] {
+    const subscribed = this.#readers.get(listener);
+    if (!subscribed) return [];
+    return subscribed.leases ? subscribed.leases.held() : [0];
+  }
+
+  /** A reader that took a partition over claims what the last holder left, before it reads. */
+  async #takeOver(reader: StreamReader): Promise<void> {
+    try {
+      await this.ensureGroup(this.client, reader.stream);
+      await this.#reaper.reapStream(reader);
+    } catch (error) {
+      // The reaper's regular pass claims them instead.
+      this.options.logger.warn(
+        { listener: reader.listener, partition: reader.partition },
+        `taking over a partition's pending entries failed: ${scrubUrl((error as Error).message, this.options.url)}`,
+      );
+    }
+  }
+
   #allReaders(): StreamReader[] {
     const all: StreamReader[] = [];
-    for (const readers of this.#readers.values()) for (const r of readers) all.push(r);
+    for (const subscribed of this.#readers.values()) for (const r of subscribed.readers()) all.push(r);
     return all;
   }
 
@@ -256,10 +304,10 @@ export class RedisTransport implements Transport, ReaderHost {
   // ---- heartbeat and reaper --------------------------------------------------------------------
 
   #startTimers(): void {
-    const heartbeat = setInterval(
-      () => void this.#heartbeat.beat(this.#allReaders()),
-      this.options.heartbeatMs,
-    );
+    const heartbeat = setInterval(() => {
+      void this.#heartbeat.beat(this.#allReaders());
+      for (const subscribed of this.#readers.values()) void subscribed.leases?.tick();
+    }, this.options.heartbeatMs);
     const reaper = setInterval(() => void this.reap(), this.options.reaperIntervalMs);
     heartbeat.unref();
     reaper.unref();
