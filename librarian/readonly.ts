@@ -10,6 +10,7 @@
 import { Document, type Element } from 'slimdom';
 import { LibrarianError } from '../src/errors.ts';
 import { lazyRequire } from '../src/lazy-require.ts';
+import { substituteCountClauses } from './embedded/count.ts';
 import { scanStringConstructors } from './embedded/string-constructor.ts';
 import { codeOnly, unsupportedSyntax } from './embedded/unsupported.ts';
 import { syntaxError } from './xquery-errors.ts';
@@ -131,9 +132,10 @@ function hasAncestor(el: Element, localName: string, ns: string): boolean {
 
 /** Parses the query to XQueryX, or throws the syntax error with its line and column. */
 function parse(query: string): Element {
-  // fontoxpath's parser takes a string constructor only with nothing around an interpolation's
-  // expression: trimmed, it means the same.
-  const source = scanStringConstructors(query)?.normalized ?? query;
+  // fontoxpath cannot parse a count clause (a let clause of the same variable reads the same for
+  // this check) or a string constructor with space around an interpolation's expression.
+  const counted = substituteCountClauses(query, (name) => `let ${name} := ()`).text;
+  const source = scanStringConstructors(counted)?.normalized ?? counted;
   try {
     const { parseScript, evaluateXPath } = fontoxpath();
     return parseScript(

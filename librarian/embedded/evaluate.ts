@@ -11,12 +11,9 @@ import type { QueryResult, Variables } from '../backend.ts';
 import { typeVariables } from '../variables.ts';
 import { syntaxError, xqueryError } from '../xquery-errors.ts';
 import { type QueryScope, registerLibrarianFunctions, resolveFunctionName } from './functions.ts';
-import { rewriteGroupBy } from './group-by.ts';
 import { isMapOrArray, jsonQuery } from './json-result.ts';
-import { rewriteOrderBy } from './order-by.ts';
-import { rewriteSort } from './sort.ts';
-import { proveStringConstructors, scanStringConstructors } from './string-constructor.ts';
-import { checkSupported, codeOnly, unsupportedSyntax } from './unsupported.ts';
+import { ParseFailure, rewriteQuery } from './rewrites.ts';
+import { codeOnly, unsupportedSyntax } from './unsupported.ts';
 
 export interface EvaluateOptions {
   variables?: Variables | undefined;
@@ -93,35 +90,19 @@ function parse(query: string): Element {
 
 /**
  * Refuses, before running, what the engine would answer wrong (unsupported.ts), or a syntax error;
- * gives the text to run (fn:sort#1 and order by with several keys rewritten: sort.ts, order-by.ts).
+ * gives the text to run (rewrites.ts).
  */
 function precheck(query: string): string {
   let verdict = checked.get(query);
   if (verdict === undefined) {
-    let source = query;
     try {
-      // String constructors first: fontoxpath's parser takes them only with nothing around `{ }`.
-      const constructors = scanStringConstructors(query);
-      source = constructors?.normalized ?? query;
-      let ast = parse(source);
-      let text = query;
-      if (constructors) {
-        text = proveStringConstructors(constructors, ast, parse);
-        ast = parse(text);
-      }
-      for (const rewrite of [rewriteSort, rewriteOrderBy]) {
-        const rewritten = rewrite(text, ast, parse);
-        if (rewritten !== null) {
-          text = rewritten;
-          ast = parse(text);
-        }
-      }
-      checkSupported(ast);
-      // After the check: the clauses it writes are the rewrite's own, proved in group-by.ts.
-      verdict = rewriteGroupBy(text, ast, parse) ?? text;
+      verdict = rewriteQuery(query, parse);
     } catch (error) {
-      verdict =
-        error instanceof OrganismError ? error : (unsupportedSyntax(query) ?? syntaxError(error, source));
+      if (error instanceof OrganismError) verdict = error;
+      else {
+        const failure = error instanceof ParseFailure ? error : new ParseFailure(error, query);
+        verdict = unsupportedSyntax(query) ?? syntaxError(failure.error, failure.source);
+      }
     }
     if (checked.size >= MAX_CHECKED) checked.delete(checked.keys().next().value!);
     checked.set(query, verdict);

@@ -31,66 +31,18 @@
  * others are (graft.ts): the rewritten text must parse to the original parse with this FLWOR
  * replaced by the template whose holes hold the original's parsed clauses and key expressions.
  */
-import fontoxpath from 'fontoxpath';
-import { Document, type Element } from 'slimdom';
+import type { Element } from 'slimdom';
 import { LibrarianError } from '../../src/errors.ts';
+import { boundVariables, flworSpan, flwors, graftClauses, innermost, varName } from './flwor.ts';
 import { bodyExpression, childNamed, hole, holes, replaceWith } from './graft.ts';
 import { canonical, splitSpecs } from './order-by.ts';
 import { masked } from './query-text.ts';
 import { refuse } from './unsupported.ts';
 
-const FONTO = 'http://fontoxml.com/fontoxpath';
 const MAX_CLAUSES = 16;
 
 function reject(reason: string): LibrarianError {
   return refuse('group by clause', reason);
-}
-
-function parseDebug(query: string): Element {
-  return fontoxpath.parseScript(
-    query,
-    { language: fontoxpath.evaluateXPath.XQUERY_3_1_LANGUAGE, debug: true },
-    new Document() as never,
-  ) as unknown as Element;
-}
-
-function flwors(ast: Element): Element[] {
-  return [...ast.getElementsByTagNameNS(ast.namespaceURI, 'flworExpr')];
-}
-
-/** The innermost FLWOR with a group by clause: its index among the FLWORs, or -1. */
-function innermost(ast: Element): number {
-  const all = flwors(ast);
-  for (let i = all.length - 1; i >= 0; i--) if (childNamed(all[i]!, 'groupByClause')) return i;
-  return -1;
-}
-
-function varName(el: Element | undefined): string {
-  if (!el) throw reject('a variable could not be read');
-  const prefix = el.getAttributeNS(el.namespaceURI, 'prefix') ?? el.getAttribute('prefix') ?? '';
-  const uri = el.getAttributeNS(el.namespaceURI, 'URI') ?? el.getAttribute('URI');
-  if (uri && !prefix) throw reject('a variable named by URI');
-  return `$${prefix ? `${prefix}:` : ''}${el.textContent}`;
-}
-
-/** The variables the clauses before group by bind, in order, each once. */
-function boundVariables(clauses: Element[]): string[] {
-  const out: string[] = [];
-  const add = (name: string) => {
-    if (!out.includes(name)) out.push(name);
-  };
-  for (const clause of clauses) {
-    if (clause.localName === 'forClause' || clause.localName === 'letClause') {
-      for (const item of clause.children) {
-        add(varName(childNamed(childNamed(item, 'typedVariableBinding')!, 'varName')));
-        const at = childNamed(item, 'positionalVariableBinding');
-        if (at) add(varName(at));
-      }
-    } else if (clause.localName !== 'whereClause' && clause.localName !== 'orderByClause') {
-      throw reject(`a ${clause.localName} before it`);
-    }
-  }
-  return out;
 }
 
 const ERR = 'http://www.w3.org/2005/xqt-errors';
@@ -120,6 +72,8 @@ function signature(value: string): string {
 }
 
 interface Pieces {
+  /** Makes the rewrite's own variable names unlike any in the query. */
+  id: number;
   pre: string;
   /** Each grouping variable and its key expression's text. */
   keys: { name: string; expr: string }[];
@@ -130,36 +84,26 @@ interface Pieces {
 function template(p: Pieces): string {
   const n = p.keys.length;
   const members = [...p.keys.map((k) => key(k.expr)), ...p.carried].join(', ');
-  const sigs = p.keys.map((_, i) => signature(`$organism_gx_(${i + 1})`)).join(` || '|' || `);
+  const sigs = p.keys.map((_, i) => signature(`$organism_g${p.id}x_(${i + 1})`)).join(` || '|' || `);
   return (
-    `let $organism_gt_ := (${p.pre} return [${members}]) ` +
-    `let $organism_gs_ := for $organism_gx_ in $organism_gt_ return ${sigs} ` +
-    'for $organism_gk_ in distinct-values($organism_gs_) ' +
-    'let $organism_gg_ := for $organism_gp_ in index-of($organism_gs_, $organism_gk_) return $organism_gt_[$organism_gp_] ' +
-    p.keys.map((k, i) => `let ${k.name} := $organism_gg_[1](${i + 1}) `).join('') +
+    `let $organism_g${p.id}t_ := (${p.pre} return [${members}]) ` +
+    `let $organism_g${p.id}s_ := for $organism_g${p.id}x_ in $organism_g${p.id}t_ return ${sigs} ` +
+    `for $organism_g${p.id}k_ in distinct-values($organism_g${p.id}s_) ` +
+    `let $organism_g${p.id}g_ := for $organism_g${p.id}p_ in index-of($organism_g${p.id}s_, $organism_g${p.id}k_) return $organism_g${p.id}t_[$organism_g${p.id}p_] ` +
+    p.keys.map((k, i) => `let ${k.name} := $organism_g${p.id}g_[1](${i + 1}) `).join('') +
     p.carried
-      .map((v, i) => `let ${v} := for $organism_gx_ in $organism_gg_ return $organism_gx_(${n + i + 1}) `)
+      .map(
+        (v, i) =>
+          `let ${v} := for $organism_g${p.id}x_ in $organism_g${p.id}g_ return $organism_g${p.id}x_(${n + i + 1}) `,
+      )
       .join('') +
     p.post
   );
 }
 
-function offset(el: Element, which: 'start' | 'end'): number {
-  const raw = el.getAttributeNS(FONTO, which);
-  if (!raw) throw reject('its place in the query could not be read');
-  return (JSON.parse(raw) as { offset: number }).offset;
-}
-
-/** The text span of the FLWOR (from fontoxpath's positions) and where its group by clause is. */
-function locate(
-  query: string,
-  index: number,
-): { start: number; end: number; group: number; specsEnd: number; parts: [number, number][] } {
-  const flwor = flwors(parseDebug(query))[index];
-  const trace = flwor?.parentElement;
-  if (!trace || trace.namespaceURI !== FONTO) throw reject('its place in the query could not be read');
-  const start = offset(trace, 'start');
-  const end = offset(trace, 'end');
+/** The FLWOR's text span and where its group by clause is. */
+function locate(query: string, index: number) {
+  const { start, end } = flworSpan(query, index, reject);
   const code = masked(query);
   let depth = 0;
   for (let i = start; i < end; i++) {
@@ -187,11 +131,11 @@ function rewriteOne(query: string, ast: Element, index: number, parse: (q: strin
   const specs = clauses[at]!.children.filter((c) => c.localName === 'groupingSpec');
   const { start, end, group, specsEnd, parts } = locate(query, index);
   if (parts.length !== specs.length) throw reject('the clause could not be read');
-  const bound = boundVariables(clauses.slice(0, at));
+  const bound = boundVariables(clauses.slice(0, at), reject);
   const keys = specs.map((spec, i) => {
     if (childNamed(spec, 'collation')) throw reject('a collation on a key');
     if (childNamed(spec, 'typeDeclaration')) throw reject('a type on a grouping variable');
-    const name = varName(childNamed(spec, 'varName'));
+    const name = varName(childNamed(spec, 'varName'), reject);
     const written = query.slice(parts[i]![0], parts[i]![1]).trim();
     if (/^\$\S+\s+as\b/.test(written)) throw reject('a type on a grouping variable');
     const m = SPEC.exec(written);
@@ -207,8 +151,12 @@ function rewriteOne(query: string, ast: Element, index: number, parse: (q: strin
     return { name, expr: m[2] ?? name };
   });
   const names = keys.map((k) => k.name);
-  const carried = bound.filter((v) => !names.includes(v));
+  // The variables of an earlier rewrite's own clauses are not used after them.
+  const carried = bound.filter((v) => !names.includes(v) && !/^\$organism_[gc]\d+[a-z]_$/.test(v));
+  let id = 0;
+  while (query.includes(`organism_g${id}`)) id++;
   const text = template({
+    id,
     pre: query.slice(start, group),
     keys,
     carried,
@@ -220,6 +168,7 @@ function rewriteOne(query: string, ast: Element, index: number, parse: (q: strin
   const holed = bodyExpression(
     parse(
       template({
+        id,
         pre: `for $organism_gh_ in ${hole('pre')}`,
         keys: keys.map((k, i) => ({
           name: k.name,
@@ -233,17 +182,11 @@ function rewriteOne(query: string, ast: Element, index: number, parse: (q: strin
     ),
   );
   const found = holes(holed);
-  let inner: Element | null = found.get('pre') ?? null;
-  while (inner && inner.localName !== 'flworExpr') inner = inner.parentElement;
   specs.forEach((spec, i) => {
     const value = spec.getElementsByTagNameNS(flwor.namespaceURI, 'varValue')[0];
     if (value) replaceWith(found.get(`k${i}`)!, [...value.children]);
   });
-  if (!inner) throw reject('the clause could not be read');
-  replaceWith(inner.children[0]!, clauses.slice(0, at));
-  const tail = [...holed.children].slice(-2);
-  for (const piece of clauses.slice(at + 1)) holed.appendChild(holed.ownerDocument!.importNode(piece, true));
-  for (const t of tail) holed.removeChild(t);
+  graftClauses(holed, found, clauses.slice(0, at), clauses.slice(at + 1), reject);
   const expected = ast.cloneNode(true) as Element;
   replaceWith(flwors(expected)[index]!, [holed]);
   let got: string;
@@ -264,7 +207,7 @@ export function rewriteGroupBy(query: string, ast: Element, parse: (q: string) =
   let text = query;
   let current = ast;
   for (let n = 0; n < MAX_CLAUSES; n++) {
-    const index = innermost(current);
+    const index = innermost(current, (c) => c.localName === 'groupByClause');
     if (index < 0) return n === 0 ? null : text;
     text = rewriteOne(text, current, index, parse);
     current = parse(text);

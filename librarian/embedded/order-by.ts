@@ -48,8 +48,8 @@ function multiKeyClauses(ast: Element): Element[] {
 }
 
 const CLOSERS: Record<string, string> = { '(': ')', '[': ']', '{': '}' };
-/** A word that starts the next FLWOR clause (or return) at the clause's own nesting depth. */
-const NEXT_CLAUSE = /^(?:return|for|let|where|order|stable|group|count)\b/;
+/** A word that starts the next FLWOR clause (or return) at the clause's own nesting depth (count( is a call). */
+const NEXT_CLAUSE = /^(?:return|for|let|where|order|stable|group|count\s+\$)\b/;
 
 /** Splits the text of one order by clause (after `order by`) at its top-level commas; its end. */
 export function splitSpecs(code: string, start: number): { parts: [number, number][]; end: number } {

@@ -9,8 +9,8 @@
  *   arithmetic (computed as binary doubles: 0.1 + 0.2 gives 0.30000000000000004), maps looked up
  *   with a node as the key (not atomized: nothing found), and duplicate literal map keys (an error
  *   in XQuery, accepted by fontoxpath);
- * - on the text, when fontoxpath cannot parse it: syntax it has no parser for (try/catch, the count
- *   and window clauses, declare option), so the agent hears which feature and
+ * - on the text, when fontoxpath cannot parse it: syntax it has no parser for (try/catch, the window
+ *   clause, declare option), so the agent hears which feature and
  *   not a syntax error in a valid query.
  */
 import type { Element } from 'slimdom';
@@ -41,7 +41,6 @@ const ARITHMETIC = new Set(['addOp', 'subtractOp', 'multiplyOp', 'divOp', 'modOp
 /** Syntax fontoxpath cannot parse, looked for in the query's code (comments and strings blanked). */
 const SYNTAX: [RegExp, string][] = [
   [/\btry\s*\{/, 'try/catch expression'],
-  [/\bcount\s+\$/, 'count clause'],
   [/\b(?:tumbling|sliding)\s+window\b/, 'window clause'],
   [/\bdeclare\s+option\b/, 'declare option'],
   [/\bdeclare\s+context\s+item\b/, 'declare context item'],

@@ -267,3 +267,40 @@ describe('group by', () => {
     }
   });
 });
+
+describe('count clause', () => {
+  const orders = "for $o in doc('/db/organism/orders.xml')//order";
+
+  it('numbers the tuples as they come, after where and order by, keeping every variable', async () => {
+    expect(
+      await run(
+        `${orders} let $ids := ($o/@id, $o/@c) where $o/@c = 'b' order by $o/@id descending count $n return $n || ':' || string-join($ids, '/')`,
+      ),
+    ).toEqual(['1:o5/b', '2:o3/b', '3:o1/b']);
+  });
+
+  it('runs after group by, twice in one FLWOR, and in a nested FLWOR', async () => {
+    expect(
+      await run(
+        `${orders} group by $c := string($o/@c) order by count($o) descending count $rank return $rank || '.' || $c`,
+      ),
+    ).toEqual(['1.b', '2.a']);
+    expect(
+      await run(
+        'for $x in (5, 6, 7) count $all where $x gt 5 count $n return $n || "/" || $all || "=" || $x',
+      ),
+    ).toEqual(['1/2=6', '2/3=7']);
+    expect(await run('for $x in (1, 2) return for $y in (3, 4) count $n return $x * 10 + $n')).toEqual([
+      '11',
+      '12',
+      '21',
+      '22',
+    ]);
+  });
+
+  it('leaves "count $x" in element content as text, and hides a variable of the same name', async () => {
+    expect(await run('<p>count $x</p>')).toEqual(['<p>count $x</p>']);
+    expect(await run('for $x in (7, 8) count $x return $x')).toEqual(['1', '2']);
+    expect(() => assertReadOnly('for $x in (1, 2) count $n return $n')).not.toThrow();
+  });
+});

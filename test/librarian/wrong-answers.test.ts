@@ -96,7 +96,7 @@ describe('no silent wrong answer from the embedded store', () => {
 
   it('names the FLWOR clauses and syntax it cannot run', async () => {
     for (const [query, feature] of [
-      ['for $o in (1, 2) count $n return $n', 'count clause'],
+      ['declare option output:method "json"; 1', 'declare option'],
       ['for tumbling window $w in (1, 2) start when true() return $w', 'window clause'],
       ['try { 1 div 0 } catch * { 0 }', 'try/catch expression'],
       ['sort((3, 1), (), function($x) { -$x })', 'fn:sort() with a collation or key function'],
