@@ -193,9 +193,11 @@ export class BasexBackend implements LibrarianBackend {
     const outer =
       `declare variable $q external; declare variable $max external; ${declarations} ` +
       `let $r := xquery:eval($q, map{${bindings}}, map{'permission': 'read', 'timeout': ${timeout}}) ` +
-      // Maps and arrays come back as JSON (there is no XML for them); everything else as it is.
+      // Maps and arrays come back as JSON (there is no XML for them); binary values by their string
+      // value (BaseX would send their bytes); everything else as it is.
       `return (count($r), for $i in subsequence($r, 1, $max) return ` +
-      `if ($i instance of map(*) or $i instance of array(*)) then serialize($i, map{'method': 'json', 'indent': 'no'}) else $i)`;
+      `if ($i instance of map(*) or $i instance of array(*)) then serialize($i, map{'method': 'json', 'indent': 'no'}) ` +
+      `else if ($i instance of xs:hexBinary or $i instance of xs:base64Binary) then string($i) else $i)`;
     const bind = [
       stringVar('q', query),
       { name: 'max', value: String(Math.max(0, Math.floor(options.maxResults))), type: 'xs:integer' },

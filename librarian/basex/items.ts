@@ -1,8 +1,9 @@
 /**
  * One item of a BaseX result as the librarian returns it (the same shape as the other backends):
  * elements, documents, comments and processing instructions as serialized XML; attributes, text
- * nodes and atomic values as their string value. BaseX serializes every item with the XML output
- * method, so those string values arrive escaped and are unescaped here.
+ * nodes and atomic values as their string value. BaseX serializes nodes with the XML output method,
+ * so an attribute's or a text node's value arrives escaped and is unescaped here; an atomic value
+ * arrives as it is (unescaping it turned the string "a &lt; b" into "a < b").
  */
 import { LibrarianError } from '../../src/errors.ts';
 import { type BasexItem, ITEM_TYPES } from './client.ts';
@@ -34,7 +35,9 @@ export function basexItem(item: BasexItem, index: number): string {
         'librarian.query',
         `result item ${index + 1} is a function, which has no serialization; return nodes or atomic values`,
       );
-    default:
+    case ITEM_TYPES.text:
       return unescapeXml(item.value);
+    default:
+      return item.value;
   }
 }

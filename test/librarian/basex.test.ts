@@ -116,6 +116,23 @@ describe('BaseX backend', () => {
     }
   });
 
+  // Found by the QT3 run (string-constructor-004, K2-OrderbyExprWithout-25): atomic values arrive
+  // unescaped, so unescaping them again changed the text, and binary values arrived as raw bytes.
+  it('gives strings, text nodes and binary values as their XPath string value', async () => {
+    const backend = backendFor();
+    try {
+      const query =
+        '("a &amp;lt; b", xs:untypedAtomic("&amp;amp;"), <a>x &amp;lt; y &amp;amp; z</a>/text(), ' +
+        '<a v="&amp;quot;"/>/@v, xs:hexBinary("FF01"), xs:base64Binary("AAE="), "<e/>")';
+      expect(await backend.query(query, { collection: C, maxResults: 10 })).toEqual({
+        hits: 7,
+        results: ['a &lt; b', '&amp;', 'x &lt; y &amp; z', '&quot;', 'FF01', 'AAE=', '<e/>'],
+      });
+    } finally {
+      await backend.close();
+    }
+  });
+
   it('says where a server that is not running is', async () => {
     const backend = new BasexBackend({
       host: '127.0.0.1',
