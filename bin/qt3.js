@@ -12,5 +12,7 @@ if (typeof options === 'string') {
 // stdout carries only the figures: anything else written there (fn:trace in a test case, printed by
 // the query thread) goes to stderr.
 const out = process.stdout.write.bind(process.stdout);
+// A reader that stops early (`| head`) ends the run quietly.
+process.stdout.on('error', (error) => process.exit(error.code === 'EPIPE' ? 0 : 1));
 process.stdout.write = process.stderr.write.bind(process.stderr);
 await runQt3({ ...options, write: (line) => out(`${line}\n`) });

@@ -264,7 +264,8 @@ function resultXml(results: string[]): string {
   let out = '';
   let previousAtomic = false;
   for (const r of results) {
-    const node = parseElement(r) !== null;
+    // An element, comment or processing instruction (serialized) is markup; anything else text.
+    const node = r.startsWith('<') && wrapped(r) !== null;
     if (!node && previousAtomic) out += ' ';
     out += node ? r : escapeText(r);
     previousAtomic = !node;
