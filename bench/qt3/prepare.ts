@@ -114,7 +114,7 @@ export function prepare(tc: TestCase, qt3Dir: string): Prepared {
   const bind = (name: string, as: string | null, value: string) => {
     // A variable the query declares external gets its value there; others are declared.
     const external = new RegExp(
-      `declare\\s+variable\\s+\\$${name.replace(/[.-]/g, '\\$&')}\\s*(as\\s+[^:;]*?)?\\s*external\\s*(?::=[^;]*)?;`,
+      `declare\\s+variable\\s+\\$${name.replace(/[.-]/g, '\\$&')}\\s*(as\\s+[^;]*?)?\\s*external\\s*(?::=[^;]*)?;`,
     );
     const m = external.exec(codeOnly(prolog));
     if (m) {
