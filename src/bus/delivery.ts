@@ -9,13 +9,16 @@ import type { IncomingReply } from '../listener/types.ts';
 import type { PayloadVerdict } from '../schema/check.ts';
 import type { HopSpan } from '../telemetry/types.ts';
 import { decodePayload } from '../xml/codec.ts';
-import { parseEnvelope } from '../xml/envelope.ts';
+import { parseEnvelopeOf } from '../xml/envelope.ts';
 import type { BusContext, Delivery } from './bus-context.ts';
 import type { Failures } from './failures.ts';
 import type { InFlight } from './in-flight.ts';
 import type { RuntimeListener } from './listeners.ts';
 import type { Message } from './message.ts';
 import type { Frame, ThreadState } from './threads.ts';
+
+/** The outcome of a delivery nobody waits for (see deliverDetached). */
+const ignore = (): void => {};
 
 export class Deliverer {
   constructor(
@@ -30,8 +33,29 @@ export class Deliverer {
     return this.inFlight.deliver(message, handled, this.#deliverNow);
   }
 
-  /** The message, its thread and frame current in the registry: checked and queued. */
-  readonly #deliverNow = (message: Message, handled: (() => void) | undefined): Promise<void> => {
+  /**
+   * The same for a transport that does not wait for the outcome (in memory, no journal): no
+   * promise and no closures are made, so a message waiting in a queue costs only its records.
+   */
+  readonly deliverDetached = (message: Message): void => {
+    // Shared thread state counts a delivery until its promise settles: it needs the promise.
+    if (this.bus.store.shared) this.deliver(message).catch(ignore);
+    else this.#take(message, undefined, ignore, ignore);
+  };
+
+  readonly #deliverNow = (message: Message, handled: (() => void) | undefined): Promise<void> =>
+    new Promise<void>((resolve, reject) => this.#take(message, handled, resolve, reject));
+
+  /**
+   * The message, its thread and frame current in the registry: checked and queued. `done` is
+   * called once it is handled, refused or dropped; `abandon` when it is left unhandled.
+   */
+  #take(
+    message: Message,
+    handled: (() => void) | undefined,
+    done: () => void,
+    abandon: (reason: unknown) => void,
+  ): void {
     const bus = this.bus;
     const thread = bus.threads.thread(message.thread);
     // A listener removed by a reload still takes what was published to it before (retiring).
@@ -41,12 +65,14 @@ export class Deliverer {
       // The frame was pruned (its caller already got an answer) or the thread stopped: nothing to do.
       if (target) bus.hooks.delivered?.(target.name, 'dropped', Date.now() - message.time, message.thread);
       this.inFlight.settle(thread);
-      return Promise.resolve();
+      done();
+      return;
     }
     let reply: IncomingReply | undefined;
     let span: HopSpan | undefined;
     try {
-      const envelope = parseEnvelope(message.envelope, bus.xmlLimits);
+      // What publish wrote for this record is parsed as such (only the payload); anything else whole.
+      const envelope = parseEnvelopeOf(message.envelope, message, bus.xmlLimits);
       // Tracing on: the hop's span, a child of the one that published the message.
       if (bus.tracing) span = bus.tracing.hop(message, envelope.traceparent, envelope.payloadXml);
       if (
@@ -62,11 +88,15 @@ export class Deliverer {
         const xml = envelope.payloadXml;
         if (verdict instanceof Promise) {
           // A Standard Schema that checks asynchronously: the message is queued once it has said.
-          return verdict.then((v) =>
-            this.#checked(message, handled, thread, frame, target, decoded, v, xml, span),
+          verdict.then(
+            (v) =>
+              this.#checked(message, handled, thread, frame, target, decoded, v, xml, span, done, abandon),
+            abandon,
           );
+          return;
         }
-        return this.#checked(message, handled, thread, frame, target, decoded, verdict, xml, span);
+        this.#checked(message, handled, thread, frame, target, decoded, verdict, xml, span, done, abandon);
+        return;
       } else {
         const known = bus.byTag.get(message.tag)?.[0] ?? this.#responseSchemaOwner(message.tag);
         reply = {
@@ -86,10 +116,22 @@ export class Deliverer {
         seq: 0,
         trace: span,
       });
-      return Promise.resolve();
+      done();
+      return;
     }
-    return this.#enqueue(message, handled, thread, frame, target, undefined, reply, span);
-  };
+    this.#enqueue({
+      message,
+      thread,
+      frame,
+      target,
+      payload: undefined,
+      reply,
+      done,
+      handled,
+      abandon,
+      span,
+    });
+  }
 
   /** A payload the target's schema has judged: refused with a `<huh>` to its sender, or queued. */
   #checked(
@@ -102,7 +144,9 @@ export class Deliverer {
     verdict: PayloadVerdict,
     payloadXml: string,
     span: HopSpan | undefined,
-  ): Promise<void> {
+    done: () => void,
+    abandon: (reason: unknown) => void,
+  ): void {
     if (verdict instanceof Error) {
       this.bus.hooks.delivered?.(target.name, 'invalid', Date.now() - message.time, thread.id);
       span?.end('invalid');
@@ -111,46 +155,35 @@ export class Deliverer {
         seq: 0,
         trace: span,
       });
-      return Promise.resolve();
+      done();
+      return;
     }
     // A Standard Schema's output (defaults, stripped keys, transforms) is what the handler gets.
     const payload = verdict === null ? decoded : (verdict.value as Record<string, unknown>);
-    return this.#enqueue(message, handled, thread, frame, target, payload, undefined, span);
+    this.#enqueue({
+      message,
+      thread,
+      frame,
+      target,
+      payload,
+      reply: undefined,
+      done,
+      handled,
+      abandon,
+      span,
+    });
   }
 
-  #enqueue(
-    message: Message,
-    handled: (() => void) | undefined,
-    thread: ThreadState,
-    frame: Frame,
-    target: RuntimeListener,
-    payload: Record<string, unknown> | undefined,
-    reply: IncomingReply | undefined,
-    span: HopSpan | undefined,
-  ): Promise<void> {
-    const bus = this.bus;
-    const queue = bus.queues.get(target.name)!;
-    return new Promise<void>((resolve, reject) => {
-      const delivery: Delivery = {
-        message,
-        thread,
-        frame,
-        target,
-        payload,
-        reply,
-        done: resolve,
-        handled,
-        abandon: reject,
-        span,
-      };
-      if (!queue.offer(thread.id, delivery)) {
-        bus.hooks.delivered?.(target.name, 'busy', Date.now() - message.time, thread.id);
-        span?.end('busy');
-        this.failures.failFrame(thread, frame, 'bus.busy', { id: message.id, seq: 0, trace: span });
-        this.inFlight.settle(thread);
-        resolve();
-      }
-    });
+  /** Into the target's queue, or refused as busy (the frame fails, the sender hears why). */
+  #enqueue(delivery: Delivery): void {
+    const { message, thread, frame, target, span } = delivery;
+    const queue = this.bus.queues.get(target.name)!;
+    if (queue.offer(thread.id, delivery)) return;
+    this.bus.hooks.delivered?.(target.name, 'busy', Date.now() - message.time, thread.id);
+    span?.end('busy');
+    this.failures.failFrame(thread, frame, 'bus.busy', { id: message.id, seq: 0, trace: span });
+    this.inFlight.settle(thread);
+    delivery.done();
   }
 
   /** The schema a reply tag was declared with, by the listener whose `response` it is. */

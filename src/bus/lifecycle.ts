@@ -45,6 +45,7 @@ export class Lifecycle {
       // the rest to other daemons: twice the concurrency keeps the handlers busy between reads.
       bus.transport.subscribe(listener.name, (message, handled) => this.deliverer.deliver(message, handled), {
         maxInFlight: Math.min(listener.queueLength, listener.maxConcurrent * 2),
+        deliverDetached: this.deliverer.deliverDetached,
       }),
     );
   }

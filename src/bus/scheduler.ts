@@ -9,9 +9,13 @@ export interface QueueOptions {
   maxConcurrent: number;
 }
 
-interface ThreadLane<T> {
-  items: T[];
-  head: number;
+/**
+ * A thread's pending items once it has two or more; a thread with one item pending (most of them,
+ * when 100,000 threads each wait with a message) keeps the item itself, with no lane and no array.
+ */
+class ThreadLane<T> {
+  head = 0;
+  constructor(readonly items: T[]) {}
 }
 
 /**
@@ -47,7 +51,8 @@ function takeRun(resume: () => void): boolean {
 }
 
 export class ListenerQueue<T> {
-  readonly #lanes = new Map<string, ThreadLane<T>>();
+  /** Pending work per thread: the one item, or a ThreadLane of several. */
+  readonly #lanes = new Map<string, T | ThreadLane<T>>();
   /** Threads with pending items, in the order they will be served. */
   readonly #ring: string[] = [];
   #ringHead = 0;
@@ -68,12 +73,11 @@ export class ListenerQueue<T> {
   offer(thread: string, item: T): boolean {
     if (this.#pending >= this.options.capacity) return false;
     const lane = this.#lanes.get(thread);
-    if (lane) lane.items.push(item);
-    else {
-      // Most threads have one item waiting: an array of exactly one (push() on [] reserves 17).
-      this.#lanes.set(thread, { items: [item], head: 0 });
+    if (lane === undefined) {
+      this.#lanes.set(thread, item);
       this.#ring.push(thread);
-    }
+    } else if (lane instanceof ThreadLane) lane.items.push(item);
+    else this.#lanes.set(thread, new ThreadLane([lane, item]));
     this.#pending++;
     this.#pump();
     return true;
@@ -112,8 +116,8 @@ export class ListenerQueue<T> {
   /** Takes every queued (not yet running) item of one thread out of the queue (thread killed). */
   removeThread(thread: string): T[] {
     const lane = this.#lanes.get(thread);
-    if (!lane) return [];
-    const removed = lane.items.slice(lane.head);
+    if (lane === undefined) return [];
+    const removed = lane instanceof ThreadLane ? lane.items.slice(lane.head) : [lane];
     this.#lanes.delete(thread);
     // The ring may still name the thread; next() skips names whose lane is gone.
     this.#pending -= removed.length;
@@ -135,7 +139,10 @@ export class ListenerQueue<T> {
   /** Drops everything still queued (shutdown after the drain deadline); returns the dropped items. */
   clear(): T[] {
     const dropped: T[] = [];
-    for (const lane of this.#lanes.values()) dropped.push(...lane.items.slice(lane.head));
+    for (const lane of this.#lanes.values()) {
+      if (lane instanceof ThreadLane) dropped.push(...lane.items.slice(lane.head));
+      else dropped.push(lane);
+    }
     this.#lanes.clear();
     this.#ring.length = 0;
     this.#ringHead = 0;
@@ -158,15 +165,17 @@ export class ListenerQueue<T> {
       }
       const item = this.#next();
       this.#running++;
-      const done = (): void => {
-        this.#running--;
-        this.#pump();
-        this.#settleIdle();
-      };
       // `run` reports its own failures; a rejection here must still free the slot.
-      this.run(item).then(done, done);
+      this.run(item).then(this.#done, this.#done);
     }
   }
+
+  /** A run has finished: its slot serves the next item. One function for every run, not one each. */
+  readonly #done = (): void => {
+    this.#running--;
+    this.#pump();
+    this.#settleIdle();
+  };
 
   #next(): T {
     // Compact the ring once its consumed head grows, so it never holds stale entries for long.
@@ -177,13 +186,17 @@ export class ListenerQueue<T> {
     let thread = this.#ring[this.#ringHead++]!;
     let lane = this.#lanes.get(thread);
     // A killed thread's lane is gone but its name may still be in the ring: skip it.
-    while (!lane) {
+    while (lane === undefined) {
       thread = this.#ring[this.#ringHead++]!;
       lane = this.#lanes.get(thread);
     }
+    this.#pending--;
+    if (!(lane instanceof ThreadLane)) {
+      this.#lanes.delete(thread);
+      return lane;
+    }
     const item = lane.items[lane.head]!;
     lane.items[lane.head++] = undefined as T;
-    this.#pending--;
     if (lane.head === lane.items.length) {
       this.#lanes.delete(thread);
     } else {

@@ -41,8 +41,36 @@ export interface ThreadState {
   stopped: boolean;
   /** Capabilities tools may use in this thread; undefined means unrestricted. */
   scope: readonly Capability[] | undefined;
-  /** Frame ids of this thread, for pruning and collection. */
-  frames: Set<string>;
+  /**
+   * Frame ids of this thread, for pruning and collection: none, one id, or a Set from two on. Most
+   * live threads hold one frame (a message waiting); a Set each cost ~150 bytes at 100,000 threads.
+   * Read and changed through frameIds / addFrameId / deleteFrameId.
+   */
+  frames: string | Set<string> | undefined;
+}
+
+/** The frame ids a thread holds (see ThreadState.frames). */
+export function frameIds(state: ThreadState): Iterable<string> {
+  const frames = state.frames;
+  return frames === undefined ? [] : typeof frames === 'string' ? [frames] : frames;
+}
+
+function addFrameId(state: ThreadState, id: string): void {
+  const frames = state.frames;
+  if (frames === undefined) state.frames = id;
+  else if (typeof frames === 'string') {
+    if (frames !== id) state.frames = new Set([frames, id]);
+  } else frames.add(id);
+}
+
+function deleteFrameId(state: ThreadState, id: string): void {
+  const frames = state.frames;
+  if (frames === id) state.frames = undefined;
+  else if (typeof frames === 'object') {
+    frames.delete(id);
+    // Back to the inline form once one is left, so a thread that fanned out once stays small.
+    if (frames.size <= 1) state.frames = frames.size === 0 ? undefined : frames.values().next().value;
+  }
 }
 
 export interface ThreadRegistryOptions {
@@ -66,6 +94,9 @@ export interface ThreadRegistryObserver {
 
 export type BudgetCheck = { ok: true } | { ok: false; what: 'hops' | 'depth'; limit: number };
 
+/** The answer of every hop within budget: one object, not one per hop. */
+const WITHIN_BUDGET: BudgetCheck = Object.freeze({ ok: true });
+
 export class ThreadRegistry {
   readonly #threads = new Map<string, ThreadState>();
   readonly #frames = new Map<string, Frame>();
@@ -88,7 +119,7 @@ export class ThreadRegistry {
       inFlight: 0,
       stopped: false,
       scope: scope ? Object.freeze([...new Set(scope)]) : undefined,
-      frames: new Set(),
+      frames: undefined,
     };
     this.#threads.set(state.id, state);
     this.#observer?.threadCreated(state);
@@ -107,7 +138,8 @@ export class ThreadRegistry {
   adoptFrame(frame: Frame): void {
     if (this.#frames.has(frame.id)) return;
     this.#frames.set(frame.id, frame);
-    this.#threads.get(frame.thread)?.frames.add(frame.id);
+    const state = this.#threads.get(frame.thread);
+    if (state) addFrameId(state, frame.id);
     if (frame.parent) {
       let kids = this.#children.get(frame.parent);
       if (!kids) {
@@ -147,7 +179,7 @@ export class ThreadRegistry {
       stored: false,
     };
     this.#frames.set(frame.id, frame);
-    thread.frames.add(frame.id);
+    addFrameId(thread, frame.id);
     if (parent) {
       let kids = this.#children.get(parent.id);
       if (!kids) {
@@ -168,7 +200,8 @@ export class ThreadRegistry {
   forgetFrame(frame: Frame): void {
     if (frame.parent || this.#children.has(frame.id)) return;
     this.#frames.delete(frame.id);
-    this.#threads.get(frame.thread)?.frames.delete(frame.id);
+    const state = this.#threads.get(frame.thread);
+    if (state) deleteFrameId(state, frame.id);
   }
 
   /** Removes a frame and every frame opened below it: a responder's sub-calls end with it. */
@@ -185,7 +218,7 @@ export class ThreadRegistry {
       const known = this.#frames.get(id);
       if (known && pruned && known !== frame) pruned.push(known);
       this.#frames.delete(id);
-      thread?.frames.delete(id);
+      if (thread) deleteFrameId(thread, id);
     }
     if (pruned) this.#observer!.framesPruned(frame.thread, pruned);
   }
@@ -197,7 +230,7 @@ export class ThreadRegistry {
     if (depth > this.options.maxDepth) return { ok: false, what: 'depth', limit: this.options.maxDepth };
     thread.hops++;
     this.#observer?.hopCharged(thread);
-    return { ok: true };
+    return WITHIN_BUDGET;
   }
 
   /** Forgets threads with nothing in flight that have been quiet longer than idleMs. Returns their ids. */
@@ -205,7 +238,7 @@ export class ThreadRegistry {
     const collected: string[] = [];
     for (const [id, state] of this.#threads) {
       if (state.inFlight === 0 && now - state.lastActive >= this.options.idleMs) {
-        for (const frameId of state.frames) {
+        for (const frameId of frameIds(state)) {
           this.#frames.delete(frameId);
           this.#children.delete(frameId);
         }

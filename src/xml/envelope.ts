@@ -16,7 +16,7 @@
  * are accepted: their payload is taken as if it had no namespace.
  */
 import { XmlError } from '../errors.ts';
-import { isNameCode, isSpaceCode } from './chars.ts';
+import { checkSize, isNameCode, isNameStartCode, isSpaceCode } from './chars.ts';
 import { escapeAttr, escapeText } from './codec.ts';
 import type { XmlLimits } from './limits.ts';
 import type { XmlNode } from './parse.ts';
@@ -187,6 +187,107 @@ export function parseEnvelope(text: string, limits: XmlLimits): ParsedEnvelope {
   if (to !== undefined && to !== '') out.to = to;
   if (traceparent !== undefined) out.traceparent = traceparent;
   return out;
+}
+
+const TAIL = '</message>';
+
+/**
+ * parseEnvelope for an envelope that should be exactly what buildEnvelope wrote for `meta` (the
+ * routing record a transport carries beside it): when it is, only the payload is parsed, since
+ * the rest is known text, and the result is the one parseEnvelope gives. Anything else (another
+ * writer's spacing, a traceparent, meta values that need escaping, a payload that inherits the
+ * envelope's namespace, or a payload that does not parse) is parsed whole by parseEnvelope, so its
+ * errors and results are parseEnvelope's own. A delivery parses every envelope once; the meta is
+ * about half of a small one.
+ */
+export function parseEnvelopeOf(text: string, meta: EnvelopeMeta, limits: XmlLimits): ParsedEnvelope {
+  const start = builtMetaEnd(text, meta, limits);
+  if (start === -1 || !text.endsWith(TAIL)) return parseEnvelope(text, limits);
+  const body = text.slice(start, text.length - TAIL.length);
+  if (body.charCodeAt(0) !== 60 || !isNameStartCode(body.charCodeAt(1))) return parseEnvelope(text, limits);
+  let doc: ReturnType<typeof parseXml>;
+  try {
+    checkSize(text, limits);
+    // One level less: inside the envelope the payload root is the second.
+    doc = parseXml(body, payloadLimits(limits), false);
+  } catch {
+    return parseEnvelope(text, limits);
+  }
+  const payload = doc.roots[0]!;
+  // Without its own default namespace the payload would inherit the envelope's.
+  if (payload.attrs.xmlns === undefined) return parseEnvelope(text, limits);
+  let payloadXml = doc.text.slice(payload.start, payload.end);
+  if (payload.attrs.xmlns === '') {
+    const at = findRootAttribute(payloadXml, rootNameEnd(payloadXml), 'xmlns');
+    if (at !== null) payloadXml = payloadXml.slice(0, at.start) + payloadXml.slice(at.end);
+  }
+  const out: ParsedEnvelope = {
+    from: meta.from,
+    thread: meta.thread,
+    tag: payload.local,
+    payloadXml,
+    node: payload,
+  };
+  if (meta.to !== undefined && meta.to !== '') out.to = meta.to;
+  return out;
+}
+
+/** The limits minus the envelope's level, made once per limits object. */
+const payloadLevel = new WeakMap<XmlLimits, XmlLimits>();
+
+function payloadLimits(limits: XmlLimits): XmlLimits {
+  let inner = payloadLevel.get(limits);
+  if (
+    inner === undefined ||
+    inner.maxDepth !== limits.maxDepth - 1 ||
+    inner.maxBytes !== limits.maxBytes ||
+    inner.maxAttributes !== limits.maxAttributes ||
+    inner.maxTextLength !== limits.maxTextLength ||
+    inner.maxElements !== limits.maxElements
+  ) {
+    inner = { ...limits, maxDepth: limits.maxDepth - 1 };
+    payloadLevel.set(limits, inner);
+  }
+  return inner;
+}
+
+/**
+ * Where the payload starts when `text` begins with exactly the head buildEnvelope writes for
+ * `meta` with no traceparent, within `limits`, or -1. Only meta values that read back as written
+ * qualify (no escaping, no surrounding space, no characters a parse would refuse or change).
+ */
+function builtMetaEnd(text: string, meta: EnvelopeMeta, limits: XmlLimits): number {
+  const { from, thread } = meta;
+  const to = meta.to === '' ? undefined : meta.to;
+  if (meta.traceparent !== undefined || !plainMeta(from) || !plainMeta(thread)) return -1;
+  if (to !== undefined && !plainMeta(to)) return -1;
+  // The known head must pass the limits too: its depth (3), its one attribute, its texts.
+  const longest = Math.max(ENVELOPE_NS.length, from.length, thread.length, to?.length ?? 0);
+  if (limits.maxDepth < 3 || limits.maxAttributes < 1 || limits.maxTextLength < longest) return -1;
+  if (!text.startsWith(HEAD) || !text.startsWith(from, HEAD.length)) return -1;
+  let i = HEAD.length + from.length;
+  if (!text.startsWith('</from>', i)) return -1;
+  i += 7;
+  if (to !== undefined) {
+    if (!text.startsWith('<to>', i) || !text.startsWith(to, i + 4)) return -1;
+    i += 4 + to.length;
+    if (!text.startsWith('</to>', i)) return -1;
+    i += 5;
+  }
+  if (!text.startsWith('<thread>', i) || !text.startsWith(thread, i + 8)) return -1;
+  i += 8 + thread.length;
+  if (!text.startsWith('</thread></meta>', i)) return -1;
+  return i + 16;
+}
+
+/** Printable ASCII with nothing to escape: written and read back unchanged. */
+function plainMeta(s: string): boolean {
+  if (s.length === 0) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c <= 0x20 || c >= 0x7f || c === 0x26 || c === 0x3c || c === 0x3e) return false;
+  }
+  return true;
 }
 
 /**

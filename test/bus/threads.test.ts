@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ThreadRegistry } from '../../src/bus/threads.ts';
+import { frameIds, ThreadRegistry } from '../../src/bus/threads.ts';
 
 const registry = () => new ThreadRegistry({ maxHops: 5, maxDepth: 3, idleMs: 1_000 });
 
@@ -41,12 +41,40 @@ describe('ThreadRegistry', () => {
     r.forgetFrame(parent); // has a child: pruning it here must still reach the child
     r.forgetFrame(child); // has a parent
     expect(r.frame(lone.id)).toBeUndefined();
-    expect(t.frames.has(lone.id)).toBe(false);
+    expect([...frameIds(t)]).not.toContain(lone.id);
     expect(r.frame(parent.id)).toBe(parent);
     expect(r.frame(child.id)).toBe(child);
     expect(told).toEqual([]);
     r.pruneFrame(parent);
     expect(told).toEqual([`pruned ${parent.id},${child.id}`]);
+  });
+
+  it("keeps a thread's frame ids as frames open and close, from none to many and back", () => {
+    const r = registry();
+    const t = r.createThread();
+    expect([...frameIds(t)]).toEqual([]);
+    const a = r.openFrame(t, 'a', 'api', null);
+    expect([...frameIds(t)]).toEqual([a.id]);
+    const b = r.openFrame(t, 'b', 'a', a, 1);
+    const c = r.openFrame(t, 'c', 'b', b, 2);
+    const d = r.openFrame(t, 'd', 'api', null);
+    expect([...frameIds(t)].sort()).toEqual([a.id, b.id, c.id, d.id].sort());
+    r.pruneFrame(b);
+    expect([...frameIds(t)].sort()).toEqual([a.id, d.id].sort());
+    r.pruneFrame(a);
+    expect([...frameIds(t)]).toEqual([d.id]);
+    expect(r.frame(d.id)).toBe(d);
+    r.pruneFrame(d);
+    expect([...frameIds(t)]).toEqual([]);
+    expect(r.size.frames).toBe(0);
+    // Collected with its frames, whatever form they were held in.
+    const u = r.createThread();
+    r.openFrame(u, 'a', 'api', null);
+    r.openFrame(u, 'b', 'api', null);
+    const v = r.createThread();
+    r.openFrame(v, 'a', 'api', null);
+    expect(r.collectIdle(Date.now() + 5_000).sort()).toEqual([t.id, u.id, v.id].sort());
+    expect(r.size).toEqual({ threads: 0, frames: 0 });
   });
 
   it('charges hops and depth against the budgets', () => {

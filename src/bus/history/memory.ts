@@ -44,8 +44,10 @@ interface ThreadRecord {
   /**
    * Every sender and receiver named in the thread, for filtering by listener. An array, not a
    * Set: a thread names a handful, and at 100,000 live threads a Set each cost ~100 bytes more.
+   * Frozen and shared between threads that name the same listeners in the same order (see
+   * withParticipant): never changed in place.
    */
-  participants: string[];
+  participants: readonly string[];
 }
 
 /** What a thread listing shows for one thread (no messages). */
@@ -247,12 +249,39 @@ function newRecord(created: number): ThreadRecord {
     start: 0,
     dropped: 0,
     stopped: false,
-    participants: [],
+    participants: NO_PARTICIPANTS,
   };
 }
 
 function addParticipant(record: ThreadRecord, name: string): void {
-  if (!record.participants.includes(name)) record.participants = record.participants.concat(name);
+  if (!record.participants.includes(name)) record.participants = withParticipant(record.participants, name);
+}
+
+const NO_PARTICIPANTS: readonly string[] = Object.freeze([]);
+
+/**
+ * The lists of participants threads have, shared: most threads of an organism name the same few
+ * listeners in the same order (api, greeter, holder), and one array each cost ~60 bytes at
+ * 100,000 live threads. Keyed by the list before and the name added; bounded, so an organism
+ * whose threads name ever new listeners keeps no more than this many, and makes the rest anew.
+ */
+const SHARED_LISTS = 4_096;
+const sharedLists = new Map<readonly string[], Map<string, readonly string[]>>();
+let sharedCount = 0;
+
+function withParticipant(list: readonly string[], name: string): readonly string[] {
+  let next = sharedLists.get(list);
+  const known = next?.get(name);
+  if (known) return known;
+  const grown = Object.freeze(list.concat(name));
+  if (sharedCount >= SHARED_LISTS) return grown;
+  if (!next) {
+    next = new Map();
+    sharedLists.set(list, next);
+  }
+  next.set(name, grown);
+  sharedCount++;
+  return grown;
 }
 
 function summarize(thread: string, record: ThreadRecord): ThreadSummary {

@@ -12,7 +12,15 @@ import { TransportError } from '../../errors.ts';
 import type { Journal, JournaledFrame } from '../journal/journal.ts';
 import type { Message } from '../message.ts';
 import type { ThreadRegistry } from '../threads.ts';
-import type { Deliver, Subscription, Transport } from './types.ts';
+import type { Deliver, SubscribeOptions, Subscription, Transport } from './types.ts';
+
+/** A subscriber: how it takes a message when nothing waits for the outcome, and when something does. */
+interface Subscriber {
+  deliver: Deliver;
+  detached: ((message: Message) => void) | undefined;
+}
+
+const ignore = (): void => {};
 
 export interface MemoryTransportOptions {
   /** Journal every message and its handled mark (crash recovery in the single-daemon mode). */
@@ -22,7 +30,7 @@ export interface MemoryTransportOptions {
 export class MemoryTransport implements Transport {
   readonly name = 'memory';
   readonly journal: Journal | undefined;
-  readonly #subscribers = new Map<string, Deliver>();
+  readonly #subscribers = new Map<string, Subscriber>();
   #registry: ThreadRegistry | undefined;
   #closed = false;
 
@@ -37,14 +45,16 @@ export class MemoryTransport implements Transport {
 
   async publish(message: Message): Promise<void> {
     if (this.#closed) throw new TransportError('transport.closed', 'the memory transport is closed');
-    const deliver = this.#subscribers.get(message.to);
-    if (!deliver) throw new TransportError('transport.no_subscriber', `no subscriber for ${message.to}`);
+    const subscriber = this.#subscribers.get(message.to);
+    if (!subscriber) throw new TransportError('transport.no_subscriber', `no subscriber for ${message.to}`);
     const journal = this.journal;
     if (!journal) {
-      // Not awaited: publish means "accepted", and the subscriber acknowledges by settling.
-      deliver(message).catch(() => {});
+      // Not awaited: publish means "accepted", and nothing here needs to know when it settles.
+      if (subscriber.detached) subscriber.detached(message);
+      else subscriber.deliver(message).catch(ignore);
       return;
     }
+    const deliver = subscriber.deliver;
     const segment = journal.accept(
       message,
       this.#framesOf(message),
@@ -61,12 +71,12 @@ export class MemoryTransport implements Transport {
     const journal = this.journal;
     const segment = journal?.recoveredSegment(message.id);
     if (!journal || segment === undefined) return false;
-    const deliver = this.#subscribers.get(message.to);
-    if (!deliver) {
+    const subscriber = this.#subscribers.get(message.to);
+    if (!subscriber) {
       journal.handled(message.id, segment);
       return false;
     }
-    this.#handOver(journal, deliver, message, segment);
+    this.#handOver(journal, subscriber.deliver, message, segment);
     return true;
   }
 
@@ -75,15 +85,16 @@ export class MemoryTransport implements Transport {
     return this.journal?.durable();
   }
 
-  subscribe(listener: string, deliver: Deliver): Subscription {
+  subscribe(listener: string, deliver: Deliver, options?: SubscribeOptions): Subscription {
     if (this.#closed) throw new TransportError('transport.closed', 'the memory transport is closed');
     if (this.#subscribers.has(listener)) {
       throw new TransportError('transport.duplicate_subscriber', `${listener} already has a subscriber`);
     }
-    this.#subscribers.set(listener, deliver);
+    const subscriber: Subscriber = { deliver, detached: options?.deliverDetached };
+    this.#subscribers.set(listener, subscriber);
     return {
       unsubscribe: async () => {
-        if (this.#subscribers.get(listener) === deliver) this.#subscribers.delete(listener);
+        if (this.#subscribers.get(listener) === subscriber) this.#subscribers.delete(listener);
       },
     };
   }

@@ -45,6 +45,12 @@ export interface SubscribeOptions {
    * delivers on publish and ignores it.
    */
   maxInFlight?: number;
+  /**
+   * The same hand-over as `deliver` for a transport that does not wait for the outcome (the
+   * in-memory one without a journal): no promise is made, so a message waiting in a listener's
+   * queue costs no promise and no closures. A transport that acknowledges uses `deliver`.
+   */
+  deliverDetached?: (message: Message) => void;
 }
 
 export interface Subscription {

@@ -1,0 +1,141 @@
+/**
+ * parseEnvelopeOf (a delivery's parse of the envelope publish wrote for its routing record) must
+ * give exactly what parseEnvelope gives, result or refusal, for what publish writes and for every
+ * envelope it did not write.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  buildEnvelope,
+  ENVELOPE_NS,
+  type EnvelopeMeta,
+  parseEnvelope,
+  parseEnvelopeOf,
+} from '../../src/xml/envelope.ts';
+import { DEFAULT_XML_LIMITS as L, type XmlLimits } from '../../src/xml/limits.ts';
+
+const THREAD = '2b1c7a3e-5f0d-4a8b-9c61-0e2d4f7b8a91';
+const META: EnvelopeMeta = { from: 'greeter', to: 'shouter', thread: THREAD };
+const HEAD = `<message xmlns="${ENVELOPE_NS}"><meta><from>greeter</from><to>shouter</to><thread>${THREAD}</thread></meta>`;
+
+type Outcome = { ok: ReturnType<typeof parseEnvelope> } | { error: string };
+
+function outcome(parse: () => ReturnType<typeof parseEnvelope>): Outcome {
+  try {
+    const { node, ...rest } = parse();
+    return {
+      ok: {
+        ...rest,
+        node: {
+          name: node.name,
+          ns: node.ns,
+          attrs: { ...node.attrs },
+          text: node.text,
+          kids: node.children.map((k) => [k.name, k.ns, k.text]),
+        } as never,
+      },
+    };
+  } catch (error) {
+    const e = error as { code?: string; message: string };
+    return { error: `${e.code}: ${e.message}` };
+  }
+}
+
+function same(text: string, meta: EnvelopeMeta = META, limits: XmlLimits = L): Outcome {
+  const whole = outcome(() => parseEnvelope(text, limits));
+  expect(outcome(() => parseEnvelopeOf(text, meta, limits))).toEqual(whole);
+  return whole;
+}
+
+describe('parseEnvelopeOf', () => {
+  it('reads what buildEnvelope wrote as parseEnvelope does: payloads, namespaces, prefixes, references', () => {
+    const payloads = [
+      '<shout><text>Hi &amp; bye</text></shout>',
+      '<shout xmlns="urn:x"><text>own namespace</text></shout>',
+      '<p:shout xmlns:p="urn:p"><p:text>prefixed</p:text></p:shout>',
+      '<shout a="1" b=\'2\'><![CDATA[<raw>]]><n>3</n></shout>',
+      '<shout>\r\n<text>line\r\nends</text></shout>',
+      '<empty/>',
+    ];
+    for (const payload of payloads) {
+      const result = same(buildEnvelope(META, payload));
+      expect('ok' in result).toBe(true);
+      // And without a <to>, as a reply to an ingress is written.
+      same(buildEnvelope({ from: 'greeter', thread: THREAD }, payload), {
+        from: 'greeter',
+        to: '',
+        thread: THREAD,
+      });
+    }
+  });
+
+  it('gives parseEnvelope its way with envelopes written otherwise, or for another record', () => {
+    const built = buildEnvelope(META, '<shout><text>Hi</text></shout>');
+    const cases = [
+      // Another record than the one written: the mismatch is the caller's to see, as before.
+      [built, { ...META, from: 'someone' }],
+      [built, { ...META, thread: 'other' }],
+      [built, { ...META, to: undefined }],
+      // Hand-written: the payload inherits the envelope namespace; spacing; a traceparent.
+      [`${HEAD}<shout><text>Hi</text></shout></message>`, META],
+      [`${HEAD}\n  <shout xmlns=""><text>Hi</text></shout>\n</message>`, META],
+      [
+        `${HEAD.replace('</meta>', '<traceparent xmlns="urn:organism:trace-context:1">00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01</traceparent></meta>')}<shout xmlns=""/></message>`,
+        META,
+      ],
+      // Meta values that need escaping or that a parse would trim.
+      [buildEnvelope({ ...META, from: 'a&b' }, '<x/>'), { ...META, from: 'a&b' }],
+      [buildEnvelope({ ...META, from: ' greeter' }, '<x/>'), { ...META, from: ' greeter' }],
+    ] as const;
+    for (const [text, meta] of cases) same(text, meta);
+  });
+
+  it('refuses what parseEnvelope refuses, with its words', () => {
+    const bad = [
+      `${HEAD}<a xmlns=""/><b xmlns=""/></message>`,
+      `${HEAD}<a xmlns=""/>text</message>`,
+      `${HEAD}</message>`,
+      `${HEAD}<a xmlns=""><b></a></message>`,
+      `${HEAD}<?xml version="1.0"?><a xmlns=""/></message>`,
+      `${HEAD}<a xmlns=""/></message><message/>`,
+      `${HEAD}<a xmlns="">\u0000</a></message>`,
+      `${HEAD}<!DOCTYPE a><a xmlns=""/></message>`,
+      `${HEAD}<a xmlns=""/><![CDATA[ ]]></message>`,
+      `${HEAD}<a xmlns=""/><![CDATA[x]]></message>`,
+    ];
+    for (const text of bad) same(text);
+  });
+
+  it('holds the payload to the same depth, element, attribute, text and size limits', () => {
+    const limits: XmlLimits = {
+      ...L,
+      maxDepth: 4,
+      maxElements: 3,
+      maxAttributes: 2,
+      maxTextLength: 40,
+      maxBytes: 400,
+    };
+    const payloads = [
+      '<a><b><c/></b></a>', // depth 4 with <message>: at the limit
+      '<a><b><c><d/></c></b></a>', // one deeper
+      '<a><b/><c/></a>', // 3 elements: at the limit
+      '<a><b/><c/><d/></a>',
+      '<a x="1" y="2"/>',
+      '<a x="1" y="2" z="3"/>',
+      `<a>${'x'.repeat(40)}</a>`,
+      `<a>${'x'.repeat(41)}</a>`,
+    ];
+    for (const payload of payloads) same(buildEnvelope(META, payload), META, limits);
+    // The envelope over the byte limit, the payload alone under it.
+    same(buildEnvelope(META, `<a>${'x'.repeat(30)}</a>`), META, { ...L, maxBytes: 150 });
+    // Limits the envelope itself does not pass: its depth, its xmlns attribute, its texts.
+    for (const tight of [
+      { maxDepth: 2 },
+      { maxDepth: 3 },
+      { maxAttributes: 0 },
+      { maxTextLength: 10 },
+      { maxTextLength: 38 },
+    ]) {
+      same(buildEnvelope(META, '<a/>'), META, { ...L, ...tight });
+    }
+  });
+});
