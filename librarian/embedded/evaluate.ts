@@ -170,11 +170,16 @@ export function evaluateQuery(text: string, scope: QueryScope, options: Evaluate
           { feature: 'integers above 2^53' },
         );
       }
-      if (!scope.failure && /unsupported-group-key/.test(String((error as Error)?.message))) {
+      const key = /unsupported-(group|map)-key/.exec(String((error as Error)?.message));
+      if (!scope.failure && key) {
+        const [feature, types] =
+          key[1] === 'group'
+            ? ['group by clause', 'number, string, boolean, date or time']
+            : ['map constructor with computed keys', 'number, string or boolean'];
         throw new LibrarianError(
           'librarian.unsupported',
-          'unsupported: group by clause with a key that is not a number, string, boolean, date or time (the embedded librarian cannot tell which such keys are equal). The exist and basex backends run it.',
-          { feature: 'group by clause' },
+          `unsupported: ${feature} with a key that is not a ${types} (the embedded librarian cannot tell which such keys are the same). The exist and basex backends run it.`,
+          { feature },
         );
       }
       throw scope.failure ?? xqueryError(error);

@@ -2,12 +2,13 @@
  * The query as the embedded engine runs it: what fontoxpath cannot parse made parseable (count
  * clauses, string constructors with space around an interpolation), the features it lacks
  * rewritten into ones it runs (string constructors, fn:sort#1, order by with several keys, group
- * by, count), each rewrite proved against fontoxpath's own parse, and what it would answer wrong
+ * by, count, map constructors with computed keys checked for duplicates), each rewrite proved against fontoxpath's own parse, and what it would answer wrong
  * refused by name (unsupported.ts) before anything runs.
  */
 import type { Element } from 'slimdom';
 import { rewriteCount, substituteCountClauses } from './count.ts';
 import { rewriteGroupBy } from './group-by.ts';
+import { rewriteMapKeys } from './map-keys.ts';
 import { rewriteOrderBy } from './order-by.ts';
 import { rewriteSort } from './sort.ts';
 import { proveStringConstructors, scanStringConstructors } from './string-constructor.ts';
@@ -62,7 +63,12 @@ export function rewriteQuery(query: string, parse: Parse): string {
     }
   }
   checkSupported(ast);
-  // After the check: the clauses these write are their own, proved in group-by.ts and count.ts.
+  // After the check: what these write is their own, proved in map-keys.ts, group-by.ts, count.ts.
+  const checkedMaps = rewriteMapKeys(text, ast, parse);
+  if (checkedMaps !== null) {
+    text = checkedMaps;
+    ast = parse(text);
+  }
   const grouped = rewriteGroupBy(text, ast, parse);
   if (grouped !== null) text = grouped;
   if (p.counted.count === 0) return text;

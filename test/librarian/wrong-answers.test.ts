@@ -94,6 +94,22 @@ describe('no silent wrong answer from the embedded store', () => {
     expect(error.details?.xquery_code).toBe('XQDY0137');
   });
 
+  it('makes a key computed twice to the same key XQDY0137 too, numbers by value, untyped as string', async () => {
+    for (const query of [
+      'let $k := "a" return map { $k: 1, "a": 2 }',
+      'let $k := 1.0e0 return map { $k: 1, 1: 2 }?*',
+      'map { data(<c>GB</c>): 1, "GB": 2 }?GB',
+    ]) {
+      const error = await refusal(query);
+      expect(error.code).toBe('librarian.query');
+      expect(error.details?.xquery_code).toBe('XQDY0137');
+    }
+    expect((await run('let $k := "b" return map { $k: 1, "a": 2 }?b')).results).toEqual(['1']);
+    expect((await refusal('let $d := xs:date("2024-01-01") return map { $d: 1, "a": 2 }?a')).message).toMatch(
+      /^unsupported: map constructor with computed keys /,
+    );
+  });
+
   it('names the FLWOR clauses and syntax it cannot run', async () => {
     for (const [query, feature] of [
       ['declare option output:method "json"; 1', 'declare option'],
