@@ -66,11 +66,14 @@ export function buildEnvelope(meta: EnvelopeMeta, payloadXml: string): string {
     if (payloadXml.charCodeAt(0) !== 60)
       throw new XmlError('xml.envelope', 'the payload must be one XML element');
   }
-  let s = HEAD + escapeText(meta.from) + '</from>';
-  if (meta.to !== undefined && meta.to !== '') s += '<to>' + escapeText(meta.to) + '</to>';
-  s += '<thread>' + escapeText(meta.thread) + '</thread>';
-  if (meta.traceparent !== undefined) s += TRACE_OPEN + escapeText(meta.traceparent) + '</traceparent>';
-  return s + '</meta>' + detachPayload(payloadXml) + '</message>';
+  // Joined, not concatenated with +: V8 keeps a + of longer strings as a tree of two-part
+  // strings, which every later read (a delivery's parse, a Redis write) walks or flattens first.
+  const parts = [HEAD, escapeText(meta.from), '</from>'];
+  if (meta.to !== undefined && meta.to !== '') parts.push('<to>', escapeText(meta.to), '</to>');
+  parts.push('<thread>', escapeText(meta.thread), '</thread>');
+  if (meta.traceparent !== undefined) parts.push(TRACE_OPEN, escapeText(meta.traceparent), '</traceparent>');
+  parts.push('</meta>', detachPayload(payloadXml), '</message>');
+  return parts.join('');
 }
 
 /** Adds `xmlns=""` to the payload root unless it declares a default namespace itself. */
@@ -195,7 +198,7 @@ const TAIL = '</message>';
  * parseEnvelope for an envelope that should be exactly what buildEnvelope wrote for `meta` (the
  * routing record a transport carries beside it): when it is, only the payload is parsed, since
  * the rest is known text, and the result is the one parseEnvelope gives. Anything else (another
- * writer's spacing, a traceparent, meta values that need escaping, a payload that inherits the
+ * writer's spacing, a traceparent other than lower-case hex and dashes, meta values that need escaping, a payload that inherits the
  * envelope's namespace, or a payload that does not parse) is parsed whole by parseEnvelope, so its
  * errors and results are parseEnvelope's own. A delivery parses every envelope once; the meta is
  * about half of a small one.
@@ -229,8 +232,16 @@ export function parseEnvelopeOf(text: string, meta: EnvelopeMeta, limits: XmlLim
     node: payload,
   };
   if (meta.to !== undefined && meta.to !== '') out.to = meta.to;
+  // Tracing on: the traceparent publish wrote (builtMetaEnd checked it reads back as written).
+  if (text.startsWith(TRACE_CLOSE, start - TRACE_CLOSE.length))
+    out.traceparent = text.slice(
+      text.lastIndexOf(TRACE_OPEN, start) + TRACE_OPEN.length,
+      start - TRACE_CLOSE.length,
+    );
   return out;
 }
+
+const TRACE_CLOSE = '</traceparent></meta>';
 
 /** The limits minus the envelope's level, made once per limits object. */
 const payloadLevel = new WeakMap<XmlLimits, XmlLimits>();
@@ -253,13 +264,14 @@ function payloadLimits(limits: XmlLimits): XmlLimits {
 
 /**
  * Where the payload starts when `text` begins with exactly the head buildEnvelope writes for
- * `meta` with no traceparent, within `limits`, or -1. Only meta values that read back as written
+ * `meta`, with or without a traceparent (the record does not carry it: it is read here, and only a
+ * value of lower-case hex and dashes, as the runtime writes, qualifies), or -1. Only meta values that read back as written
  * qualify (no escaping, no surrounding space, no characters a parse would refuse or change).
  */
 function builtMetaEnd(text: string, meta: EnvelopeMeta, limits: XmlLimits): number {
   const { from, thread } = meta;
   const to = meta.to === '' ? undefined : meta.to;
-  if (meta.traceparent !== undefined || !plainMeta(from) || !plainMeta(thread)) return -1;
+  if (!plainMeta(from) || !plainMeta(thread)) return -1;
   if (to !== undefined && !plainMeta(to)) return -1;
   // The known head must pass the limits too: its depth (3), its one attribute, its texts.
   const longest = Math.max(ENVELOPE_NS.length, from.length, thread.length, to?.length ?? 0);
@@ -276,18 +288,27 @@ function builtMetaEnd(text: string, meta: EnvelopeMeta, limits: XmlLimits): numb
   }
   if (!text.startsWith('<thread>', i) || !text.startsWith(thread, i + 8)) return -1;
   i += 8 + thread.length;
-  if (!text.startsWith('</thread></meta>', i)) return -1;
-  return i + 16;
+  if (!text.startsWith('</thread>', i)) return -1;
+  i += 9;
+  if (text.startsWith(TRACE_OPEN, i)) {
+    i += TRACE_OPEN.length;
+    const end = text.indexOf('</traceparent>', i);
+    if (end === -1 || end === i) return -1;
+    for (; i < end; i++) {
+      const c = text.charCodeAt(i);
+      if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || c === 0x2d)) return -1;
+    }
+    i += 14;
+  }
+  if (!text.startsWith('</meta>', i)) return -1;
+  return i + 7;
 }
 
-/** Printable ASCII with nothing to escape: written and read back unchanged. */
+/** Printable ASCII but & < >: nothing to escape, written and read back unchanged. */
+const PLAIN_META = /^[!-%'-;=?-~]+$/;
+
 function plainMeta(s: string): boolean {
-  if (s.length === 0) return false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c <= 0x20 || c >= 0x7f || c === 0x26 || c === 0x3c || c === 0x3e) return false;
-  }
-  return true;
+  return PLAIN_META.test(s);
 }
 
 /**

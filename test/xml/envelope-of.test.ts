@@ -68,6 +68,32 @@ describe('parseEnvelopeOf', () => {
     }
   });
 
+  it('reads a traceparent publish wrote (tracing on) as parseEnvelope does, and any other as parseEnvelope', () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const payload = '<shout><text>Hi</text></shout>';
+    const result = same(buildEnvelope({ ...META, traceparent }, payload));
+    expect(result).toMatchObject({ ok: { traceparent, from: 'greeter', to: 'shouter', tag: 'shout' } });
+    same(buildEnvelope({ from: 'greeter', thread: THREAD, traceparent }, payload), {
+      from: 'greeter',
+      to: '',
+      thread: THREAD,
+    });
+    // Values the fast path leaves to parseEnvelope: upper case, spaces, a reference, empty, unclosed.
+    for (const value of [traceparent.toUpperCase(), ` ${traceparent} `, `${traceparent}&amp;`, ''])
+      same(
+        buildEnvelope(META, payload).replace(
+          '</thread>',
+          `</thread><traceparent xmlns="urn:organism:trace-context:1">${value}</traceparent>`,
+        ),
+      );
+    same(
+      buildEnvelope(META, payload).replace(
+        '</thread>',
+        '</thread><traceparent xmlns="urn:organism:trace-context:1">00-0a',
+      ),
+    );
+  });
+
   it('gives parseEnvelope its way with envelopes written otherwise, or for another record', () => {
     const built = buildEnvelope(META, '<shout><text>Hi</text></shout>');
     const cases = [
