@@ -187,34 +187,42 @@ function fontoxpathVersion(): string {
   return (createRequire(import.meta.url)('fontoxpath/package.json') as { version: string }).version;
 }
 
-/** A Markdown table: one row per set, per engine passed / failed / refused / any-code / n/a and the rate. */
+function percent(t: Tally): string {
+  const rate = passRate(t);
+  return rate === null ? '–' : `${rate}%`;
+}
+
+/**
+ * A Markdown table, one row per set: the cases, those that apply, the first engine's passed /
+ * refused / failed / other error code / pass rate, and each other engine's pass rate beside it.
+ */
 export function table(all: Map<string, Map<string, Tally>>, engines: string[]): string[] {
+  const [first, ...others] = engines as [string, ...string[]];
   const head = [
     'test set',
     'cases',
-    ...engines.flatMap((e) => [
-      `${e} passed`,
-      `${e} failed`,
-      `${e} refused`,
-      `${e} any code`,
-      `${e} n/a`,
-      `${e} rate`,
-    ]),
+    'apply',
+    `${first}: passed`,
+    'refused',
+    'failed',
+    'other error code',
+    'pass rate',
+    ...others.map((e) => `${e}: pass rate`),
   ];
   const rows = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const [set, tallies] of all) {
-    const cells = [set, String(tallies.get(engines[0]!)!.cases)];
-    for (const e of engines) {
-      const t = tallies.get(e)!;
-      cells.push(
-        String(t.passed),
-        String(t.failed),
-        String(t.refused),
-        String(t.errors_any_code),
-        String(t.not_applicable),
-        `${passRate(t)}%`,
-      );
-    }
+    const t = tallies.get(first)!;
+    const cells = [
+      set,
+      t.cases,
+      t.cases - t.not_applicable,
+      t.passed,
+      t.refused,
+      t.failed,
+      t.errors_any_code,
+      percent(t),
+      ...others.map((e) => percent(tallies.get(e)!)),
+    ];
     rows.push(`| ${cells.join(' | ')} |`);
   }
   return rows;

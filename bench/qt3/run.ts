@@ -46,10 +46,10 @@ export function add(t: Tally, outcome: Outcome): void {
   else t[outcome]++;
 }
 
-/** Passed over the cases that apply (everything but not applicable), in percent. */
-export function passRate(t: Tally): number {
+/** Passed over the cases that apply (everything but not applicable), in percent; null when none does. */
+export function passRate(t: Tally): number | null {
   const applicable = t.cases - t.not_applicable;
-  return applicable === 0 ? 0 : Math.round((1000 * t.passed) / applicable) / 10;
+  return applicable === 0 ? null : Math.round((1000 * t.passed) / applicable) / 10;
 }
 
 const CODE_IN_TEXT = /\b([A-Z]{4}\d{4})\b/;
