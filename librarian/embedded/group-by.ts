@@ -6,7 +6,7 @@
  *
  * the rewrite is
  *
- *   let $t := (PRE return [key(E1), key($k2), $v1, $v2 ...])   (: the tuple stream, materialized :)
+ *   let $t := (PRE let $k1 := E1 return [key($k1), key($k2), $v1, $v2 ...])   (: the tuple stream :)
  *   let $s := for $x in $t return sig($x(1)) || '|' || sig($x(2))
  *   for $g in distinct-values($s)                                (: one tuple per group, in order :)
  *   let $m := for $p in index-of($s, $g) return $t[$p]
@@ -14,7 +14,8 @@
  *   let $v1 := for $x in $m return $x(3) ...                     (: each other variable: its values
  *   POST                                                            over the group, in order :)
  *
- * Why it means the same: a grouping key is atomized, must be at most one item (XPTY0004), and
+ * Why it means the same: `$k := E` is a let clause before the grouping (as the spec defines it, so
+ * `group by $y, $y := E` has two keys of E's value); a grouping key is atomized, must be at most one item (XPTY0004), and
  * xs:untypedAtomic is cast to xs:string (key()); two tuples share a group when each key pair is
  * both empty or deep-equal (values eq, NaN equal to NaN, values of types eq cannot compare are
  * different). sig() writes a key as a string that is equal for two keys exactly then: a type family
@@ -75,18 +76,19 @@ interface Pieces {
   /** Makes the rewrite's own variable names unlike any in the query. */
   id: number;
   pre: string;
-  /** Each grouping variable and its key expression's text. */
-  keys: { name: string; expr: string }[];
+  /** Each grouping variable and, for `$k := E`, E's text (a let clause before grouping, as the spec defines it). */
+  keys: { name: string; expr: string | null }[];
   carried: string[];
   post: string;
 }
 
 function template(p: Pieces): string {
   const n = p.keys.length;
-  const members = [...p.keys.map((k) => key(k.expr)), ...p.carried].join(', ');
+  const lets = p.keys.map((k) => (k.expr === null ? '' : ` let ${k.name} := ${k.expr}`)).join('');
+  const members = [...p.keys.map((k) => key(k.name)), ...p.carried].join(', ');
   const sigs = p.keys.map((_, i) => signature(`$organism_g${p.id}x_(${i + 1})`)).join(` || '|' || `);
   return (
-    `let $organism_g${p.id}t_ := (${p.pre} return [${members}]) ` +
+    `let $organism_g${p.id}t_ := (${p.pre}${lets} return [${members}]) ` +
     `let $organism_g${p.id}s_ := for $organism_g${p.id}x_ in $organism_g${p.id}t_ return ${sigs} ` +
     `for $organism_g${p.id}k_ in distinct-values($organism_g${p.id}s_) ` +
     `let $organism_g${p.id}g_ := for $organism_g${p.id}p_ in index-of($organism_g${p.id}s_, $organism_g${p.id}k_) return $organism_g${p.id}t_[$organism_g${p.id}p_] ` +
@@ -132,6 +134,9 @@ function rewriteOne(query: string, ast: Element, index: number, parse: (q: strin
   const { start, end, group, specsEnd, parts } = locate(query, index);
   if (parts.length !== specs.length) throw reject('the clause could not be read');
   const bound = boundVariables(clauses.slice(0, at), reject);
+  const initialized = specs
+    .filter((spec) => childNamed(spec, 'groupVarInitialize'))
+    .map((spec) => varName(childNamed(spec, 'varName'), reject));
   const keys = specs.map((spec, i) => {
     if (childNamed(spec, 'collation')) throw reject('a collation on a key');
     if (childNamed(spec, 'typeDeclaration')) throw reject('a type on a grouping variable');
@@ -141,14 +146,14 @@ function rewriteOne(query: string, ast: Element, index: number, parse: (q: strin
     const m = SPEC.exec(written);
     if (!m || m[1] !== name || Boolean(m[2]) !== Boolean(childNamed(spec, 'groupVarInitialize')))
       throw reject('the clause could not be read');
-    if (!m[2] && !bound.includes(name)) {
+    if (!m[2] && !bound.includes(name) && !initialized.includes(name)) {
       throw new LibrarianError(
         'librarian.query',
         `XQuery error: XQST0094: the grouping variable ${name} is not bound by a clause before group by`,
         { xquery_code: 'XQST0094' },
       );
     }
-    return { name, expr: m[2] ?? name };
+    return { name, expr: m[2] ?? null };
   });
   const names = keys.map((k) => k.name);
   // The variables of an earlier rewrite's own clauses are not used after them.

@@ -255,6 +255,17 @@ describe('group by', () => {
     ).toEqual(['a/false=1', 'a/true=1', 'b/false=2', 'b/true=1']);
   });
 
+  it('binds `$k := E` before grouping, as a let clause (QT3 group-013: a variable named twice)', async () => {
+    expect(
+      await run(
+        "for $x in (1, 2, 3, 4) let $y := $x group by $y, $y := $x mod 2 return $y || ':' || string-join($x ! string(), ',')",
+      ),
+    ).toEqual(['1:1,3', '0:2,4']);
+    expect(
+      await run("for $x in (1, 2, 3) group by $a := $x mod 2, $b := $a + 10 return $b || ':' || count($x)"),
+    ).toEqual(['11:2', '10:1']);
+  });
+
   it('raises what the spec raises, and refuses a collation, a typed variable or a key type it cannot compare', async () => {
     expect((await refusal('for $x in (1, 2) group by $k := ($x, $x) return $k')).message).toMatch(/XPTY0004/);
     expect((await refusal('for $x in (1, 2) group by $z return 1')).message).toMatch(/XQST0094/);
