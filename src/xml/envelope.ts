@@ -198,10 +198,10 @@ const TAIL = '</message>';
  * parseEnvelope for an envelope that should be exactly what buildEnvelope wrote for `meta` (the
  * routing record a transport carries beside it): when it is, only the payload is parsed, since
  * the rest is known text, and the result is the one parseEnvelope gives. Anything else (another
- * writer's spacing, a traceparent other than lower-case hex and dashes, meta values that need escaping, a payload that inherits the
- * envelope's namespace, or a payload that does not parse) is parsed whole by parseEnvelope, so its
- * errors and results are parseEnvelope's own. A delivery parses every envelope once; the meta is
- * about half of a small one.
+ * writer's spacing, a traceparent other than lower-case hex and dashes, meta values that need
+ * escaping, a payload that inherits the envelope's namespace, or a payload that does not parse)
+ * is parsed whole by parseEnvelope, so its errors and results are parseEnvelope's own. A delivery
+ * parses every envelope once; the meta is about half of a small one.
  */
 export function parseEnvelopeOf(text: string, meta: EnvelopeMeta, limits: XmlLimits): ParsedEnvelope {
   const start = builtMetaEnd(text, meta, limits);
@@ -265,8 +265,9 @@ function payloadLimits(limits: XmlLimits): XmlLimits {
 /**
  * Where the payload starts when `text` begins with exactly the head buildEnvelope writes for
  * `meta`, with or without a traceparent (the record does not carry it: it is read here, and only a
- * value of lower-case hex and dashes, as the runtime writes, qualifies), or -1. Only meta values that read back as written
- * qualify (no escaping, no surrounding space, no characters a parse would refuse or change).
+ * value of lower-case hex and dashes, as the runtime writes, qualifies), or -1. Only meta values
+ * that read back as written qualify (no escaping, no surrounding space, no characters a parse
+ * would refuse or change).
  */
 function builtMetaEnd(text: string, meta: EnvelopeMeta, limits: XmlLimits): number {
   const { from, thread } = meta;
@@ -294,6 +295,7 @@ function builtMetaEnd(text: string, meta: EnvelopeMeta, limits: XmlLimits): numb
     i += TRACE_OPEN.length;
     const end = text.indexOf('</traceparent>', i);
     if (end === -1 || end === i) return -1;
+    if (end - i > limits.maxTextLength || TRACE_CONTEXT_NS.length > limits.maxTextLength) return -1;
     for (; i < end; i++) {
       const c = text.charCodeAt(i);
       if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || c === 0x2d)) return -1;

@@ -92,6 +92,8 @@ describe('parseEnvelopeOf', () => {
         '</thread><traceparent xmlns="urn:organism:trace-context:1">00-0a',
       ),
     );
+    // A limit on text shorter than the traceparent: refused alike.
+    same(buildEnvelope({ ...META, traceparent }, payload), META, { ...L, maxTextLength: 50 });
   });
 
   it('gives parseEnvelope its way with envelopes written otherwise, or for another record', () => {
