@@ -23,6 +23,7 @@ import type { Subscription, Transport } from './transport/types.ts';
 
 /** A message accepted into a listener's queue, with everything its handler run needs. */
 export interface Delivery {
+  /** The message; its `envelope` is '' once queued when nothing waits for the outcome (deliverDetached). */
   message: Message;
   thread: ThreadState;
   frame: Frame;

@@ -7,7 +7,14 @@ import type { HandlerContext, ListenerLogger, Outgoing, PayloadInput } from '../
 import type { ToolCaller, ToolResult } from '../tools/types.ts';
 import type { RuntimeListener } from './listeners.ts';
 
-export type ToolCallFn = (name: string, args: unknown, key?: string) => Promise<ToolResult>;
+/**
+ * Where a context's tool calls go: one object for every delivery (the bus's handler step), told
+ * which run a call belongs to, so a delivery costs no closure over its run for calls most
+ * handlers never make.
+ */
+export interface ToolCallPort<Run> {
+  callTool(run: Run, ctx: DeliveryContext, name: string, args: unknown, key?: string): Promise<ToolResult>;
+}
 
 export class DeliveryContext implements HandlerContext {
   #cachedLog: ListenerLogger | undefined;
@@ -23,7 +30,8 @@ export class DeliveryContext implements HandlerContext {
     readonly from: string,
     readonly tag: string,
     private readonly baseLogger: Logger,
-    private readonly callTool: ToolCallFn,
+    private readonly port: ToolCallPort<unknown>,
+    private readonly run: unknown,
   ) {}
 
   get signal(): AbortSignal {
@@ -74,8 +82,8 @@ export class DeliveryContext implements HandlerContext {
 
   get tools(): ToolCaller {
     if (!this.#cachedTools) {
-      const callTool = this.callTool;
-      this.#cachedTools = { call: (name, args, key) => callTool(name, args, key) };
+      const { port, run } = this;
+      this.#cachedTools = { call: (name, args, key) => port.callTool(run, this, name, args, key) };
     }
     return this.#cachedTools;
   }

@@ -178,7 +178,13 @@ export class Deliverer {
   #enqueue(delivery: Delivery): void {
     const { message, thread, frame, target, span } = delivery;
     const queue = this.bus.queues.get(target.name)!;
-    if (queue.offer(thread.id, delivery)) return;
+    if (queue.offer(thread.id, delivery)) {
+      // Nobody else holds a detached message (see deliverDetached), and its envelope is parsed:
+      // the text need not wait in the queue beside the payload decoded from it (~230 bytes of a
+      // small one, per waiting message).
+      if (delivery.done === ignore) message.envelope = '';
+      return;
+    }
     this.bus.hooks.delivered?.(target.name, 'busy', Date.now() - message.time, thread.id);
     span?.end('busy');
     this.failures.failFrame(thread, frame, 'bus.busy', { id: message.id, seq: 0, trace: span });

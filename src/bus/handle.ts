@@ -8,7 +8,7 @@ import type { HandlerResult } from '../listener/types.ts';
 import { setTraceScope, traceScopeOf } from '../telemetry/types.ts';
 import type { BusContext, Delivery } from './bus-context.ts';
 import type { DeliveryOutcome } from './bus-types.ts';
-import { DeliveryContext } from './context.ts';
+import { DeliveryContext, type ToolCallPort } from './context.ts';
 import { describeFailure, describeTimeout } from './failure.ts';
 import type { Failures } from './failures.ts';
 import type { InFlight } from './in-flight.ts';
@@ -18,7 +18,7 @@ import type { ToolCalls } from './tool-calls.ts';
 
 const TIMED_OUT = Symbol('timed out');
 
-export class Handler {
+export class Handler implements ToolCallPort<HandlerClock> {
   constructor(
     private readonly bus: BusContext,
     private readonly router: Router,
@@ -26,6 +26,16 @@ export class Handler {
     private readonly tools: ToolCalls,
     private readonly inFlight: InFlight,
   ) {}
+
+  /** A tool call of the handler run `run` (ToolCallPort): through the bus, in its thread and frame. */
+  callTool(run: HandlerClock, ctx: DeliveryContext, name: string, args: unknown, key?: string) {
+    const { target, thread, frame, message } = run.delivery;
+    // Call ids from the message id and the call's place in this run: a redelivered message that
+    // runs its handler again makes the same calls with the same ids (side effects act once). A
+    // handler that names its calls (an agent resuming: turn and place) gets the id from that name.
+    const id = key === undefined ? `${message.id}.call-${++run.calls}` : `${message.id}.${key}`;
+    return this.tools.call(target, thread, frame, name, args, id, traceScopeOf(ctx), (on) => run.waiting(on));
+  }
 
   /**
    * The queue's worker: settles the delivery exactly once, however the handler ends. Resolves when
@@ -35,29 +45,8 @@ export class Handler {
   async handle(delivery: Delivery): Promise<void> {
     const { message, thread, frame, target } = delivery;
     const bus = this.bus;
-    // Call ids from the message id and the call's place in this run: a redelivered message that
-    // runs its handler again makes the same calls with the same ids (side effects act once). A
-    // handler that names its calls (an agent resuming: turn and place) gets the id from that name.
-    let calls = 0;
-    const clock = new HandlerClock(target.timeoutMs);
-    const ctx = new DeliveryContext(
-      target,
-      thread.id,
-      message.from,
-      message.tag,
-      bus.logger,
-      (name, args, key) =>
-        this.tools.call(
-          target,
-          thread,
-          frame,
-          name,
-          args,
-          key === undefined ? `${message.id}.call-${++calls}` : `${message.id}.${key}`,
-          traceScopeOf(ctx),
-          (on) => clock.waiting(on),
-        ),
-    );
+    const clock = new HandlerClock(target.timeoutMs, delivery);
+    const ctx = new DeliveryContext(target, thread.id, message.from, message.tag, bus.logger, this, clock);
     // Tracing on: the handler's tool calls and an agent's spans start under this hop's span.
     if (delivery.span) setTraceScope(ctx, delivery.span);
     bus.running.add(ctx);
@@ -116,17 +105,23 @@ export class Handler {
 }
 
 /**
- * The handler's time limit. It stands still while one of its tool calls waits for a person (the
- * approval step, README "Approval"): the time a person takes to answer is not the handler's.
+ * One run of a handler: the delivery it handles, how many tool calls it has made, and its time
+ * limit. The limit stands still while one of its tool calls waits for a person (the approval
+ * step, README "Approval"): the time a person takes to answer is not the handler's.
  */
 class HandlerClock {
+  /** Tool calls made so far without a key of their own (their ids count them). */
+  calls = 0;
   #left: number;
   #since = 0;
   #paused = 0;
   #timer: NodeJS.Timeout | undefined;
   #expire: (() => void) | undefined;
 
-  constructor(timeoutMs: number) {
+  constructor(
+    timeoutMs: number,
+    readonly delivery: Delivery,
+  ) {
     this.#left = timeoutMs;
   }
 

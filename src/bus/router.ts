@@ -40,10 +40,10 @@ export class Router {
     // could loop forever between a confused handler and the runtime.
     const quiet = message.kind === 'huh' || message.kind === 'system-error';
     // Responses go last: they prune this frame, and sends opened under it must exist first.
-    const ordered = [
-      ...outgoing.filter((o) => o.kind !== 'respond'),
-      ...outgoing.filter((o) => o.kind === 'respond'),
-    ];
+    const ordered =
+      outgoing.length === 1
+        ? outgoing
+        : [...outgoing.filter((o) => o.kind !== 'respond'), ...outgoing.filter((o) => o.kind === 'respond')];
     let responded = false;
     for (const out of ordered) {
       if (thread.stopped) return;
@@ -90,8 +90,14 @@ export class Router {
       if (!quiet) this.failures.routingError(thread, frame, source, origin);
       return;
     }
-    for (const xml of this.#payloadXmls(payload, target.tag, target.schema)) {
-      await this.#publishTo(thread, frame, source, target, rootTag(xml), xml, origin);
+    if (typeof payload !== 'string') {
+      // Encoded by the target's schema under its tag: the tag is known, not read back.
+      const xml = encodePayload(target.tag, payload, target.schema, this.bus.xmlLimits.maxElements);
+      await this.#publishTo(thread, frame, source, target, target.tag, xml, origin);
+      return;
+    }
+    for (const xml of repairPayloads(payload, this.bus.xmlLimits)) {
+      await this.#publishTo(thread, frame, source, target, sharedTag(rootTag(xml), target.tag), xml, origin);
     }
   }
 
@@ -118,7 +124,8 @@ export class Router {
         if (!quiet) this.failures.huhToSelf(thread, frame, source, 'route', xml, undefined, origin);
         continue;
       }
-      for (const target of targets) await this.#publishTo(thread, frame, source, target, tag, xml, origin);
+      for (const target of targets)
+        await this.#publishTo(thread, frame, source, target, target.tag, xml, origin);
     }
   }
 
@@ -202,6 +209,11 @@ export class Router {
     if (typeof payload === 'string') return repairPayloads(payload, this.bus.xmlLimits);
     return [encodePayload(tag, payload, schema, this.bus.xmlLimits.maxElements)];
   }
+}
+
+/** The tag as the listener holds it when it is the same: one string kept by every waiting message, not one each. */
+function sharedTag(tag: string, known: string): string {
+  return tag === known ? known : tag;
 }
 
 function normalizeResult(result: HandlerResult): Outgoing[] {
