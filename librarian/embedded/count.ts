@@ -63,7 +63,8 @@ function isMarker(clause: Element): boolean {
   return uri === MARK_URI;
 }
 
-function markerCalls(ast: Element): number {
+/** How many marker calls the parse holds (fewer than substituted: one landed in a string or text). */
+export function markerCalls(ast: Element): number {
   let n = 0;
   for (const name of ast.getElementsByTagNameNS(ast.namespaceURI, 'functionName')) {
     if ((name.getAttributeNS(name.namespaceURI, 'URI') ?? name.getAttribute('URI')) === MARK_URI) n++;

@@ -6,7 +6,7 @@
  * refused by name (unsupported.ts) before anything runs.
  */
 import type { Element } from 'slimdom';
-import { rewriteCount, substituteCountClauses } from './count.ts';
+import { markerCalls, rewriteCount, substituteCountClauses } from './count.ts';
 import { rewriteGroupBy } from './group-by.ts';
 import { rewriteMapKeys } from './map-keys.ts';
 import { rewriteOrderBy } from './order-by.ts';
@@ -47,6 +47,14 @@ export function rewriteQuery(query: string, parse: Parse): string {
       p = parseable(query, parse, false);
     } catch {
       throw withSource(error, scanned(substituteCountClauses(query).text));
+    }
+  }
+  // `count $x` inside a string constructor's text is text too: substituted, it is not a clause.
+  if (p.counted.count > 0 && markerCalls(p.ast) !== p.counted.count) {
+    try {
+      p = parseable(query, parse, false);
+    } catch {
+      // Then it is refused naming the count clause below, not run as substituted.
     }
   }
   let { ast } = p;

@@ -311,6 +311,7 @@ describe('count clause', () => {
 
   it('leaves "count $x" in element content as text, and hides a variable of the same name', async () => {
     expect(await run('<p>count $x</p>')).toEqual(['<p>count $x</p>']);
+    expect(await run('``[count $x]``')).toEqual(['count $x']);
     expect(await run('for $x in (7, 8) count $x return $x')).toEqual(['1', '2']);
     expect(() => assertReadOnly('for $x in (1, 2) count $n return $n')).not.toThrow();
   });
