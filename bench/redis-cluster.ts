@@ -38,8 +38,8 @@ interface Window {
   daemonCpuUsPerMessage: number;
   redisCpuUsPerMessage: number;
   replicaCpuUsPerMessage: number;
-  /** XADDs per master port in the window. */
-  xadds: Map<number, number>;
+  /** XADDs per master (named by its slots) in the window. */
+  xadds: Map<string, number>;
 }
 
 export async function* run(): AsyncIterable<Record<string, unknown>> {
@@ -49,7 +49,9 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
   }
   let cluster: LocalRedisCluster;
   try {
-    cluster = await startRedisCluster();
+    // A loaded 2-core box can stall a node past the tests' 1 s timeout, and a replica then takes
+    // over mid-bench: 10 s keeps the three masters the bench started with.
+    cluster = await startRedisCluster({ nodeTimeoutMs: 10_000 });
   } catch (error) {
     yield {
       name: 'redis_cluster',
@@ -62,13 +64,16 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
     const spread: Window[] = [];
     const port = Number(new globalThis.URL(URL).port || 6379);
     for (let i = 0; i < ROUNDS; i++) {
-      single.push(await twoDaemons(URL, 1, [port], []));
-      const masters = (await cluster.masters()).map((m) => m.port);
-      const replicas = cluster.nodes.map((n) => n.port).filter((p) => !masters.includes(p));
-      spread.push(await twoDaemons(cluster.url, PARTITIONS, masters, replicas));
+      single.push(await twoDaemons(URL, 1, [port], [], ['all']));
+      const masters = await cluster.masters();
+      const ports = masters.map((m) => m.port);
+      const replicas = cluster.nodes.map((n) => n.port).filter((p) => !ports.includes(p));
+      // Named by their slots, which a replica taking over keeps.
+      const names = masters.map((m) => m.slots.map(([a, b]) => `${a}-${b}`).join(','));
+      spread.push(await twoDaemons(cluster.url, PARTITIONS, ports, replicas, names));
     }
-    const total = new Map<number, number>();
-    for (const w of spread) for (const [p, n] of w.xadds) total.set(p, (total.get(p) ?? 0) + n);
+    const total = new Map<string, number>();
+    for (const w of spread) for (const [m, n] of w.xadds) total.set(m, (total.get(m) ?? 0) + n);
     const sum = [...total.values()].reduce((a, b) => a + b, 0);
     const shares = [...total.values()].map((n) => n / sum);
     const daemon1 = median(single.map((w) => w.daemonCpuUsPerMessage));
@@ -80,6 +85,7 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
       partitions: PARTITIONS,
       masters: total.size,
       threads: THREADS_PER_DAEMON * 2,
+      cluster_masters: [...total.keys()],
       cluster_master_share: shares.map((s) => round(s, 3)),
       cluster_master_share_within_target: shares.map((s) => Math.abs(s - 1 / 3) * 3 <= 0.1),
       cluster_master_share_max_off_third: round(Math.max(...shares.map((s) => Math.abs(s - 1 / 3) * 3)), 3),
@@ -108,6 +114,7 @@ async function twoDaemons(
   partitions: number,
   masters: number[],
   replicas: number[],
+  names: string[],
 ): Promise<Window> {
   const group = `bench-${randomUUID().slice(0, 8)}`;
   const startAt = Date.now() + 4_000; // both connected and subscribed before the first inject
@@ -128,12 +135,12 @@ async function twoDaemons(
   const after = await Promise.all(masters.map(sample));
   const replicasAfter = await Promise.all(replicas.map(redisCpuMicros));
   const { perSecond, calls, cpuUs } = await children;
-  const xadds = new Map<number, number>();
+  const xadds = new Map<string, number>();
   let redisCpu = 0;
-  masters.forEach((port, i) => {
-    xadds.set(port, after[i]!.xadds - before[i]!.xadds);
+  for (let i = 0; i < masters.length; i++) {
+    xadds.set(names[i]!, after[i]!.xadds - before[i]!.xadds);
     redisCpu += after[i]!.cpu - before[i]!.cpu;
-  });
+  }
   const replicaCpu = replicasAfter.reduce((a, b, i) => a + b - replicasBefore[i]!, 0);
   await dropKeys(masters, group);
   return {

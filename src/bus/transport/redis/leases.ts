@@ -24,6 +24,7 @@
  * and stops reading there at once (what it was running still finishes, as heartbeat.ts says).
  */
 import type { Redis } from 'ioredis';
+import { within } from '../../lifecycle.ts';
 import type { BusKeys, ResolvedRedisBusOptions } from './options.ts';
 import type { StreamReader } from './reader.ts';
 import { LEASE_SCRIPT, MEMBERS_SCRIPT } from './scripts.ts';
@@ -120,7 +121,9 @@ export class ListenerLeases {
       for (const p of [...this.#held.keys()]) if (!mine.has(p)) this.#handOver(p);
       for (const p of mine) {
         if (this.#held.has(p) || this.#leaving.has(p)) continue;
-        if ((await this.#lease(p, ttl, 'take')) === 1 && !this.#closed) this.#held.set(p, this.start(p));
+        if ((await this.#lease(p, ttl, 'take')) !== 1) continue;
+        if (this.#closed) await this.#lease(p, '0', 'release');
+        else this.#held.set(p, this.start(p));
       }
     } catch (error) {
       // Redis away or slow: the next heartbeat tries again; leases held stay until their TTL.
@@ -176,18 +179,23 @@ export class ListenerLeases {
    */
   async close(deadline: number): Promise<void> {
     this.#closed = true;
-    await this.#ticking;
+    if (this.#ticking) await within(this.#ticking, deadline - Date.now());
     const readers = [...this.#held, ...this.#leaving];
     await Promise.all(readers.map(([, r]) => r.stop(deadline)));
     this.#held.clear();
     this.#leaving.clear();
     if (this.host.client.status !== 'ready') return;
     const { keys, options } = this.host;
-    await Promise.all([
-      ...readers.map(([p]) => this.#lease(p, '0', 'release').catch(() => 0)),
-      this.#client
-        .organismMembers(keys.members(this.listener), options.consumer, String(options.claimIdleMs), 'leave')
-        .catch(() => []),
+    const leave = Promise.all([
+      ...readers.map(([p]) => this.#lease(p, '0', 'release')),
+      this.#client.organismMembers(
+        keys.members(this.listener),
+        options.consumer,
+        String(options.claimIdleMs),
+        'leave',
+      ),
     ]);
+    // Redis away or slow: the leases expire on their own instead.
+    await within(leave, deadline - Date.now());
   }
 }
