@@ -12,6 +12,7 @@
  * `cpu_ratio_off_on` is the share of the throughput tracing leaves when the CPU is the limit.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { BusOptions } from '../src/bus/bus.ts';
 import type { TelemetrySection } from '../src/config/types.ts';
 import { createTelemetry, type Telemetry } from '../src/telemetry/otel.ts';
@@ -35,21 +36,31 @@ const server = http.createServer((req, res) => {
 server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
 `;
 
-async function startReceiver(): Promise<{ url: string; stop(): void }> {
+async function startReceiver(): Promise<{ url: string; pid: number; stop(): void }> {
   const child = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve, reject) => {
     child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
     child.once('exit', (code) => reject(new Error(`the receiver exited ${code}`)));
   });
-  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() };
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => child.kill() };
 }
 
-/** organism.yaml's telemetry: with the schema's defaults, sample ratio 1.0, content off. */
-function section(endpoint: string): TelemetrySection {
+/** A process's CPU milliseconds so far (Linux /proc; undefined elsewhere). */
+function processCpuMs(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** organism.yaml's telemetry: with the schema's defaults, content off; sample ratio 1.0 unless given. */
+function section(endpoint: string, sampleRatio = 1): TelemetrySection {
   return {
     otlp: { endpoint, timeout_ms: 10_000 },
     service_name: 'bench',
-    sample_ratio: 1,
+    sample_ratio: sampleRatio,
     capture_content: false,
     // Sized for this load (the schema's defaults are 2048 and 512): about a tenth of a second of
     // spans can wait while one batch is on its way.
@@ -74,9 +85,15 @@ async function passesPerSecond(extra: Partial<BusOptions>): Promise<{ perSecond:
 export async function* run(): AsyncIterable<Record<string, unknown>> {
   const receiver = await startReceiver();
   let telemetry: Telemetry | undefined;
+  let unsampled: Telemetry | undefined;
   try {
     telemetry = createTelemetry(section(receiver.url), { env: {}, instanceId: 'bench' });
     const on = { tracing: telemetry.tracing };
+    // Sample ratio 0: every hop reads and writes its traceparent, no span is exported. The CPU
+    // per pass it adds is the trace context's cost; what sample 1.0 adds on top is the export's.
+    unsampled = createTelemetry(section(receiver.url, 0), { env: {}, instanceId: 'bench' });
+    const context = { tracing: unsampled.tracing };
+    const receiverCpu0 = processCpuMs(receiver.pid);
     // Warm both paths, then alternate, so a busy moment of the machine costs both alike.
     await passesPerSecond({});
     await passesPerSecond(on);
@@ -84,16 +101,20 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
     let onBest = 0;
     let cpuOff = Number.POSITIVE_INFINITY;
     let cpuOn = Number.POSITIVE_INFINITY;
+    let cpuContext = Number.POSITIVE_INFINITY;
     for (let i = 0; i < ROUNDS; i++) {
       const a = await passesPerSecond({});
       const b = await passesPerSecond(on);
+      const c = await passesPerSecond(context);
       off = Math.max(off, a.perSecond);
       onBest = Math.max(onBest, b.perSecond);
       cpuOff = Math.min(cpuOff, a.cpuUs);
       cpuOn = Math.min(cpuOn, b.cpuUs);
+      cpuContext = Math.min(cpuContext, c.cpuUs);
     }
     await telemetry.flush();
     const counts = telemetry.counts();
+    const receiverCpu1 = processCpuMs(receiver.pid);
     yield {
       name: 'telemetry',
       pipeline_passes_per_s_off: round(off, 0),
@@ -102,6 +123,14 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
       cpu_us_per_pass_off: round(cpuOff, 1),
       cpu_us_per_pass_on: round(cpuOn, 1),
       cpu_ratio_off_on: round(cpuOff / cpuOn, 2),
+      // Where tracing's CPU per pass goes: the trace context (sample 0), then the export.
+      cpu_us_per_pass_sample0: round(cpuContext, 1),
+      cpu_us_trace_context: round(cpuContext - cpuOff, 1),
+      cpu_us_export_per_span: round(cpuOn - cpuContext, 1),
+      // The receiver's (a collector's) CPU per span it decoded nothing of: HTTP and the bytes.
+      ...(receiverCpu0 !== undefined && receiverCpu1 !== undefined && counts.exported > 0
+        ? { receiver_cpu_us_per_span: round(((receiverCpu1 - receiverCpu0) * 1000) / counts.exported, 1) }
+        : {}),
       target_ratio: 0.7,
       sample_ratio: 1,
       spans_made: (ROUNDS + 1) * PASSES_PER_THREAD * THREADS,
@@ -114,6 +143,7 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
     };
   } finally {
     await telemetry?.shutdown();
+    await unsampled?.shutdown();
     receiver.stop();
   }
 }
