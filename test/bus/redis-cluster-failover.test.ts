@@ -89,10 +89,10 @@ it('loses and repeats no message while a third daemon joins and one of the first
     return daemons.map((t) => t.leasedPartitions('w'));
   };
   try {
-    // Two daemons: three partitions each, every other one (so one per master each).
+    // Two daemons: three consecutive partitions each (two masters each, not three).
     expect(await settled([a, b], 'two daemons splitting the partitions')).toEqual([
-      [0, 2, 4],
-      [1, 3, 5],
+      [0, 1, 2],
+      [3, 4, 5],
     ]);
     for (let i = 0; i < 300; i++) {
       const m = testMessage('w', i, { thread: `thread-${i % 50}` });
@@ -100,17 +100,18 @@ it('loses and repeats no message while a third daemon joins and one of the first
       ids.push(m.id);
       if (i === 100) {
         c = open('c');
+        // One master's two partitions each.
         expect(await settled([a, b, c], 'a third daemon taking two')).toEqual([
-          [0, 3],
-          [1, 4],
-          [2, 5],
+          [0, 1],
+          [2, 3],
+          [4, 5],
         ]);
       }
       if (i === 200) {
         await b.close(); // leaves: what it holds is finished and acknowledged first
         expect(await settled([a, c!], 'the two left taking what b held')).toEqual([
-          [0, 2, 4],
-          [1, 3, 5],
+          [0, 1, 2],
+          [3, 4, 5],
         ]);
       }
     }
@@ -158,12 +159,12 @@ it('moves the partitions of a holder killed with kill -9, and the entries it hel
     survivor.subscribe('w', async (m) => {
       delivered.set(m.id, (delivered.get(m.id) ?? 0) + 1);
     });
-    await until(() => survivor.leasedPartitions('w').length === 3 && /held 0,2,4\n/.test(out), {
+    await until(() => survivor.leasedPartitions('w').length === 3 && /held 0,1,2\n/.test(out), {
       what: 'the child and the survivor splitting the partitions',
       timeoutMs: 10_000,
     });
-    // Sorted names: 'doomed' first, so it keeps the even partitions.
-    expect(survivor.leasedPartitions('w')).toEqual([1, 3, 5]);
+    // Sorted names: 'doomed' first, so it keeps the first half.
+    expect(survivor.leasedPartitions('w')).toEqual([3, 4, 5]);
     // Messages on the child's partitions: it takes them and never finishes.
     const ids: string[] = [];
     for (let i = 0; i < 24; i++) {
@@ -171,7 +172,7 @@ it('moves the partitions of a holder killed with kill -9, and the entries it hel
       await survivor.publish(m);
       ids.push(m.id);
     }
-    const onChild = ids.filter((_, i) => survivor.keys.partitionOf(`kill-${i}`) % 2 === 0);
+    const onChild = ids.filter((_, i) => survivor.keys.partitionOf(`kill-${i}`) < 3);
     expect(onChild.length).toBeGreaterThan(0);
     await until(() => onChild.every((id) => out.includes(`got ${id}`)), 'the child taking its entries').catch(
       (error: Error) => {

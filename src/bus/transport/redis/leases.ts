@@ -5,10 +5,12 @@
  * blocking XREADGROUP, only for the partitions it holds, and its batches carry more of each.
  *
  * Who should hold what: every daemon reading a listener marks itself alive in a sorted set at each
- * heartbeat (Redis's clock), and partition p goes to the p-th modulo the count of the live names,
- * sorted. Every daemon computes the same split from the same set; the leases make it safe while
- * their views differ for a heartbeat or two (a partition is then read by nobody for that long,
- * never by two).
+ * heartbeat (Redis's clock), and of D live names, sorted, the i-th takes the i-th of D equal runs
+ * of consecutive partitions. Consecutive partitions share a master (partitions.ts gives them
+ * consecutive slot ranges), so a daemon's turn goes to as few masters, in as few script calls
+ * (partitioned-batch.ts), as the split allows. Every daemon computes the same split from the same
+ * set; the leases make it safe while their views differ for a heartbeat or two (a partition is
+ * then read by nobody for that long, never by two).
  *
  * A handover keeps each thread's order. The old holder stops reading the partition and runs what
  * it has read to the end, renewing the lease all the while; only when nothing of the partition is
@@ -109,7 +111,9 @@ export class ListenerLeases {
       ).sort();
       const at = live.indexOf(me);
       const mine = new Set<number>();
-      for (let p = 0; p < keys.partitions && at >= 0; p++) if (p % live.length === at) mine.add(p);
+      for (let p = 0; p < keys.partitions && at >= 0; p++) {
+        if (Math.floor((p * live.length) / keys.partitions) === at) mine.add(p);
+      }
       // Renew what is held or still being handed over; a lease found taken was lost (frozen here).
       const renewed = await Promise.all(
         [...this.#held.keys(), ...this.#leaving.keys()].map(
