@@ -104,9 +104,13 @@ interface Opened {
   close(): Promise<void>;
 }
 
-async function openEngines(basex: boolean): Promise<Opened> {
+async function openEngines(basex: boolean, timeoutMs: number): Promise<Opened> {
   const dir = await mkdtemp(join(tmpdir(), 'qt3-librarian-'));
-  const embedded = await EmbeddedBackend.open({ dir, defaultCollection: '/db/qt3', maxQueryMs: 30_000 });
+  const embedded = await EmbeddedBackend.open({
+    dir,
+    defaultCollection: '/db/qt3',
+    maxQueryMs: timeoutMs,
+  });
   const engines: Engine[] = [
     { name: 'embedded', store: (p, c) => embedded.store(p, c), query: (q, o) => embedded.query(q, o) },
   ];
@@ -121,7 +125,7 @@ async function openEngines(basex: boolean): Promise<Opened> {
       user: s.user,
       password: () => s.password,
       defaultCollection: '/db/qt3',
-      queryTimeoutS: 20,
+      queryTimeoutS: Math.ceil(timeoutMs / 1000),
     });
     const b = backend;
     engines.push({ name: 'basex', store: (p, c) => b.store(p, c), query: (q, o) => b.query(q, o) });
@@ -147,7 +151,7 @@ export async function runQt3(
 ): Promise<Map<string, Map<string, Tally>>> {
   const catalog = readCatalog(options.dir);
   const sets = selectSets(catalog, options.sets);
-  const own = opened ?? (await openEngines(options.basex));
+  const own = opened ?? (await openEngines(options.basex, options.timeoutMs));
   const all = new Map<string, Map<string, Tally>>();
   const log: CaseResult[] = [];
   try {

@@ -56,7 +56,9 @@ const CODE_IN_TEXT = /\b([A-Z]{4}\d{4})\b/;
 
 function answerOf(error: unknown, signal: AbortSignal): Answer {
   const message = error instanceof Error ? error.message : String(error);
-  if (signal.aborted) return { kind: 'timeout', message };
+  // A query stopped for time or memory raised no XQuery error: it did not answer (never "any error").
+  if (signal.aborted || /the query did not finish|ran longer than \d+ ms and was stopped/.test(message))
+    return { kind: 'timeout', message };
   if (error instanceof OrganismError) {
     const details = (error.details ?? {}) as Record<string, unknown>;
     if (error.code === 'librarian.unsupported')
@@ -138,7 +140,8 @@ export class Qt3Runner {
     const prepared = prepare(tc, this.catalog.dir);
     const unstored = await this.documents.get(engine.name)!.ensure(prepared.documents);
     if (unstored) return { ...base, outcome: 'not_applicable', why: unstored };
-    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    // The engine's own limit (the embedded store's maxQueryMs is timeoutMs) comes first; this is the backstop.
+    const signal = AbortSignal.timeout(this.options.timeoutMs + 10_000);
     let answer: Answer;
     try {
       const r = await engine.query(prepared.query, {

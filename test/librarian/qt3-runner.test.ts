@@ -34,7 +34,7 @@ describe('QT3 runner on a tiny catalog', () => {
       sets: ['tiny-*'],
       basex: false,
       log,
-      timeoutMs: 20_000,
+      timeoutMs: 2_000,
       write: (l) => lines.push(l),
     });
     const json = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -51,15 +51,16 @@ describe('QT3 runner on a tiny catalog', () => {
     });
     expect(bySet('tiny-limits')).toMatchObject({
       pass_rate: 0,
-      cases: 3,
+      cases: 4,
       passed: 0,
+      failed: 1,
       not_applicable: 2,
       errors_any_code: 1,
     });
     expect(bySet('total')).toMatchObject({
-      cases: 14,
+      cases: 15,
       passed: 9,
-      failed: 1,
+      failed: 2,
       refused: 1,
       not_applicable: 2,
       errors_any_code: 1,
@@ -80,10 +81,13 @@ describe('QT3 runner on a tiny catalog', () => {
       ['tiny-na-xpath-only', 'not_applicable'],
       ['tiny-na-schema-import', 'not_applicable'],
       ['tiny-any-code', 'anycode'],
+      ['tiny-fail-stopped', 'fail'],
     ]);
     expect(failures[0]!.why).toBe('assert-string-value b: got [A]');
     expect(failures[1]!.why).toBe('window clause');
     expect(failures[4]!.why).toMatch(/^expected error XPTY0004, got FORG0001/);
+    // A query stopped at the time limit raised no XQuery error: not a pass on "any error".
+    expect(failures[5]!.why).toMatch(/^expected error \*, got timeout: the query ran longer than 2000 ms/);
   });
 
   it('sets the environment up in the query: context item, params, namespaces not declared twice', () => {
