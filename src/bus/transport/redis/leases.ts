@@ -27,6 +27,7 @@
  */
 import type { Redis } from 'ioredis';
 import { within } from '../../lifecycle.ts';
+import { scrubUrl } from './connection.ts';
 import type { BusKeys, ResolvedRedisBusOptions } from './options.ts';
 import type { StreamReader } from './reader.ts';
 import { LEASE_SCRIPT, MEMBERS_SCRIPT } from './scripts.ts';
@@ -133,7 +134,7 @@ export class ListenerLeases {
       // Redis away or slow: the next heartbeat tries again; leases held stay until their TTL.
       options.logger.warn(
         { listener: this.listener },
-        `partition lease round failed: ${(error as Error).message}`,
+        `partition lease round failed: ${scrubUrl((error as Error).message, options.url)}`,
       );
     }
   }
