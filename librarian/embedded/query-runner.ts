@@ -115,10 +115,7 @@ export class QueryRunner {
   private restart(): void {
     const old = this.worker;
     this.worker = null;
-    if (old) {
-      old.removeAllListeners();
-      old.terminate().catch(() => {});
-    }
+    if (old) discard(old).catch(() => {});
     if (this.pending.size === 0) return;
     const worker = this.start();
     worker.ref();
@@ -185,9 +182,18 @@ export class QueryRunner {
       this.settle(id);
       pending.reject(new LibrarianError('librarian.query', 'the librarian is closing'));
     }
-    if (worker) {
-      worker.removeAllListeners();
-      await worker.terminate();
-    }
+    if (worker) await discard(worker);
   }
+}
+
+/**
+ * Terminates a worker whose queries are settled already. It keeps a listener for 'error': a worker
+ * stopped mid-query can still report one while it dies (ERR_WORKER_OUT_OF_MEMORY from a query such
+ * as `matches('aaa', 'a{2147483647}')`, seen in the QT3 run), and an 'error' nobody listens to
+ * would take the daemon down with it.
+ */
+async function discard(worker: Worker): Promise<void> {
+  worker.removeAllListeners();
+  worker.on('error', () => {});
+  await worker.terminate();
 }
