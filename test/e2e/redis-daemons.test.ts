@@ -5,6 +5,7 @@
  * survivor takes over its unfinished messages, with no e-mail sent twice.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { partitionTags } from '../../src/bus/transport/redis/partitions.ts';
 import { type LocalRedisCluster, startRedisCluster } from '../helpers/redis-cluster.ts';
 import {
   allDone,
@@ -24,6 +25,21 @@ import {
   until,
   view,
 } from './redis-support/harness.ts';
+
+/** Waits until `holders` daemons hold the leases of `listener`'s partitions between them. */
+async function leasesSpread(
+  url: string,
+  group: string,
+  listener: string,
+  partitions: number,
+  holders: number,
+): Promise<void> {
+  const keys = partitionTags(group, partitions).map((tag) => `organism:{${tag}}:lease:${listener}`);
+  await until(async () => {
+    const held = await redisGetAll(url, keys);
+    return held.every((h) => h !== null) && new Set(held).size === holders ? true : undefined;
+  }, `the leases of ${listener}'s ${partitions} partitions spread over ${holders} daemons`);
+}
 
 let running: Cluster | undefined;
 let mail: Mailbox | undefined;
@@ -69,6 +85,9 @@ for (const target of targets)
         2,
       );
       const [a, b] = running.daemons as [(typeof running.daemons)[0], (typeof running.daemons)[0]];
+      // With partitions each is read by one daemon, its lease holder; the second daemon takes its
+      // share a heartbeat or two after it starts (docs/guide/scaling.md), and only then can both work.
+      if (target.partitions) await leasesSpread(url, group, 'worker', target.partitions, 2);
       const threads: string[] = [];
       for (let i = 0; i < 30; i++) {
         threads.push(await inject((i % 2 === 0 ? a : b).url, `<job><n>${i}</n><kind>work</kind></job>`));
