@@ -6,7 +6,8 @@
 import fontoxpath from 'fontoxpath';
 import { Document, type Element } from 'slimdom';
 import type { LibrarianError } from '../../src/errors.ts';
-import { childNamed, type holes } from './graft.ts';
+import { childNamed, type holes, replaceWith } from './graft.ts';
+import { canonical } from './order-by.ts';
 
 const FONTO = 'http://fontoxml.com/fontoxpath';
 
@@ -94,4 +95,29 @@ export function graftClauses(
   const tail = [...holed.children].slice(-2);
   for (const clause of post) holed.appendChild(doc.importNode(clause, true));
   for (const t of tail) holed.removeChild(t);
+}
+
+/**
+ * The proof of a FLWOR rewrite (group-by.ts, count.ts): `rewritten`, parsed again, must be the
+ * original parse `ast` with its `index`-th FLWOR replaced by `holed`, the rewrite's template with
+ * the original's own clauses grafted into its holes. Returns `rewritten`, or throws `fail`.
+ */
+export function provedRewrite(
+  ast: Element,
+  index: number,
+  holed: Element,
+  rewritten: string,
+  parse: (q: string) => Element,
+  fail: Fail,
+): string {
+  const expected = ast.cloneNode(true) as Element;
+  replaceWith(flwors(expected)[index]!, [holed]);
+  let got: string;
+  try {
+    got = canonical(parse(rewritten));
+  } catch {
+    throw fail('the clause could not be read');
+  }
+  if (got !== canonical(expected)) throw fail('the clause could not be read');
+  return rewritten;
 }
