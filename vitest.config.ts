@@ -23,7 +23,12 @@ export default defineConfig({
   test: {
     // The examples' own tests run too: an example that stops working fails the suite.
     include: ['test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts', 'test/build-setup.ts', 'test/pack-setup.ts', 'test/volume-setup.ts'],
+    globalSetup: [
+      'test/global-setup.ts',
+      'test/build-setup.ts',
+      'test/pack-setup.ts',
+      'test/volume-setup.ts',
+    ],
     env: { XDG_CONFIG_HOME: configHome },
     testTimeout: 20_000,
     hookTimeout: 30_000,
