@@ -2,8 +2,9 @@
  * The query as the embedded engine runs it: what fontoxpath cannot parse made parseable (count
  * clauses, string constructors with space around an interpolation), the features it lacks
  * rewritten into ones it runs (string constructors, fn:sort#1, order by with several keys, group
- * by, count, map constructors with computed keys checked for duplicates), each rewrite proved against fontoxpath's own parse, and what it would answer wrong
- * refused by name (unsupported.ts) before anything runs.
+ * by, count, map constructors with computed keys checked for duplicates), each rewrite proved
+ * against fontoxpath's own parse, and what it would answer wrong refused by name (unsupported.ts)
+ * before anything runs.
  */
 import type { Element } from 'slimdom';
 import { markerCalls, rewriteCount, substituteCountClauses } from './count.ts';
@@ -42,11 +43,12 @@ export function rewriteQuery(query: string, parse: Parse): string {
     p = parseable(query, parse, true);
   } catch (error) {
     // `count $x` in element content is text: substituted, it no longer parses.
-    if (substituteCountClauses(query).count === 0) throw withSource(error, scanned(query));
+    const counted = substituteCountClauses(query);
+    if (counted.count === 0) throw withSource(error, scanned(query));
     try {
       p = parseable(query, parse, false);
     } catch {
-      throw withSource(error, scanned(substituteCountClauses(query).text));
+      throw withSource(error, scanned(counted.text));
     }
   }
   // `count $x` inside a string constructor's text is text too: substituted, it is not a clause.

@@ -123,10 +123,8 @@ export class Wire {
 
   /** A few bytes encoded once (a loop: TypedArray.set costs more than it copies at this size). */
   bytes(b: Uint8Array): void {
-    const buf = this.buf;
-    let p = this.pos;
-    for (let i = 0; i < b.length; i++) buf[p++] = b[i]!;
-    this.pos = p;
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
   }
 
   /** KeyValue{key, AnyValue{string_value}} as field `field` of the enclosing message. */
