@@ -64,7 +64,11 @@ export class Handler implements ToolCallPort<HandlerClock> {
             returned.then(resolve, reject);
           })
         : returned;
-      if (!thread.stopped) await this.router.route(delivery, result, confirmations);
+      if (!thread.stopped) {
+        // Outputs the transport took at once (in memory) leave nothing to wait for.
+        const routed = this.router.route(delivery, result, confirmations);
+        if (routed !== undefined) await routed;
+      }
     } catch (error) {
       const timedOut = error === TIMED_OUT;
       outcome = timedOut ? 'timeout' : 'error';

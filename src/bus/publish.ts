@@ -13,7 +13,10 @@ import type { Journal } from './journal/journal.ts';
 import type { Message, MessageKind } from './message.ts';
 import { SYSTEM_SENDER, systemErrorXml } from './system.ts';
 import type { Frame, ThreadState } from './threads.ts';
-import { journalOf } from './transport/memory.ts';
+import { ACCEPTED, journalOf } from './transport/memory.ts';
+
+/** A published message's id (undefined: a budget stopped it), now or once the transport confirms it. */
+export type Published = string | undefined | Promise<string | undefined>;
 
 export class Publisher {
   readonly #journal: Journal | undefined;
@@ -33,9 +36,12 @@ export class Publisher {
 
   /**
    * Wraps a payload in an envelope from the runtime's own state, records it in the thread history
-   * and publishes it. Returns the message id, or undefined when a budget stopped it.
+   * and publishes it. Returns the message id, or undefined when a budget stopped it: at once when
+   * the transport took the message at once (in memory), else once it has confirmed it. Not an
+   * async function: a hop in memory costs no promise here, and its caller no turn of the
+   * microtask queue (a bad payload throws, which every caller treats as a refused output).
    */
-  async publish(
+  publish(
     thread: ThreadState,
     frame: Frame | null,
     kind: MessageKind,
@@ -46,7 +52,7 @@ export class Publisher {
     depth = frame?.depth ?? 0,
     origin?: Origin,
     traceparent = origin?.trace?.traceparent,
-  ): Promise<string | undefined> {
+  ): Published {
     const bus = this.bus;
     const budget = bus.threads.chargeHop(thread, depth);
     if (!budget.ok) {
@@ -79,12 +85,21 @@ export class Publisher {
       );
       return message.id;
     }
+    let accepted: Promise<void>;
     try {
-      await bus.transport.publish(message);
+      accepted = bus.transport.publish(message);
     } catch (error) {
       this.#refused(thread, to, error);
+      return id;
     }
-    return message.id;
+    if (accepted === ACCEPTED) return id;
+    return accepted.then(
+      () => id,
+      (error: unknown) => {
+        this.#refused(thread, to, error);
+        return id;
+      },
+    );
   }
 
   /** The transport would not take a message: it is not in flight after all. */

@@ -12,7 +12,7 @@ import type { BusContext, Delivery, Origin } from './bus-context.ts';
 import type { Failures } from './failures.ts';
 import type { RuntimeListener } from './listeners.ts';
 import { rootTag, safeJson } from './payload-text.ts';
-import type { Publisher } from './publish.ts';
+import type { Published, Publisher } from './publish.ts';
 import type { HuhReason } from './system.ts';
 import type { Frame, ThreadState } from './threads.ts';
 import { unwrapEnvelope } from './unwrap.ts';
@@ -29,54 +29,90 @@ export class Router {
    * outputs are collected there instead of awaited (in order all the same: the transport keeps
    * the order it was handed them in).
    */
-  async route(delivery: Delivery, result: HandlerResult, confirmations?: Promise<void>[]): Promise<void> {
+  route(
+    delivery: Delivery,
+    result: HandlerResult,
+    confirmations?: Promise<void>[],
+  ): Promise<void> | undefined {
     const outgoing = normalizeResult(result);
-    if (outgoing.length === 0) return;
-    const { thread, frame, target: source, message } = delivery;
+    if (outgoing.length === 0) return undefined;
+    const { message } = delivery;
     const origin: Origin = confirmations
       ? { id: message.id, seq: 0, confirmations, trace: delivery.span }
       : { id: message.id, seq: 0, trace: delivery.span };
     // Output produced while handling an error report is not answered with another report: that
     // could loop forever between a confused handler and the runtime.
     const quiet = message.kind === 'huh' || message.kind === 'system-error';
-    // Responses go last: they prune this frame, and sends opened under it must exist first.
-    const ordered =
-      outgoing.length === 1
-        ? outgoing
-        : [...outgoing.filter((o) => o.kind !== 'respond'), ...outgoing.filter((o) => o.kind === 'respond')];
-    let responded = false;
-    for (const out of ordered) {
-      if (thread.stopped) return;
-      try {
-        if (out.kind === 'send') await this.#send(thread, frame, source, out.to, out.payload, quiet, origin);
-        else if (out.kind === 'emit') await this.#emit(thread, frame, source, out.payload, quiet, origin);
-        else {
-          await this.#respond(thread, frame, source, out.payload, origin);
-          responded = true;
-        }
-      } catch (error) {
-        const attempt = typeof out.payload === 'string' ? out.payload : safeJson(out.payload);
-        const reason: HuhReason = error instanceof XmlError ? 'parse' : 'validate';
-        this.bus.logger.warn(
-          { err: error, thread: thread.id, listener: source.name },
-          'handler output refused',
-        );
-        if (!quiet)
-          this.failures.huhToSelf(
-            thread,
-            frame,
-            source,
-            reason,
-            attempt,
-            error instanceof OrganismError ? error.message : undefined,
-            origin,
-          );
-      }
+    if (outgoing.length > 1) return this.#routeAll(delivery, outgoing, origin, quiet);
+    // One output (most handler runs): published at once when the transport takes it at once (in
+    // memory), with no promise and no microtask turn between one hop and the next.
+    const out = outgoing[0]!;
+    if (delivery.thread.stopped) return undefined;
+    let step: Stepped;
+    try {
+      step = this.#output(delivery, out, origin, quiet);
+    } catch (error) {
+      this.#refusedOutput(delivery, out, error, origin, quiet);
+      return undefined;
     }
-    if (responded) this.bus.threads.pruneFrame(frame);
+    if (step === undefined || typeof step !== 'object') {
+      if (out.kind === 'respond') this.bus.threads.pruneFrame(delivery.frame);
+      return undefined;
+    }
+    return step.then(
+      () => {
+        if (out.kind === 'respond') this.bus.threads.pruneFrame(delivery.frame);
+      },
+      (error: unknown) => this.#refusedOutput(delivery, out, error, origin, quiet),
+    );
   }
 
-  async #send(
+  /** Several outputs, one after the other: responses last (they prune this frame, and sends opened under it must exist first). */
+  async #routeAll(delivery: Delivery, outgoing: Outgoing[], origin: Origin, quiet: boolean): Promise<void> {
+    const ordered = [
+      ...outgoing.filter((o) => o.kind !== 'respond'),
+      ...outgoing.filter((o) => o.kind === 'respond'),
+    ];
+    let responded = false;
+    for (const out of ordered) {
+      if (delivery.thread.stopped) return;
+      try {
+        await this.#output(delivery, out, origin, quiet);
+        if (out.kind === 'respond') responded = true;
+      } catch (error) {
+        this.#refusedOutput(delivery, out, error, origin, quiet);
+      }
+    }
+    if (responded) this.bus.threads.pruneFrame(delivery.frame);
+  }
+
+  /** One output published: done when the result is not a promise, else when it settles. */
+  #output(delivery: Delivery, out: Outgoing, origin: Origin, quiet: boolean): Stepped {
+    const { thread, frame, target: source } = delivery;
+    if (out.kind === 'send') return this.#send(thread, frame, source, out.to, out.payload, quiet, origin);
+    if (out.kind === 'emit') return this.#emit(thread, frame, source, out.payload, quiet, origin);
+    return this.#respond(thread, frame, source, out.payload, origin);
+  }
+
+  /** An output that could not go anywhere: its author hears why (unless it is handling a report). */
+  #refusedOutput(delivery: Delivery, out: Outgoing, error: unknown, origin: Origin, quiet: boolean): void {
+    const { thread, frame, target: source } = delivery;
+    const attempt = typeof out.payload === 'string' ? out.payload : safeJson(out.payload);
+    const reason: HuhReason = error instanceof XmlError ? 'parse' : 'validate';
+    this.bus.logger.warn({ err: error, thread: thread.id, listener: source.name }, 'handler output refused');
+    if (!quiet)
+      this.failures.huhToSelf(
+        thread,
+        frame,
+        source,
+        reason,
+        attempt,
+        error instanceof OrganismError ? error.message : undefined,
+        origin,
+      );
+  }
+
+  #send(
     thread: ThreadState,
     frame: Frame,
     source: RuntimeListener,
@@ -84,19 +120,35 @@ export class Router {
     payload: Outgoing['payload'],
     quiet: boolean,
     origin?: Origin,
-  ): Promise<void> {
+  ): Stepped {
     const target = this.bus.listeners.get(to);
     if (!target || !source.peers.has(to)) {
       if (!quiet) this.failures.routingError(thread, frame, source, origin);
-      return;
+      return undefined;
     }
     if (typeof payload !== 'string') {
       // Encoded by the target's schema under its tag: the tag is known, not read back.
       const xml = encodePayload(target.tag, payload, target.schema, this.bus.xmlLimits.maxElements);
-      await this.#publishTo(thread, frame, source, target, target.tag, xml, origin);
-      return;
+      return this.#publishTo(thread, frame, source, target, target.tag, xml, origin);
     }
-    for (const xml of repairPayloads(payload, this.bus.xmlLimits)) {
+    const xmls = repairPayloads(payload, this.bus.xmlLimits);
+    if (xmls.length === 1) {
+      const xml = xmls[0]!;
+      return this.#publishTo(thread, frame, source, target, sharedTag(rootTag(xml), target.tag), xml, origin);
+    }
+    return this.#sendEach(thread, frame, source, target, xmls, origin);
+  }
+
+  /** Several payloads repaired out of one text: published one after the other. */
+  async #sendEach(
+    thread: ThreadState,
+    frame: Frame,
+    source: RuntimeListener,
+    target: RuntimeListener,
+    xmls: string[],
+    origin?: Origin,
+  ): Promise<void> {
+    for (const xml of xmls) {
       await this.#publishTo(thread, frame, source, target, sharedTag(rootTag(xml), target.tag), xml, origin);
     }
   }
@@ -129,13 +181,13 @@ export class Router {
     }
   }
 
-  async #respond(
+  #respond(
     thread: ThreadState,
     frame: Frame,
     source: RuntimeListener,
     payload: Outgoing['payload'],
     origin?: Origin,
-  ): Promise<void> {
+  ): Stepped {
     if (typeof payload !== 'string' && !source.response) {
       throw new OrganismError(
         'respond.no_response_spec',
@@ -143,21 +195,43 @@ export class Router {
       );
     }
     const parent = frame.parent ? this.bus.threads.frame(frame.parent) : null;
-    if (parent === undefined) return; // the caller's frame is gone: nobody is waiting any more
-    for (const xml of this.#payloadXmls(payload, source.response?.tag ?? '', source.response?.schema ?? {})) {
-      // parent null: the caller is an ingress or cannot receive replies; the reply is recorded only.
-      await this.publisher.publish(
-        thread,
-        parent,
-        'response',
-        source.name,
-        frame.caller,
-        rootTag(xml),
-        xml,
-        frame.depth,
-        origin,
-      );
-    }
+    if (parent === undefined) return undefined; // the caller's frame is gone: nobody is waiting any more
+    const xmls = this.#payloadXmls(payload, source.response?.tag ?? '', source.response?.schema ?? {});
+    // parent null: the caller is an ingress or cannot receive replies; the reply is recorded only.
+    if (xmls.length === 1) return this.#reply(thread, frame, parent, source, xmls[0]!, origin);
+    return this.#replyEach(thread, frame, parent, source, xmls, origin);
+  }
+
+  async #replyEach(
+    thread: ThreadState,
+    frame: Frame,
+    parent: Frame | null,
+    source: RuntimeListener,
+    xmls: string[],
+    origin?: Origin,
+  ): Promise<void> {
+    for (const xml of xmls) await this.#reply(thread, frame, parent, source, xml, origin);
+  }
+
+  #reply(
+    thread: ThreadState,
+    frame: Frame,
+    parent: Frame | null,
+    source: RuntimeListener,
+    xml: string,
+    origin?: Origin,
+  ): Published {
+    return this.publisher.publish(
+      thread,
+      parent,
+      'response',
+      source.name,
+      frame.caller,
+      rootTag(xml),
+      xml,
+      frame.depth,
+      origin,
+    );
   }
 
   /** One message from `source` to `target`, in a frame of its own below the sender's. */
@@ -169,7 +243,7 @@ export class Router {
     tag: string,
     xml: string,
     origin: Origin | undefined,
-  ): Promise<string | undefined> {
+  ): Published {
     const child = this.#openChildFrame(thread, target, source, frame);
     return this.publisher.publish(
       thread,
@@ -215,6 +289,9 @@ export class Router {
 function sharedTag(tag: string, known: string): string {
   return tag === known ? known : tag;
 }
+
+/** What publishing one output gives: done now (an id, or nothing), or a promise of it. */
+type Stepped = Published | Promise<void>;
 
 function normalizeResult(result: HandlerResult): Outgoing[] {
   if (result === undefined || result === null) return [];

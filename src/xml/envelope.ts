@@ -20,7 +20,7 @@ import { checkSize, isNameCode, isNameStartCode, isSpaceCode } from './chars.ts'
 import { escapeAttr, escapeText } from './codec.ts';
 import type { XmlLimits } from './limits.ts';
 import type { XmlNode } from './parse.ts';
-import { parseXml, tooManyElements, type XmlElement } from './parser.ts';
+import { parseXml, tooManyElements, withNoDefaultNamespace, type XmlElement } from './parser.ts';
 
 export const ENVELOPE_NS = 'https://xml-pipeline.org/ns/envelope/v1';
 
@@ -72,9 +72,38 @@ export function buildEnvelope(meta: EnvelopeMeta, payloadXml: string): string {
   if (meta.to !== undefined && meta.to !== '') parts.push('<to>', escapeText(meta.to), '</to>');
   parts.push('<thread>', escapeText(meta.thread), '</thread>');
   if (meta.traceparent !== undefined) parts.push(TRACE_OPEN, escapeText(meta.traceparent), '</traceparent>');
-  parts.push('</meta>', detachPayload(payloadXml), '</message>');
-  return parts.join('');
+  const detached = detachPayload(payloadXml);
+  parts.push('</meta>', detached, '</message>');
+  const envelope = parts.join('');
+  // Remembered for the delivery that, in memory, parses it in the same call (parseEnvelopeOf).
+  if (detached !== payloadXml) lastBuilt.set(envelope, meta, payloadXml);
+  else lastBuilt.envelope = '';
+  return envelope;
 }
+
+/**
+ * The envelope buildEnvelope wrote last, the meta it wrote it for and the payload it put in
+ * (before `xmlns=""` was added to its root). One slot, overwritten by every build, no object per
+ * message: in memory a message is delivered, and its envelope parsed, within the publish that
+ * built it, so the parse finds it here and reads the payload as the caller gave it instead of
+ * checking the known head character by character and parsing the added attribute back out.
+ */
+const lastBuilt = {
+  envelope: '',
+  from: '',
+  to: undefined as string | undefined,
+  thread: '',
+  traceparent: undefined as string | undefined,
+  payload: '',
+  set(envelope: string, meta: EnvelopeMeta, payload: string): void {
+    this.envelope = envelope;
+    this.from = meta.from;
+    this.to = meta.to === '' ? undefined : meta.to;
+    this.thread = meta.thread;
+    this.traceparent = meta.traceparent;
+    this.payload = payload;
+  },
+};
 
 /** Adds `xmlns=""` to the payload root unless it declares a default namespace itself. */
 function detachPayload(xml: string): string {
@@ -204,6 +233,8 @@ const TAIL = '</message>';
  * parses every envelope once; the meta is about half of a small one.
  */
 export function parseEnvelopeOf(text: string, meta: EnvelopeMeta, limits: XmlLimits): ParsedEnvelope {
+  const known = lastBuiltOf(text, meta, limits);
+  if (known !== undefined) return known;
   const start = builtMetaEnd(text, meta, limits);
   if (start === -1 || !text.endsWith(TAIL)) return parseEnvelope(text, limits);
   const body = text.slice(start, text.length - TAIL.length);
@@ -242,6 +273,73 @@ export function parseEnvelopeOf(text: string, meta: EnvelopeMeta, limits: XmlLim
 }
 
 const TRACE_CLOSE = '</traceparent></meta>';
+
+/**
+ * parseEnvelopeOf for the envelope buildEnvelope wrote last (see lastBuilt), when `text` is it and
+ * `meta` is what it was written for: the payload as given is parsed (with one attribute less
+ * allowed, for the `xmlns=""` the envelope adds), and the result is the one the envelope's parse
+ * gives (test/xml/envelope-of.test.ts). The same conditions as builtMetaEnd's hold, on the values
+ * rather than on the text. Undefined when it is not that envelope, or when anything would need a
+ * closer look (a parse error included): the caller then reads the text itself.
+ */
+function lastBuiltOf(text: string, meta: EnvelopeMeta, limits: XmlLimits): ParsedEnvelope | undefined {
+  const built = lastBuilt;
+  const to = meta.to === '' ? undefined : meta.to;
+  if (text !== built.envelope || meta.from !== built.from || meta.thread !== built.thread || to !== built.to)
+    return undefined;
+  const { from, thread, traceparent, payload: given } = built;
+  // What builtMetaEnd's caller asks of the body: an element's start tag first (not `<!--`, `<?`).
+  if (given.charCodeAt(0) !== 60 || !isNameStartCode(given.charCodeAt(1))) return undefined;
+  if (!plainMeta(from) || !plainMeta(thread) || (to !== undefined && !plainMeta(to))) return undefined;
+  const longest = Math.max(ENVELOPE_NS.length, from.length, thread.length, to?.length ?? 0);
+  if (limits.maxDepth < 3 || limits.maxAttributes < 1 || limits.maxTextLength < longest) return undefined;
+  if (traceparent !== undefined && !plainTraceparent(traceparent, limits)) return undefined;
+  let doc: ReturnType<typeof parseXml>;
+  try {
+    checkSize(text, limits);
+    doc = parseXml(given, builtPayloadLimits(limits), false);
+  } catch {
+    return undefined;
+  }
+  const payload = doc.roots[0]!;
+  // The root as the envelope has it: with the `xmlns=""` buildEnvelope wrote (none of its own).
+  if (payload.attrs.xmlns !== undefined) return undefined;
+  (payload as { attrs: XmlElement['attrs'] }).attrs = withNoDefaultNamespace(payload.attrs);
+  const out: ParsedEnvelope = {
+    from,
+    thread,
+    tag: payload.local,
+    payloadXml: doc.text.slice(payload.start, payload.end),
+    node: payload,
+  };
+  if (to !== undefined) out.to = to;
+  if (traceparent !== undefined) out.traceparent = traceparent;
+  return out;
+}
+
+/** A traceparent builtMetaEnd accepts: lower-case hex and dashes, within the text limit. */
+function plainTraceparent(value: string, limits: XmlLimits): boolean {
+  if (value.length === 0 || value.length > limits.maxTextLength) return false;
+  if (TRACE_CONTEXT_NS.length > limits.maxTextLength) return false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || c === 0x2d)) return false;
+  }
+  return true;
+}
+
+/** The payload's limits (see payloadLimits) with one attribute less, for the `xmlns=""` not in the text. */
+const builtPayloadLevel = new WeakMap<XmlLimits, XmlLimits>();
+
+function builtPayloadLimits(limits: XmlLimits): XmlLimits {
+  const inner = payloadLimits(limits);
+  let built = builtPayloadLevel.get(inner);
+  if (built === undefined || built.maxAttributes !== inner.maxAttributes - 1) {
+    built = { ...inner, maxAttributes: inner.maxAttributes - 1 };
+    builtPayloadLevel.set(inner, built);
+  }
+  return built;
+}
 
 /** The limits minus the envelope's level, made once per limits object. */
 const payloadLevel = new WeakMap<XmlLimits, XmlLimits>();

@@ -96,6 +96,51 @@ describe('parseEnvelopeOf', () => {
     same(buildEnvelope({ ...META, traceparent }, payload), META, { ...L, maxTextLength: 50 });
   });
 
+  it('reads the envelope just built (the payload as given, in memory) as parseEnvelope reads it', () => {
+    // parseEnvelopeOf right after buildEnvelope finds the payload it was given (one slot): each of
+    // these must still come out as the whole envelope's parse, result or refusal.
+    const payloads = [
+      '<!--c--><a/>',
+      '<?pi x?><a/>',
+      '<a/>  ',
+      '<a/><!-- after -->',
+      '<a/>junk',
+      '<a/><b/>',
+      '<a xmlns=""/>',
+      '<a b="1" xmlns="urn:x"/>',
+      "<a b='1' c=\"2\"><d e='3'/></a>",
+      '<p:a xmlns:p="urn:p" p:b="1"><p:c/></p:a>',
+      '<q:a/>',
+      '\ufeff<a><b>x</b></a>',
+      '<a>\r\n<b>x\ry</b></a>',
+      '<a xmlns:xmlns="urn:x"/>',
+      '<a b="1" b="2"/>',
+    ];
+    for (const payload of payloads) {
+      let text: string;
+      try {
+        text = buildEnvelope(META, payload);
+      } catch {
+        continue; // buildEnvelope refuses it: nothing to deliver
+      }
+      // parseEnvelope first: it must not disturb what parseEnvelopeOf finds.
+      same(text);
+    }
+    // The slot holds the last one built: an envelope built before it is read from its text.
+    const first = buildEnvelope(META, '<a n="1"/>');
+    buildEnvelope(META, '<b/>');
+    expect(same(first)).toMatchObject({ ok: { tag: 'a', payloadXml: '<a n="1"/>' } });
+    // Attributes at the limit: the root's with the xmlns="" the envelope adds, a child's without.
+    const limits: XmlLimits = { ...L, maxAttributes: 2 };
+    for (const payload of [
+      '<a x="1"/>',
+      '<a x="1" y="2"/>',
+      '<a><b x="1" y="2"/></a>',
+      '<a><b x="1" y="2" z="3"/></a>',
+    ])
+      same(buildEnvelope(META, payload), META, limits);
+  });
+
   it('gives parseEnvelope its way with envelopes written otherwise, or for another record', () => {
     const built = buildEnvelope(META, '<shout><text>Hi</text></shout>');
     const cases = [

@@ -22,6 +22,9 @@ interface Subscriber {
 
 const ignore = (): void => {};
 
+/** What publish returns for a message it has taken: one settled promise shared by every message. */
+export const ACCEPTED: Promise<void> = Promise.resolve();
+
 export interface MemoryTransportOptions {
   /** Journal every message and its handled mark (crash recovery in the single-daemon mode). */
   journal?: Journal;
@@ -43,7 +46,20 @@ export class MemoryTransport implements Transport {
     this.#registry = registry;
   }
 
-  async publish(message: Message): Promise<void> {
+  /**
+   * The message is taken at once: publish returns ACCEPTED itself (no promise made per message),
+   * so a publisher that sees it need not wait a microtask turn for a hand-over that has happened.
+   */
+  publish(message: Message): Promise<void> {
+    try {
+      this.#publish(message);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return ACCEPTED;
+  }
+
+  #publish(message: Message): void {
     if (this.#closed) throw new TransportError('transport.closed', 'the memory transport is closed');
     const subscriber = this.#subscribers.get(message.to);
     if (!subscriber) throw new TransportError('transport.no_subscriber', `no subscriber for ${message.to}`);
