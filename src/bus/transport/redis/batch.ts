@@ -59,9 +59,69 @@ export interface BatchCall {
   keys: string[];
   /** ARGV[1..11] (see makeHeader). */
   header: string[];
+  /** Empty when the turn queued nothing but plain reads: then no script call goes. */
   args: string[];
   /** One per result the script returns, in order. */
   waiters: Waiter[];
+  /** Plain reads (see CommandBatch.read), sent as XREADGROUP commands right behind the script call. */
+  reads: PlainRead[];
+}
+
+/** A read sent as XREADGROUP of its own, outside the script (see CommandBatch.read). */
+interface PlainRead {
+  stream: string;
+  count: number;
+  waiter: Waiter;
+}
+
+/**
+ * Runs `send` with the client's sockets corked, so the commands it writes (a script call and the
+ * plain reads behind it) leave in one write: on the 2-core VM the benches run on, a write to
+ * Redis costs the daemon about 50 µs of CPU whatever its size (bench/redis.ts, docs/internals).
+ */
+export function corked(client: BatchClient, send: () => void): void {
+  const sockets = socketsOf(client);
+  for (const socket of sockets) socket.cork();
+  try {
+    send();
+  } finally {
+    for (const socket of sockets) socket.uncork();
+  }
+}
+
+type Corkable = { cork(): void; uncork(): void };
+
+function socketsOf(client: BatchClient): Corkable[] {
+  const c = client as unknown as {
+    isCluster?: boolean;
+    status?: string;
+    stream?: Corkable;
+    nodes?(role: string): Array<{ status: string; stream?: Corkable }>;
+  };
+  if (c.isCluster) {
+    const sockets: Corkable[] = [];
+    for (const node of c.nodes?.('master') ?? [])
+      if (node.status === 'ready' && node.stream) sockets.push(node.stream);
+    return sockets;
+  }
+  return c.status === 'ready' && c.stream ? [c.stream] : [];
+}
+
+/**
+ * Sends plain reads: XREADGROUP without BLOCK, each resolving with its entries as `[id, fields]`
+ * (what the reader decodes from any read outside the script).
+ */
+export function sendReads(
+  client: BatchClient,
+  group: string,
+  consumer: string,
+  reads: readonly PlainRead[],
+): void {
+  for (const { stream, count, waiter } of reads) {
+    const args = ['GROUP', group, consumer, 'COUNT', String(count), 'STREAMS', stream, '>'];
+    const reply = client.call('XREADGROUP', ...args) as Promise<Array<[string, ReadEntry[]]> | null>;
+    reply.then((r) => waiter.resolve(r?.[0]?.[1] ?? []), waiter.reject);
+  }
 }
 
 /** Settles a call's waiters with the script's answer (an '!' result rejects its waiter). */
@@ -155,7 +215,7 @@ export class CommandBatch {
    * Reads wait for the end of the turn: a part of the batch sent early (it filled up) carries
    * the writes so far, and the reads go with the rest, taking as many entries as are wanted then.
    */
-  #reads: Array<{ stream: string; count: number | (() => number); waiter: Waiter }> = [];
+  #reads: Array<{ stream: string; count: number | (() => number); waiter: Waiter; plain: boolean }> = [];
   /**
    * Messages published (+1) per thread key in this batch, less settles netted out against them;
    * sent first in the batch. An increment may move ahead of a settle queued before it: the count
@@ -302,10 +362,16 @@ export class CommandBatch {
    * XREADGROUP of up to `count` new entries, without BLOCK (a blocking command cannot run in a
    * script, and would stall the batch); with thread settings, each entry's thread state too. A
    * function is asked for the count when the batch goes out (at least 1).
+   *
+   * `plain`: an XREADGROUP command of its own, sent right behind the script call in the same write,
+   * and no thread state. The script would read no state for the entries of a stream of messages
+   * that carry their frames anyway, and passing entries through Lua costs Redis several times what
+   * the command costs: each is copied into a Lua string and back out (≈ 3 µs an entry against 0.6,
+   * measured with INFO commandstats; docs/internals/benchmarks.md).
    */
-  read(stream: string, count: number | (() => number)): Promise<ReadEntry[]> {
+  read(stream: string, count: number | (() => number), plain = false): Promise<ReadEntry[]> {
     return this.#withResult((waiter) => {
-      this.#reads.push({ stream, count, waiter });
+      this.#reads.push({ stream, count, waiter, plain });
       this.#schedule();
     }) as Promise<ReadEntry[]>;
   }
@@ -362,15 +428,22 @@ export class CommandBatch {
     }
     this.#close();
     if (!this.pending) return undefined;
+    const reads: PlainRead[] = [];
     if (!early) {
-      for (const { stream, count, waiter } of this.#reads) {
-        const n = typeof count === 'number' ? count : count();
+      for (const { stream, count, waiter, plain } of this.#reads) {
+        const n = Math.max(1, typeof count === 'number' ? count : count());
+        if (plain) {
+          reads.push({ stream, count: n, waiter });
+          continue;
+        }
         this.#waiters.push(waiter);
-        this.#args.push('read', this.#key(stream), String(Math.max(1, n)));
+        this.#args.push('read', this.#key(stream), String(n));
       }
       this.#reads = [];
     }
-    if (this.#args.length === 0 && this.#acks.size === 0 && this.#inFlightDeltas.size === 0) return undefined;
+    if (this.#args.length === 0 && this.#acks.size === 0 && this.#inFlightDeltas.size === 0) {
+      return reads.length > 0 ? { keys: [], header: this.#header, args: [], waiters: [], reads } : undefined;
+    }
     if (this.#inFlightDeltas.size > 0) {
       // Nothing in the batch depends on its position: first keeps a settle from reaching zero early.
       const head: string[] = [];
@@ -398,6 +471,7 @@ export class CommandBatch {
       header: this.#header,
       args: this.#args,
       waiters: this.#waiters,
+      reads,
     };
     this.#keys = [];
     this.#keyIndex = new Map();
@@ -407,19 +481,33 @@ export class CommandBatch {
     return call;
   }
 
-  /** Sends a call taken from this batch as a script call of its own; resolves when answered. */
-  send({ keys, header, args, waiters }: BatchCall): Promise<unknown> {
-    this.#last = this.#client.organismBatch(keys.length, ...keys, ...header, ...args).then(
-      (reply) => {
-        if (reply === 'moved') throw new Error('batch answered "moved" without a merged call');
-        answer(waiters, reply, this.options.onError);
-      },
-      (error: Error) => {
-        for (const w of waiters) w.reject(error);
-        this.options.onError(error);
-      },
-    );
+  /**
+   * Sends a call taken from this batch as a script call of its own, and its plain reads behind it;
+   * resolves when the script call is answered.
+   */
+  send(call: BatchCall): Promise<unknown> {
+    const { keys, header, args, waiters, reads } = call;
+    corked(this.#client, () => {
+      if (args.length > 0) {
+        this.#last = this.#client.organismBatch(keys.length, ...keys, ...header, ...args).then(
+          (reply) => {
+            if (reply === 'moved') throw new Error('batch answered "moved" without a merged call');
+            answer(waiters, reply, this.options.onError);
+          },
+          (error: Error) => {
+            for (const w of waiters) w.reject(error);
+            this.options.onError(error);
+          },
+        );
+      }
+      this.sendReads(reads);
+    });
     return this.#last;
+  }
+
+  /** Sends plain reads taken from this batch (see read). */
+  sendReads(reads: readonly PlainRead[]): void {
+    if (reads.length > 0) sendReads(this.#client, this.options.group, this.options.consumer, reads);
   }
 
   /** The client the batch sends on (a merged call goes on it too). */

@@ -22,6 +22,7 @@ import {
   type BatchClient,
   type CommandBatch,
   type CommandBatchOptions,
+  corked,
   type ThreadSettings,
 } from './batch.ts';
 import { keySlot } from './partitions.ts';
@@ -119,8 +120,8 @@ export class PartitionedBatch {
     return this.#of(threadKey).load(threadKey, refresh, frame);
   }
 
-  read(stream: string, count: number | (() => number)): Promise<ReadEntry[]> {
-    return this.#of(stream).read(stream, count);
+  read(stream: string, count: number | (() => number), plain = false): Promise<ReadEntry[]> {
+    return this.#of(stream).read(stream, count, plain);
   }
 
   xack(stream: string, id: string): Promise<void> {
@@ -133,9 +134,14 @@ export class PartitionedBatch {
 
   /**
    * Sends what is queued: at the end of the turn every partition, together per Redis server; early
-   * (a batch grew big) each batch as it is, its reads left for the end of the turn.
+   * (a batch grew big) each batch as it is, its reads left for the end of the turn. The
+   * connections are corked meanwhile: what goes to one server leaves in one write.
    */
   flush(early = false): void {
+    corked(this.#client, () => this.#flush(early));
+  }
+
+  #flush(early: boolean): void {
     if (early) {
       for (const batch of this.batches) batch.flush(true);
       return;
@@ -192,7 +198,8 @@ export class PartitionedBatch {
     const send = cluster ? this.#client.organismBatchCrossSlot : this.#client.organismBatch;
     const alone = (): Promise<unknown> => {
       this.#client.refreshSlotsCache?.();
-      return Promise.all(group.map(([batch, call]) => batch.send(call)));
+      // Their plain reads went already, behind the merged call.
+      return Promise.all(group.map(([batch, call]) => batch.send({ ...call, reads: [] })));
     };
     const sent = send.call(this.#client, first.keys.length, ...first.keys, ...argv).then(
       (reply) => {
@@ -212,6 +219,7 @@ export class PartitionedBatch {
     );
     const last = this.#last;
     this.#last = Promise.all([last, sent]).catch(() => undefined);
+    for (const [batch, call] of group) batch.sendReads(call.reads);
   }
 
   readonly #flushLater = (): void => {

@@ -32,7 +32,7 @@ export interface ReaderHost {
    * Reads new entries without blocking, in the transport's command batch (one round trip shared
    * with the daemon's writes), with each entry's thread state when a thread store wants it.
    */
-  readNow(stream: string, count: number | (() => number)): Promise<ReadEntry[]>;
+  readNow(stream: string, count: number | (() => number), plain?: boolean): Promise<ReadEntry[]>;
   /** The thread state read with the message about to be delivered (undefined: that delivery is over). */
   preloaded(message: Message | undefined, load: LoadReply): void;
   ack(stream: string, id: string): Promise<void>;
@@ -94,6 +94,13 @@ export class StreamReader {
   readonly #failed = new Set<string>();
   readonly #client: Redis;
   #recover = true;
+  /**
+   * Read with a plain XREADGROUP next (CommandBatch.read), not in the script: the last read found
+   * only entries that needed no thread state (messages carrying their frames), so the script would
+   * have read none. Set again by every read that found entries; an entry that does want its state
+   * and comes through a plain read is loaded when delivered (one round trip more, once).
+   */
+  #plain = false;
   #connectedOnce = false;
   #stopped = false;
   /** Stopped with `finish`: entries read and waiting for a slot still run (see stop). */
@@ -197,8 +204,9 @@ export class StreamReader {
         // Non-blocking first: while the stream has entries this is the cheap path. How many is
         // decided when the batch goes out: slots freed by handlers finishing in this same turn
         // count too, so the read rides along with those handlers' outputs.
-        const entries = await this.host.readNow(this.stream, () => Math.max(room, this.#room));
+        const entries = await this.host.readNow(this.stream, () => Math.max(room, this.#room), this.#plain);
         if (entries.length > 0) {
+          this.#plain = !entries.some(wantsState);
           if (!this.#stopped || this.#finishing) this.dispatch(entries, false);
         } else {
           const entries = await this.#read(room, '>', true);
@@ -377,6 +385,17 @@ export class StreamReader {
       await within(Promise.allSettled([...this.#inFlight.values()]), until - Date.now());
     }
   }
+}
+
+/**
+ * Whether a read entry's message wants the thread state the read script loads: one that came
+ * with its state, or one read plainly that does not carry its frame (the script's test).
+ */
+function wantsState(entry: ReadEntry): boolean {
+  if (entry.length === 3) return entry[2] != null;
+  const fields = entry[1];
+  const body = fields?.[2] === 'm' ? fields[3] : undefined;
+  return typeof body === 'string' && !body.includes(',"frameDepth":');
 }
 
 function sleep(ms: number): Promise<void> {

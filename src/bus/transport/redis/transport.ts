@@ -280,8 +280,8 @@ export class RedisTransport implements Transport, ReaderHost {
     }
   }
 
-  readNow(stream: string, count: number | (() => number)): Promise<ReadEntry[]> {
-    return this.batch.read(stream, count);
+  readNow(stream: string, count: number | (() => number), plain = false): Promise<ReadEntry[]> {
+    return this.batch.read(stream, count, plain);
   }
 
   preloaded(message: Message | undefined, load: LoadReply): void {

@@ -1,0 +1,85 @@
+/**
+ * How a daemon reads a listener's stream, as Redis sees it (MONITOR on the real redis-server at
+ * 127.0.0.1:6379): while the entries it reads carry their frames (plain sends), with a plain
+ * XREADGROUP behind the batch's script call, so the entries never pass through Lua; once an entry
+ * wants its thread state (a call's message, a reply), through the script again, which reads that
+ * state with it. Either way every message is delivered once, in order.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Message } from '../../src/bus/message.ts';
+import { until } from '../../src/testing/index.ts';
+import { dropGroup } from '../e2e/redis-support/harness.ts';
+import { storeOnRedis } from './redis-store-daemon.ts';
+
+const URL = 'redis://127.0.0.1:6379';
+const GROUP = `organism-test-plain-read-${randomUUID().slice(0, 8)}`;
+
+const raw = new Redis(URL, { lazyConnect: true });
+
+afterAll(async () => {
+  await dropGroup(URL, GROUP);
+  await raw.quit();
+});
+
+describe('redis reads', () => {
+  it('reads plain sends with a plain XREADGROUP, and through the script once an entry wants its thread state', async () => {
+    const daemon = storeOnRedis(URL, GROUP);
+    const { transport, registry } = daemon;
+    const stream = transport.keys.inbox('worker');
+    const monitor = await raw.monitor();
+    // XREADGROUPs of new entries of the stream without BLOCK: 'lua' when the script ran them.
+    const reads: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (args[0]?.toUpperCase() !== 'XREADGROUP' || !args.includes(stream) || args.includes('BLOCK')) return;
+      if (args.at(-1) === '>') reads.push(source === 'lua' ? 'script' : 'plain');
+    });
+    const delivered: string[] = [];
+    try {
+      await until(() => daemon.store.receivingEvents, 'the events subscription');
+      transport.subscribe('worker', async (m, handled) => {
+        delivered.push(m.id);
+        handled?.();
+      });
+      const thread = registry.createThread();
+      await transport.batch.drain();
+      // Plain sends, one at a time: after the first read (the script's), plain reads.
+      for (let i = 1; i <= 4; i++) {
+        await transport.publish(message(thread.id, `p${i}`, true));
+        await until(() => delivered.length === i, `plain send ${i} delivered`);
+      }
+      await until(() => reads.includes('plain'), 'a plain read');
+      const before = reads.length;
+      // Messages that do not carry their frames want their thread state: the next read after
+      // one of them goes through the script again.
+      await transport.publish(message(thread.id, 'c1', false));
+      await until(() => delivered.length === 5, 'the first call delivered');
+      await transport.publish(message(thread.id, 'c2', false));
+      await until(() => delivered.length === 6, 'the second call delivered');
+      await until(() => reads.slice(before).includes('script'), 'a read through the script');
+      expect(delivered).toEqual(['m-p1', 'm-p2', 'm-p3', 'm-p4', 'm-c1', 'm-c2']);
+    } finally {
+      monitor.disconnect();
+      await daemon.store.close();
+      await transport.close();
+    }
+  });
+});
+
+/** A message to `worker` in `thread`; `carried`: it carries its frame (a plain send). */
+function message(thread: string, id: string, carried: boolean): Message {
+  return {
+    id: `m-${id}`,
+    thread,
+    frame: `f-${id}`,
+    from: 'api',
+    to: 'worker',
+    tag: 'ping',
+    envelope: '<message/>',
+    kind: 'message',
+    hop: 1,
+    time: Date.now(),
+    ...(carried ? { frameDepth: 0 } : {}),
+  };
+}
