@@ -5,6 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -196,21 +197,40 @@ export function until<T>(probe: () => Promise<T | NotYet>, what: string, ms = 30
   return waitFor(probe, { what, timeoutMs: ms, intervalMs: 100, errors: 'retry' });
 }
 
-/** Resolves when every thread has its `<done>` on `base`; returns them by thread. */
-export function allDone(base: string, threads: readonly string[], ms = 60_000): Promise<Map<string, string>> {
+/**
+ * Resolves when every thread has its `<done>` on `base`; returns them by thread. On timeout the
+ * error says how many finished and where each other thread stands (its last message).
+ */
+export async function allDone(
+  base: string,
+  threads: readonly string[],
+  ms = 60_000,
+): Promise<Map<string, string>> {
   const done = new Map<string, string>();
-  return until(
-    async () => {
-      for (const t of threads) {
-        if (done.has(t)) continue;
-        const d = doneOf(await view(base, t));
-        if (d) done.set(t, d);
-      }
-      return done.size === threads.length ? done : undefined;
-    },
-    `all ${threads.length} threads to finish (${done.size} done)`,
-    ms,
-  );
+  const last = new Map<string, string>();
+  try {
+    return await until(
+      async () => {
+        for (const t of threads) {
+          if (done.has(t)) continue;
+          const v = await view(base, t);
+          const d = doneOf(v);
+          if (d) done.set(t, d);
+          const m = v?.messages.at(-1);
+          if (m) last.set(t, `${m.from}->${m.to} ${m.kind}: ${m.payload.slice(0, 160)}`);
+        }
+        return done.size === threads.length ? done : undefined;
+      },
+      `all ${threads.length} threads to finish`,
+      ms,
+    );
+  } catch (error) {
+    const open = threads.filter((t) => !done.has(t)).map((t) => `${t} (last: ${last.get(t) ?? 'none'})`);
+    throw new Error(
+      `${done.size} of ${threads.length} threads finished within ${ms} ms; not: ${open.join('; ')}`,
+      { cause: error },
+    );
+  }
 }
 
 export function uniqueGroup(): string {
@@ -219,12 +239,16 @@ export function uniqueGroup(): string {
 
 /**
  * Every key matching `pattern` on one Redis or on every master of a cluster (where KEYS asks one
- * node only).
+ * node only). A cluster client knows its masters once it has read the slot map ('ready'); asked
+ * before, it lists none, and this answered no keys at all.
  */
 export async function redisKeys(url: string, pattern: string): Promise<string[]> {
   const client = createRedisClient(url, { maxRetriesPerRequest: 1 });
   try {
     const either = client as Redis | RedisCluster;
+    if (either instanceof RedisCluster && either.status !== 'ready') {
+      await once(either, 'ready', { signal: AbortSignal.timeout(10_000) });
+    }
     const nodes = either instanceof RedisCluster ? either.nodes('master') : [client];
     const keys: string[] = [];
     for (const node of nodes) keys.push(...(await node.keys(pattern)));
