@@ -373,7 +373,6 @@ describe('redis command batch', () => {
       expect(await raw.hgetall(t)).toMatchObject({
         created: '1',
         hops: '3',
-        hist: '3',
         'f:b': '["p","api","",0]',
       });
       expect(await raw.hexists(t, 'f:a')).toBe(0);
@@ -461,11 +460,61 @@ describe('redis command batch', () => {
         '{"t":"t","k":"s"}',
         '{"t":"t","k":"i","n":6}',
       ]);
-      // Kept to about historyMax (3 here, trimmed once it is 8 over); numbered in the thread hash.
+      // Kept to about historyMax (3 here, trimmed once it is 8 over).
       expect(await raw.llen(keys.history('t'))).toBe(6);
-      expect(await raw.hget(keys.thread('t'), 'hist')).toBe('6');
       expect(await raw.pttl(keys.history('t'))).toBeGreaterThan(0);
     } finally {
+      sub.disconnect();
+      client.disconnect();
+    }
+  });
+
+  it('writes a hop with three commands (hop count, history entry, XADD), and counts entries trimmed off the history', async () => {
+    const group = `${RUN}-${++groups}`;
+    const { batch, keys, client } = batchFor(group);
+    const { sub, got } = await listenToEvents(keys);
+    const monitor = await raw.monitor();
+    const thread = keys.thread('t');
+    const mine = [thread, keys.history('t'), keys.inbox('x')];
+    // What the script ran on this thread's keys and the stream, and the marks echoed after a turn.
+    const ran: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source === 'lua' && args.some((a) => mine.includes(a))) ran.push(args[0]!.toUpperCase());
+      if (args[0]?.toLowerCase() === 'echo' && args[1] === group) ran.push('mark');
+    });
+    // The commands the script ran for one turn, in order.
+    const turn = async (): Promise<string[]> => {
+      await batch.drain();
+      await client.echo(group);
+      await until(() => ran.includes('mark'), 'the turn monitored');
+      return ran.splice(0).filter((c) => c !== 'mark');
+    };
+    const hop = (n: number): Promise<number> => {
+      batch.hop(thread, false);
+      batch.history(thread, `{"n":${n}}`, false);
+      return batch.xadd(keys.inbox('x'), encodeRecord(testMessage('x', n)));
+    };
+    try {
+      batch.hset(thread, 'created', '1');
+      batch.inFlight(thread);
+      await turn();
+      // The first hop and entry give the hop count and the history list their expiry.
+      await hop(1);
+      expect(await turn()).toEqual(['HINCRBY', 'PEXPIRE', 'RPUSH', 'PEXPIRE', 'XADD']);
+      await hop(2);
+      expect(await turn()).toEqual(['HINCRBY', 'RPUSH', 'XADD']);
+      // 14 more entries: the list goes over historyMax + 8 at 12 and is trimmed to 3; the idle
+      // notice and a load still number all 16.
+      for (let i = 3; i <= 16; i++) batch.history(thread, `{"n":${i}}`, false);
+      await expect(batch.settle(thread)).resolves.toBe(0);
+      await until(() => got.length === 1, 'the idle notice');
+      expect(got[0]!.split('\n')).toEqual(['daemon-a', '{"t":"t","k":"i","n":16}']);
+      expect(await raw.lrange(keys.history('t'), 0, 0)).toEqual(['{"n":10}']);
+      expect(await raw.llen(keys.history('t'))).toBe(7);
+      const record = (await batch.load(thread, false, '')) as string[];
+      expect(record[7]).toBe('16');
+    } finally {
+      monitor.disconnect();
       sub.disconnect();
       client.disconnect();
     }

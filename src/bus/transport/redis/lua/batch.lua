@@ -70,22 +70,28 @@ local function inc(i)
   local n = tonumber(ARGV[i + 2])
   if redis.call('HINCRBY', k, 'inflight', n) == n then redis.call('PEXPIRE', k, THREAD_TTL) end
 end
--- The entry is appended to the thread's history list and numbered in its thread (hash field hist;
--- 0 when the thread is gone) and, while some daemon follows the thread live (hash field w: until
--- when, epoch ms), announced as '<n>|{"t":<thread>,"k":"m","e":<entry>}', so a daemon can tell it
--- missed one. Nobody else needs it as it happens: a daemon reads a thread's history when it
--- needs all of it.
+-- A thread key's history list key.
+local function historyKey(thread) return HPREFIX .. string.sub(thread, #PREFIX + 1) end
+-- How many history entries a thread has had: its list's length, and the entries trimmed off it
+-- (hash field trimmed). Counted when asked rather than at every entry: a command less per hop.
+local function historyCount(thread, trimmed)
+  return redis.call('LLEN', historyKey(thread)) + (tonumber(trimmed) or 0)
+end
+-- The entry is appended to the thread's history list (numbered: see historyCount) and, while
+-- some daemon follows the thread live (hash field w: until when, epoch ms), announced as
+-- '<n>|{"t":<thread>,"k":"m","e":<entry>}', so a daemon can tell it missed one. Nobody else needs
+-- it as it happens: a daemon reads a thread's history when it needs all of it.
 local function appendHistory(thread, entry, refresh)
-  local k = HPREFIX .. string.sub(thread, #PREFIX + 1)
+  local k = historyKey(thread)
   local len = redis.call('RPUSH', k, entry)
-  local n = redis.call('HINCRBY', thread, 'hist', 1)
-  if n == 1 and redis.call('HLEN', thread) == 1 then
-    redis.call('DEL', thread)
-    n = 0
+  if len > HIST_MAX + HIST_SLACK then
+    redis.call('LTRIM', k, -HIST_MAX, -1)
+    -- Not for a thread that is gone: the increment would make its hash up.
+    if redis.call('EXISTS', thread) == 1 then redis.call('HINCRBY', thread, 'trimmed', len - HIST_MAX) end
   end
-  if len > HIST_MAX + HIST_SLACK then redis.call('LTRIM', k, -HIST_MAX, -1) end
   if len == 1 or refresh == '1' then redis.call('PEXPIRE', k, HIST_TTL) end
-  if n > 0 and followed(thread) then
+  if followed(thread) then
+    local n = historyCount(thread, redis.call('HGET', thread, 'trimmed'))
     events[#events + 1] = n .. '|{"t":' .. idJson(thread) .. ',"k":"m","e":' .. entry .. '}'
   end
 end
@@ -122,16 +128,18 @@ local function settle(i)
     end
     redis.call('HSET', k, 'inflight', 0)
   end
-  events[#events + 1] = '{"t":' .. idJson(k) .. ',"k":"i","n":' .. (redis.call('HGET', k, 'hist') or '0') .. '}'
+  local n = historyCount(k, redis.call('HGET', k, 'trimmed'))
+  events[#events + 1] = '{"t":' .. idJson(k) .. ',"k":"i","n":' .. n .. '}'
   return 0
 end
--- A thread's record: {created, scope, hops, stopped, inflight, frame, parent frame, hist}, or false.
+-- A thread's record: {created, scope, hops, stopped, inflight, frame, parent frame, history
+-- count}, or false.
 local function record(k, refresh, frame)
   local v
   if frame ~= '' then
-    v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'hist', 'f:' .. frame)
+    v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'trimmed', 'f:' .. frame)
   else
-    v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'hist')
+    v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'trimmed')
   end
   if not v[1] then return false end
   local f = v[7] or false
@@ -144,7 +152,7 @@ local function record(k, refresh, frame)
     if parent ~= '' then p = redis.call('HGET', k, 'f:' .. parent) end
   end
   if refresh == '1' then redis.call('PEXPIRE', k, THREAD_TTL) end
-  return {v[1], v[2], v[3], v[4], v[5] or '0', f, p, v[6] or '0'}
+  return {v[1], v[2], v[3], v[4], v[5] or '0', f, p, tostring(historyCount(k, v[6]))}
 end
 -- thread key, refresh, frame id (or ''): the thread's record, with the frame and its parent.
 local function load(i) return record(key(i + 1), ARGV[i + 2], ARGV[i + 3]) end
