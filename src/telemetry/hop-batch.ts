@@ -59,9 +59,9 @@ export class HopBatch {
     }
     w.ensure(8);
     w.byte(0x12); // ScopeSpans.spans
-    const at = w.open();
+    const at = w.openWide();
     span.writeTo(w);
-    w.close(at);
+    w.closeWide(at);
     if (++this.#count >= this.#o.maxBatch) this.#cut();
     else this.#timer ??= setTimeout(() => this.#cut(), this.#o.delayMs).unref();
   }

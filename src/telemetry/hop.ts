@@ -8,9 +8,9 @@
  */
 import { type Context, ROOT_CONTEXT, type SpanContext, trace } from '@opentelemetry/api';
 import { contentAttribute, type SpanFactory, startAgent, startTool } from './spans.ts';
-import { formatTraceparent } from './traceparent.ts';
+import { ownTraceparent } from './traceparent.ts';
 import type { AgentSpan, HopMessage, HopOutcome, HopSpan, ToolSpan } from './types.ts';
-import { keyBytes, type Wire, type WireSpan } from './wire.ts';
+import { keyBytes, Wire, type WireSpan } from './wire.ts';
 
 /** Where finished hops go: the bounded export queue, and what every span of the daemon shares. */
 export interface HopSink {
@@ -49,7 +49,9 @@ export class Hop implements HopSpan, WireSpan {
   readonly #payload: string | undefined;
   readonly #traceId: string;
   readonly #spanId: string;
-  readonly #parent: SpanContext | undefined;
+  /** The parent's span id and whether it came from another process (flags bit 0x200); none for a root. */
+  readonly #parentSpanId: string | undefined;
+  readonly #parentRemote: boolean;
   readonly #flags: number;
   readonly #start = performance.now();
   #end = 0;
@@ -60,7 +62,13 @@ export class Hop implements HopSpan, WireSpan {
   constructor(
     sink: HopSink,
     message: HopMessage,
-    ids: { traceId: string; spanId: string; flags: number; parent: SpanContext | undefined },
+    /** Read here, not kept: the caller may hand the same object to every hop. */
+    ids: {
+      traceId: string;
+      spanId: string;
+      flags: number;
+      parent: Pick<SpanContext, 'spanId' | 'isRemote'> | undefined;
+    },
     payloadXml: string | undefined,
   ) {
     this.#sink = sink;
@@ -68,12 +76,13 @@ export class Hop implements HopSpan, WireSpan {
     this.#traceId = ids.traceId;
     this.#spanId = ids.spanId;
     this.#flags = ids.flags;
-    this.#parent = ids.parent;
+    this.#parentSpanId = ids.parent?.spanId;
+    this.#parentRemote = ids.parent?.isRemote === true;
     this.#payload = payloadXml;
   }
 
   get traceparent(): string {
-    this.#traceparent ??= formatTraceparent(this.#traceId, this.#spanId, this.#flags);
+    this.#traceparent ??= ownTraceparent(this.#traceId, this.#spanId, this.#flags);
     return this.#traceparent;
   }
 
@@ -114,13 +123,13 @@ export class Hop implements HopSpan, WireSpan {
     w.hex(this.#traceId);
     w.byte(0x12);
     w.hex(this.#spanId);
-    if (this.#parent) {
+    if (this.#parentSpanId !== undefined) {
       w.byte(0x22);
-      w.hex(this.#parent.spanId);
+      w.hex(this.#parentSpanId);
     }
-    w.byte(0x2a);
-    w.string(DELIVER + m.to);
-    w.ensure(32);
+    const known = routeBytes(m);
+    w.ensure(known.name.length + 32);
+    w.bytes(known.name);
     w.byte(0x30);
     w.byte(KIND_CONSUMER);
     w.byte(0x39);
@@ -128,10 +137,8 @@ export class Hop implements HopSpan, WireSpan {
     w.byte(0x41);
     w.timeNanos(TIME_ORIGIN + this.#end);
     w.stringAttribute(9, KEY.thread, m.thread);
-    w.stringAttribute(9, KEY.from, m.from);
-    w.stringAttribute(9, KEY.to, m.to);
-    w.stringAttribute(9, KEY.tag, m.tag);
-    w.stringAttribute(9, KEY.kind, m.kind);
+    w.ensure(known.attributes.length);
+    w.bytes(known.attributes);
     w.intAttribute(9, KEY.hop, m.hop);
     w.stringAttribute(9, KEY.id, m.id);
     w.stringAttribute(9, KEY.outcome, this.#outcome);
@@ -158,6 +165,40 @@ export class Hop implements HopSpan, WireSpan {
     // flags (16, fixed32): the trace flags, and whether the parent came from another process.
     w.byte(0x85);
     w.byte(0x01);
-    w.fixed32((this.#flags & 0xff) | HAS_IS_REMOTE | (this.#parent?.isRemote ? IS_REMOTE : 0));
+    w.fixed32((this.#flags & 0xff) | HAS_IS_REMOTE | (this.#parentRemote ? IS_REMOTE : 0));
   }
+}
+
+/**
+ * The span's name and four of its attributes (from, to, tag, kind), encoded, for the route last
+ * written (one slot): hops along one route (a listener's messages to another, of one tag) share
+ * them whatever their thread, and copying the bytes costs a fraction of encoding them each time.
+ */
+const lastRoute = {
+  from: '',
+  to: '',
+  tag: '',
+  kind: '',
+  name: Buffer.alloc(0),
+  attributes: Buffer.alloc(0),
+};
+
+function routeBytes(m: HopMessage): typeof lastRoute {
+  const r = lastRoute;
+  if (m.from === r.from && m.to === r.to && m.tag === r.tag && m.kind === r.kind) return r;
+  const w = new Wire(256);
+  w.byte(0x2a);
+  w.string(DELIVER + m.to);
+  r.name = Buffer.from(w.buf.subarray(0, w.pos));
+  w.pos = 0;
+  w.stringAttribute(9, KEY.from, m.from);
+  w.stringAttribute(9, KEY.to, m.to);
+  w.stringAttribute(9, KEY.tag, m.tag);
+  w.stringAttribute(9, KEY.kind, m.kind);
+  r.attributes = Buffer.from(w.buf.subarray(0, w.pos));
+  r.from = m.from;
+  r.to = m.to;
+  r.tag = m.tag;
+  r.kind = m.kind;
+  return r;
 }

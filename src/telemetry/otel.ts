@@ -283,35 +283,35 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
     queue: (span) => bounded.queueHop(span, hops),
   };
 
+  // A hop's parent is the span that published its message, in this process or another: remote.
+  const remoteParent = { spanId: '', isRemote: true };
+  const hopIds: ConstructorParameters<typeof Hop>[2] = {
+    traceId: '',
+    spanId: '',
+    flags: 0,
+    parent: undefined,
+  };
   const tracing: Tracing = {
     captureContent: section.capture_content,
     hop(message: HopMessage, traceparent: string | undefined, payloadXml?: string): HopSpan {
       const parent = parseTraceparent(traceparent);
-      const spanId = ids.generateSpanId();
+      // One ids record for every hop: Hop reads it and keeps none of it.
+      hopIds.spanId = ids.generateSpanId();
       if (parent) {
-        const flags = parent.flags & TraceFlags.SAMPLED;
-        return new Hop(
-          sink,
-          message,
-          {
-            traceId: parent.traceId,
-            spanId,
-            flags,
-            parent: { traceId: parent.traceId, spanId: parent.spanId, traceFlags: flags, isRemote: true },
-          },
-          payloadXml,
-        );
+        hopIds.traceId = parent.traceId;
+        hopIds.flags = parent.flags & TraceFlags.SAMPLED;
+        remoteParent.spanId = parent.spanId;
+        hopIds.parent = remoteParent;
+        return new Hop(sink, message, hopIds, payloadXml);
       }
       const traceId = threadTraceId(message.thread);
       const sampled =
         root === undefined ||
         root.shouldSample(ROOT_CONTEXT, traceId).decision === SamplingDecision.RECORD_AND_SAMPLED;
-      return new Hop(
-        sink,
-        message,
-        { traceId, spanId, flags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, parent: undefined },
-        payloadXml,
-      );
+      hopIds.traceId = traceId;
+      hopIds.flags = sampled ? TraceFlags.SAMPLED : TraceFlags.NONE;
+      hopIds.parent = undefined;
+      return new Hop(sink, message, hopIds, payloadXml);
     },
     accept(traceparent) {
       const parsed = parseTraceparent(traceparent);

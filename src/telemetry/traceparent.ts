@@ -25,6 +25,8 @@ const ZERO_SPAN = '0000000000000000';
  */
 export function parseTraceparent(value: string | undefined): TraceParent | undefined {
   if (value === undefined) return undefined;
+  // What a hop span wrote for its messages, read back by the hop that delivers one (see ownTraceparent).
+  if (value === lastOwn.value) return lastOwn.parts;
   // The runtime's own (every hop reads one): version 00, lower-case, checked without a regex.
   if (value.length === 55 && value.charCodeAt(0) === 48 && value.charCodeAt(1) === 48 && isOwn(value)) {
     const traceId = value.slice(3, 35);
@@ -68,6 +70,28 @@ function isOwn(v: string): boolean {
 export function formatTraceparent(traceId: string, spanId: string, flags: number): string {
   return `00-${traceId}-${spanId}-${flags & 1 ? '01' : '00'}`;
 }
+
+/**
+ * The traceparent a hop span writes into the messages it publishes: formatTraceparent, with the
+ * value and its parts kept (one slot) for parseTraceparent. In memory the message is delivered, and
+ * its traceparent read, within the publish that wrote it: the read then finds the parts here
+ * instead of checking 55 characters again. `traceId` and `spanId` must be lower-case hex of their
+ * lengths (the runtime's own ids); all-zero ids are never kept, since a parse refuses them.
+ */
+export function ownTraceparent(traceId: string, spanId: string, flags: number): string {
+  const value = formatTraceparent(traceId, spanId, flags);
+  if (traceId !== ZERO_TRACE && spanId !== ZERO_SPAN) {
+    lastOwn.value = value;
+    lastOwn.parts = { traceId, spanId, flags: flags & 1 };
+  }
+  return value;
+}
+
+/** See ownTraceparent. The parts are shared by every reader: never changed, replaced whole. */
+const lastOwn: { value: string | undefined; parts: TraceParent | undefined } = {
+  value: undefined,
+  parts: undefined,
+};
 
 /**
  * The trace id of a thread that arrived with no traceparent: derived from the thread id, so every

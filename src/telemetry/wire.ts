@@ -66,6 +66,33 @@ export class Wire {
     this.pos = end;
   }
 
+  /**
+   * Reserves two bytes for the length of a nested message that will most likely take two (128 to
+   * 16,383 bytes: a hop span); closeWide() fills them in, and moves the content only when the
+   * length needs another size (protobuf lengths are written in as few bytes as they need).
+   */
+  openWide(): number {
+    this.pos += 2;
+    return this.pos - 2;
+  }
+
+  closeWide(at: number): void {
+    const length = this.pos - at - 2;
+    if (length >= 128 && length < 16_384) {
+      this.buf[at] = (length & 127) | 128;
+      this.buf[at + 1] = length >>> 7;
+      return;
+    }
+    const size = varintSize(length);
+    if (size > 2) this.ensure(size - 2);
+    this.buf.copyWithin(at + size, at + 2, this.pos);
+    this.pos += size - 2;
+    const end = this.pos;
+    this.pos = at;
+    this.varint(length);
+    this.pos = end;
+  }
+
   /** A length-delimited UTF-8 string (its tag written by the caller). */
   string(s: string): void {
     const n = s.length;
@@ -94,9 +121,12 @@ export class Wire {
   hex(id: string): void {
     const n = id.length >> 1;
     const buf = this.buf;
-    buf[this.pos++] = n;
-    for (let i = 0; i < n; i++)
-      buf[this.pos++] = (nibble(id.charCodeAt(2 * i)) << 4) | nibble(id.charCodeAt(2 * i + 1));
+    // The position in a local: a field written back each byte cost more than the bytes.
+    let p = this.pos;
+    buf[p++] = n;
+    for (let i = 0; i < 2 * n; i += 2)
+      buf[p++] = (nibble(id.charCodeAt(i)) << 4) | nibble(id.charCodeAt(i + 1));
+    this.pos = p;
   }
 
   fixed32(v: number): void {

@@ -1,6 +1,11 @@
 /** The traceparent values and the envelope's trace-context extension element. */
 import { describe, expect, it } from 'vitest';
-import { formatTraceparent, parseTraceparent, threadTraceId } from '../../src/telemetry/traceparent.ts';
+import {
+  formatTraceparent,
+  ownTraceparent,
+  parseTraceparent,
+  threadTraceId,
+} from '../../src/telemetry/traceparent.ts';
 import { buildEnvelope, parseEnvelope, TRACE_CONTEXT_NS } from '../../src/xml/envelope.ts';
 
 const LIMITS = {
@@ -35,6 +40,34 @@ describe('traceparent', () => {
     // A later version is read by its first four fields.
     expect(parseTraceparent(`01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-more`)?.flags).toBe(1);
     expect(formatTraceparent('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', 3)).toBe(TP);
+  });
+
+  it("reads back a hop span's own traceparent as a parse of its text reads it", () => {
+    const own = ownTraceparent('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', 3);
+    expect(own).toBe(TP);
+    // The value kept (one slot) and a copy of its text (parsed from the characters): the same parts.
+    const copy = ` ${own}`.slice(1);
+    expect(parseTraceparent(own)).toEqual({
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      flags: 1,
+    });
+    expect(parseTraceparent(own)).toEqual(parseTraceparent(copy));
+    // Unsampled: flags 0, as the text says.
+    const unsampled = ownTraceparent('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', 0);
+    expect(parseTraceparent(unsampled)?.flags).toBe(0);
+    // All-zero ids are never kept: the text is refused as any other such text.
+    const zero = ownTraceparent('00000000000000000000000000000000', '00f067aa0ba902b7', 1);
+    expect(parseTraceparent(zero)).toBeUndefined();
+    const zeroSpan = ownTraceparent('4bf92f3577b34da6a3ce929d0e0e4736', '0000000000000000', 1);
+    expect(parseTraceparent(zeroSpan)).toBeUndefined();
+    // Another value after the one kept is parsed from its text.
+    ownTraceparent('4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', 1);
+    expect(parseTraceparent('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00')).toEqual({
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      flags: 0,
+    });
   });
 
   it('derives one trace id per thread, the same in every daemon', () => {

@@ -22,7 +22,7 @@ const resource = resourceFromAttributes({
   'service.version': '1.2.3',
 });
 const scope = { name: 'organism', version: '1.2.3' };
-const message: HopMessage = {
+const MESSAGE: HopMessage = {
   id: '0195f1c2-aaaa-7bbb-8ccc-123456789abc',
   thread: '0195f1c2-aaaa-7bbb-8ccc-123456789abd',
   from: 'greeter',
@@ -46,6 +46,7 @@ function ours(
   parent: SpanContext | undefined,
   captureContent: boolean,
   payload?: string,
+  message = MESSAGE,
 ): Buffer {
   const clock = vi.spyOn(performance, 'now');
   clock.mockReturnValueOnce(times[0]).mockReturnValueOnce(times[1]);
@@ -74,6 +75,7 @@ function sdk(
   times: [number, number],
   parent: SpanContext | undefined,
   payload?: string,
+  message = MESSAGE,
 ): Buffer {
   const attributes: Record<string, string | number> = {
     'organism.thread': message.thread,
@@ -134,6 +136,46 @@ describe('a hop span on the wire', () => {
     const attrs = Object.fromEntries(span!.attributes.map((a: any) => [a.key, a.value]));
     expect(attrs['organism.payload'].stringValue).toBe(contentAttribute(payload));
     expect(attrs['organism.hop'].intValue).toBe('300');
+  });
+
+  it('is the SDK serializer’s bytes for hops of other routes in turn (the encoded route is not reused for another)', () => {
+    const times: [number, number] = [10.5, 11.25];
+    const routes: HopMessage[] = [
+      MESSAGE,
+      { ...MESSAGE, to: 'greeter', from: 'shouter' },
+      { ...MESSAGE, tag: 'shout' },
+      { ...MESSAGE, kind: 'response', thread: '0195f1c2-aaaa-7bbb-8ccc-000000000001' },
+      { ...MESSAGE, from: 'grüße' },
+      MESSAGE,
+    ];
+    for (const route of routes) {
+      expect(ours('ok', times, PARENT, false, undefined, route).toString('hex')).toBe(
+        sdk('ok', times, PARENT, undefined, route).toString('hex'),
+      );
+    }
+  });
+
+  it('writes a nested length in as few bytes as it needs, whatever was reserved for it (openWide)', () => {
+    for (const size of [0, 1, 127, 128, 300, 16_383, 16_384, 70_000, 2_100_000]) {
+      const content = Buffer.alloc(size, 7);
+      const narrow = new Wire(16);
+      narrow.byte(0x12);
+      const at = narrow.open();
+      narrow.ensure(size);
+      narrow.bytes(content);
+      narrow.close(at);
+      const wide = new Wire(16);
+      wide.byte(0x12);
+      const wat = wide.openWide();
+      wide.ensure(size);
+      wide.bytes(content);
+      wide.closeWide(wat);
+      expect(wide.pos, String(size)).toBe(narrow.pos);
+      expect(
+        Buffer.compare(wide.buf.subarray(0, wide.pos), narrow.buf.subarray(0, narrow.pos)),
+        String(size),
+      ).toBe(0);
+    }
   });
 
   it('writes nanosecond times past 2^53 exactly', () => {
