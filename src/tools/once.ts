@@ -18,10 +18,14 @@
  * is reported as a threat, replaced by this call's own claim, and the call acts.
  *
  * A repeated call that finds the first one started but unfinished waits for its result (the first
- * may still be running on a slower daemon). If none comes within the tool's timeout the first run
- * died mid-way, and nobody can know whether its effect happened: the call is answered with
- * `EffectInDoubt` and not repeated, so the effect happens at most once rather than twice. On the
- * embedded store (one process) a call found started by an earlier process is in doubt at once.
+ * may still be running on a slower daemon). If none comes within the tool's timeout, counted from
+ * when the first run started (a live first run has its answer by then; the repeat after a failover
+ * comes seconds later, and waiting a whole timeout more outlived the handler's own limit, so its
+ * thread ended in a handler timeout instead of this answer), the first run died mid-way, and nobody
+ * can know whether its effect happened: the call is answered with `EffectInDoubt` and not repeated,
+ * so the effect happens at most once rather than twice. Never longer than the repeat's own wait
+ * (daemons' clocks may differ). On the embedded store (one process) a call found started by an
+ * earlier process is in doubt at once.
  *
  * A handler that must stay replayable therefore makes its tool calls in the same order each run;
  * an agent's calls follow its model's turns (see src/agent for how a resumed agent replays them).
@@ -110,7 +114,9 @@ export function stateEffectLog(state: RuntimeState, options: EffectLogOptions = 
         const found = read.value as Record_;
         if (found?.state === 'done') return found.result;
         const dead = options.oneProcess === true && found?.state === 'pending' && found.owner !== OWNER;
-        if (dead || Date.now() >= deadline) {
+        const firstUntil =
+          found?.state === 'pending' && Number.isFinite(found.at) ? found.at + waitMs : deadline;
+        if (dead || Date.now() >= Math.min(deadline, firstUntil)) {
           return {
             status: 'error',
             tool,

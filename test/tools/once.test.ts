@@ -54,10 +54,39 @@ describe('effect log on the embedded store', () => {
     const answer = await stateEffectLog(state, { oneProcess: true }).begin('m2.call-1', 'send_email', 60_000);
     expect(answer).toMatchObject({ status: 'error', error: { code: 'EffectInDoubt' } });
     expect(Date.now() - started).toBeLessThan(1_000);
-    // A shared store waits for the first run instead (it may be another daemon, still working).
-    const shared = await stateEffectLog(state).begin('m2.call-1', 'send_email', 300);
+    // A shared store waits for the first run instead (it may be another daemon, still working),
+    // until 1.5 s after that run started.
+    const shared = await stateEffectLog(state).begin('m2.call-1', 'send_email', 1_500);
     expect(shared).toMatchObject({ error: { code: 'EffectInDoubt' } });
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+  });
+
+  it('on a shared store waits for the first run only until it would have had its answer, counted from its start', async () => {
+    const state = testState(await store());
+    // A daemon started the call 4 s ago and was killed (the repeat comes after the failover).
+    await state.set(EFFECTS_SPACE, effectNames(state, 'm6.call-1')[0]!, {
+      state: 'pending',
+      at: Date.now() - 4_000,
+      owner: 'a-killed-daemon',
+    });
+    let started = Date.now();
+    const answer = await stateEffectLog(state).begin('m6.call-1', 'send_email', 5_000);
+    expect(answer).toMatchObject({ status: 'error', error: { code: 'EffectInDoubt' } });
+    // About 1 s (5 s from the first run's start), not the whole 5 s again.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(800);
+    expect(Date.now() - started).toBeLessThan(3_500);
+    // A first run stamped later than now (the other daemon's clock is ahead) is waited for no
+    // longer than the repeat's own wait.
+    await state.set(EFFECTS_SPACE, effectNames(state, 'm7.call-1')[0]!, {
+      state: 'pending',
+      at: Date.now() + 60_000,
+      owner: 'a-daemon-ahead',
+    });
+    started = Date.now();
+    expect(await stateEffectLog(state).begin('m7.call-1', 'send_email', 300)).toMatchObject({
+      error: { code: 'EffectInDoubt' },
+    });
+    expect(Date.now() - started).toBeLessThan(3_000);
   });
 });
 
