@@ -1,8 +1,10 @@
 /**
  * Several real daemons (separate processes) started from one organism.yaml with
  * `bus.transport: redis`, sharing the real redis-server on 127.0.0.1:6379 (CI starts it; never
- * skipped): they share the work and every thread, and when one is killed with SIGKILL mid-flow the
- * survivor takes over its unfinished messages, with no e-mail sent twice.
+ * skipped) or a local Redis Cluster with partitions: they share the work and every thread, and
+ * when one is killed with SIGKILL mid-flow the survivor takes over its unfinished messages, within
+ * the failover bound, with no e-mail sent twice; killed half-way through a send, the survivor's
+ * re-run is answered EffectInDoubt and sends nothing.
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -204,3 +206,36 @@ for (const target of targets)
       }
     });
   });
+
+describe('a daemon killed half-way through sending a mail', { timeout: 90_000 }, () => {
+  it("answers the survivor's re-run EffectInDoubt within its handler's limit, and sends the mail no second time", async () => {
+    group = uniqueGroup();
+    url = SHARED_REDIS;
+    // The mail server takes job 0's message and never confirms it: its sender is stuck mid-send.
+    mail = await mailbox((subject) => subject === 'job 0');
+    // Handler and tool limits alike, as the defaults are (30 s each), shorter to keep the test short.
+    const yaml = organismYaml({
+      redisUrl: url,
+      group,
+      smtpPort: mail.port,
+      handlerTimeoutMs: 6_000,
+      sendEmailTimeoutMs: 6_000,
+    });
+    running = await cluster(yaml, 1);
+    const a = running.daemons[0]!;
+    const thread = await inject(a.url, '<job><n>0</n><kind>mail</kind></job>');
+    await until(async () => mail!.stalled.length > 0, 'the mail to be half-sent');
+    await a.stop('SIGKILL');
+    // The survivor claims the mailer's message once it has been idle past the claim time (4 s), and
+    // its re-run repeats the send's call id: the first run's record says started, never finished.
+    // It waits for that run only until the tool's limit has passed since the run began, so the
+    // answer reaches the handler before the handler's own limit, which the send was well into.
+    const b = await running.start();
+    const done = await allDone(b.url, [thread], 30_000);
+    expect(done.get(thread)).toContain('<mail>error EffectInDoubt</mail>');
+    expect(mail.subjects).toEqual([]);
+    expect(mail.stalled).toEqual(['job 0']);
+    const kinds = (await view(b.url, thread))!.messages.map((m) => m.kind);
+    expect(kinds).not.toContain('system-error');
+  });
+});

@@ -31,6 +31,8 @@ export interface OrganismOptions {
   handlerTimeoutMs?: number;
   /** bus.partitions (left out when unset: the default, one). */
   partitions?: number;
+  /** send_email's tool_config timeout_ms (left out when unset: the default). */
+  sendEmailTimeoutMs?: number;
 }
 
 export function organismYaml(o: OrganismOptions): string {
@@ -66,7 +68,7 @@ ${smtp}listeners:
     tool_config:
       send_email:
         allowed_recipients: ["*@example.com"]
-  - name: crasher
+${o.sendEmailTimeoutMs ? `        timeout_ms: ${o.sendEmailTimeoutMs}\n` : ''}  - name: crasher
     handler: ${HERE}crasher.ts
 `;
 }
@@ -298,11 +300,18 @@ export interface Mailbox {
   port: number;
   /** Subject of every message received, in order. */
   subjects: string[];
+  /** Subject of every message held (see mailbox()): received, never answered, so never sent. */
+  stalled: string[];
   close(): Promise<void>;
 }
 
-export async function mailbox(): Promise<Mailbox> {
+/**
+ * A real SMTP server on 127.0.0.1. A message whose subject `stall` picks is held: the server takes
+ * its data and never answers, so its sender stays half-way through the send until it gives up.
+ */
+export async function mailbox(stall: (subject: string) => boolean = () => false): Promise<Mailbox> {
   const subjects: string[] = [];
+  const stalled: string[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -312,14 +321,24 @@ export async function mailbox(): Promise<Mailbox> {
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
-        subjects.push(/^Subject: (.*)$/m.exec(raw)?.[1]?.trim() ?? '');
+        const subject = /^Subject: (.*)$/m.exec(raw)?.[1]?.trim() ?? '';
+        if (stall(subject)) {
+          stalled.push(subject);
+          return;
+        }
+        subjects.push(subject);
         cb();
       });
     },
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as net.AddressInfo).port;
-  return { port, subjects, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    port,
+    subjects,
+    stalled,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 export { freePort };
