@@ -12,8 +12,11 @@
  *   Measured in the same run, taking turns with the daemons (ROUNDS times; medians). Target
  *   (issue 29): 0.8 of the floor.
  * - daemon_cpu_us_per_msg / redis_cpu_us_per_msg: CPU time per message of the two daemon processes
- *   together and of redis-server (INFO cpu; other clients of that server count too), in the
- *   measured window: on a box where they share the cores, what a hop costs.
+ *   together (each over its own window, by its own count) and of redis-server (INFO cpu, over the
+ *   XADDs INFO commandstats counted in the same window: every handler call publishes one message;
+ *   other clients of that server count too): on a box where they share the cores, what a hop
+ *   costs. Redis's window is the bench's, not the daemons': on a loaded box a daemon starts
+ *   counting late, and dividing by its count gave figures off by half.
  * - call_reply_*: the same for calls that expect an answer (a listener with onReply calls another
  *   that responds, and calls again on each answer): their frames live in Redis and every
  *   delivery reads its thread state. Target (issue 29): 0.6 of the floor.
@@ -97,16 +100,16 @@ async function twoDaemons(mode: 'ping' | 'call'): Promise<{
       seconds: SECONDS,
       mode,
     });
-    // Redis's own CPU over the daemons' measured window.
+    // Redis's own CPU over the daemons' measured window, per message it took in that window.
     await sleep(startAt + WARM_MS - Date.now());
-    const cpu0 = await redisCpuSeconds(probe);
+    const before = await redisCounters(probe);
     await sleep(SECONDS * 1000);
-    const cpu1 = await redisCpuSeconds(probe);
+    const after = await redisCounters(probe);
     const { perSecond, calls, cpuUs, refused } = await children;
     return {
       perSecond,
       cpuUsPerMessage: cpuUs / calls,
-      redisCpuUsPerMessage: ((cpu1 - cpu0) * 1e6) / calls,
+      redisCpuUsPerMessage: ((after.cpu - before.cpu) * 1e6) / Math.max(1, after.xadds - before.xadds),
       refused,
     };
   } finally {
@@ -115,10 +118,12 @@ async function twoDaemons(mode: 'ping' | 'call'): Promise<{
   }
 }
 
-async function redisCpuSeconds(client: Redis): Promise<number> {
-  const info = await client.info('cpu');
+/** Redis's CPU seconds so far and the XADDs it ran (scripts' included). */
+async function redisCounters(client: Redis): Promise<{ cpu: number; xadds: number }> {
+  const info = (await client.call('INFO', 'cpu', 'commandstats')) as string;
   const field = (name: string) => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1] ?? 0);
-  return field('used_cpu_user') + field('used_cpu_sys');
+  const xadds = Number(/cmdstat_xadd:calls=(\d+)/.exec(info)?.[1] ?? 0);
+  return { cpu: field('used_cpu_user') + field('used_cpu_sys'), xadds };
 }
 
 /** One client: XREADGROUP a batch (READ_BATCH at most), XACK it and XADD the same bytes back; `inFlight` messages circulate. */
