@@ -68,10 +68,11 @@ export function buildEnvelope(meta: EnvelopeMeta, payloadXml: string): string {
   }
   // Joined, not concatenated with +: V8 keeps a + of longer strings as a tree of two-part
   // strings, which every later read (a delivery's parse, a Redis write) walks or flattens first.
-  const parts = [HEAD, escapeText(meta.from), '</from>'];
-  if (meta.to !== undefined && meta.to !== '') parts.push('<to>', escapeText(meta.to), '</to>');
-  parts.push('<thread>', escapeText(meta.thread), '</thread>');
-  if (meta.traceparent !== undefined) parts.push(TRACE_OPEN, escapeText(meta.traceparent), '</traceparent>');
+  const parts = [HEAD, escaped.from.of(meta.from), '</from>'];
+  if (meta.to !== undefined && meta.to !== '') parts.push('<to>', escaped.to.of(meta.to), '</to>');
+  parts.push('<thread>', escaped.thread.of(meta.thread), '</thread>');
+  if (meta.traceparent !== undefined)
+    parts.push(TRACE_OPEN, escaped.traceparent.of(meta.traceparent), '</traceparent>');
   const detached = detachPayload(payloadXml);
   parts.push('</meta>', detached, '</message>');
   const envelope = parts.join('');
@@ -80,6 +81,32 @@ export function buildEnvelope(meta: EnvelopeMeta, payloadXml: string): string {
   else lastBuilt.envelope = '';
   return envelope;
 }
+
+/**
+ * escapeText of the value last escaped (one slot): consecutive envelopes mostly name the same
+ * sender, target and thread, and the check for characters to escape is a regular expression run.
+ */
+class LastEscaped {
+  #value = '';
+  #escaped = '';
+
+  of(value: string): string {
+    if (value !== this.#value) {
+      // Escaped first: a value escapeText refuses (it throws) leaves the slot as it was.
+      const escaped = escapeText(value);
+      this.#value = value;
+      this.#escaped = escaped;
+    }
+    return this.#escaped;
+  }
+}
+
+const escaped = {
+  from: new LastEscaped(),
+  to: new LastEscaped(),
+  thread: new LastEscaped(),
+  traceparent: new LastEscaped(),
+};
 
 /**
  * The envelope buildEnvelope wrote last, the meta it wrote it for and the payload it put in

@@ -126,6 +126,11 @@ describe('parseEnvelopeOf', () => {
       // parseEnvelope first: it must not disturb what parseEnvelopeOf finds.
       same(text);
     }
+    // Meta values are escaped as given, whatever was escaped (or refused) before them.
+    expect(() => buildEnvelope({ ...META, from: 'a\u0001' }, '<x/>')).toThrow(/cannot be represented/);
+    expect(buildEnvelope({ ...META, from: 'a&b' }, '<x/>')).toContain('<from>a&amp;b</from>');
+    expect(buildEnvelope({ ...META, from: 'a&b' }, '<x/>')).toContain('<from>a&amp;b</from>');
+    expect(buildEnvelope({ ...META, from: 'ab' }, '<x/>')).toContain('<from>ab</from>');
     // The slot holds the last one built: an envelope built before it is read from its text.
     const first = buildEnvelope(META, '<a n="1"/>');
     buildEnvelope(META, '<b/>');
