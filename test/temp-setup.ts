@@ -1,5 +1,10 @@
 /**
- * Workspace volumes the suite's daemons leave mounted. As root, every daemon mounts its workspace
+ * The run's temp folder. vitest.config.ts gives the test workers (and every daemon, sandbox and
+ * browser they start) a TMPDIR of their own under the system's temp folder; at the end of the run
+ * it is removed whole, so no test's leftovers (a killed daemon's data dir, a project a failing test
+ * did not clean up) pile up in /tmp run after run: they used to, by the thousand.
+ *
+ * Before that, the workspace volumes the suite's daemons leave mounted. As root, every daemon mounts its workspace
  * on a loop-mounted ext4 image (organism.workspace_max_bytes, 1 GiB by default), and the last
  * process to let go unmounts it; a daemon a test kills with SIGKILL lets go of nothing. A mount
  * left that way is the runtime's to find again (volume.ts), but in the suite nothing comes back
@@ -8,7 +13,7 @@
  * loop mounts under the temp folder that were not there at its start are unmounted.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
 /** Mount points of loop devices under the temp folder, from /proc/self/mountinfo. */
@@ -44,5 +49,9 @@ export function teardown(): void {
   const left = [...loopMountsUnderTmp()].filter((m) => !before.has(m)).sort((a, b) => b.length - a.length);
   for (const mountPoint of left) spawnSync('umount', [mountPoint], { stdio: 'ignore' });
   if (left.length > 0)
-    console.log(`volume-setup: unmounted ${left.length} workspace volumes that killed daemons left`);
+    console.log(`temp-setup: unmounted ${left.length} workspace volumes that killed daemons left`);
+  const runTmp = process.env.ORGANISM_TEST_TMP;
+  // A mount still inside (umount refused: busy) keeps the folder; rm would empty the volume first.
+  const busy = [...loopMountsUnderTmp()].some((m) => runTmp && m.startsWith(`${runTmp}/`));
+  if (runTmp && !busy) rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
 }

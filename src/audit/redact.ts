@@ -301,6 +301,12 @@ export class KnownSecrets {
     if (this.#sources.delete(source)) this.#matcher = null;
   }
 
+  /** Forgets every source (a test that needs a process knowing none). */
+  clear(): void {
+    this.#sources.clear();
+    this.#matcher = null;
+  }
+
   /** The compiled matcher over every source's values. */
   get matcher(): SecretMatcher {
     if (this.#matcher === null) {

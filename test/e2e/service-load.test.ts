@@ -125,7 +125,9 @@ describe('10,000 concurrent threads over HTTP', () => {
     expect((await call(daemon.url, '/api/v1/listeners/greeter/resume', { method: 'POST' })).status).toBe(200);
     await until(async () => ((await printed()) >= before + QUEUE ? true : undefined), 60_000);
     expect(await printed()).toBe(before + QUEUE);
-  });
+    // 2,010 injects one after the other: seconds on a quiet box, a minute beside other test files.
+    // A timeout here would leave the loop injecting into the next test's rate limit.
+  }, 120_000);
 
   it('answers 429 over the inject rate limit (applied by a reload)', async () => {
     await writeFile(file, yaml('inject_per_second: 1\n  inject_burst: 3'));

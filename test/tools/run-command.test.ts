@@ -275,7 +275,8 @@ describe('run_command through the Dispatcher', () => {
     });
   }
   it('runs a command, and reports timed_out with output before the runtime gives up', async () => {
-    const d = dispatcher({ timeout_ms: 1000, allowed_commands: ['echo', 'sh'] });
+    // 3 s, not 1: a sandboxed echo beside other test files on two busy cores took over a second.
+    const d = dispatcher({ timeout_ms: 3000, allowed_commands: ['echo', 'sh'] });
     const ok = await d.call({
       tool: 'run_command',
       args: { command: 'echo via dispatcher' },
