@@ -3,9 +3,10 @@
  * `deliver` and acknowledges it once its handler has finished and its outputs are queued (in the
  * same script call as their XADDs, after them), or once `deliver` resolved. While there is work, a
  * read is one operation in the transport's command batch (no BLOCK, and the entries' thread state
- * comes back with them, so a hop costs no separate load); when a read finds nothing it waits with
- * XREADGROUP and a finite BLOCK on its own connection (a blocking read freezes the connection it
- * runs on, so it never shares one). A rejected delivery or an entry that cannot be decoded stays
+ * comes back with them, so a hop costs no separate load; or, while the entries need none, a
+ * plain XREADGROUP sent behind the batch's script call, see #plain); when a read finds nothing it
+ * waits with XREADGROUP and a finite BLOCK on its own connection (a blocking read freezes the
+ * connection it runs on, so it never shares one). A rejected delivery or an entry that cannot be decoded stays
  * unacknowledged: the reaper (transport.ts) gives it to some daemon again later, and dead-letters
  * it after too many tries.
  *
@@ -30,7 +31,8 @@ export interface ReaderHost {
   ensureGroup(client: Redis, stream: string): Promise<void>;
   /**
    * Reads new entries without blocking, in the transport's command batch (one round trip shared
-   * with the daemon's writes), with each entry's thread state when a thread store wants it.
+   * with the daemon's writes), with each entry's thread state when a thread store wants it;
+   * `plain`: without it, as a plain XREADGROUP behind the batch's script call.
    */
   readNow(stream: string, count: number | (() => number), plain?: boolean): Promise<ReadEntry[]>;
   /** The thread state read with the message about to be delivered (undefined: that delivery is over). */
