@@ -6,9 +6,9 @@
  * comes back with them, so a hop costs no separate load; or, while the entries need none, a
  * plain XREADGROUP sent behind the batch's script call, see #plain); when a read finds nothing it
  * waits with XREADGROUP and a finite BLOCK on its own connection (a blocking read freezes the
- * connection it runs on, so it never shares one). A rejected delivery or an entry that cannot be decoded stays
- * unacknowledged: the reaper (transport.ts) gives it to some daemon again later, and dead-letters
- * it after too many tries.
+ * connection it runs on, so it never shares one). A rejected delivery or an entry that cannot be
+ * decoded stays unacknowledged: the reaper (transport.ts) gives it to some daemon again later, and
+ * dead-letters it after too many tries.
  *
  * After a (re)connect the loop first re-reads this consumer's own pending entries (ID 0), so work
  * this daemon had taken but not finished before Redis restarted is not stranded.
