@@ -127,9 +127,14 @@ export function startDaemonProcess(
     });
     // The "listening on" line is a log record on stdout like the rest (JSON: the URL ends at a
     // quote); stderr is searched too, where a dist/ built before that change still writes it.
+    // Once found, later output is only collected: a daemon still logging after its test removed
+    // its data dir must not make this read a token file that is gone (an uncaught ENOENT).
+    let found = false;
     const look = () => {
+      if (found) return;
       const match = LISTENING.exec(out) ?? LISTENING.exec(err);
       if (match) {
+        found = true;
         clearTimeout(timer);
         const tokenFile = TOKEN_FILE.exec(out)?.[1];
         const token = tokenFile ? readFileSync(tokenFile, 'utf8').trim() : undefined;
