@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,8 @@ import { defineConfig } from 'vitest/config';
 // daemons, sandboxes and browsers they start) land in it, and test/temp-setup.ts removes it at the
 // end. The main process keeps the system's: its global setups clean up after themselves.
 const runTmp = mkdtempSync(join(tmpdir(), 'organism-tests-'));
+// As /tmp is: the tests that run a daemon as another user need to reach their folders in it.
+chmodSync(runTmp, 0o1777);
 process.env.ORGANISM_TEST_TMP = runTmp;
 // The audit key's default place is under $XDG_CONFIG_HOME; tests (and the daemons they start) get
 // a throwaway one, so a test run never writes into the developer's own ~/.config/organism.
@@ -35,6 +37,7 @@ const common = {
   },
   test: {
     env: { XDG_CONFIG_HOME: configHome, TMPDIR: runTmp },
+    setupFiles: ['test/setup-file.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     // Two cores in CI: forks keep a crashing daemon test from taking the runner down with it.
