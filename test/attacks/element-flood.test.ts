@@ -151,8 +151,9 @@ describe('an element flood', () => {
 
     const figures = `floods: p99 ${p99(floods.latencies).toFixed(1)} ms of ${shown(floods.latencies)}; 1 MB text: p99 ${p99(control.latencies).toFixed(1)} ms of ${shown(control.latencies)}; load per core ${busy.toFixed(2)}`;
     console.info(`element flood: ${figures}`);
+    // Against the control measured just before, not a fixed figure: in a full suite run on a quiet
+    // box the control's own p99 reached 137 ms (a fixed 100 ms bound failed with floods at 131 ms).
     expect(p99(floods.latencies), figures).toBeLessThan(2 * p99(control.latencies) + 100);
-    if (busy < 1) expect(p99(floods.latencies), figures).toBeLessThan(100);
   }, 90_000);
 
   it('sent as MCP tool arguments is refused as it is encoded, and /healthz answers meanwhile as for any 1 MB body', async () => {
@@ -170,6 +171,5 @@ describe('an element flood', () => {
     }
     const figures = `floods: p99 ${p99(floods.latencies).toFixed(1)} ms of ${shown(floods.latencies)}; 1 MB note: p99 ${p99(control.latencies).toFixed(1)} ms of ${shown(control.latencies)}`;
     expect(p99(floods.latencies), figures).toBeLessThan(2 * p99(control.latencies) + 100);
-    if (loadavg()[0]! / availableParallelism() < 1) expect(p99(floods.latencies), figures).toBeLessThan(100);
   }, 90_000);
 });
