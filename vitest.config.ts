@@ -50,6 +50,9 @@ export default defineConfig({
     // Once for the run (a project that extended this config would run them again).
     globalSetup: ['test/global-setup.ts', 'test/build-setup.ts', 'test/pack-setup.ts', 'test/temp-setup.ts'],
     reporters: ['default'],
+    // Two files at a time (vitest's default on two cores is one): most of a file's time is waiting
+    // on the daemons, servers and browsers it starts. Not more: the tests are measured on two cores.
+    maxWorkers: 2,
     projects: [
       // A worker runs file after file in one module graph instead of importing the runtime afresh
       // for each (1.2 s a file, 290 files): the suite's state is per test (temp folders, ports,

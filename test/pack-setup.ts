@@ -1,6 +1,6 @@
 /**
  * One `npm pack` per test run, shared by the test files that install the package into a fresh
- * project (test/e2e/package.test.ts, test/docs/doctest.test.ts): this only makes the folder they
+ * project (test/e2e/package.test.ts, test/docs/doctest-*.test.ts): this only makes the folder they
  * share; the first of them to need the tarball packs it there (test/helpers/doctest/project.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -50,7 +50,7 @@ describe('the packed package in a fresh project (npm pack, install, organism ini
     work = await mkdtemp(join(tmpdir(), 'organism-package-'));
     project = join(work, 'my-organism');
     await mkdir(project);
-    // Built if stale and packed once per run, shared with the doc-test (test/docs/doctest.test.ts).
+    // Built if stale and packed once per run, shared with the doc-test (test/docs/doctest-*.test.ts).
     const { tarball, files: shipped } = await packedPackage();
     expect(shipped).toContain('dist/src/index.js');
     expect(shipped).toContain('dist/src/index.d.ts');

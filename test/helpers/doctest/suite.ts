@@ -1,5 +1,5 @@
 /**
- * The docs run, shared by the test files that each run a shard of it (test/docs/doctest.test.ts, one shard today):
+ * The docs run, shared by the test files that each run a shard of it (test/docs/doctest-{1,2,3}.test.ts):
  * every block of README.md and docs/guide/*.md as its reader would type it, in a project made by
  * `organism init` from the packed package (parse.ts reads the blocks, project.ts makes the project
  * once per file and resets it per page, run.ts runs a page against its own daemon). One describe
