@@ -55,7 +55,7 @@ export class Router {
       this.#refusedOutput(delivery, out, error, origin, quiet);
       return undefined;
     }
-    if (step === undefined || typeof step !== 'object') {
+    if (typeof step !== 'object') {
       if (out.kind === 'respond') this.bus.threads.pruneFrame(delivery.frame);
       return undefined;
     }

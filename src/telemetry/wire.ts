@@ -56,14 +56,7 @@ export class Wire {
       this.buf[at] = length;
       return;
     }
-    const size = varintSize(length);
-    this.ensure(size - 1);
-    this.buf.copyWithin(at + size, at + 1, this.pos);
-    this.pos += size - 1;
-    const end = this.pos;
-    this.pos = at;
-    this.varint(length);
-    this.pos = end;
+    this.resized(at, 1, length);
   }
 
   /**
@@ -83,10 +76,15 @@ export class Wire {
       this.buf[at + 1] = length >>> 7;
       return;
     }
+    this.resized(at, 2, length);
+  }
+
+  /** Writes `length` at `at` where `reserved` bytes were kept for it, moving the content to fit. */
+  private resized(at: number, reserved: number, length: number): void {
     const size = varintSize(length);
-    if (size > 2) this.ensure(size - 2);
-    this.buf.copyWithin(at + size, at + 2, this.pos);
-    this.pos += size - 2;
+    if (size > reserved) this.ensure(size - reserved);
+    this.buf.copyWithin(at + size, at + reserved, this.pos);
+    this.pos += size - reserved;
     const end = this.pos;
     this.pos = at;
     this.varint(length);
