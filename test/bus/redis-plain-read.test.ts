@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../src/bus/message.ts';
 import { until } from '../../src/testing/index.ts';
 import { dropGroup } from '../e2e/redis-support/harness.ts';
+import { monitorCommands } from './redis-monitor.ts';
 import { storeOnRedis } from './redis-store-daemon.ts';
 
 const URL = 'redis://127.0.0.1:6379';
@@ -28,10 +29,9 @@ describe('redis reads', () => {
     const daemon = storeOnRedis(URL, GROUP);
     const { transport, registry } = daemon;
     const stream = transport.keys.inbox('worker');
-    const monitor = await raw.monitor();
     // XREADGROUPs of new entries of the stream without BLOCK: 'lua' when the script ran them.
     const reads: string[] = [];
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    const monitor = await monitorCommands(raw, (args, source) => {
       if (args[0]?.toUpperCase() !== 'XREADGROUP' || !args.includes(stream) || args.includes('BLOCK')) return;
       if (args.at(-1) === '>') reads.push(source === 'lua' ? 'script' : 'plain');
     });
@@ -60,7 +60,7 @@ describe('redis reads', () => {
       await until(() => reads.slice(before).includes('script'), 'a read through the script');
       expect(delivered).toEqual(['m-p1', 'm-p2', 'm-p3', 'm-p4', 'm-c1', 'm-c2']);
     } finally {
-      monitor.disconnect();
+      monitor.stop();
       await daemon.store.close();
       await transport.close();
     }

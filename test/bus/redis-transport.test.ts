@@ -12,6 +12,7 @@ import { decodeRecord, encodeRecord, FORMAT_VERSION } from '../../src/bus/transp
 import { BusKeys, RedisTransport } from '../../src/bus/transport/redis/index.ts';
 import { until } from '../../src/testing/index.ts';
 import { openTransport, redisHarness } from './redis-harness.ts';
+import { monitorCommands } from './redis-monitor.ts';
 import { testMessage, transportContract } from './transport.contract.ts';
 
 const URL = 'redis://127.0.0.1:6379';
@@ -473,12 +474,11 @@ describe('redis command batch', () => {
     const group = `${RUN}-${++groups}`;
     const { batch, keys, client } = batchFor(group);
     const { sub, got } = await listenToEvents(keys);
-    const monitor = await raw.monitor();
     const thread = keys.thread('t');
     const mine = [thread, keys.history('t'), keys.inbox('x')];
     // What the script ran on this thread's keys and the stream, and the marks echoed after a turn.
     const ran: string[] = [];
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    const monitor = await monitorCommands(raw, (args, source) => {
       if (source === 'lua' && args.some((a) => mine.includes(a))) ran.push(args[0]!.toUpperCase());
       if (args[0]?.toLowerCase() === 'echo' && args[1] === group) ran.push('mark');
     });
@@ -514,7 +514,7 @@ describe('redis command batch', () => {
       const record = (await batch.load(thread, false, '')) as string[];
       expect(record[7]).toBe('16');
     } finally {
-      monitor.disconnect();
+      monitor.stop();
       sub.disconnect();
       client.disconnect();
     }
