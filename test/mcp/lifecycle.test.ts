@@ -198,6 +198,25 @@ listeners:
     }, 'the server to note the cancellation');
   });
 
+  it("the SDK's own timeout, should its timer fire before the dispatcher's, is a Timeout too", async () => {
+    // In the full suite under load the SDK's timer (CANCEL_AFTER_MS after the dispatcher's) once
+    // fired first and the agent was answered ToolError. Here it is the only timer: the tool is run
+    // as the dispatcher would, without the dispatcher's timer.
+    const o = await tempOrganism(`${rugServer()}listeners:
+  - name: worker
+    agent: true
+    description: works
+    tools: [rug.slow]
+`);
+    runtime = await startRuntime(o);
+    const slow = runtime.registry.get('rug.slow')!;
+    const ran = slow.run({ ms: 20_000 }, { timeoutMs: 50 } as never);
+    await expect(ran).rejects.toMatchObject({
+      code: 'Timeout',
+      message: 'tool rug.slow timed out after 50 ms',
+    });
+  });
+
   it('a lazy server starts at the first call of one of its tools', async () => {
     const o = await tempOrganism(`${rugServer('    start: lazy\n')}listeners:
   - name: worker

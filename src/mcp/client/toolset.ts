@@ -10,6 +10,7 @@
  * tool a trusted server marks readOnlyHint (and not destructiveHint). Otherwise (destructive,
  * unannotated, or untrusted) the tool is unavailable until one of the first two names one.
  */
+import { ErrorCode, McpError as SdkError } from '@modelcontextprotocol/sdk/types.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { McpError, OrganismError } from '../../errors.ts';
 import type { ToolRegistry } from '../../tools/registry.ts';
@@ -27,12 +28,20 @@ import { compileRemote } from './schema.ts';
 const MAX_DESCRIPTION_CHARS = 8000;
 /**
  * How long after the dispatcher's timeout the SDK gives up on the request and sends the server
- * notifications/cancelled: later than the dispatcher's timer, so the caller is always answered
- * Timeout (not the SDK's own timeout error).
+ * notifications/cancelled: later than the dispatcher's timer, so the dispatcher usually answers
+ * first. Not always: both timers count from the loop's cached clock, and a GC pause or a schema
+ * compiled between the deadline and the request can put the SDK's first, so its timeout error is
+ * turned into a Timeout as well (timedOut below).
  */
 const CANCEL_AFTER_MS = 5;
 /** Largest input schema (JSON) an agent is sent; a tool with a larger one is unavailable. */
 const MAX_SCHEMA_BYTES = 64 * 1024;
+
+/** The SDK's own request timeout as the runtime's Timeout; undefined for any other error. */
+function timedOut(error: unknown, name: string, timeoutMs: number): OrganismError | undefined {
+  if (!(error instanceof SdkError) || error.code !== ErrorCode.RequestTimeout) return undefined;
+  return new OrganismError('Timeout', `tool ${name} timed out after ${timeoutMs} ms`);
+}
 
 /** A validator that refuses everything, naming why (a schema that does not compile). */
 function refuseAll(reason: string): ValidateFunction {
@@ -214,7 +223,12 @@ export class ServerToolset {
         // sends the server notifications/cancelled. No AbortSignal: its cost was a fifth of the
         // runtime's share of a call (bench mcp), and the SDK keeps a timer per request anyway.
         const left = Math.max(deadline - performance.now(), 0);
-        const result = await connection.call(tool, args, left + CANCEL_AFTER_MS);
+        let result: unknown;
+        try {
+          result = await connection.call(tool, args, left + CANCEL_AFTER_MS);
+        } catch (error) {
+          throw timedOut(error, name, ctx.timeoutMs) ?? error;
+        }
         return resultValue(result as Parameters<typeof resultValue>[0]);
       },
     };
