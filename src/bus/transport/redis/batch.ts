@@ -20,6 +20,7 @@
  * promise or is reported through `onError`, and the rest of the batch still runs.
  */
 import type { Redis } from 'ioredis';
+import { callScript, loadedScript } from './script-call.ts';
 import { BATCH_SCRIPT, BATCH_SCRIPT_CROSS_SLOT } from './scripts.ts';
 import type { LoadReply, ReadEntry } from './types.ts';
 
@@ -49,10 +50,25 @@ interface Waiter {
 /** What the script answers: results and errors, or 'moved' (merged call, see partitioned-batch.ts). */
 export type BatchReply = [Array<Reply | string>, string[]] | 'moved';
 
-export type BatchClient = Redis & {
-  organismBatch(numKeys: number, ...args: string[]): Promise<BatchReply>;
-  organismBatchCrossSlot(numKeys: number, ...args: string[]): Promise<BatchReply>;
-};
+export type BatchClient = Redis;
+
+const BATCH = loadedScript(BATCH_SCRIPT);
+const BATCH_CROSS_SLOT = loadedScript(BATCH_SCRIPT_CROSS_SLOT);
+
+/**
+ * Calls the batch script (`crossSlot`: the one allowed keys of several slots of its node) with
+ * `keys`, then the ARGV `parts` in order (script-call.ts: written without ioredis's generic path).
+ */
+export function callBatch(
+  client: BatchClient,
+  keys: readonly string[],
+  parts: ReadonlyArray<readonly string[]>,
+  crossSlot = false,
+): Promise<BatchReply> {
+  const script = crossSlot ? BATCH_CROSS_SLOT : BATCH;
+  const args = [script.sha, String(keys.length)].concat(keys, ...parts);
+  return callScript(client, script, args) as Promise<BatchReply>;
+}
 
 /** One script call's worth of a batch, taken out of it (CommandBatch.take): sent alone or merged. */
 export interface BatchCall {
@@ -237,11 +253,7 @@ export class CommandBatch {
     client: Redis,
     private readonly options: CommandBatchOptions,
   ) {
-    this.#client = client as BatchClient;
-    if (!(client as unknown as Partial<BatchClient>).organismBatch) {
-      client.defineCommand('organismBatch', { lua: BATCH_SCRIPT });
-      client.defineCommand('organismBatchCrossSlot', { lua: BATCH_SCRIPT_CROSS_SLOT });
-    }
+    this.#client = client;
     this.#header = this.#makeHeader(undefined);
   }
 
@@ -489,7 +501,7 @@ export class CommandBatch {
     const { keys, header, args, waiters, reads } = call;
     corked(this.#client, () => {
       if (args.length > 0) {
-        this.#last = this.#client.organismBatch(keys.length, ...keys, ...header, ...args).then(
+        this.#last = callBatch(this.#client, keys, [header, args]).then(
           (reply) => {
             if (reply === 'moved') throw new Error('batch answered "moved" without a merged call');
             answer(waiters, reply, this.options.onError);

@@ -22,6 +22,7 @@ import {
   type BatchClient,
   type CommandBatch,
   type CommandBatchOptions,
+  callBatch,
   corked,
   type ThreadSettings,
 } from './batch.ts';
@@ -195,13 +196,12 @@ export class PartitionedBatch {
       for (const arg of args) argv.push(arg);
       for (const w of more) waiters.push(w);
     }
-    const send = cluster ? this.#client.organismBatchCrossSlot : this.#client.organismBatch;
     const alone = (): Promise<unknown> => {
       this.#client.refreshSlotsCache?.();
       // Their plain reads went already, behind the merged call.
       return Promise.all(group.map(([batch, call]) => batch.send({ ...call, reads: [] })));
     };
-    const sent = send.call(this.#client, first.keys.length, ...first.keys, ...argv).then(
+    const sent = callBatch(this.#client, first.keys, [argv], cluster).then(
       (reply) => {
         if (reply === 'moved') return alone();
         answer(waiters, reply, (error) => this.batches[0]!.reportError(error));

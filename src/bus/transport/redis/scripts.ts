@@ -2,7 +2,7 @@
  * The bus's Lua scripts. Each lives in `lua/<name>.lua` next to this file (what each takes and
  * returns is said at its top) and is read once, when this module loads; the modules that run one
  * define it as an ioredis command (`defineCommand`: EVALSHA, falling back to EVAL when Redis does
- * not have the script cached).
+ * not have the script cached), except the batch's, sent through script-call.ts the same way.
  */
 import { readFileSync } from 'node:fs';
 
