@@ -345,6 +345,33 @@ describe('redis command batch', () => {
     }
   });
 
+  it("acks a turn's entries of one stream with one XACK and one promise, and the next turn's with another", async () => {
+    const group = `${RUN}-${++groups}`;
+    const { batch, keys, client } = batchFor(group, []);
+    try {
+      const stream = keys.inbox('x');
+      await raw.xgroup('CREATE', stream, group, '0', 'MKSTREAM');
+      for (let i = 0; i < 3; i++)
+        await raw.xadd(stream, '*', 'v', FORMAT_VERSION, 'm', encodeRecord(testMessage('x', i)));
+      const ids = (
+        (await raw.xreadgroup('GROUP', group, 'c', 'STREAMS', stream, '>')) as [
+          string,
+          [string, string[]][],
+        ][]
+      )[0]![1].map(([id]) => id);
+      const first = batch.xack(stream, ids[0]!);
+      expect(batch.xack(stream, ids[1]!)).toBe(first);
+      await first;
+      expect(((await raw.xpending(stream, group)) as [number])[0]).toBe(1);
+      const next = batch.xack(stream, ids[2]!);
+      expect(next).not.toBe(first);
+      await next;
+      expect(((await raw.xpending(stream, group)) as [number])[0]).toBe(0);
+    } finally {
+      client.disconnect();
+    }
+  });
+
   it("writes a message's frame, hop, history entry and XADD, and what comes between messages, in the order they were made", async () => {
     const group = `${RUN}-${++groups}`;
     const { batch, keys, client } = batchFor(group);

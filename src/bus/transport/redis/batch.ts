@@ -83,6 +83,13 @@ export interface BatchCall {
   reads: PlainRead[];
 }
 
+/** A batch's XACKs of one stream: the ids, and the one promise they share. */
+interface Acks {
+  ids: string[];
+  done: Promise<void>;
+  waiter: Waiter;
+}
+
 /** A read sent as XREADGROUP of its own, outside the script (see CommandBatch.read). */
 interface PlainRead {
   stream: string;
@@ -226,7 +233,7 @@ export class CommandBatch {
   #args: string[] = [];
   #waiters: Waiter[] = [];
   /** XACKs by stream: one XACK per stream per batch, after everything else. */
-  #acks = new Map<string, { ids: string[]; waiters: Waiter[] }>();
+  #acks = new Map<string, Acks>();
   /**
    * Reads wait for the end of the turn: a part of the batch sent early (it filled up) carries
    * the writes so far, and the reads go with the rest, taking as many entries as are wanted then.
@@ -388,18 +395,23 @@ export class CommandBatch {
     }) as Promise<ReadEntry[]>;
   }
 
-  /** XACK, merged with the other acks of the batch for the same stream. */
+  /**
+   * XACK, merged with the other acks of the batch for the same stream; they share its promise (a
+   * reader acks every message it handles: one promise and waiter per turn, not per message).
+   */
   xack(stream: string, id: string): Promise<void> {
-    return this.#withResult((w) => {
-      let acks = this.#acks.get(stream);
-      if (!acks) {
-        acks = { ids: [], waiters: [] };
-        this.#acks.set(stream, acks);
-      }
-      acks.ids.push(id);
-      acks.waiters.push(w);
-      this.#queued();
-    }) as Promise<unknown> as Promise<void>;
+    let acks = this.#acks.get(stream);
+    if (!acks) {
+      let waiter: Waiter | undefined;
+      const done = new Promise<void>((resolve, reject) => {
+        waiter = { resolve: () => resolve(), reject };
+      });
+      acks = { ids: [], done, waiter: waiter! };
+      this.#acks.set(stream, acks);
+    }
+    acks.ids.push(id);
+    this.#queued();
+    return acks.done;
   }
 
   /**
@@ -468,15 +480,7 @@ export class CommandBatch {
     for (const [stream, acks] of this.#acks) {
       this.#args.push('xack', this.#key(stream), String(acks.ids.length));
       for (const id of acks.ids) this.#args.push(id);
-      // One waiter stands for the merged XACK; it settles every ack in it.
-      this.#waiters.push({
-        resolve: (value) => {
-          for (const w of acks.waiters) w.resolve(value);
-        },
-        reject: (error) => {
-          for (const w of acks.waiters) w.reject(error);
-        },
-      });
+      this.#waiters.push(acks.waiter);
     }
     const call: BatchCall = {
       keys: this.#keys,

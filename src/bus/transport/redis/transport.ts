@@ -289,10 +289,14 @@ export class RedisTransport implements Transport, ReaderHost {
     else this.onPreload?.('', '', null);
   }
 
-  async ack(stream: string, id: string): Promise<void> {
-    await this.batch.xack(stream, id);
-    this.stats.acked++;
+  ack(stream: string, id: string): Promise<void> {
+    return this.batch.xack(stream, id).then(this.#acked);
   }
+
+  // One function for every ack (this runs once per message).
+  readonly #acked = (): void => {
+    this.stats.acked++;
+  };
 
   recordFailure(id: string, reason: string, partition = 0): void {
     // Redacted: it becomes the dead letter's reason (GET /dead-letters), and a decode error quotes
