@@ -238,8 +238,9 @@ describe('journal recovery never skips a segment for a pid some other process ha
     const { dir, file } = await organismDir(toolboxYaml('lock-journal'));
     const record = join(dir, 'handled.txt');
     await writeFile(record, '');
-    // The first daemon is still on its first (10 s) job when it is killed: 6 are accepted, none handled.
-    const first = await start(file, { DURABILITY_RECORD: record, DURABILITY_SLEEP_MS: '10000' });
+    // The first daemon is still on its first (10 minute) job when it is killed: 6 are accepted, none
+    // handled, however slow the machine.
+    const first = await start(file, { DURABILITY_RECORD: record, DURABILITY_SLEEP_MS: '600000' });
     const threads: string[] = [];
     for (let n = 0; n < 6; n++) {
       const res = await call(first.url, '/api/v1/inject', {

@@ -121,6 +121,8 @@ describe('dashboard in chromium against the real daemon', () => {
     await page.locator('li[data-kind="approval-request"]').waitFor();
     expect(page.url()).toContain(`#/threads/${thread}`);
     expect(await page.locator('li[data-kind="model-turn"]').first().textContent()).toContain('backend');
+    // The request's line can be drawn a moment before its pending state (under load, in CI).
+    await page.getByText('waiting for a decision').waitFor();
     expect(await page.getByText('waiting for a decision').count()).toBe(1);
     expect(await page.locator(ACTION_CONTROLS).count()).toBe(0);
 

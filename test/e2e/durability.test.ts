@@ -50,8 +50,9 @@ listeners:
 `);
     const record = join(dir, 'handled.txt');
     await writeFile(record, '');
-    // The first daemon takes 10 s per message: almost all of them are still queued at the kill.
-    const first = await start(file, { DURABILITY_RECORD: record, DURABILITY_SLEEP_MS: '10000' });
+    // The first daemon takes 10 minutes per message: none finishes before the kill, however long
+    // the 1,000 injections take (10 s was not enough in a full run at a load average of 18).
+    const first = await start(file, { DURABILITY_RECORD: record, DURABILITY_SLEEP_MS: '600000' });
     const inject = async (payload: string, thread?: string) => {
       const res = await call(first.url, '/api/v1/inject', { body: { to: 'recorder', payload, thread } });
       expect(res.status).toBe(202);
@@ -119,7 +120,7 @@ listeners:
     const record = join(dir, 'record.txt');
     await writeFile(record, '');
     const env = { DURABILITY_RECORD: record, DURABILITY_HOOK_URL: hookUrl };
-    const first = await start(file, { ...env, DURABILITY_SLEEP_MS: '30000' });
+    const first = await start(file, { ...env, DURABILITY_SLEEP_MS: '600000' });
     for (let n = 0; n < 5; n++) {
       const res = await call(first.url, '/api/v1/inject', {
         body: { to: 'hooker', payload: `<hook-job><n>${n}</n></hook-job>` },
