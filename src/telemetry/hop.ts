@@ -6,9 +6,10 @@
  * hop whose span is exported costs little more than one that is not. Its children (an agent's task,
  * a tool call) are SDK spans under its context.
  */
-import { type Context, ROOT_CONTEXT, type SpanContext, trace } from '@opentelemetry/api';
+import { type Context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { SpanIds, type TraceIds } from './ids.ts';
 import { contentAttribute, type SpanFactory, startAgent, startTool } from './spans.ts';
-import { ownTraceparent } from './traceparent.ts';
+import { ownTraceparent, type TraceParent } from './traceparent.ts';
 import type { AgentSpan, HopMessage, HopOutcome, HopSpan, ToolSpan } from './types.ts';
 import { keyBytes, Wire, type WireSpan } from './wire.ts';
 
@@ -47,12 +48,13 @@ export class Hop implements HopSpan, WireSpan {
   readonly #sink: HopSink;
   readonly #message: HopMessage;
   readonly #payload: string | undefined;
-  readonly #traceId: string;
-  readonly #spanId: string;
-  /** The parent's span id and whether it came from another process (flags bit 0x200); none for a root. */
-  readonly #parentSpanId: string | undefined;
+  readonly #ids: SpanIds;
+  /**
+   * The parent's ids, none for a root: its bytes when it is a span of this process (SpanIds), else
+   * its span id's hex; and whether it came from another process (flags bit 0x200).
+   */
+  readonly #parent: Pick<TraceParent, 'spanId'> | undefined;
   readonly #parentRemote: boolean;
-  readonly #flags: number;
   readonly #start = performance.now();
   #end = 0;
   #outcome: HopOutcome = 'ok';
@@ -62,35 +64,31 @@ export class Hop implements HopSpan, WireSpan {
   constructor(
     sink: HopSink,
     message: HopMessage,
-    /** Read here, not kept: the caller may hand the same object to every hop. */
-    ids: {
-      traceId: string;
-      spanId: string;
-      flags: number;
-      parent: Pick<SpanContext, 'spanId' | 'isRemote'> | undefined;
-    },
+    ids: SpanIds,
+    parent: Pick<TraceParent, 'spanId'> | undefined,
+    parentRemote: boolean,
     payloadXml: string | undefined,
   ) {
     this.#sink = sink;
     this.#message = message;
-    this.#traceId = ids.traceId;
-    this.#spanId = ids.spanId;
-    this.#flags = ids.flags;
-    this.#parentSpanId = ids.parent?.spanId;
-    this.#parentRemote = ids.parent?.isRemote === true;
+    this.#ids = ids;
+    this.#parent = parent;
+    this.#parentRemote = parentRemote;
     this.#payload = payloadXml;
   }
 
   get traceparent(): string {
-    this.#traceparent ??= ownTraceparent(this.#traceId, this.#spanId, this.#flags);
+    const ids = this.#ids;
+    this.#traceparent ??= ownTraceparent(ids.traceId, ids.spanId, ids.flags, ids);
     return this.#traceparent;
   }
 
   get #children(): Context {
+    const ids = this.#ids;
     this.#context ??= trace.setSpanContext(ROOT_CONTEXT, {
-      traceId: this.#traceId,
-      spanId: this.#spanId,
-      traceFlags: this.#flags,
+      traceId: ids.traceId,
+      spanId: ids.spanId,
+      traceFlags: ids.flags,
     });
     return this.#context;
   }
@@ -104,7 +102,7 @@ export class Hop implements HopSpan, WireSpan {
   }
 
   end(outcome: HopOutcome): void {
-    if ((this.#flags & 1) === 0) return;
+    if (this.#ids.flags === 0) return;
     this.#end = performance.now();
     this.#outcome = outcome;
     const sink = this.#sink;
@@ -118,14 +116,19 @@ export class Hop implements HopSpan, WireSpan {
    */
   writeTo(w: Wire): void {
     const m = this.#message;
+    const ids = this.#ids;
+    const parent = this.#parent;
     w.ensure(64);
     w.byte(0x0a);
-    w.hex(this.#traceId);
+    w.id(ids.trace.bytes, 0, 16);
     w.byte(0x12);
-    w.hex(this.#spanId);
-    if (this.#parentSpanId !== undefined) {
+    w.id(ids.bytes, ids.at, 8);
+    if (parent instanceof SpanIds) {
       w.byte(0x22);
-      w.hex(this.#parentSpanId);
+      w.id(parent.bytes, parent.at, 8);
+    } else if (parent !== undefined) {
+      w.byte(0x22);
+      w.hex(parent.spanId);
     }
     const known = routeBytes(m);
     w.ensure(known.name.length + 32);
@@ -136,37 +139,72 @@ export class Hop implements HopSpan, WireSpan {
     w.timeNanos(TIME_ORIGIN + this.#start);
     w.byte(0x41);
     w.timeNanos(TIME_ORIGIN + this.#end);
-    w.stringAttribute(9, KEY.thread, m.thread);
-    w.ensure(known.attributes.length);
+    const thread = threadAttribute(ids.trace, m.thread);
+    w.ensure(thread.length + known.attributes.length);
+    w.bytes(thread);
     w.bytes(known.attributes);
     w.intAttribute(9, KEY.hop, m.hop);
     w.stringAttribute(9, KEY.id, m.id);
-    w.stringAttribute(9, KEY.outcome, this.#outcome);
-    if (this.#sink.factory.captureContent && this.#payload !== undefined)
+    const outcome = OUTCOME[this.#outcome];
+    if (this.#sink.factory.captureContent && this.#payload !== undefined) {
+      w.ensure(outcome.attribute.length);
+      w.bytes(outcome.attribute);
       w.stringAttribute(9, KEY.payload, contentAttribute(this.#payload));
-    w.ensure(32 + this.#outcome.length);
-    // dropped_attributes_count (10), dropped_events_count (12), dropped_links_count (14)
-    w.byte(0x50);
-    w.byte(0);
-    w.byte(0x60);
-    w.byte(0);
-    w.byte(0x70);
-    w.byte(0);
-    // status (15): message (2) and code ERROR (2) unless ok; code UNSET (0) written as the SDK does.
-    w.byte(0x7a);
-    const status = w.open();
-    if (this.#outcome !== 'ok') {
-      w.byte(0x12);
-      w.string(this.#outcome);
+      w.ensure(outcome.tail.length + 8);
+      w.bytes(outcome.tail);
+    } else {
+      w.ensure(outcome.both.length + 8);
+      w.bytes(outcome.both);
     }
-    w.byte(0x18);
-    w.byte(this.#outcome === 'ok' ? 0 : 2);
-    w.close(status);
     // flags (16, fixed32): the trace flags, and whether the parent came from another process.
     w.byte(0x85);
     w.byte(0x01);
-    w.fixed32((this.#flags & 0xff) | HAS_IS_REMOTE | (this.#parentRemote ? IS_REMOTE : 0));
+    w.fixed32(ids.flags | HAS_IS_REMOTE | (this.#parentRemote ? IS_REMOTE : 0));
   }
+}
+
+/**
+ * Per outcome, encoded once: its attribute, what follows the attributes up to the flags (the
+ * dropped counts, 0, and the status: message, the outcome, and code ERROR, 2, unless ok, where code
+ * UNSET, 0, is written as the SDK does), and both in one for a span with no payload between them.
+ */
+const OUTCOME = Object.fromEntries(
+  (['ok', 'error', 'timeout', 'invalid', 'busy', 'dropped'] as const).map((outcome) => {
+    const w = new Wire(128);
+    w.stringAttribute(9, KEY.outcome, outcome);
+    const attribute = Buffer.from(w.buf.subarray(0, w.pos));
+    w.pos = 0;
+    // dropped_attributes_count (10), dropped_events_count (12), dropped_links_count (14)
+    for (const tag of [0x50, 0x60, 0x70]) {
+      w.byte(tag);
+      w.byte(0);
+    }
+    w.byte(0x7a);
+    const status = w.open();
+    if (outcome !== 'ok') {
+      w.byte(0x12);
+      w.string(outcome);
+    }
+    w.byte(0x18);
+    w.byte(outcome === 'ok' ? 0 : 2);
+    w.close(status);
+    const tail = Buffer.from(w.buf.subarray(0, w.pos));
+    return [outcome, { attribute, tail, both: Buffer.concat([attribute, tail]) }];
+  }),
+) as Record<HopOutcome, { attribute: Buffer; tail: Buffer; both: Buffer }>;
+
+/**
+ * The `organism.thread` attribute, encoded once per trace and thread: the hops of a thread share
+ * its trace, and the trace keeps the encoding for the thread last written (one slot).
+ */
+function threadAttribute(trace: TraceIds, thread: string): Buffer {
+  if (trace.threadAttribute === undefined || trace.thread !== thread) {
+    const w = new Wire(thread.length * 3 + 32);
+    w.stringAttribute(9, KEY.thread, thread);
+    trace.threadAttribute = Buffer.from(w.buf.subarray(0, w.pos));
+    trace.thread = thread;
+  }
+  return trace.threadAttribute;
 }
 
 /**

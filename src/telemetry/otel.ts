@@ -21,7 +21,6 @@ import {
   BasicTracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
-  RandomIdGenerator,
   type ReadableSpan,
   SamplingDecision,
   type SpanExporter,
@@ -30,6 +29,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { Hop, type HopSink } from './hop.ts';
 import { HopBatch, type HopChunk } from './hop-batch.ts';
+import { newSpanIds, SpanIds, traceIds } from './ids.ts';
 import { CONTENT_LIMIT, otlpHeaders, type TelemetrySection, tracesUrl } from './options.ts';
 import { formatTraceparent, parseTraceparent, threadTraceId } from './traceparent.ts';
 import type { HopMessage, HopSpan, Tracing } from './types.ts';
@@ -245,7 +245,6 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
     counts.queueFull++;
     hooks.dropped?.('queue_full', 1);
   });
-  const ids = new RandomIdGenerator();
   // A thread's first hop decides for its trace (the same in every daemon: the trace id derives
   // from the thread); every later hop follows the flag its parent carried.
   const root = section.sample_ratio >= 1 ? undefined : new TraceIdRatioBasedSampler(section.sample_ratio);
@@ -283,35 +282,23 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
     queue: (span) => bounded.queueHop(span, hops),
   };
 
-  // A hop's parent is the span that published its message, in this process or another: remote.
-  const remoteParent = { spanId: '', isRemote: true };
-  const hopIds: ConstructorParameters<typeof Hop>[2] = {
-    traceId: '',
-    spanId: '',
-    flags: 0,
-    parent: undefined,
-  };
   const tracing: Tracing = {
     captureContent: section.capture_content,
     hop(message: HopMessage, traceparent: string | undefined, payloadXml?: string): HopSpan {
       const parent = parseTraceparent(traceparent);
-      // One ids record for every hop: Hop reads it and keeps none of it.
-      hopIds.spanId = ids.generateSpanId();
+      // A hop's parent is the span that published its message, in this process or another: remote.
+      // A hop span of this process is read back as its own ids (ownTraceparent), trace included.
       if (parent) {
-        hopIds.traceId = parent.traceId;
-        hopIds.flags = parent.flags & TraceFlags.SAMPLED;
-        remoteParent.spanId = parent.spanId;
-        hopIds.parent = remoteParent;
-        return new Hop(sink, message, hopIds, payloadXml);
+        const trace = parent instanceof SpanIds ? parent.trace : traceIds(parent.traceId);
+        const ids = newSpanIds(trace, parent.flags & TraceFlags.SAMPLED);
+        return new Hop(sink, message, ids, parent, true, payloadXml);
       }
       const traceId = threadTraceId(message.thread);
       const sampled =
         root === undefined ||
         root.shouldSample(ROOT_CONTEXT, traceId).decision === SamplingDecision.RECORD_AND_SAMPLED;
-      hopIds.traceId = traceId;
-      hopIds.flags = sampled ? TraceFlags.SAMPLED : TraceFlags.NONE;
-      hopIds.parent = undefined;
-      return new Hop(sink, message, hopIds, payloadXml);
+      const ids = newSpanIds(traceIds(traceId), sampled ? TraceFlags.SAMPLED : TraceFlags.NONE);
+      return new Hop(sink, message, ids, undefined, false, payloadXml);
     },
     accept(traceparent) {
       const parsed = parseTraceparent(traceparent);

@@ -76,15 +76,31 @@ export function formatTraceparent(traceId: string, spanId: string, flags: number
  * value and its parts kept (one slot) for parseTraceparent. In memory the message is delivered, and
  * its traceparent read, within the publish that wrote it: the read then finds the parts here
  * instead of checking 55 characters again. `traceId` and `spanId` must be lower-case hex of their
- * lengths (the runtime's own ids); all-zero ids are never kept, since a parse refuses them.
+ * lengths (the runtime's own ids); all-zero ids are never kept, since a parse refuses them. `parts`
+ * is what the parse gives back: the caller's own record of these ids (with what else it carries,
+ * see ids.ts), never changed after.
  */
-export function ownTraceparent(traceId: string, spanId: string, flags: number): string {
+export function ownTraceparent(
+  traceId: string,
+  spanId: string,
+  flags: number,
+  parts: TraceParent = { traceId, spanId, flags: flags & 1 },
+): string {
   const value = formatTraceparent(traceId, spanId, flags);
   if (traceId !== ZERO_TRACE && spanId !== ZERO_SPAN) {
     lastOwn.value = value;
-    lastOwn.parts = { traceId, spanId, flags: flags & 1 };
+    lastOwn.parts = parts;
   }
   return value;
+}
+
+/**
+ * True when `value` is the traceparent ownTraceparent made last (the envelope that carries it needs
+ * no escaping or check of its characters: they are lower-case hex and dashes). A string compare:
+ * the same string is found at once.
+ */
+export function isOwnTraceparent(value: string): boolean {
+  return value === lastOwn.value;
 }
 
 /** See ownTraceparent. The parts are shared by every reader: never changed, replaced whole. */

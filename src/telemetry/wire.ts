@@ -127,6 +127,15 @@ export class Wire {
     this.pos = p;
   }
 
+  /** `n` bytes of an id from `src` at `at`, length-prefixed (a loop: set() would need a subarray). */
+  id(src: Uint8Array, at: number, n: number): void {
+    const buf = this.buf;
+    let p = this.pos;
+    buf[p++] = n;
+    for (let i = 0; i < n; i++) buf[p++] = src[at + i]!;
+    this.pos = p;
+  }
+
   fixed32(v: number): void {
     this.buf.writeUInt32LE(v >>> 0, this.pos);
     this.pos += 4;
@@ -136,17 +145,26 @@ export class Wire {
   timeNanos(epochMillis: number): void {
     const seconds = Math.trunc(epochMillis / 1000);
     const nanos = Math.round((epochMillis % 1000) * 1e6);
-    // seconds * 1e9 passes 2^53: split seconds so each product stays exact.
-    const lowProduct = (seconds & 0xffff) * 1e9;
-    const highProduct = Math.floor(seconds / 0x10000) * 1e9;
-    const low = (lowProduct >>> 0) + (((highProduct & 0xffff) * 0x10000) >>> 0) + nanos;
-    const high =
-      Math.floor(lowProduct / 0x100000000) +
-      Math.floor(highProduct / 0x10000) +
-      Math.floor(low / 0x100000000);
-    this.buf.writeUInt32LE(low >>> 0, this.pos);
-    this.buf.writeUInt32LE(high >>> 0, this.pos + 4);
-    this.pos += 8;
+    // seconds * 1e9 split in two 32-bit halves, made once a second (every span of that second adds
+    // only its nanoseconds).
+    if (seconds !== second.seconds) secondNanos(seconds);
+    let low = second.low + nanos;
+    let high = second.high;
+    if (low >= 0x100000000) {
+      low -= 0x100000000;
+      high++;
+    }
+    const buf = this.buf;
+    let p = this.pos;
+    buf[p++] = low & 0xff;
+    buf[p++] = (low >>> 8) & 0xff;
+    buf[p++] = (low >>> 16) & 0xff;
+    buf[p++] = low >>> 24;
+    buf[p++] = high & 0xff;
+    buf[p++] = (high >>> 8) & 0xff;
+    buf[p++] = (high >>> 16) & 0xff;
+    buf[p++] = high >>> 24;
+    this.pos = p;
   }
 
   /** A few bytes encoded once (a loop: TypedArray.set costs more than it copies at this size). */
@@ -181,6 +199,23 @@ export class Wire {
     this.close(any);
     this.close(kv);
   }
+}
+
+/** The second timeNanos wrote last (one slot), as nanoseconds in two 32-bit halves. */
+const second = { seconds: Number.NaN, low: 0, high: 0 };
+
+function secondNanos(seconds: number): void {
+  // seconds * 1e9 passes 2^53: split seconds so each product stays exact.
+  const lowProduct = (seconds & 0xffff) * 1e9;
+  const highProduct = Math.floor(seconds / 0x10000) * 1e9;
+  const low = (lowProduct >>> 0) + (((highProduct & 0xffff) * 0x10000) >>> 0);
+  second.seconds = seconds;
+  second.low = low >>> 0;
+  second.high =
+    (Math.floor(lowProduct / 0x100000000) +
+      Math.floor(highProduct / 0x10000) +
+      Math.floor(low / 0x100000000)) >>>
+    0;
 }
 
 function nibble(c: number): number {

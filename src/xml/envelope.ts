@@ -16,6 +16,7 @@
  * are accepted: their payload is taken as if it had no namespace.
  */
 import { XmlError } from '../errors.ts';
+import { isOwnTraceparent } from '../telemetry/traceparent.ts';
 import { checkSize, isNameCode, isNameStartCode, isSpaceCode } from './chars.ts';
 import { escapeAttr, escapeText } from './codec.ts';
 import type { XmlLimits } from './limits.ts';
@@ -71,8 +72,14 @@ export function buildEnvelope(meta: EnvelopeMeta, payloadXml: string): string {
   const parts = [HEAD, escaped.from.of(meta.from), '</from>'];
   if (meta.to !== undefined && meta.to !== '') parts.push('<to>', escaped.to.of(meta.to), '</to>');
   parts.push('<thread>', escaped.thread.of(meta.thread), '</thread>');
-  if (meta.traceparent !== undefined)
-    parts.push(TRACE_OPEN, escaped.traceparent.of(meta.traceparent), '</traceparent>');
+  const traceparent = meta.traceparent;
+  if (traceparent !== undefined)
+    // A hop span's own (lower-case hex and dashes) needs no escaping; it differs in every message.
+    parts.push(
+      TRACE_OPEN,
+      isOwnTraceparent(traceparent) ? traceparent : escaped.traceparent.of(traceparent),
+      '</traceparent>',
+    );
   const detached = detachPayload(payloadXml);
   parts.push('</meta>', detached, '</message>');
   const envelope = parts.join('');
@@ -348,6 +355,7 @@ function lastBuiltOf(text: string, meta: EnvelopeMeta, limits: XmlLimits): Parse
 function plainTraceparent(value: string, limits: XmlLimits): boolean {
   if (value.length === 0 || value.length > limits.maxTextLength) return false;
   if (TRACE_CONTEXT_NS.length > limits.maxTextLength) return false;
+  if (isOwnTraceparent(value)) return true;
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
     if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || c === 0x2d)) return false;

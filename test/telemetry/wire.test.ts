@@ -11,6 +11,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Hop, type HopSink } from '../../src/telemetry/hop.ts';
+import { newSpanIds, SpanIds, TraceIds } from '../../src/telemetry/ids.ts';
 import { contentAttribute } from '../../src/telemetry/spans.ts';
 import type { HopMessage, HopOutcome } from '../../src/telemetry/types.ts';
 import { requestHeader, Wire, type WireSpan } from '../../src/telemetry/wire.ts';
@@ -39,7 +40,15 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** The request our encoder writes for one hop, started at `start` and ended at `end` (performance.now). */
+/** Ids as a hop span of this process holds them, for a span id given in hex. */
+function own(traceId: string, spanId: string): SpanIds {
+  return new SpanIds(new TraceIds(traceId), Buffer.from(spanId, 'hex'), 0, spanId, 1);
+}
+
+/**
+ * The request our encoder writes for one hop, started at `start` and ended at `end` (performance.now).
+ * The parent is written from its hex, or from its bytes when it is `own` (a hop span of this process).
+ */
 function ours(
   outcome: HopOutcome,
   times: [number, number],
@@ -47,6 +56,7 @@ function ours(
   captureContent: boolean,
   payload?: string,
   message = MESSAGE,
+  ownParent = false,
 ): Buffer {
   const clock = vi.spyOn(performance, 'now');
   clock.mockReturnValueOnce(times[0]).mockReturnValueOnce(times[1]);
@@ -58,7 +68,8 @@ function ours(
       queued = span;
     },
   };
-  new Hop(sink, message, { traceId: TRACE, spanId: SPAN, flags: 1, parent }, payload).end(outcome);
+  const written = parent && ownParent ? own(parent.traceId, parent.spanId) : parent;
+  new Hop(sink, message, own(TRACE, SPAN), written, parent?.isRemote === true, payload).end(outcome);
   clock.mockRestore();
   const w = new Wire(64);
   w.byte(0x12);
@@ -116,11 +127,43 @@ describe('a hop span on the wire', () => {
   it('is the SDK serializer’s bytes: root and child, ok and every failed outcome', () => {
     const times: [number, number] = [1234.567891, 1301.000004];
     for (const parent of [undefined, PARENT, { ...PARENT, isRemote: false }])
-      for (const outcome of ['ok', 'error', 'timeout', 'invalid', 'busy'] as const) {
+      for (const outcome of ['ok', 'error', 'timeout', 'invalid', 'busy', 'dropped'] as const) {
         expect(ours(outcome, times, parent, false).toString('hex')).toBe(
           sdk(outcome, times, parent).toString('hex'),
         );
+        // The parent a hop span of this process: its span id copied from its bytes.
+        expect(ours(outcome, times, parent, false, undefined, MESSAGE, true).toString('hex')).toBe(
+          sdk(outcome, times, parent).toString('hex'),
+        );
       }
+  });
+
+  it('writes the thread of each hop, when hops of one trace change threads', () => {
+    const trace = new TraceIds(TRACE);
+    for (const thread of [MESSAGE.thread, 'other', 'other', MESSAGE.thread]) {
+      const message = { ...MESSAGE, thread };
+      let queued: WireSpan | undefined;
+      const sink: HopSink = {
+        factory: { tracer: undefined as never, captureContent: false },
+        admit: () => true,
+        queue: (span) => {
+          queued = span;
+        },
+      };
+      const hop = new Hop(sink, message, newSpanIds(trace, 1), PARENT, true, undefined);
+      hop.end('ok');
+      const w = new Wire(64);
+      w.byte(0x12);
+      const at = w.open();
+      queued!.writeTo(w);
+      w.close(at);
+      const bytes = Buffer.concat([requestHeader(resource, scope, w.pos), w.buf.subarray(0, w.pos)]);
+      const [span] = decodeTraceRequest(bytes).resourceSpans[0]!.scopeSpans[0]!.spans;
+      const attrs = Object.fromEntries(span!.attributes.map((a: any) => [a.key, a.value]));
+      expect(attrs['organism.thread'].stringValue).toBe(thread);
+      expect(span!.traceId).toBe(TRACE);
+      expect(span!.spanId).toBe(hop.traceparent.slice(36, 52));
+    }
   });
 
   it('is the SDK serializer’s bytes with a captured payload of over 16 KB of UTF-8 (cut at 8,192 characters)', () => {
@@ -175,6 +218,26 @@ describe('a hop span on the wire', () => {
         Buffer.compare(wide.buf.subarray(0, wide.pos), narrow.buf.subarray(0, narrow.pos)),
         String(size),
       ).toBe(0);
+    }
+  });
+
+  it('writes the times of spans of one second and the next exactly (each second’s part made once)', () => {
+    // A second whose nanoseconds' low 32 bits are near 2^32: its spans' nanoseconds carry into
+    // the high half, past some point of the second.
+    let second = Math.ceil(performance.timeOrigin / 1000) + 1;
+    while ((BigInt(second) * 1_000_000_000n) % 2n ** 32n < 2n ** 32n - 500_000_000n) second++;
+    const base = second * 1000 - performance.timeOrigin;
+    for (const at of [0.000001, 1.5, 499.999999, 500.000001, 600.25, 999.999999, 1000.000001, 1500.5]) {
+      const times: [number, number] = [base + at - 0.25, base + at];
+      const bytes = ours('ok', times, undefined, false);
+      const [span] = decodeTraceRequest(bytes).resourceSpans[0]!.scopeSpans[0]!.spans;
+      for (const [field, time] of [
+        ['startTimeUnixNano', times[0]],
+        ['endTimeUnixNano', times[1]],
+      ] as const) {
+        const [s, n] = millisToHrTime(performance.timeOrigin + time);
+        expect(BigInt(span![field]), `${field} at ${at}`).toBe(BigInt(s) * 1_000_000_000n + BigInt(n));
+      }
     }
   });
 

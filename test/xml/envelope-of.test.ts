@@ -4,6 +4,7 @@
  * envelope it did not write.
  */
 import { describe, expect, it } from 'vitest';
+import { ownTraceparent } from '../../src/telemetry/traceparent.ts';
 import {
   buildEnvelope,
   ENVELOPE_NS,
@@ -94,6 +95,13 @@ describe('parseEnvelopeOf', () => {
     );
     // A limit on text shorter than the traceparent: refused alike.
     same(buildEnvelope({ ...META, traceparent }, payload), META, { ...L, maxTextLength: 50 });
+    // A hop span's own (written and read back without a check of its characters): the same
+    // envelope, read alike, and held to the text limit alike.
+    const own = ownTraceparent('0af7651916cd43dd8448eb211c80319c', 'b7ad6b7169203331', 1);
+    const built = buildEnvelope({ ...META, traceparent: own }, payload);
+    expect(built).toBe(buildEnvelope({ ...META, traceparent }, payload));
+    same(buildEnvelope({ ...META, traceparent: own }, payload));
+    same(buildEnvelope({ ...META, traceparent: own }, payload), META, { ...L, maxTextLength: 50 });
   });
 
   it('reads the envelope just built (the payload as given, in memory) as parseEnvelope reads it', () => {
