@@ -55,7 +55,8 @@ export class Hop implements HopSpan, WireSpan {
    */
   readonly #parent: Pick<TraceParent, 'spanId'> | undefined;
   readonly #parentRemote: boolean;
-  readonly #start = performance.now();
+  /** When it started (performance.now), for a sampled span only: an unsampled one is never written. */
+  readonly #start: number;
   #end = 0;
   #outcome: HopOutcome = 'ok';
   #traceparent: string | undefined;
@@ -72,6 +73,7 @@ export class Hop implements HopSpan, WireSpan {
     this.#sink = sink;
     this.#message = message;
     this.#ids = ids;
+    this.#start = ids.flags === 0 ? 0 : performance.now();
     this.#parent = parent;
     this.#parentRemote = parentRemote;
     this.#payload = payloadXml;

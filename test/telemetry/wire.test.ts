@@ -241,6 +241,19 @@ describe('a hop span on the wire', () => {
     }
   });
 
+  it('reads the clock for a sampled hop only (an unsampled one is never written)', () => {
+    const sink: HopSink = {
+      factory: { tracer: undefined as never, captureContent: false },
+      admit: () => true,
+      queue: () => {},
+    };
+    const clock = vi.spyOn(performance, 'now');
+    new Hop(sink, MESSAGE, newSpanIds(new TraceIds(TRACE), 0), PARENT, true, undefined).end('ok');
+    expect(clock).not.toHaveBeenCalled();
+    new Hop(sink, MESSAGE, newSpanIds(new TraceIds(TRACE), 1), PARENT, true, undefined).end('ok');
+    expect(clock).toHaveBeenCalledTimes(2);
+  });
+
   it('writes nanosecond times past 2^53 exactly', () => {
     const times: [number, number] = [0.000001, 86_400_000.999999];
     const bytes = ours('ok', times, undefined, false);
