@@ -162,15 +162,24 @@ async function startOneRedis(): Promise<OneRedis> {
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    await mkdtemp(join(dir, 'm-')).then((d) => children.push(spawnRedisServer(port, d)));
-    await mkdtemp(join(dir, 'r-')).then((d) =>
-      children.push(spawnRedisServer(replica, d, ['--replicaof', '127.0.0.1', String(port)])),
-    );
+    // No redis-server on the PATH is a skipped bench: its spawn error is kept, not thrown unheard.
+    let failed: Error | undefined;
+    const start = (p: number, extra: string[]) =>
+      mkdtemp(join(dir, `${p}-`)).then((d) => {
+        const child = spawnRedisServer(p, d, extra);
+        child.once('error', (error) => {
+          failed = error;
+        });
+        children.push(child);
+      });
+    await start(port, []);
+    await start(replica, ['--replicaof', '127.0.0.1', String(port)]);
     const client = new Redis({ port: replica, host: '127.0.0.1', retryStrategy: () => 100 });
     client.on('error', () => {});
     try {
       const deadline = Date.now() + 10_000;
       while (!/master_link_status:up/.test(await client.info('replication').catch(() => ''))) {
+        if (failed) throw failed;
         if (Date.now() > deadline) throw new Error(`replica on ${replica} not in sync within 10 s`);
         await sleep(100);
       }
