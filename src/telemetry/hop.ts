@@ -81,7 +81,13 @@ export class Hop implements HopSpan, WireSpan {
 
   get traceparent(): string {
     const ids = this.#ids;
-    this.#traceparent ??= ownTraceparent(ids.traceId, ids.spanId, ids.flags, ids);
+    this.#traceparent ??= ownTraceparent(
+      ids.traceId,
+      ids.spanId,
+      ids.flags,
+      ids,
+      ids.trace.head + ids.spanId + (ids.flags === 0 ? '-00' : '-01'),
+    );
     return this.#traceparent;
   }
 
@@ -122,7 +128,8 @@ export class Hop implements HopSpan, WireSpan {
     const parent = this.#parent;
     w.ensure(64);
     w.byte(0x0a);
-    w.id(ids.trace.bytes, 0, 16);
+    w.byte(16);
+    w.bytes(ids.trace.bytes);
     w.byte(0x12);
     w.id(ids.bytes, ids.at, 8);
     if (parent instanceof SpanIds) {

@@ -15,12 +15,15 @@ const SPAN_BYTES = 8;
 /** One trace as this process writes it: its id, that id's bytes, and its thread's attribute encoded. */
 export class TraceIds {
   readonly bytes: Buffer;
+  /** `00-<trace id>-`: a traceparent's start, so that a span's is this and two more parts. */
+  readonly head: string;
   /** The `organism.thread` attribute last encoded for a span of this trace (see hop.ts), and its value. */
   thread = '';
   threadAttribute: Buffer | undefined;
 
   constructor(readonly id: string) {
     this.bytes = Buffer.from(id, 'hex');
+    this.head = `00-${id}-`;
   }
 }
 

@@ -78,15 +78,16 @@ export function formatTraceparent(traceId: string, spanId: string, flags: number
  * instead of checking 55 characters again. `traceId` and `spanId` must be lower-case hex of their
  * lengths (the runtime's own ids); all-zero ids are never kept, since a parse refuses them. `parts`
  * is what the parse gives back: the caller's own record of these ids (with what else it carries,
- * see ids.ts), never changed after.
+ * see ids.ts), never changed after; `value`, formatTraceparent's text of them when the caller has
+ * it made from parts of its own (see TraceIds.head).
  */
 export function ownTraceparent(
   traceId: string,
   spanId: string,
   flags: number,
   parts: TraceParent = { traceId, spanId, flags: flags & 1 },
+  value = formatTraceparent(traceId, spanId, flags),
 ): string {
-  const value = formatTraceparent(traceId, spanId, flags);
   if (traceId !== ZERO_TRACE && spanId !== ZERO_SPAN) {
     lastOwn.value = value;
     lastOwn.parts = parts;

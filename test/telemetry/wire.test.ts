@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Hop, type HopSink } from '../../src/telemetry/hop.ts';
 import { newSpanIds, SpanIds, TraceIds } from '../../src/telemetry/ids.ts';
 import { contentAttribute } from '../../src/telemetry/spans.ts';
+import { formatTraceparent, parseTraceparent } from '../../src/telemetry/traceparent.ts';
 import type { HopMessage, HopOutcome } from '../../src/telemetry/types.ts';
 import { requestHeader, Wire, type WireSpan } from '../../src/telemetry/wire.ts';
 import { decodeTraceRequest } from './support/otlp-proto.ts';
@@ -238,6 +239,25 @@ describe('a hop span on the wire', () => {
         const [s, n] = millisToHrTime(performance.timeOrigin + time);
         expect(BigInt(span![field]), `${field} at ${at}`).toBe(BigInt(s) * 1_000_000_000n + BigInt(n));
       }
+    }
+  });
+
+  it('names itself in its traceparent as formatTraceparent writes it, read back as its own ids', () => {
+    const sink: HopSink = {
+      factory: { tracer: undefined as never, captureContent: false },
+      admit: () => true,
+      queue: () => {},
+    };
+    for (const flags of [0, 1]) {
+      const ids = newSpanIds(new TraceIds(TRACE), flags);
+      const hop = new Hop(sink, MESSAGE, ids, PARENT, true, undefined);
+      expect(hop.traceparent).toBe(formatTraceparent(TRACE, ids.spanId, flags));
+      expect(parseTraceparent(hop.traceparent)).toBe(ids);
+      expect(parseTraceparent(` ${hop.traceparent}`.slice(1))).toMatchObject({
+        traceId: TRACE,
+        spanId: ids.spanId,
+        flags,
+      });
     }
   });
 
