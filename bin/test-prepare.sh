@@ -4,11 +4,15 @@
 # node_modules/.cache remembers that it was done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-marker=node_modules/.cache/organism-test-npm-cache
-# Once per package-lock.json and per version of this script (what it installs may change).
+# Once per Node major, package-lock.json and version of this script: npm picks, of the versions a
+# range allows, the newest whose `engines` the running Node satisfies, so a new project installs
+# other versions on Node 24 than on Node 20 (strip-json-comments 5.1.0 wants Node >= 22; on 20 npm
+# takes 5.0.3), and a cache filled under one Node fails the --offline install under the other.
+major="$(node -p 'process.versions.node.split(".")[0]')"
+marker="node_modules/.cache/organism-test-npm-cache-node$major"
 want="$(cat package-lock.json bin/test-prepare.sh | sha256sum | cut -d' ' -f1)"
 if [ -f "$marker" ] && [ "$(cat "$marker")" = "$want" ]; then exit 0; fi
-echo "test-prepare: filling npm's cache for the packed-package test (once per package-lock.json)"
+echo "test-prepare: filling npm's cache for the packed-package test (once per package-lock.json, on Node $major)"
 warm="$(mktemp -d)"
 trap 'rm -rf "$warm"' EXIT
 tarball="$(npm pack --silent --ignore-scripts --pack-destination "$warm" | tail -n 1)"
