@@ -225,17 +225,18 @@ describe('run_command in bubblewrap: lifetime and bounds', () => {
     expect(alive).toBeGreaterThan(10);
     // RLIMIT_NPROC binds non-root; as root, the pid_max of the namespace (at least 300) does.
     expect(alive).toBeLessThanOrEqual(process.getuid?.() === 0 ? 301 : 51);
-    // Only then the real thing: the call comes back, with forks refused inside.
+    // Only then the real thing: the call comes back, with forks refused inside. (About 2 s alone;
+    // in a full run at a load average of 10 on 2 cores it once ran past a 10 s timeout.)
     const started = Date.now();
     const bomb = await run(
       'sleep 2 & s=$!; bomb() { bomb | bomb & }; bomb; wait $s; echo survived',
       { max_processes: 50 },
-      { timeout_ms: 10_000 },
+      { timeout_ms: 25_000 },
     );
-    expect(Date.now() - started).toBeLessThan(12_000);
-    expect(bomb.stdout).toContain('survived');
+    expect(Date.now() - started).toBeLessThan(27_000);
+    expect(bomb.stdout, JSON.stringify(bomb).slice(0, 600)).toContain('survived');
     expect(bomb.stderr).toMatch(/fork/i);
-  }, 40_000);
+  }, 60_000);
 
   it('bounds memory per process', async () => {
     const alloc = (mb: number) =>
