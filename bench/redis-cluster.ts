@@ -24,12 +24,17 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from '../test/helpers/ports.ts';
-import { type LocalRedisCluster, redisCpuMicros, startRedisCluster } from '../test/helpers/redis-cluster.ts';
+import {
+  type LocalRedisCluster,
+  redisCpuMicros,
+  startRedisCluster,
+  stopServers,
+} from '../test/helpers/redis-cluster.ts';
 import { spawnRedisServer } from '../test/helpers/redis-server.ts';
 import { median, round, sleep } from './support.ts';
 import { twoBenchDaemons } from './support-redis.ts';
@@ -150,17 +155,7 @@ async function startOneRedis(): Promise<OneRedis> {
   let replica = await freePort();
   while (replica === port) replica = await freePort();
   const children: ChildProcess[] = [];
-  const stop = async (): Promise<void> => {
-    await Promise.all(
-      children.map((child) => {
-        if (child.exitCode !== null || child.signalCode !== null) return undefined;
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGKILL');
-        return exited;
-      }),
-    );
-    await rm(dir, { recursive: true, force: true });
-  };
+  const stop = (): Promise<void> => stopServers(children, dir);
   try {
     // No redis-server on the PATH is a skipped bench: its spawn error is kept, not thrown unheard.
     let failed: Error | undefined;

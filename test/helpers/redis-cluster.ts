@@ -123,17 +123,7 @@ export async function startRedisCluster(
       role: async () => ((await info(port, 'replication')).get('role') as 'master' | 'slave') ?? 'slave',
     });
   }
-  const stop = async (): Promise<void> => {
-    await Promise.all(
-      children.map((child) => {
-        if (child.exitCode !== null || child.signalCode !== null) return undefined;
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGKILL');
-        return exited;
-      }),
-    );
-    await rm(dir, { recursive: true, force: true });
-  };
+  const stop = (): Promise<void> => stopServers(children, dir);
   try {
     for (const port of ports) {
       await poll(`node ${port} to answer`, 10_000, async () => (await info(port, 'server')).size > 0);
@@ -218,4 +208,17 @@ export async function startRedisCluster(
 export async function redisCpuMicros(port: number): Promise<number> {
   const cpu = await info(port, 'cpu');
   return Math.round((Number(cpu.get('used_cpu_sys')) + Number(cpu.get('used_cpu_user'))) * 1e6);
+}
+
+/** Kills the servers that are still running (SIGKILL), waits for them, and removes their folder. */
+export async function stopServers(children: readonly ChildProcess[], dir: string): Promise<void> {
+  await Promise.all(
+    children.map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return undefined;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      return exited;
+    }),
+  );
+  await rm(dir, { recursive: true, force: true });
 }
