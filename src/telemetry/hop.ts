@@ -10,7 +10,14 @@ import { type Context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { SpanIds, type TraceIds } from './ids.ts';
 import { contentAttribute, type SpanFactory, startAgent, startTool } from './spans.ts';
 import { ownTraceparent, type TraceParent } from './traceparent.ts';
-import type { AgentSpan, HopMessage, HopOutcome, HopSpan, ToolSpan } from './types.ts';
+import {
+  type AgentSpan,
+  HOP_OUTCOMES,
+  type HopMessage,
+  type HopOutcome,
+  type HopSpan,
+  type ToolSpan,
+} from './types.ts';
 import { keyBytes, Wire, type WireSpan } from './wire.ts';
 
 /** Where finished hops go: the bounded export queue, and what every span of the daemon shares. */
@@ -178,7 +185,7 @@ export class Hop implements HopSpan, WireSpan {
  * UNSET, 0, is written as the SDK does), and both in one for a span with no payload between them.
  */
 const OUTCOME = Object.fromEntries(
-  (['ok', 'error', 'timeout', 'invalid', 'busy', 'dropped'] as const).map((outcome) => {
+  HOP_OUTCOMES.map((outcome) => {
     const w = new Wire(128);
     w.stringAttribute(9, KEY.outcome, outcome);
     const attribute = Buffer.from(w.buf.subarray(0, w.pos));

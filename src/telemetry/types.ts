@@ -5,8 +5,12 @@
  * (otel.ts) is imported only when the section is present (index.ts).
  */
 
-/** What became of a delivery (the bus's DeliveryOutcome, repeated so this file imports nothing). */
-export type HopOutcome = 'ok' | 'error' | 'timeout' | 'invalid' | 'busy' | 'dropped';
+/**
+ * What became of a delivery (the bus's DeliveryOutcome, repeated so this file imports nothing); hop.ts
+ * encodes each one's attribute once, from this list.
+ */
+export const HOP_OUTCOMES = ['ok', 'error', 'timeout', 'invalid', 'busy', 'dropped'] as const;
+export type HopOutcome = (typeof HOP_OUTCOMES)[number];
 
 /** The message a hop span describes: the routing record the runtime itself wrote. */
 export interface HopMessage {

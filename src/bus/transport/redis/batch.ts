@@ -50,8 +50,6 @@ interface Waiter {
 /** What the script answers: results and errors, or 'moved' (merged call, see partitioned-batch.ts). */
 export type BatchReply = [Array<Reply | string>, string[]] | 'moved';
 
-export type BatchClient = Redis;
-
 const BATCH = loadedScript(BATCH_SCRIPT);
 const BATCH_CROSS_SLOT = loadedScript(BATCH_SCRIPT_CROSS_SLOT);
 
@@ -60,7 +58,7 @@ const BATCH_CROSS_SLOT = loadedScript(BATCH_SCRIPT_CROSS_SLOT);
  * `keys`, then the ARGV `parts` in order (script-call.ts: written without ioredis's generic path).
  */
 export function callBatch(
-  client: BatchClient,
+  client: Redis,
   keys: readonly string[],
   parts: ReadonlyArray<readonly string[]>,
   crossSlot = false,
@@ -102,7 +100,7 @@ interface PlainRead {
  * plain reads behind it) leave in one write: on the 2-core VM the benches run on, a write to
  * Redis costs the daemon about 50 µs of CPU whatever its size (bench/redis.ts, docs/internals).
  */
-export function corked(client: BatchClient, send: () => void): void {
+export function corked(client: Redis, send: () => void): void {
   const sockets = socketsOf(client);
   for (const socket of sockets) socket.cork();
   try {
@@ -114,7 +112,7 @@ export function corked(client: BatchClient, send: () => void): void {
 
 type Corkable = { cork(): void; uncork(): void };
 
-function socketsOf(client: BatchClient): Corkable[] {
+function socketsOf(client: Redis): Corkable[] {
   const c = client as unknown as {
     isCluster?: boolean;
     status?: string;
@@ -135,7 +133,7 @@ function socketsOf(client: BatchClient): Corkable[] {
  * (what the reader decodes from any read outside the script).
  */
 export function sendReads(
-  client: BatchClient,
+  client: Redis,
   group: string,
   consumer: string,
   reads: readonly PlainRead[],
@@ -226,7 +224,7 @@ export interface ThreadSettings {
 }
 
 export class CommandBatch {
-  readonly #client: BatchClient;
+  readonly #client: Redis;
   #header: string[];
   #keys: string[] = [];
   #keyIndex = new Map<string, string>();
@@ -527,7 +525,7 @@ export class CommandBatch {
   }
 
   /** The client the batch sends on (a merged call goes on it too). */
-  get client(): BatchClient {
+  get client(): Redis {
     return this.#client;
   }
 

@@ -16,10 +16,10 @@
  * client follows MOVED and ASK for it), and the slot map is refreshed.
  */
 
+import type { Redis } from 'ioredis';
 import {
   answer,
   type BatchCall,
-  type BatchClient,
   type CommandBatch,
   type CommandBatchOptions,
   callBatch,
@@ -37,7 +37,7 @@ export class PartitionedBatch {
   readonly #byTag = new Map<string, CommandBatch>();
   /** Each partition's cluster slot. */
   readonly #slots: number[];
-  readonly #client: BatchClient & { isCluster?: boolean; slots?: string[][]; refreshSlotsCache?(): void };
+  readonly #client: Redis & { isCluster?: boolean; slots?: string[][]; refreshSlotsCache?(): void };
   #scheduled: NodeJS.Immediate | undefined;
   /** Merged calls sent and not yet answered (drain waits for them). */
   #last: Promise<unknown> = Promise.resolve();
