@@ -132,12 +132,7 @@ function socketsOf(client: Redis): Corkable[] {
  * Sends plain reads: XREADGROUP without BLOCK, each resolving with its entries as `[id, fields]`
  * (what the reader decodes from any read outside the script).
  */
-export function sendReads(
-  client: Redis,
-  group: string,
-  consumer: string,
-  reads: readonly PlainRead[],
-): void {
+export function sendReads(client: Redis, group: string, consumer: string, reads: readonly PlainRead[]): void {
   for (const { stream, count, waiter } of reads) {
     const args = ['GROUP', group, consumer, 'COUNT', String(count), 'STREAMS', stream, '>'];
     const reply = client.call('XREADGROUP', ...args) as Promise<Array<[string, ReadEntry[]]> | null>;
