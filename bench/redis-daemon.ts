@@ -7,12 +7,15 @@
  * - mode `ping`: one listener sends each ping back to itself (a send nobody answers).
  * - mode `call`: `pinger` (with onReply) calls `echo`, which answers; each answer makes the next
  *   call. Both handler calls count.
- * Args: url group threads startAt warmMs seconds [mode] [partitions]
+ * - optimize_for (default speed): the V8 flags it runs with are a daemon's with that
+ *   organism.optimize_for, set in the same two steps (bin/organism.js, then src/daemon.ts).
+ * Args: url group threads startAt warmMs seconds [mode] [partitions] [optimize_for]
  */
 import pino from 'pino';
 import { Bus } from '../src/bus/bus.ts';
 import type { ListenerSpec } from '../src/bus/listeners.ts';
 import { createBusBackend } from '../src/bus/transport/factory.ts';
+import { applyV8Flags } from '../src/daemon/v8-flags.ts';
 import { defineListener } from '../src/listener/types.ts';
 import { PING, pingerSpec } from './support-bus.ts';
 
@@ -25,7 +28,10 @@ const [
   secondsArg = '3',
   mode = 'ping',
   partitionsArg = '1',
+  optimizeFor = 'speed',
 ] = process.argv.slice(2);
+applyV8Flags('memory');
+if (optimizeFor === 'speed') applyV8Flags('speed');
 const threads = Number(threadsArg);
 const startAt = Number(startArg);
 const warmMs = Number(warmArg);

@@ -3,6 +3,7 @@
  * not failed), and the two bench daemons a window measures.
  */
 import { Redis } from 'ioredis';
+import type { OptimizeFor } from '../src/daemon/v8-flags.ts';
 import { runChild } from './support.ts';
 
 /** True when a PING to `url` is answered; one try, no reconnect, no error logged. */
@@ -33,7 +34,8 @@ export interface DaemonTotals {
 /**
  * Runs two bench daemons (bench/redis-daemon.ts) in consumer group `group` on `url`: both inject
  * at `startAt`, warm up `warmMs`, measure `seconds`; resolves with their figures summed.
- * `partitions` sets bus.partitions (left out: the daemon's default, one).
+ * `partitions` sets bus.partitions (left out: the daemon's default, one); `optimizeFor` the
+ * daemons' organism.optimize_for (left out: speed, what a busy daemon is given).
  */
 export async function twoBenchDaemons(o: {
   url: string;
@@ -44,6 +46,7 @@ export async function twoBenchDaemons(o: {
   seconds: number;
   mode: 'ping' | 'call';
   partitions?: number;
+  optimizeFor?: OptimizeFor;
 }): Promise<DaemonTotals> {
   const args = [
     o.url,
@@ -53,7 +56,8 @@ export async function twoBenchDaemons(o: {
     String(o.warmMs),
     String(o.seconds),
     o.mode,
-    ...(o.partitions === undefined ? [] : [String(o.partitions)]),
+    String(o.partitions ?? 1),
+    o.optimizeFor ?? 'speed',
   ];
   const outs = await Promise.all([runChild('./redis-daemon.ts', args), runChild('./redis-daemon.ts', args)]);
   const totals: DaemonTotals = { perSecond: 0, calls: 0, cpuUs: 0, refused: 0 };

@@ -32,6 +32,7 @@ import { createOrganismService } from './daemon/service.ts';
 import { RELEASE_TIMEOUT_MS } from './daemon/shutdown.ts';
 import { type DaemonState, listenerSpecs, sanitizedConfig } from './daemon/state.ts';
 import { auditTee, SwappableTools } from './daemon/tools.ts';
+import { applyV8Flags } from './daemon/v8-flags.ts';
 import { ownApi } from './guard/own-api.ts';
 import { createClientChannels } from './mcp/server/client-channel.ts';
 import { createLogger } from './observability/logger.ts';
@@ -121,6 +122,9 @@ async function assembleDaemon(options: DaemonOptions, held: Held): Promise<Daemo
     ...(read ? { read } : {}),
   });
   const { config } = loaded;
+  // bin/organism.js started the process favouring memory; speed is set before the bus carries a
+  // message, so the code that stays hot is compiled for it (src/daemon/v8-flags.ts).
+  if (config.organism.optimize_for === 'speed') applyV8Flags('speed');
   // The process environment over the `.env` beside organism.yaml: what every `*_env` key reads.
   const { env } = loaded;
   // Every secret the config names, known to every redaction point before anything can log it.

@@ -29,6 +29,8 @@ export interface OrganismSection {
   workspace: string;
   /** The workspace's size bound in bytes (a loop-mounted ext4 image of that size); 0 = none. */
   workspace_max_bytes: number;
+  /** What V8 favours (src/daemon/v8-flags.ts): memory (the default) or speed. */
+  optimize_for: 'memory' | 'speed';
   log_level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 }
 

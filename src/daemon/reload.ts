@@ -31,6 +31,7 @@ const RESTART_ONLY: ReadonlyArray<[string, (c: OrganismConfig) => unknown]> = [
   ['server.dashboard', (c) => c.server.dashboard],
   ['organism.name', (c) => c.organism.name],
   ['organism.data_dir', (c) => c.organism.data_dir],
+  ['organism.optimize_for', (c) => c.organism.optimize_for],
   ['audit.path', (c) => c.audit.path],
   ['audit.key_env', (c) => c.audit.key_env],
   ['audit.key_file', (c) => c.audit.key_file],

@@ -30,6 +30,7 @@ describe('loadConfig on valid files', () => {
       data_dir: resolve(FIXTURES, '.organism'),
       workspace: resolve(FIXTURES, '.organism/workspace'),
       workspace_max_bytes: 1073741824,
+      optimize_for: 'memory',
       log_level: 'info',
     });
     expect(config.server).toEqual({

@@ -40,6 +40,7 @@ const organism: Presence<OrganismSection> = {
   data_dir: 'always',
   workspace: 'always',
   workspace_max_bytes: 'always',
+  optimize_for: 'always',
   log_level: 'always',
 };
 const server: Presence<ServerSection> = {

@@ -177,10 +177,11 @@ describe('hot reload under traffic', () => {
   });
 
   it('reports settings that need a restart instead of applying them', async () => {
-    await writeFile(file, V1.replace('organism:\n', 'server:\n  port: 7999\norganism:\n'));
+    await writeFile(file, V1.replace('organism:\n', 'server:\n  port: 7999\norganism:\n  optimize_for: speed\n'));
     const res = await api('/api/v1/organism/reload', { method: 'POST' });
     expect(res.status).toBe(200);
-    expect(res.json.restart_required).toEqual(['server.port']);
+    // V8's flags are set once, at start (src/daemon/v8-flags.ts).
+    expect(res.json.restart_required).toEqual(['server.port', 'organism.optimize_for']);
     expect(res.json.added).toEqual(['napper']);
     expect(res.json.removed).toEqual(['napper2']);
     // Still answering where it was.

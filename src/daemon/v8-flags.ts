@@ -1,0 +1,63 @@
+/**
+ * The V8 flags a daemon runs with: what `organism.optimize_for` chooses between.
+ *
+ * bin/organism.js sets the memory flags first thing, in the process rather than in a shebang, so
+ * `organism run`, `npx organism run`, `npm start` and `node bin/organism.js run` run alike; V8 reads
+ * them as it goes, so they take effect set after start (bench/daemon.ts measures the result). With
+ * `optimize_for: speed` the daemon turns the speed-costly ones back to V8's defaults once it has
+ * read organism.yaml, before the bus carries its first message: the code that stays hot (the bus,
+ * the XML codec, the Redis transport) first runs after that and is compiled for speed.
+ *
+ * This module imports nothing of Organism's: bin/organism.js loads it before everything else.
+ */
+import { setFlagsFromString } from 'node:v8';
+
+export type OptimizeFor = 'memory' | 'speed';
+
+/**
+ * How much later than V8's default a function is optimized under `memory`: start-up code (the
+ * YAML parser, module loading, ajv compiling listeners' payload schemas) runs warm but not for
+ * long, and optimizing it cost ~5 MB of idle RSS (compiler memory kept by the allocator of the
+ * compiler's threads) and start time on a busy machine.
+ */
+const LATER = 8;
+
+/** V8's own tier-up thresholds (unchanged from 11.8 through 13.6, Node 24), and 11.3's budget (Node 20). */
+const MAGLEV_CALLS = 400;
+const TURBOFAN_CALLS = 3000;
+const INTERRUPT_BUDGET = 67584;
+
+/**
+ * The flags for `target` on V8 `version` (process.versions.v8). V8 11.3 (Node 20) counts bytecode
+ * run before it optimizes (--interrupt-budget); 11.8 and later (Node 21+) removed that flag for
+ * invocation counts per tier: an unknown flag is an error line on stderr at every start, so each V8
+ * gets its own.
+ */
+export function v8FlagsFor(target: OptimizeFor, version: string = process.versions.v8): string[] {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  const later = target === 'memory' ? LATER : 1;
+  const tierUp =
+    major < 11 || (major === 11 && minor < 8)
+      ? [`--interrupt-budget=${INTERRUPT_BUDGET * later}`]
+      : [
+          `--invocation-count-for-maglev=${MAGLEV_CALLS * later}`,
+          `--invocation-count-for-turbofan=${TURBOFAN_CALLS * later}`,
+        ];
+  return [
+    // A young generation that does not grow past V8's initial size keeps a long-running daemon's
+    // idle RSS ~20 MB lower (start-up otherwise grows it to 32 MB, which stays committed while
+    // idle). Under load it cost nothing measurable against a 4 MB one (two bench daemons on
+    // Redis, in turns), so speed keeps it too.
+    '--semi-space-growth-factor=1',
+    // V8's memory-over-speed trade-offs: set at start, ~8 MB off the idle daemon; with the later
+    // tier-up, about 1.8x the CPU a message costs under load (docs/guide/scaling.md, "Give a busy
+    // daemon organism.optimize_for: speed").
+    target === 'memory' ? '--optimize-for-size' : '--no-optimize-for-size',
+    ...tierUp,
+  ];
+}
+
+/** Sets the flags for `target` in this process. */
+export function applyV8Flags(target: OptimizeFor): void {
+  for (const flag of v8FlagsFor(target)) setFlagsFromString(flag);
+}
