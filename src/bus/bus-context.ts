@@ -12,10 +12,10 @@ import type { HopSpan, TraceScope, Tracing } from '../telemetry/types.ts';
 import type { XmlLimits } from '../xml/limits.ts';
 import type { ThreadWatcher } from './api.ts';
 import type { BusHooks, BusOptions } from './bus-types.ts';
-import type { DeliveryContext } from './context.ts';
 import { ThreadHistory } from './history/index.ts';
 import { buildRuntimeListeners, type ListenerSpec, type RuntimeListener } from './listeners.ts';
 import type { Message, MessageKind } from './message.ts';
+import { RunningHandlers } from './running.ts';
 import type { ListenerQueue } from './scheduler.ts';
 import { LocalThreadStore, type ThreadStore } from './thread-store.ts';
 import { type Frame, ThreadRegistry, type ThreadState } from './threads.ts';
@@ -68,7 +68,7 @@ export class BusContext {
   readonly subscriptions = new Map<string, Subscription>();
   readonly watchers = new Map<string, Set<ThreadWatcher>>();
   /** Handlers running now, so kill and shutdown can abort them. */
-  readonly running = new Set<DeliveryContext>();
+  readonly running = new RunningHandlers();
   readonly hooks: BusHooks;
   readonly tracing: Tracing | undefined;
   readonly threads: ThreadRegistry;

@@ -38,64 +38,103 @@ export class Handler implements ToolCallPort<HandlerClock> {
   }
 
   /**
-   * The queue's worker: settles the delivery exactly once, however the handler ends. Resolves when
-   * the handler has run and its outputs are handed to the transport, which frees the queue's slot;
-   * the delivery is done (acknowledged) once the transport has confirmed those outputs.
+   * The queue's worker: settles the delivery exactly once, however the handler ends. Undefined
+   * when the run is over on return (a handler that returned its result, outputs the transport took
+   * at once: every hop in memory), so such a run costs no promise and its queue slot is free for
+   * the next message without a turn of the microtask queue; else a promise that resolves when the
+   * handler has run and its outputs are handed to the transport, which frees the queue's slot. The
+   * delivery is done (acknowledged) once the transport has confirmed those outputs.
    */
-  async handle(delivery: Delivery): Promise<void> {
-    const { message, thread, frame, target } = delivery;
+  handle(delivery: Delivery): Promise<void> | undefined {
+    const { message, thread, target } = delivery;
     const bus = this.bus;
-    const clock = new HandlerClock(target.timeoutMs, delivery);
-    const ctx = new DeliveryContext(target, thread.id, message.from, message.tag, bus.logger, this, clock);
+    const run = new HandlerClock(target.timeoutMs, delivery, this.inFlight.confirmations());
+    const ctx = new DeliveryContext(target, thread.id, message.from, message.tag, bus.logger, this, run);
+    run.ctx = ctx;
     // Tracing on: the handler's tool calls and an agent's spans start under this hop's span.
     if (delivery.span) setTraceScope(ctx, delivery.span);
-    bus.running.add(ctx);
-    let outcome: DeliveryOutcome = 'ok';
-    // A transport shared by daemons confirms outputs a round trip later: collected, not awaited,
-    // so the handler's slot is not held for it. In memory they are confirmed at once.
-    const confirmations = this.inFlight.confirmations();
+    bus.running.add(run);
     try {
       const returned = invokeHandler(target, delivery, ctx);
       // Only a handler that returned a promise can run out of time: a synchronous one has finished
       // (nothing could have interrupted it anyway), so it costs no timer and no extra promise.
-      const result = isThenable(returned)
-        ? await new Promise<HandlerResult>((resolve, reject) => {
-            clock.start(() => reject(TIMED_OUT));
-            returned.then(resolve, reject);
-          })
-        : returned;
-      if (!thread.stopped) {
-        // Outputs the transport took at once (in memory) leave nothing to wait for.
-        const routed = this.router.route(delivery, result, confirmations);
-        if (routed !== undefined) await routed;
-      }
+      if (isThenable(returned)) return this.#awaitHandler(run, returned);
+      const routed = this.#route(run, returned);
+      if (routed !== undefined) return this.#awaitRouted(run, routed);
     } catch (error) {
-      const timedOut = error === TIMED_OUT;
-      outcome = timedOut ? 'timeout' : 'error';
-      ctx.abort(timedOut ? new Error('handler timed out') : error);
-      const cause = timedOut
-        ? describeTimeout(target.name, target.timeoutMs)
-        : describeFailure(error, target.module);
-      bus.logger.warn(
-        { err: timedOut ? undefined : error, thread: thread.id, listener: target.name, at: cause.at },
-        timedOut ? `handler timed out after ${target.timeoutMs} ms` : 'handler threw',
-      );
-      if (!thread.stopped) {
-        // Operators see why (a record in the thread); the caller sees only the generic code.
-        this.failures.recordFailure(thread, target.name, cause);
-        this.failures.failFrame(thread, frame, cause.code, { id: message.id, seq: 0, trace: delivery.span });
-      }
-    } finally {
-      clock.stop();
-      bus.running.delete(ctx);
-      // Nothing can be delivered into the frame of a listener without onReply once it is handled.
-      if (!target.onReply) bus.threads.pruneFrame(frame);
-      bus.hooks.delivered?.(target.name, outcome, Date.now() - message.time, thread.id);
-      delivery.span?.end(outcome);
+      this.#failed(run, error);
     }
+    this.#finish(run);
+    return undefined;
+  }
+
+  /** The rest of a run whose handler returned a promise: under the listener's time limit. */
+  async #awaitHandler(run: HandlerClock, returned: PromiseLike<HandlerResult>): Promise<void> {
+    try {
+      const result = await new Promise<HandlerResult>((resolve, reject) => {
+        run.start(() => reject(TIMED_OUT));
+        returned.then(resolve, reject);
+      });
+      const routed = this.#route(run, result);
+      if (routed !== undefined) await routed;
+    } catch (error) {
+      this.#failed(run, error);
+    }
+    this.#finish(run);
+  }
+
+  /** The rest of a run whose outputs the transport has not taken yet. */
+  async #awaitRouted(run: HandlerClock, routed: Promise<void>): Promise<void> {
+    try {
+      await routed;
+    } catch (error) {
+      this.#failed(run, error);
+    }
+    this.#finish(run);
+  }
+
+  /** The handler's outputs published; undefined when nothing is left to wait for (in memory). */
+  #route(run: HandlerClock, result: HandlerResult): Promise<void> | undefined {
+    const delivery = run.delivery;
+    if (delivery.thread.stopped) return undefined;
+    return this.router.route(delivery, result, run.confirmations);
+  }
+
+  /** The handler threw or timed out: that one message fails, never the bus (invariant 3). */
+  #failed(run: HandlerClock, error: unknown): void {
+    const { message, thread, frame, target, span } = run.delivery;
+    const timedOut = error === TIMED_OUT;
+    run.outcome = timedOut ? 'timeout' : 'error';
+    run.ctx.abort(timedOut ? new Error('handler timed out') : error);
+    const cause = timedOut
+      ? describeTimeout(target.name, target.timeoutMs)
+      : describeFailure(error, target.module);
+    this.bus.logger.warn(
+      { err: timedOut ? undefined : error, thread: thread.id, listener: target.name, at: cause.at },
+      timedOut ? `handler timed out after ${target.timeoutMs} ms` : 'handler threw',
+    );
+    if (!thread.stopped) {
+      // Operators see why (a record in the thread); the caller sees only the generic code.
+      this.failures.recordFailure(thread, target.name, cause);
+      this.failures.failFrame(thread, frame, cause.code, { id: message.id, seq: 0, trace: span });
+    }
+  }
+
+  /** However the run ended: the delivery settled, and done once the outputs are confirmed. */
+  #finish(run: HandlerClock): void {
+    const delivery = run.delivery;
+    const { message, thread, frame, target } = delivery;
+    const bus = this.bus;
+    run.stop();
+    bus.running.delete(run);
+    // Nothing can be delivered into the frame of a listener without onReply once it is handled.
+    if (!target.onReply) bus.threads.pruneFrame(frame);
+    bus.hooks.delivered?.(target.name, run.outcome, Date.now() - message.time, thread.id);
+    delivery.span?.end(run.outcome);
     // The outputs are counted in flight already, so the thread cannot look idle in between (with
     // shared state the two even net out in one Redis batch).
     this.inFlight.settle(thread);
+    const confirmations = run.confirmations;
     if (!confirmations || confirmations.length === 0) {
       delivery.done();
       return;
@@ -109,13 +148,19 @@ export class Handler implements ToolCallPort<HandlerClock> {
 }
 
 /**
- * One run of a handler: the delivery it handles, how many tool calls it has made, and its time
- * limit. The limit stands still while one of its tool calls waits for a person (the approval
- * step, README "Approval"): the time a person takes to answer is not the handler's.
+ * One run of a handler: the delivery it handles, its context, how many tool calls it has made, its
+ * outcome so far and its time limit. The limit stands still while one of its tool calls waits for
+ * a person (the approval step, README "Approval"): the time a person takes to answer is not the
+ * handler's.
  */
 class HandlerClock {
   /** Tool calls made so far without a key of their own (their ids count them). */
   calls = 0;
+  /** The context the handler was given (set right after both are made: each names the other). */
+  ctx!: DeliveryContext;
+  outcome: DeliveryOutcome = 'ok';
+  /** Where bus.running keeps it (see RunningHandlers). */
+  slot = -1;
   #left: number;
   #since = 0;
   #paused = 0;
@@ -125,6 +170,11 @@ class HandlerClock {
   constructor(
     timeoutMs: number,
     readonly delivery: Delivery,
+    /**
+     * A transport shared by daemons confirms outputs a round trip later: collected, not awaited,
+     * so the handler's slot is not held for it. In memory they are confirmed at once (undefined).
+     */
+    readonly confirmations: Promise<void>[] | undefined,
   ) {
     this.#left = timeoutMs;
   }

@@ -66,7 +66,8 @@ export class ListenerQueue<T> {
   constructor(
     // Not readonly: a hot reload may change capacity and concurrency of a live queue (configure()).
     private options: QueueOptions,
-    private readonly run: (item: T) => Promise<void>,
+    /** Runs an item: undefined when it is over on return, else a promise that settles when it is. */
+    private readonly run: (item: T) => Promise<void> | undefined,
   ) {}
 
   /** Queues an item; false when the queue is full (the caller reports busy). */
@@ -165,8 +166,22 @@ export class ListenerQueue<T> {
       }
       const item = this.#next();
       this.#running++;
-      // `run` reports its own failures; a rejection here must still free the slot.
-      this.run(item).then(this.#done, this.#done);
+      // `run` reports its own failures; a rejection (or a throw) here must still free the slot.
+      let running: Promise<void> | undefined;
+      try {
+        running = this.run(item);
+      } catch {
+        running = undefined;
+      }
+      if (running !== undefined) {
+        running.then(this.#done, this.#done);
+        continue;
+      }
+      // Over already (a hop in memory): the slot serves the next item in this loop, no promise
+      // and no microtask turn between the two. The run held its slot while it ran, so a run it
+      // started in turn (its own output, queued here) nests at most maxConcurrent deep.
+      this.#running--;
+      this.#settleIdle();
     }
   }
 

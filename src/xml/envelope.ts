@@ -67,22 +67,33 @@ export function buildEnvelope(meta: EnvelopeMeta, payloadXml: string): string {
     if (payloadXml.charCodeAt(0) !== 60)
       throw new XmlError('xml.envelope', 'the payload must be one XML element');
   }
-  // Joined, not concatenated with +: V8 keeps a + of longer strings as a tree of two-part
-  // strings, which every later read (a delivery's parse, a Redis write) walks or flattens first.
-  const parts = [HEAD, escaped.from.of(meta.from), '</from>'];
-  if (meta.to !== undefined && meta.to !== '') parts.push('<to>', escaped.to.of(meta.to), '</to>');
-  parts.push('<thread>', escaped.thread.of(meta.thread), '</thread>');
+  // Concatenated, not joined (an array's join is ~4x slower at this size) and not flattened: in
+  // memory the delivery finds this very string in lastBuilt and never reads its text; a transport
+  // that writes it, or a parse that reads it, flattens it once then.
+  const from = escaped.from.of(meta.from);
+  const to = meta.to !== undefined && meta.to !== '' ? `<to>${escaped.to.of(meta.to)}</to>` : '';
+  const thread = escaped.thread.of(meta.thread);
   const traceparent = meta.traceparent;
-  if (traceparent !== undefined)
-    // A hop span's own (lower-case hex and dashes) needs no escaping; it differs in every message.
-    parts.push(
-      TRACE_OPEN,
-      isOwnTraceparent(traceparent) ? traceparent : escaped.traceparent.of(traceparent),
-      '</traceparent>',
-    );
+  const trace =
+    traceparent === undefined
+      ? ''
+      : // A hop span's own (lower-case hex and dashes) needs no escaping; it differs in every message.
+        TRACE_OPEN +
+        (isOwnTraceparent(traceparent) ? traceparent : escaped.traceparent.of(traceparent)) +
+        '</traceparent>';
   const detached = detachPayload(payloadXml);
-  parts.push('</meta>', detached, '</message>');
-  const envelope = parts.join('');
+  const envelope =
+    HEAD +
+    from +
+    '</from>' +
+    to +
+    '<thread>' +
+    thread +
+    '</thread>' +
+    trace +
+    '</meta>' +
+    detached +
+    '</message>';
   // Remembered for the delivery that, in memory, parses it in the same call (parseEnvelopeOf).
   if (detached !== payloadXml) lastBuilt.set(envelope, meta, payloadXml);
   else lastBuilt.envelope = '';

@@ -52,4 +52,42 @@ describe('a busy bus in memory', () => {
     // The interval fired while the threads were still looping, several times.
     expect(turns.filter((at) => at < HOPS).length).toBeGreaterThanOrEqual(3);
   });
+
+  it('runs the next hop straight after a handler that returned its output, with no microtask turn between', async () => {
+    // One handler at a time: the next hop waits for this one's slot, which a handler that returned
+    // its result (no promise) gives back at once.
+    const seen: Array<{ n: number; microtaskRan: boolean }> = [];
+    let microtaskRan = false;
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const looper = defineListener<{ n: number }>({
+      payload: {
+        tag: 'loop',
+        schema: {
+          type: 'object',
+          properties: { n: { type: 'integer' } },
+          required: ['n'],
+          additionalProperties: false,
+        },
+      },
+      handler: (p, ctx) => {
+        seen.push({ n: p.n, microtaskRan });
+        if (p.n === 1) queueMicrotask(() => (microtaskRan = true));
+        if (p.n >= 3) return finish();
+        return ctx.send('looper', { n: p.n + 1 });
+      },
+    });
+    bus = startBus([{ name: 'looper', definition: looper, peers: ['looper'] }], {
+      bus: { max_concurrent: 1 },
+    });
+    await bus.inject({ to: 'looper', payload: '<loop><n>1</n></loop>' });
+    await finished;
+    expect(seen).toEqual([
+      { n: 1, microtaskRan: false },
+      { n: 2, microtaskRan: false },
+      { n: 3, microtaskRan: false },
+    ]);
+  });
 });

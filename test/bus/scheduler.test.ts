@@ -55,4 +55,32 @@ describe('ListenerQueue', () => {
     expect(order).toEqual(['a', 'b']);
     await queue.idle();
   });
+
+  it('frees the slot of a run that is over on return at once: the next item runs before the offer returns', async () => {
+    const order: string[] = [];
+    const queue = new ListenerQueue<string>({ capacity: 10, maxConcurrent: 1 }, (item) => {
+      order.push(item);
+      // A run that queues its own successor (a hop in memory) and is over when it returns.
+      if (item === 'a') queue.offer('t', 'b');
+      if (item === 'b') queue.offer('t', 'c');
+      return undefined;
+    });
+    queue.offer('t', 'a');
+    expect(order).toEqual(['a', 'b', 'c']);
+    expect(queue.active).toBe(0);
+    await queue.idle();
+  });
+
+  it('frees the slot of a run that throws instead of returning', async () => {
+    const order: string[] = [];
+    const queue = new ListenerQueue<string>({ capacity: 10, maxConcurrent: 1 }, (item) => {
+      order.push(item);
+      throw new Error(`run ${item} failed`);
+    });
+    queue.offer('t', 'a');
+    queue.offer('t', 'b');
+    expect(order).toEqual(['a', 'b']);
+    expect(queue.active).toBe(0);
+    await queue.idle();
+  });
 });

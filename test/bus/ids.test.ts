@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest';
+import { nextId } from '../../src/bus/ids.ts';
+
+describe('nextId', () => {
+  it('counts in base 36 after one boot prefix, across every carry of the last digits', () => {
+    const first = nextId();
+    const prefix = first.slice(0, first.lastIndexOf('-') + 1);
+    const start = Number.parseInt(first.slice(prefix.length), 36);
+    // Past 36 * 36 ids: the last digit and the one before it both carry over.
+    for (let i = 1; i <= 1_400; i++) {
+      const id = nextId();
+      expect(id.startsWith(prefix)).toBe(true);
+      expect(id.slice(prefix.length)).toBe((start + i).toString(36));
+    }
+  });
+});
