@@ -85,9 +85,13 @@ class LocalInFlight extends InFlight {
     this.total = Math.max(0, this.total - 1);
     if (thread) {
       thread.inFlight = Math.max(0, thread.inFlight - 1);
-      thread.lastActive = Date.now();
+      if (thread.inFlight === 0) {
+        // Idle from now (collectIdle reads lastActive of idle threads only, so a settle that
+        // leaves work in flight needs no clock: a hop in memory reads it once, in chargeHop).
+        thread.lastActive = Date.now();
+        this.threadIdle(thread.id);
+      }
     }
-    if (thread && thread.inFlight === 0) this.threadIdle(thread.id);
     this.resolveDrain();
   }
 

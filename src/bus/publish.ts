@@ -72,7 +72,8 @@ export class Publisher {
       envelope: buildEnvelope({ from, to, thread: thread.id, traceparent }, payloadXml),
       kind,
       hop: thread.hops,
-      time: Date.now(),
+      // chargeHop read the clock just now (one Date.now() a hop, not two).
+      time: thread.lastActive,
     };
     bus.record(thread.id, message.id, from, to, kind, payloadXml, message.time);
     // No frame (a reply nobody can receive) or an ingress target: recorded, nothing to deliver.

@@ -34,8 +34,10 @@ export class Router {
     result: HandlerResult,
     confirmations?: Promise<void>[],
   ): Promise<void> | undefined {
-    const outgoing = normalizeResult(result);
-    if (outgoing.length === 0) return undefined;
+    // One output object (most handler runs) is routed as it is, with no array made around it.
+    const one = typeof result === 'object' && result !== null && !Array.isArray(result);
+    const outgoing = one ? undefined : normalizeResult(result);
+    if (outgoing?.length === 0) return undefined;
     const { message } = delivery;
     const origin: Origin = confirmations
       ? { id: message.id, seq: 0, confirmations, trace: delivery.span }
@@ -43,10 +45,10 @@ export class Router {
     // Output produced while handling an error report is not answered with another report: that
     // could loop forever between a confused handler and the runtime.
     const quiet = message.kind === 'huh' || message.kind === 'system-error';
-    if (outgoing.length > 1) return this.#routeAll(delivery, outgoing, origin, quiet);
-    // One output (most handler runs): published at once when the transport takes it at once (in
-    // memory), with no promise and no microtask turn between one hop and the next.
-    const out = outgoing[0]!;
+    if (outgoing && outgoing.length > 1) return this.#routeAll(delivery, outgoing, origin, quiet);
+    // One output: published at once when the transport takes it at once (in memory), with no
+    // promise and no microtask turn between one hop and the next.
+    const out = outgoing ? outgoing[0]! : (result as Outgoing);
     if (delivery.thread.stopped) return undefined;
     let step: Stepped;
     try {

@@ -73,6 +73,12 @@ export class ListenerQueue<T> {
   /** Queues an item; false when the queue is full (the caller reports busy). */
   offer(thread: string, item: T): boolean {
     if (this.#pending >= this.options.capacity) return false;
+    // Nothing waiting and a slot free (a hop in memory, most of the time): the item runs now, and
+    // never enters the lanes and the ring. Nobody is passed over, since nobody waits.
+    if (this.#pending === 0 && this.#canRun()) {
+      if (this.#start(item)) this.#pump();
+      return true;
+    }
     const lane = this.#lanes.get(thread);
     if (lane === undefined) {
       this.#lanes.set(thread, item);
@@ -158,31 +164,40 @@ export class ListenerQueue<T> {
   };
 
   #pump(): void {
-    if (this.#waitingTurn) return;
-    while (!this.#paused && this.#running < this.options.maxConcurrent && this.#pending > 0) {
-      if (!takeRun(this.#resume)) {
-        this.#waitingTurn = true;
-        return;
-      }
-      const item = this.#next();
-      this.#running++;
-      // `run` reports its own failures; a rejection (or a throw) here must still free the slot.
-      let running: Promise<void> | undefined;
-      try {
-        running = this.run(item);
-      } catch {
-        running = undefined;
-      }
-      if (running !== undefined) {
-        running.then(this.#done, this.#done);
-        continue;
-      }
-      // Over already (a hop in memory): the slot serves the next item in this loop, no promise
-      // and no microtask turn between the two. The run held its slot while it ran, so a run it
-      // started in turn (its own output, queued here) nests at most maxConcurrent deep.
-      this.#running--;
-      this.#settleIdle();
+    while (this.#pending > 0 && this.#canRun()) {
+      // A run that is over on return has freed its slot already: the loop serves the next item.
+      this.#start(this.#next());
     }
+  }
+
+  /** A slot is free and this turn of the event loop may start one more run (see RUNS_PER_TURN). */
+  #canRun(): boolean {
+    if (this.#waitingTurn || this.#paused || this.#running >= this.options.maxConcurrent) return false;
+    if (takeRun(this.#resume)) return true;
+    this.#waitingTurn = true;
+    return false;
+  }
+
+  /** Runs an item in a slot; true when the run is over on return (its slot is free again). */
+  #start(item: T): boolean {
+    this.#running++;
+    // `run` reports its own failures; a rejection (or a throw) here must still free the slot.
+    let running: Promise<void> | undefined;
+    try {
+      running = this.run(item);
+    } catch {
+      running = undefined;
+    }
+    if (running !== undefined) {
+      running.then(this.#done, this.#done);
+      return false;
+    }
+    // Over already (a hop in memory): no promise and no microtask turn before the next run. The
+    // run held its slot while it ran, so a run it started in turn (its own output) nests at most
+    // maxConcurrent deep.
+    this.#running--;
+    this.#settleIdle();
+    return true;
   }
 
   /** A run has finished: its slot serves the next item. One function for every run, not one each. */

@@ -55,3 +55,25 @@ describe('InFlight with a shared thread store', () => {
     expect(t.inFlight).toBe(1);
   });
 });
+
+describe('InFlight in one daemon', () => {
+  it("dates a thread's idle time from the settle that leaves nothing in flight", () => {
+    const heard: string[] = [];
+    const bus = {
+      store: { shared: false },
+      watchers: new Map(),
+      hooks: { thread: (id: string, event: string) => heard.push(`${id} ${event}`) },
+      logger: pino({ level: 'silent' }),
+    } as unknown as BusContext;
+    const inFlight = createInFlight(bus);
+    const t = thread(2);
+    inFlight.settle(t);
+    expect(t.inFlight).toBe(1);
+    expect(heard).toEqual([]);
+    const before = Date.now();
+    inFlight.settle(t);
+    expect(t.inFlight).toBe(0);
+    expect(t.lastActive).toBeGreaterThanOrEqual(before);
+    expect(heard).toEqual(['t idle']);
+  });
+});
