@@ -56,6 +56,15 @@ export class ListenerQueue<T> {
   /** Threads with pending items, in the order they will be served. */
   readonly #ring: string[] = [];
   #ringHead = 0;
+  /**
+   * The item that came while nothing else waited and no slot was free: held here, not in the lanes
+   * and the ring, and served before them (everything there came after it). In memory a thread
+   * loops through its listener with every slot taken by the runs its own hops nested (see
+   * #start), so each hop waits here for one run to end: a Map set, get and delete a hop less.
+   */
+  #first: T | undefined;
+  /** The thread of #first; undefined when no item is held there. */
+  #firstThread: string | undefined;
   #pending = 0;
   #running = 0;
   #paused = false;
@@ -75,10 +84,18 @@ export class ListenerQueue<T> {
     if (this.#pending >= this.options.capacity) return false;
     // Nothing waiting and a slot free (a hop in memory, most of the time): the item runs now, and
     // never enters the lanes and the ring. Nobody is passed over, since nobody waits.
-    if (this.#pending === 0 && this.#canRun()) {
-      if (this.#start(item)) this.#pump();
+    if (this.#pending === 0) {
+      if (this.#canRun()) {
+        if (this.#start(item)) this.#pump();
+      } else {
+        this.#first = item;
+        this.#firstThread = thread;
+        this.#pending = 1;
+      }
       return true;
     }
+    // A second item of #first's thread: the two wait in its lane, the thread first in the ring.
+    if (thread === this.#firstThread) this.#laneFirst();
     const lane = this.#lanes.get(thread);
     if (lane === undefined) {
       this.#lanes.set(thread, item);
@@ -122,9 +139,12 @@ export class ListenerQueue<T> {
 
   /** Takes every queued (not yet running) item of one thread out of the queue (thread killed). */
   removeThread(thread: string): T[] {
+    const removed: T[] = [];
+    if (this.#firstThread === thread) removed.push(this.#takeFirst());
     const lane = this.#lanes.get(thread);
-    if (lane === undefined) return [];
-    const removed = lane instanceof ThreadLane ? lane.items.slice(lane.head) : [lane];
+    if (lane instanceof ThreadLane) removed.push(...lane.items.slice(lane.head));
+    else if (lane !== undefined) removed.push(lane);
+    if (removed.length === 0) return removed;
     this.#lanes.delete(thread);
     // The ring may still name the thread; next() skips names whose lane is gone.
     this.#pending -= removed.length;
@@ -146,6 +166,7 @@ export class ListenerQueue<T> {
   /** Drops everything still queued (shutdown after the drain deadline); returns the dropped items. */
   clear(): T[] {
     const dropped: T[] = [];
+    if (this.#firstThread !== undefined) dropped.push(this.#takeFirst());
     for (const lane of this.#lanes.values()) {
       if (lane instanceof ThreadLane) dropped.push(...lane.items.slice(lane.head));
       else dropped.push(lane);
@@ -208,6 +229,10 @@ export class ListenerQueue<T> {
   };
 
   #next(): T {
+    if (this.#firstThread !== undefined) {
+      this.#pending--;
+      return this.#takeFirst();
+    }
     // Compact the ring once its consumed head grows, so it never holds stale entries for long.
     if (this.#ringHead > 64 && this.#ringHead * 2 > this.#ring.length) {
       this.#ring.splice(0, this.#ringHead);
@@ -237,6 +262,21 @@ export class ListenerQueue<T> {
       }
       this.#ring.push(thread);
     }
+    return item;
+  }
+
+  /** #first into the lanes, its thread at the head of the ring (it came before all there). */
+  #laneFirst(): void {
+    const thread = this.#firstThread!;
+    this.#lanes.set(thread, this.#takeFirst());
+    if (this.#ringHead > 0) this.#ring[--this.#ringHead] = thread;
+    else this.#ring.unshift(thread);
+  }
+
+  #takeFirst(): T {
+    const item = this.#first as T;
+    this.#first = undefined;
+    this.#firstThread = undefined;
     return item;
   }
 

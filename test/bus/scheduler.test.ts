@@ -83,4 +83,21 @@ describe('ListenerQueue', () => {
     expect(queue.active).toBe(0);
     await queue.idle();
   });
+
+  it('gives back the one item waiting alone when its thread is removed or the queue cleared', async () => {
+    const { queue, order, releaseAll } = recorder(1);
+    queue.offer('busy', 'running');
+    // No slot free and nothing else waiting: the item waits alone.
+    queue.offer('killed', 'waiting');
+    expect(queue.depth).toBe(1);
+    expect(queue.removeThread('other')).toEqual([]);
+    expect(queue.removeThread('killed')).toEqual(['waiting']);
+    expect(queue.depth).toBe(0);
+    queue.offer('t', 'dropped');
+    queue.offer('t', 'dropped too');
+    expect(queue.clear()).toEqual(['dropped', 'dropped too']);
+    await releaseAll();
+    expect(order).toEqual(['running']);
+    await queue.idle();
+  });
 });
