@@ -208,6 +208,12 @@ export class ThreadRegistry {
   pruneFrame(frame: Frame): void {
     const thread = this.#threads.get(frame.thread);
     if (frame.parent) this.#children.get(frame.parent)?.delete(frame.id);
+    // A frame with no children and nobody to tell (every hop in memory): no walk, no list.
+    if (!this.#observer && !this.#children.has(frame.id)) {
+      this.#frames.delete(frame.id);
+      if (thread) deleteFrameId(thread, frame.id);
+      return;
+    }
     const stack = [frame.id];
     const pruned: Frame[] | undefined = this.#observer ? [frame] : undefined;
     while (stack.length > 0) {

@@ -100,6 +100,12 @@ interface Plan {
   arr: boolean;
   /** Properties in schema order (encode writes them in this order, matching the XSD sequence). */
   props: Map<string, Plan> | null;
+  /**
+   * The same as two lists, made at the first encode (the plan is complete by then): walking a
+   * Map's entries made an array a property, ~4 % of a hop in memory (profiled).
+   */
+  propKeys: string[] | null;
+  propPlans: Plan[] | null;
   /** Plan for properties the schema does not name (additionalProperties schema), else generic. */
   extra: Plan;
   items: Plan;
@@ -117,6 +123,8 @@ function blankPlan(any: boolean, rest?: Plan): Plan {
     obj: false,
     arr: false,
     props: null,
+    propKeys: null,
+    propPlans: null,
   } as Plan;
   plan.extra = rest ?? plan;
   plan.items = rest ?? plan;
@@ -367,7 +375,16 @@ function encodeBody(obj: Record<string, unknown>, plan: Plan, depth: number): st
   let s = '';
   const props = plan.props;
   if (props !== null) {
-    for (const [key, sub] of props) if (Object.hasOwn(obj, key)) s += encodeProp(key, obj[key], sub, depth);
+    if (plan.propKeys === null || plan.propPlans === null) {
+      plan.propKeys = [...props.keys()];
+      plan.propPlans = [...props.values()];
+    }
+    const keys = plan.propKeys;
+    const subs = plan.propPlans;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (Object.hasOwn(obj, key)) s += encodeProp(key, obj[key], subs[i]!, depth);
+    }
     for (const key of Object.keys(obj))
       if (!props.has(key)) s += encodeProp(key, obj[key], plan.extra, depth);
   } else {
