@@ -11,6 +11,7 @@ import {
   encodeMessage,
   encodeRecord,
   FORMAT_VERSION,
+  recordStartsWith,
 } from '../../src/bus/transport/redis/codec.ts';
 
 const message: Message = {
@@ -48,5 +49,21 @@ describe('redis stream codec', () => {
       expect(() => decodeRecord(body)).toThrow(DecodeFailure);
       expect(() => decodeRecord(body)).toThrow(/`frameDepth` is not a whole number of at least 0/);
     }
+  });
+
+  it("tells whether a record begins with a message's id, thread and frame, as the read script took them", () => {
+    expect(recordStartsWith(encodeRecord(message), message)).toBe(true);
+    // Ids that JSON escapes are compared in their escaped form.
+    const odd = { ...message, id: 'm"1', thread: 't\\1', frame: 'f\u00011' };
+    expect(recordStartsWith(encodeRecord(odd), odd)).toBe(true);
+    expect(recordStartsWith(encodeRecord(message), odd)).toBe(false);
+    // Another message's, one whose id is a prefix of the record's, and keys in another order.
+    expect(recordStartsWith(encodeRecord(message), { ...message, thread: 't-2' })).toBe(false);
+    expect(recordStartsWith(encodeRecord({ ...message, id: 'm-10' }), message)).toBe(false);
+    expect(recordStartsWith(encodeRecord({ ...message, frame: 'f-12' }), message)).toBe(false);
+    const swapped = '{"thread":"t-1","id":"m-1","frame":"f-1","from":"sender"}';
+    expect(recordStartsWith(swapped, message)).toBe(false);
+    // The start alone, with no field after it, is not a record of this format.
+    expect(recordStartsWith('{"id":"m-1","thread":"t-1","frame":"f-1"}', message)).toBe(false);
   });
 });

@@ -115,6 +115,25 @@ export function decodeRecord(body: string): Message {
  * this message's (a hand-made entry with the keys twice or in another order does not pass).
  */
 export function recordStartsWith(body: string, message: Message): boolean {
-  const start = `{"id":${JSON.stringify(message.id)},"thread":${JSON.stringify(message.thread)},"frame":${JSON.stringify(message.frame)}`;
-  return body.startsWith(start) && body.charCodeAt(start.length) === 44; // ','
+  const { id, thread, frame } = message;
+  if (!(plain(id) && plain(thread) && plain(frame))) {
+    const start = `{"id":${JSON.stringify(id)},"thread":${JSON.stringify(thread)},"frame":${JSON.stringify(frame)}`;
+    return body.startsWith(start) && body.charCodeAt(start.length) === 44; // ','
+  }
+  // Compared in place: building the start as above cost a delivery about a microsecond.
+  let at = 7;
+  if (!body.startsWith('{"id":"') || !body.startsWith(id, at)) return false;
+  at += id.length;
+  if (!body.startsWith('","thread":"', at) || !body.startsWith(thread, at + 12)) return false;
+  at += 12 + thread.length;
+  if (!body.startsWith('","frame":"', at) || !body.startsWith(frame, at + 11)) return false;
+  at += 11 + frame.length;
+  return body.startsWith('",', at);
+}
+
+/** Characters JSON.stringify writes as they are: a string without them is quoted as it is. */
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+function plain(text: string): boolean {
+  return PLAIN.test(text);
 }
