@@ -547,6 +547,60 @@ describe('redis command batch', () => {
     }
   });
 
+  it("sends a hop that opens no frame as the script's six-argument 'send', each expiry pushed out as asked", async () => {
+    const group = `${RUN}-${++groups}`;
+    const { batch, keys, client } = batchFor(group);
+    const thread = keys.thread('t');
+    const mine = [thread, keys.history('t'), keys.inbox('x')];
+    // The operations of each script call this client sent, and what the script ran on the keys.
+    const calls: string[][] = [];
+    const ran: string[] = [];
+    const monitor = await monitorCommands(raw, (args, source) => {
+      if (source === 'lua' && args.some((a) => mine.includes(a))) ran.push(args[0]!.toUpperCase());
+      if (source !== 'lua' && /^evalsha$|^eval$/i.test(args[0]!) && args.includes(group)) calls.push(args);
+      if (args[0]?.toLowerCase() === 'echo' && args[1] === group) ran.push('mark');
+    });
+    const turn = async (): Promise<string[]> => {
+      await batch.drain();
+      await client.echo(group);
+      await until(() => ran.includes('mark'), 'the turn monitored');
+      return ran.splice(0).filter((c) => c !== 'mark');
+    };
+    const hop = (n: number, refreshHop: boolean, refreshHistory: boolean): Promise<number> => {
+      batch.hop(thread, refreshHop);
+      batch.history(thread, `{"n":${n}}`, refreshHistory);
+      return batch.xadd(keys.inbox('x'), encodeRecord(testMessage('x', n)));
+    };
+    try {
+      batch.hset(thread, 'created', '1');
+      await turn();
+      await hop(1, false, false);
+      expect(await turn()).toEqual(['HINCRBY', 'PEXPIRE', 'RPUSH', 'PEXPIRE', 'XADD']);
+      const args = calls.at(-1)!;
+      // After the header (ARGV[1..11]): the operation and its five arguments, nothing else.
+      const ops = args.slice(3 + Number(args[2]) + 11);
+      expect(ops.slice(0, 5)).toEqual(['send', '1', '0', '{"n":1}', '2']);
+      expect(ops).toHaveLength(6);
+      await hop(2, true, false);
+      expect(await turn()).toEqual(['HINCRBY', 'PEXPIRE', 'RPUSH', 'XADD']);
+      await hop(3, false, true);
+      expect(await turn()).toEqual(['HINCRBY', 'RPUSH', 'PEXPIRE', 'XADD']);
+      await hop(4, true, true);
+      expect(await turn()).toEqual(['HINCRBY', 'PEXPIRE', 'RPUSH', 'PEXPIRE', 'XADD']);
+      // A hop that opens a frame goes as the whole pub.
+      batch.frame(thread, 'f:a', '["x","y","",1]');
+      await hop(5, false, false);
+      expect(await turn()).toEqual(['HSET', 'HINCRBY', 'RPUSH', 'XADD']);
+      expect(calls.at(-1)!).toContain('pub');
+      expect(await raw.llen(keys.history('t'))).toBe(5);
+      expect(await raw.hget(thread, 'hops')).toBe('5');
+      expect(await raw.xlen(keys.inbox('x'))).toBe(5);
+    } finally {
+      monitor.stop();
+      client.disconnect();
+    }
+  });
+
   it('nets a settle out against a publish of the same thread in one batch, and announces no idle for it', async () => {
     const group = `${RUN}-${++groups}`;
     const { batch, keys, client } = batchFor(group);

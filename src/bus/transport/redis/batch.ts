@@ -332,9 +332,15 @@ export class CommandBatch {
       const p = this.#open;
       if (p) {
         this.#open = undefined;
-        p[7] = this.#key(stream);
-        p[8] = record;
-        for (const arg of p) this.#args.push(arg);
+        if (p[2] === '' && p[4] !== '' && p[5] !== '') {
+          // No frame, a hop and an entry (most sends): the script's shorter form of pub.
+          const refresh = p[4] === '1' ? (p[6] === '1' ? '3' : '1') : p[6] === '1' ? '2' : '0';
+          this.#args.push('send', p[1]!, refresh, p[5]!, this.#key(stream), record);
+        } else {
+          p[7] = this.#key(stream);
+          p[8] = record;
+          for (const arg of p) this.#args.push(arg);
+        }
         this.#queued();
       } else {
         this.#push2('xadd', this.#key(stream), record);
