@@ -164,6 +164,10 @@ export function parseXml(input: string, limits: XmlLimits, manyRoots = false, ex
   const heights: number[] = [];
   const bindings = new Bindings();
   let cur: XmlElement | null = null;
+  // The next "]]>" and "&" at or after the text being read: searched once, and again only once
+  // passed, so a text node costs no search of its own (most payloads hold neither).
+  let cdataEnd = text.indexOf(']]>', i);
+  let amp = text.indexOf('&', i);
 
   while (i < n) {
     let lt = text.indexOf('<', i);
@@ -178,8 +182,11 @@ export function parseXml(input: string, limits: XmlLimits, manyRoots = false, ex
         }
       } else {
         let raw = text.slice(i, lt);
-        if (raw.indexOf(']]>') !== -1) fail('xml.malformed', '"]]>" is not allowed in text', text, i);
-        if (raw.indexOf('&') !== -1) raw = decodeReferences(raw, text, i);
+        if (cdataEnd !== -1 && cdataEnd < i) cdataEnd = text.indexOf(']]>', i);
+        if (cdataEnd !== -1 && cdataEnd + 3 <= lt)
+          fail('xml.malformed', '"]]>" is not allowed in text', text, i);
+        if (amp !== -1 && amp < i) amp = text.indexOf('&', i);
+        if (amp !== -1 && amp < lt) raw = decodeReferences(raw, text, i);
         const t: string = cur.text === '' ? raw : cur.text + raw;
         if (t.length > maxText) textTooLong(cur, t.length, maxText, text, i);
         cur.text = t;

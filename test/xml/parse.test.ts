@@ -71,6 +71,20 @@ describe('parsePayload', () => {
     expect(p.node.attrs.toString).toBeUndefined();
   });
 
+  it('reads "]]>" and references in any text of the document, after ones in CDATA, attributes and earlier texts', () => {
+    const p = parsePayload('<a x="&amp;"><![CDATA[]]]]><b>1 &lt; 2</b><c>none</c><d>&amp;&#65;</d></a>', L);
+    expect(p.node.children.map((el) => el.text)).toEqual(['1 < 2', 'none', '&A']);
+    expect(p.node.text).toBe(']]');
+    for (const text of [
+      '<a><![CDATA[x]]><b>y</b><c>z ]]> w</c></a>',
+      '<a x="]]&gt;"><b>&amp;</b>]]></a>',
+      '<a><b>]]</b>]]></a>',
+    ]) {
+      expect(refusal(text).message, text).toMatch(/"]]>" is not allowed in text/);
+    }
+    expect(refusal('<a x="&amp;"><b>&lt;</b>fish & chips</a>').message).toMatch(/bare "&"/);
+  });
+
   it('refuses malformed XML with line and column', () => {
     const err = refusal('<a>\n  <b>text</c>\n</a>');
     expect(err.code).toBe('xml.malformed');
