@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { knownSecrets } from '../../src/audit/redact.ts';
-import { CommandBatch, unpackState } from '../../src/bus/transport/redis/batch.ts';
+import { answer, CommandBatch, callBatch, unpackState } from '../../src/bus/transport/redis/batch.ts';
 import { decodeRecord, encodeRecord, FORMAT_VERSION } from '../../src/bus/transport/redis/codec.ts';
 import { BusKeys, RedisTransport } from '../../src/bus/transport/redis/index.ts';
 import { until } from '../../src/testing/index.ts';
@@ -340,6 +340,43 @@ describe('redis command batch', () => {
       expect(await raw.xlen(keys.inbox('x'))).toBe(1);
       const info = (await raw.call('INFO', 'commandstats')) as string;
       expect(info).toMatch(/cmdstat_evalsha|cmdstat_eval:/);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('answers an XADD that went with nothing, and one that failed by its number among the XADDs', async () => {
+    const group = `${RUN}-${++groups}`;
+    const { batch, keys, client } = batchFor(group, []);
+    try {
+      await raw.set(keys.inbox('bad'), 'not a stream');
+      const thread = keys.thread('t');
+      batch.hset(thread, 'created', '1');
+      batch.inFlight(thread);
+      await batch.drain();
+      const first = batch.xadd(keys.inbox('x'), encodeRecord(testMessage('x', 1)));
+      const settled = batch.settle(thread);
+      const bad = batch.xadd(keys.inbox('bad'), encodeRecord(testMessage('bad', 2)));
+      batch.hop(thread, false);
+      batch.history(thread, '{"n":3}', false);
+      const sent = batch.xadd(keys.inbox('x'), encodeRecord(testMessage('x', 3)));
+      const load = batch.load(thread, false, '');
+      const call = batch.take()!;
+      const reply = await callBatch(batch.client, call.keys, [call.header, call.args]);
+      if (reply === 'moved') throw new Error('moved');
+      // Results for the settle and the load only; the second XADD's failure under its number.
+      expect(reply[0]).toHaveLength(2);
+      expect(reply[0][0]).toBe(0);
+      expect(reply[2]).toHaveLength(2);
+      expect(reply[2][0]).toBe(2);
+      expect(reply[2][1]).toMatch(/WRONGTYPE/);
+      answer(call.waiters, reply, () => {});
+      await expect(first).resolves.toBe(1);
+      await expect(settled).resolves.toBe(0);
+      await expect(bad).rejects.toThrow(/WRONGTYPE/);
+      await expect(sent).resolves.toBe(1);
+      expect((await load)?.[2]).toBe('1');
+      expect(await raw.xlen(keys.inbox('x'))).toBe(2);
     } finally {
       client.disconnect();
     }

@@ -45,10 +45,15 @@ type Reply = number | LoadReply | ReadEntry[] | string[];
 interface Waiter {
   resolve(value: Reply): void;
   reject(error: Error): void;
+  /** An XADD's: the script returns nothing for it unless it failed (see answer). */
+  xadd: boolean;
 }
 
-/** What the script answers: results and errors, or 'moved' (merged call, see partitioned-batch.ts). */
-export type BatchReply = [Array<Reply | string>, string[]] | 'moved';
+/**
+ * What the script answers: results, errors and the XADDs that failed (each one's number among the
+ * call's XADDs, from 1, and its message), or 'moved' (merged call, see partitioned-batch.ts).
+ */
+export type BatchReply = [Array<Reply | string>, string[], Array<number | string>] | 'moved';
 
 const BATCH = loadedScript(BATCH_SCRIPT);
 const BATCH_CROSS_SLOT = loadedScript(BATCH_SCRIPT_CROSS_SLOT);
@@ -140,16 +145,32 @@ export function sendReads(client: Redis, group: string, consumer: string, reads:
   }
 }
 
-/** Settles a call's waiters with the script's answer (an '!' result rejects its waiter). */
+/**
+ * Settles a call's waiters with the script's answer, in queue order: each XADD's with 1 unless
+ * it is among the failed, the others with their result in turn (an '!' result rejects its waiter).
+ */
 export function answer(
   waiters: readonly Waiter[],
-  [results, errors]: [Array<Reply | string>, string[]],
+  [results, errors, failed]: [Array<Reply | string>, string[], Array<number | string>],
   onError: (error: Error) => void,
 ): void {
-  for (let i = 0; i < waiters.length; i++) {
-    const value = results[i];
-    if (typeof value === 'string' && value.startsWith('!')) waiters[i]!.reject(new Error(value.slice(1)));
-    else waiters[i]!.resolve((value ?? null) as Reply);
+  let next = 0;
+  let xadds = 0;
+  let f = 0;
+  for (const waiter of waiters) {
+    if (waiter.xadd) {
+      xadds++;
+      if (failed[f] === xadds) {
+        waiter.reject(new Error(String(failed[f + 1])));
+        f += 2;
+      } else {
+        waiter.resolve(1);
+      }
+      continue;
+    }
+    const value = results[next++];
+    if (typeof value === 'string' && value.startsWith('!')) waiter.reject(new Error(value.slice(1)));
+    else waiter.resolve((value ?? null) as Reply);
   }
   for (const error of errors) onError(new Error(error));
 }
@@ -345,7 +366,7 @@ export class CommandBatch {
       } else {
         this.#push2('xadd', this.#key(stream), record);
       }
-    }) as Promise<number>;
+    }, true) as Promise<number>;
   }
 
   /**
@@ -403,7 +424,7 @@ export class CommandBatch {
     if (!acks) {
       let waiter: Waiter | undefined;
       const done = new Promise<void>((resolve, reject) => {
-        waiter = { resolve: () => resolve(), reject };
+        waiter = { resolve: () => resolve(), reject, xadd: false };
       });
       acks = { ids: [], done, waiter: waiter! };
       this.#acks.set(stream, acks);
@@ -566,8 +587,8 @@ export class CommandBatch {
     ];
   }
 
-  #withResult(queue: (waiter: Waiter) => void): Promise<Reply> {
-    return new Promise<Reply>((resolve, reject) => queue({ resolve, reject }));
+  #withResult(queue: (waiter: Waiter) => void, xadd = false): Promise<Reply> {
+    return new Promise<Reply>((resolve, reject) => queue({ resolve, reject, xadd }));
   }
 
   /**

@@ -1,10 +1,12 @@
 -- The command batch (batch.ts): every command a daemon's bus sends Redis in one turn of the event loop.
 -- ARGV[1..11] is a header (see CommandBatch.header), then operations, each an opcode and its
 -- arguments; keys are 1-based KEYS indexes (every key carries the organism's hash tag, so one
--- script may touch them all on a cluster too). Returns {results, errors}: one result per xadd /
--- settle / load / read / xack / beat in queue order (a failure as '!<message>'), and the errors of the
--- operations that return nothing. History entries, idle and stop notices are announced with one
--- PUBLISH at the end: the origin line, then one line each.
+-- script may touch them all on a cluster too). Returns {results, errors, failed XADDs}: one result
+-- per settle / load / read / xack / beat in queue order (a failure as '!<message>'), the errors of
+-- the operations that return nothing, and for each XADD that failed (of an xadd, pub or send) its
+-- number among the call's XADDs and the message. An XADD that went returns nothing (a turn's 30
+-- results of 1 cost the daemon's reply decoder about a microsecond each). History entries, idle
+-- and stop notices are announced with one PUBLISH at the end: the origin line, then one line each.
 -- Several partitions in one call (partitioned-batch.ts): KEYS are the first partition's, and each
 -- further partition's operations follow a 'part' operation that names its keys and prefixes. On a
 -- cluster an 'own' operation comes first: when a key it names is not served here (a slot moved),
@@ -15,6 +17,8 @@ local FOLLOWING, HPREFIX = ARGV[10], ARGV[11]
 -- A history list is trimmed when it is this much over its length (reset() keeps the newest anyway).
 local HIST_SLACK = math.max(8, math.floor(HIST_MAX / 4))
 local out, errs, events = {}, {}, {}
+-- XADDs run so far, and the number and message of each that failed.
+local xadds, failed = 0, {}
 -- Numbers are handed to redis.call as strings: Redis formats a Lua number argument with
 -- printf's %.17g, about half a microsecond a call (more than the HINCRBY itself costs).
 -- The current partition's keys: KEYS, or those its 'part' operation names, found by the index
@@ -295,10 +299,10 @@ while i <= n do
   local op = ARGV[i]
   local f, size, result
   if op == 'part' then size = part(i)
-  elseif op == 'send' then f, size, result = send, 6, true
-  elseif op == 'pub' then f, size, result = pub, 9, ARGV[i + 7] ~= ''
+  elseif op == 'send' then f, size, result = send, 6, 'x'
+  elseif op == 'pub' then f, size, result = pub, 9, ARGV[i + 7] ~= '' and 'x'
   elseif op == 'inc' then f, size = inc, 3
-  elseif op == 'xadd' then f, size, result = xadd, 3, true
+  elseif op == 'xadd' then f, size, result = xadd, 3, 'x'
   elseif op == 'settle' then f, size, result = settle, 2, true
   elseif op == 'read' then f, size, result = read, 3, true
   elseif op == 'hset' then f, size = hset, 4
@@ -312,7 +316,13 @@ while i <= n do
   else return redis.error_reply('unknown batch op ' .. tostring(op)) end
   if f then
     local ok, value = pcall(f, i)
-    if result then
+    if result == 'x' then
+      xadds = xadds + 1
+      if not ok then
+        failed[#failed + 1] = xadds
+        failed[#failed + 1] = msg(value)
+      end
+    elseif result then
       if ok then out[#out + 1] = value else out[#out + 1] = '!' .. msg(value) end
     elseif not ok then
       errs[#errs + 1] = op .. ': ' .. msg(value)
@@ -323,4 +333,4 @@ end
 if #events > 0 then
   redis.call('PUBLISH', CHANNEL, ORIGIN .. '\n' .. table.concat(events, '\n'))
 end
-return {out, errs}
+return {out, errs, failed}
