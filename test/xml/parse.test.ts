@@ -85,6 +85,13 @@ describe('parsePayload', () => {
     expect(refusal('<a x="&amp;"><b>&lt;</b>fish & chips</a>').message).toMatch(/bare "&"/);
   });
 
+  it('parses a document afresh after one that was refused half-way (no open element or namespace left over)', () => {
+    expect(refusal('<a xmlns:p="urn:x"><b><c>').message).toMatch(/is not closed/);
+    expect(parsePayload('<d><e>x</e></d>', L).node.children[0]!.text).toBe('x');
+    expect(refusal('<a xmlns:p="urn:x"><p:b>').message).toMatch(/is not closed/);
+    expect(refusal('<p:c/>').message).toMatch(/undeclared namespace prefix "p"/);
+  });
+
   it('refuses malformed XML with line and column', () => {
     const err = refusal('<a>\n  <b>text</c>\n</a>');
     expect(err.code).toBe('xml.malformed');
