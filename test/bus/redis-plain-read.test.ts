@@ -21,6 +21,7 @@ const raw = new Redis(URL, { lazyConnect: true });
 
 afterAll(async () => {
   await dropGroup(URL, GROUP);
+  await dropGroup(URL, `${GROUP}-idle`);
   await raw.quit();
 });
 
@@ -59,6 +60,41 @@ describe('redis reads', () => {
       await until(() => delivered.length === 6, 'the second call delivered');
       await until(() => reads.slice(before).includes('script'), 'a read through the script');
       expect(delivered).toEqual(['m-p1', 'm-p2', 'm-p3', 'm-p4', 'm-c1', 'm-c2']);
+    } finally {
+      monitor.stop();
+      await daemon.store.close();
+      await transport.close();
+    }
+  });
+
+  it('reads through the script after a blocking read found an entry that wants its thread state', async () => {
+    const daemon = storeOnRedis(URL, `${GROUP}-idle`);
+    const { transport, registry } = daemon;
+    const stream = transport.keys.inbox('worker');
+    // Every XREADGROUP of new entries of the stream: 'block' when it waits.
+    const reads: string[] = [];
+    const monitor = await monitorCommands(raw, (args, source) => {
+      if (args[0]?.toUpperCase() !== 'XREADGROUP' || !args.includes(stream) || args.at(-1) !== '>') return;
+      reads.push(args.includes('BLOCK') ? 'block' : source === 'lua' ? 'script' : 'plain');
+    });
+    const delivered: string[] = [];
+    try {
+      await until(() => daemon.store.receivingEvents, 'the events subscription');
+      transport.subscribe('worker', async (m, handled) => {
+        delivered.push(m.id);
+        handled?.();
+      });
+      const thread = registry.createThread();
+      await transport.publish(message(thread.id, 'p1', true));
+      await until(() => delivered.length === 1, 'the plain send delivered');
+      // Idle: the last read found nothing and waits; the call's message is what it finds.
+      await until(() => reads.includes('plain') && reads.at(-1) === 'block', 'the reader waiting');
+      const before = reads.length;
+      await transport.publish(message(thread.id, 'c1', false));
+      await until(() => delivered.length === 2, 'the call delivered');
+      // The next read brings thread state along, as after a non-blocking read of the same entry.
+      await until(() => reads.slice(before).includes('script'), 'a read through the script');
+      expect(delivered).toEqual(['m-p1', 'm-c1']);
     } finally {
       monitor.stop();
       await daemon.store.close();

@@ -212,6 +212,9 @@ export class StreamReader {
           if (!this.#stopped || this.#finishing) this.dispatch(entries, false);
         } else {
           const entries = await this.#read(room, '>', true);
+          // What a blocking read found decides the next read too: entries that want their thread
+          // state after an idle spell would otherwise each cost a load of its own.
+          if (entries.length > 0) this.#plain = !entries.some(wantsState);
           if (!this.#stopped || this.#finishing) this.dispatch(entries, false);
         }
         failures = 0;
