@@ -94,6 +94,28 @@ describe('redis transport', () => {
     }
   });
 
+  it('delivers again an entry whose delivery threw before it started, and holds nothing for it meanwhile', async () => {
+    const group = `${RUN}-${++groups}`;
+    const t = open(group, 'c');
+    try {
+      let calls = 0;
+      // Not an async function: the first call throws as it is made.
+      const deliver = (): Promise<void> => {
+        calls++;
+        if (calls === 1) throw new Error('thrown before any await');
+        return Promise.resolve();
+      };
+      t.subscribe('a', deliver);
+      await t.publish(testMessage('a', 1));
+      // Claimed back after claimIdleMs and delivered again: an entry still noted as in flight here
+      // would be skipped by every later read and claim.
+      await until(() => calls === 2, { what: 'the second delivery', timeoutMs: 10_000 });
+      await until(() => t.stats.acked === 1, 'the ack');
+    } finally {
+      await t.close();
+    }
+  });
+
   it('dead-letters an entry that is not a message after maxDeliveries, and the stream flows on', async () => {
     const group = `${RUN}-${++groups}`;
     const t = open(group, 'c');

@@ -50,6 +50,9 @@ export interface ReaderHost {
  */
 const TAKEN_ROUND_TRIPS = 3;
 
+/** What #inFlight holds for an entry whose delivery is starting (see dispatch). */
+const STARTING: Promise<void> = Promise.resolve();
+
 /**
  * The delivery slots of one listener (its maxInFlight), shared by its readers: one per partition
  * (partitions.ts), or the one reader alone. Readers of several partitions may together read more
@@ -273,12 +276,7 @@ export class StreamReader {
         // Read by this partition's reader while the others took the listener's slots: it waits,
         // held (heartbeated, never re-read), and loads its thread state when it starts.
         const started = new Promise<boolean>((resolve) => this.#waiting.push(resolve));
-        const done = started
-          .then((start) => (start ? this.#run(id, message) : undefined))
-          .finally(() => {
-            this.#inFlight.delete(id);
-            this.#wake();
-          });
+        const done = started.then((start) => (start ? this.#run(id, message) : this.#finished(id)));
         this.#inFlight.set(id, done);
         continue;
       }
@@ -288,12 +286,12 @@ export class StreamReader {
       const state = body !== undefined ? unpackState(entry[2] as string | null) : undefined;
       const preload = state !== undefined && recordStartsWith(body!, message);
       if (preload) this.host.preloaded(message, state);
-      const done = this.#run(id, message).finally(() => {
-        this.#inFlight.delete(id);
-        this.#wake();
-      });
+      // In flight before the delivery starts: #run takes it out when it ends, which may be at once
+      // (a delivery that throws before its first await).
+      this.#inFlight.set(id, STARTING);
+      const done = this.#run(id, message);
       if (preload) this.host.preloaded(undefined, null);
-      this.#inFlight.set(id, done);
+      if (this.#inFlight.has(id)) this.#inFlight.set(id, done);
     }
   }
 
@@ -313,6 +311,11 @@ export class StreamReader {
     }
   }
 
+  /**
+   * Delivers an entry and acks it; then it is no longer in flight. That ending is in here, not a
+   * `.finally` on the call, which cost each delivery a promise, three closures and two turns of
+   * the microtask queue (the ack's failure likewise is caught here, not with `.catch`).
+   */
   async #run(id: string, message: Message): Promise<void> {
     let holding = true;
     let acked: Promise<void> | undefined;
@@ -331,27 +334,38 @@ export class StreamReader {
       release();
     };
     try {
-      await this.deliver(message, handled);
-      release();
-    } catch (error) {
-      release();
-      const reason = error instanceof Error ? error.message : String(error);
-      const { logger } = this.host.options;
-      const where = { listener: this.listener, entry: id, message: message.id, thread: message.thread };
-      if (acked) {
-        // Its handler had finished and the entry is acknowledged: nothing is left to redeliver.
-        logger.warn(where, `delivery failed after its handler finished: ${reason}`);
-      } else {
-        logger.warn(where, `delivery failed; left for redelivery: ${reason}`);
-        this.#noteFailure(id, `delivery failed: ${reason}`);
-        return;
+      try {
+        await this.deliver(message, handled);
+        release();
+      } catch (error) {
+        release();
+        const reason = error instanceof Error ? error.message : String(error);
+        const { logger } = this.host.options;
+        const where = { listener: this.listener, entry: id, message: message.id, thread: message.thread };
+        if (acked) {
+          // Its handler had finished and the entry is acknowledged: nothing is left to redeliver.
+          logger.warn(where, `delivery failed after its handler finished: ${reason}`);
+        } else {
+          logger.warn(where, `delivery failed; left for redelivery: ${reason}`);
+          this.#noteFailure(id, `delivery failed: ${reason}`);
+          return;
+        }
       }
+      // The slot is free again, but the entry stays in flight (heartbeated, never re-read) until
+      // the ack is through, even if Redis is down meanwhile.
+      try {
+        await (acked ?? this.host.ack(this.stream, id));
+      } catch (error) {
+        this.host.options.logger.warn({ entry: id }, `ack failed: ${(error as Error).message}`);
+      }
+    } finally {
+      this.#finished(id);
     }
-    // The slot is free again, but the entry stays in flight (heartbeated, never re-read) until the
-    // ack is through, even if Redis is down meanwhile.
-    await (acked ?? this.host.ack(this.stream, id)).catch((error: unknown) => {
-      this.host.options.logger.warn({ entry: id }, `ack failed: ${(error as Error).message}`);
-    });
+  }
+
+  #finished(id: string): void {
+    this.#inFlight.delete(id);
+    this.#wake();
   }
 
   #noteFailure(id: string, reason: string): void {

@@ -137,15 +137,17 @@ export class RedisTransport implements Transport, ReaderHost {
     }
     const inboxes = this.#inbox(message.to);
     const stream = inboxes.length === 1 ? inboxes[0]! : inboxes[this.keys.partitionOf(message.thread)]!;
-    return this.batch.xadd(stream, encodeRecord(message)).then(
-      () => {
-        this.stats.published++;
-      },
-      (error: unknown) => {
-        throw this.#backendError('publish', error);
-      },
-    );
+    return this.batch.xadd(stream, encodeRecord(message)).then(this.#published, this.#publishFailed);
   }
+
+  // One pair of functions for every publish (this runs once per message).
+  readonly #published = (): void => {
+    this.stats.published++;
+  };
+
+  readonly #publishFailed = (error: unknown): never => {
+    throw this.#backendError('publish', error);
+  };
 
   /** A listener's stream keys by partition, made once (the same strings each time: a cheap key-table lookup). */
   #inbox(listener: string): string[] {
