@@ -64,8 +64,12 @@ describe('approval with the real daemon and tokens', () => {
       const otherListener = await call(url, '/api/v1/approvals?listener=strict', { token: VIEWER_TOKEN });
       expect(otherListener.json.approvals).toEqual([]);
       expect(await ranLines(dir)).toEqual([]);
-      // The thread holds the request; the CLI lists it; the stream told of it.
-      const kinds = (await messages(url, thread, VIEWER_TOKEN)).map((m) => m.kind);
+      // The thread holds the request (recorded once the store has it, so a moment after it is
+      // listed); the CLI lists it; the stream told of it.
+      const kinds = await until(async () => {
+        const found = (await messages(url, thread, VIEWER_TOKEN)).map((m) => m.kind);
+        return found.includes('approval-request') ? found : undefined;
+      });
       expect(kinds).toContain('approval-request');
       const listed = await runCli(['approvals', 'list', '--url', url], { ORGANISM_TOKEN: VIEWER_TOKEN });
       expect(listed.code).toBe(0);
