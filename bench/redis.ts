@@ -9,7 +9,8 @@
  *   client reads a batch with XREADGROUP, acknowledges it and XADDs the same bytes back, with the
  *   same number of messages circulating, reading no more per XREADGROUP than one daemon's reader
  *   may (min(queue_length, 2 x max_concurrent) = 32 with the defaults the daemons run).
- *   Measured in the same run, taking turns with the daemons (ROUNDS times; medians). Target
+ *   Measured in the same run, taking turns with the daemons (ROUNDS times; medians), in a fresh
+ *   process as each daemon is (bench/redis-floor.ts). Target
  *   (issue 29): 0.8 of the floor.
  * - daemon_cpu_us_per_msg / redis_cpu_us_per_msg: CPU time per message of the two daemon processes
  *   together (each over its own window, by its own count) and of redis-server (INFO cpu, over the
@@ -26,10 +27,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { encodeMessage } from '../src/bus/transport/redis/codec.ts';
 import type { OptimizeFor } from '../src/daemon/v8-flags.ts';
-import { buildEnvelope } from '../src/xml/envelope.ts';
-import { median, round, sleep } from './support.ts';
+import { median, round, runChild, sleep } from './support.ts';
 import { redisAnswers, twoBenchDaemons } from './support-redis.ts';
 
 const URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -137,60 +136,20 @@ async function redisCounters(client: Redis): Promise<{ cpu: number; xadds: numbe
   return { cpu: field('used_cpu_user') + field('used_cpu_sys'), xadds };
 }
 
-/** One client: XREADGROUP a batch (READ_BATCH at most), XACK it and XADD the same bytes back; `inFlight` messages circulate. */
+/**
+ * The floor, in a fresh process of its own as each daemon is: measured inside this one, it ran
+ * behind whatever the modules before it left (a whole `npm run bench` read 13,800-16,300 XADDs a
+ * second where `node bin/bench.js redis` read 44,000-63,000 the same hour).
+ */
 async function floorPerSecond(inFlight: number): Promise<number> {
-  const client = new Redis(URL, { enableAutoPipelining: true, protocol: 2 });
-  const key = `organism-bench-floor:${randomUUID()}`;
-  const fields = encodeMessage({
-    id: 'bench-1',
-    thread: '2b1c8f0e-6a0c-4e52-9a53-4f3f5b3c9d11',
-    frame: 'f-1',
-    from: 'pinger',
-    to: 'pinger',
-    tag: 'ping',
-    envelope: buildEnvelope(
-      { from: 'pinger', to: 'pinger', thread: '2b1c8f0e-6a0c-4e52-9a53-4f3f5b3c9d11' },
-      '<ping><text>Hello, Ada!</text><n>1</n></ping>',
-    ),
-    kind: 'message',
-    hop: 1,
-    time: Date.now(),
-  });
-  try {
-    await client.call('XGROUP', 'CREATE', key, 'g', '0', 'MKSTREAM');
-    await Promise.all(Array.from({ length: inFlight }, () => client.xadd(key, '*', ...fields)));
-    let acked = 0;
-    const pass = async () => {
-      const reply = (await client.call(
-        'XREADGROUP',
-        'GROUP',
-        'g',
-        'c',
-        'COUNT',
-        String(READ_BATCH),
-        'STREAMS',
-        key,
-        '>',
-      )) as Array<[string, Array<[string, string[]]>]> | null;
-      const entries = reply?.[0]?.[1] ?? [];
-      if (entries.length === 0) return;
-      await Promise.all([
-        client.xack(key, 'g', ...entries.map(([id]) => id)),
-        ...entries.map(([, f]) => client.xadd(key, '*', ...f)),
-      ]);
-      acked += entries.length;
-    };
-    const warmUntil = Date.now() + WARM_MS;
-    while (Date.now() < warmUntil) await pass();
-    acked = 0;
-    const t0 = process.hrtime.bigint();
-    const end = Date.now() + SECONDS * 1000;
-    while (Date.now() < end) await pass();
-    return acked / (Number(process.hrtime.bigint() - t0) / 1e9);
-  } finally {
-    await client.del(key);
-    client.disconnect();
-  }
+  const out = await runChild('./redis-floor.ts', [
+    URL,
+    String(inFlight),
+    String(READ_BATCH),
+    String(WARM_MS),
+    String(SECONDS),
+  ]);
+  return (JSON.parse(out) as { perSecond: number }).perSecond;
 }
 
 async function dropKeys(pattern: string): Promise<void> {
