@@ -15,6 +15,17 @@ afterEach(async () => {
   bus = undefined;
 });
 
+/** `<loop><n/></loop>`: the payload of every looping listener here. */
+const LOOP = {
+  tag: 'loop',
+  schema: {
+    type: 'object',
+    properties: { n: { type: 'integer' } },
+    required: ['n'],
+    additionalProperties: false,
+  },
+};
+
 describe('a busy bus in memory', () => {
   it('lets timers and I/O run while threads loop, long before they finish', async () => {
     let hops = 0;
@@ -23,15 +34,7 @@ describe('a busy bus in memory', () => {
       finish = resolve;
     });
     const looper = defineListener<{ n: number }>({
-      payload: {
-        tag: 'loop',
-        schema: {
-          type: 'object',
-          properties: { n: { type: 'integer' } },
-          required: ['n'],
-          additionalProperties: false,
-        },
-      },
+      payload: LOOP,
       handler: (p, ctx) => {
         hops++;
         if (hops >= HOPS) finish();
@@ -63,15 +66,7 @@ describe('a busy bus in memory', () => {
       finish = resolve;
     });
     const looper = defineListener<{ n: number }>({
-      payload: {
-        tag: 'loop',
-        schema: {
-          type: 'object',
-          properties: { n: { type: 'integer' } },
-          required: ['n'],
-          additionalProperties: false,
-        },
-      },
+      payload: LOOP,
       handler: (p, ctx) => {
         seen.push({ n: p.n, microtaskRan });
         if (p.n === 1) queueMicrotask(() => (microtaskRan = true));
