@@ -177,7 +177,10 @@ describe('hot reload under traffic', () => {
   });
 
   it('reports settings that need a restart instead of applying them', async () => {
-    await writeFile(file, V1.replace('organism:\n', 'server:\n  port: 7999\norganism:\n  optimize_for: speed\n'));
+    await writeFile(
+      file,
+      V1.replace('organism:\n', 'server:\n  port: 7999\norganism:\n  optimize_for: speed\n'),
+    );
     const res = await api('/api/v1/organism/reload', { method: 'POST' });
     expect(res.status).toBe(200);
     // V8's flags are set once, at start (src/daemon/v8-flags.ts).
