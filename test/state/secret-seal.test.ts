@@ -28,8 +28,12 @@ describe('StateSeal secret records', () => {
     const s = seal();
     const record = s.sealSecret('mcp-oauth/remote', value);
     expect(s.open('mcp-oauth/other', record)).toMatchObject({ ok: false });
+    // One bit of the ciphertext flipped in its bytes: an edit of the base64 text could land on a
+    // padding bit, or (as this test once did) swap a character for itself, and change nothing.
     const [iv, tag, text = ''] = record.body.split('.');
-    const flipped = `${iv}.${tag}.${text.slice(0, -2)}${text.endsWith('A') ? 'B' : 'A'}${text.slice(-1)}`;
+    const bytes = Buffer.from(text, 'base64url');
+    bytes[0] = (bytes[0] ?? 0) ^ 1;
+    const flipped = `${iv}.${tag}.${bytes.toString('base64url')}`;
     expect(s.open('mcp-oauth/remote', { ...record, body: flipped })).toMatchObject({ ok: false });
     expect(seal().open('mcp-oauth/remote', record)).toMatchObject({ ok: false });
     expect(s.open('mcp-oauth/remote', { ...record, x: 2 })).toMatchObject({
