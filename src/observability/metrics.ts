@@ -9,12 +9,12 @@
  * Several daemons in one process (tests) share these series. Label values are listener, tool and
  * outcome names only: never a thread id (unbounded cardinality) and never anything from a payload.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { recordHop } from './hop-samples.ts';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from './prom.ts';
 
 export const metricsRegistry = new Registry();
 // process_resident_memory_bytes, heap, event loop lag, open fds...: what an operator graphs first.
-collectDefaultMetrics({ register: metricsRegistry });
+collectDefaultMetrics(metricsRegistry);
 
 const registers = [metricsRegistry];
 

@@ -1,7 +1,7 @@
 /**
  * With no `telemetry:` section nothing of OpenTelemetry is imported: a daemon started and stopped
- * in a fresh process, with a module hook recording every @opentelemetry module resolved, loads
- * none; with the section, the same hook sees the SDK and the exporter load.
+ * in a fresh process, with a module hook recording every @opentelemetry module resolved (and the
+ * require cache read at the end, for those a CommonJS package required), loads none; with the section, the same hook sees the SDK and the exporter load.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
