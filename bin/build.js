@@ -37,6 +37,7 @@ const CONFIGS = [
   'tsconfig.types.json',
   'organism.schema.json',
   'bin/precompile-validators.js',
+  'bin/bundle-daemon.js',
 ];
 const ASSET = /\.lua$|[\\/]dashboard[\\/]assets[\\/]/;
 const SIGNATURE_FILE = '.source-signature';
@@ -102,6 +103,12 @@ for (const folder of FOLDERS) {
 const precompile = join(root, 'bin', 'precompile-validators.js');
 if (spawnSync(process.execPath, [precompile, next], { stdio: 'inherit', cwd: root }).status !== 0) {
   failed.push('bin/precompile-validators.js');
+}
+// `organism run`'s module with the daemon's own modules in one file (see the script): a start
+// loads ~150 fewer modules.
+const bundle = join(root, 'bin', 'bundle-daemon.js');
+if (spawnSync(process.execPath, [bundle, next], { stdio: 'inherit', cwd: root }).status !== 0) {
+  failed.push('bin/bundle-daemon.js');
 }
 writeFileSync(join(next, SIGNATURE_FILE), signature);
 
