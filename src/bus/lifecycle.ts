@@ -46,6 +46,7 @@ export class Lifecycle {
       bus.transport.subscribe(listener.name, (message, handled) => this.deliverer.deliver(message, handled), {
         maxInFlight: Math.min(listener.queueLength, listener.maxConcurrent * 2),
         deliverDetached: this.deliverer.deliverDetached,
+        readsHistory: listener.agent,
       }),
     );
   }

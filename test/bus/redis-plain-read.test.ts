@@ -22,6 +22,7 @@ const raw = new Redis(URL, { lazyConnect: true });
 afterAll(async () => {
   await dropGroup(URL, GROUP);
   await dropGroup(URL, `${GROUP}-idle`);
+  await dropGroup(URL, `${GROUP}-count`);
   await raw.quit();
 });
 
@@ -95,6 +96,38 @@ describe('redis reads', () => {
       // The next read brings thread state along, as after a non-blocking read of the same entry.
       await until(() => reads.slice(before).includes('script'), 'a read through the script');
       expect(delivered).toEqual(['m-p1', 'm-c1']);
+    } finally {
+      monitor.stop();
+      await daemon.store.close();
+      await transport.close();
+    }
+  });
+
+  it("reads a thread's history count with its state only for a listener that reads histories", async () => {
+    const daemon = storeOnRedis(URL, `${GROUP}-count`);
+    const { transport, registry } = daemon;
+    // The history lists whose length the script asked for.
+    const counted: string[] = [];
+    const monitor = await monitorCommands(raw, (args, source) => {
+      if (args[0]?.toUpperCase() === 'LLEN' && source === 'lua') counted.push(args[1]!);
+    });
+    const delivered: string[] = [];
+    const deliver = async (m: Message, handled?: () => void): Promise<void> => {
+      delivered.push(m.id);
+      handled?.();
+    };
+    try {
+      await until(() => daemon.store.receivingEvents, 'the events subscription');
+      const plain = registry.createThread();
+      const agent = registry.createThread();
+      // Waiting before the readers start: their first read, through the script, finds them.
+      await transport.publish(message(plain.id, 'w1', false));
+      await transport.publish({ ...message(agent.id, 'a1', false), to: 'agent' });
+      transport.subscribe('worker', deliver, { readsHistory: false });
+      transport.subscribe('agent', deliver);
+      await until(() => delivered.length === 2, 'both delivered');
+      await transport.batch.drain();
+      expect(counted).toEqual([transport.keys.history(agent.id)]);
     } finally {
       monitor.stop();
       await daemon.store.close();

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { HistoryEntry } from '../../src/bus/history/memory.ts';
 import type { Message } from '../../src/bus/message.ts';
 import type { RedisTransport } from '../../src/bus/transport/redis/index.ts';
 import { until } from '../../src/testing/index.ts';
@@ -151,6 +152,30 @@ describe('redis thread store', () => {
       await agent;
     });
   });
+
+  it('asks Redis for the history count a read left out when the delivery needs the whole history', async () => {
+    await onRedis(2, async (a, b) => {
+      const thread = a.registry.createThread();
+      const frame = a.registry.openFrame(thread, 'worker', 'api', null);
+      a.history.append(thread.id, entry('e0'));
+      await a.transport.batch.drain();
+      await b.store.load(thread.id, '', true);
+      expect(b.history.summary(thread.id)?.messages).toBe(1);
+      a.history.append(thread.id, entry('e1'));
+      a.history.append(thread.id, entry('e2'));
+      await a.transport.batch.drain();
+      // State as a read for a listener that reads no history brings it: no count.
+      const [created, scope, hops, stopped, inflight] = (await b.transport.batch.load(
+        b.transport.keys.thread(thread.id),
+        false,
+        '',
+      ))!;
+      b.store.preload(thread.id, frame.id, [created!, scope!, hops!, stopped!, inflight!, null, null, null]);
+      // Delivered to an agent after all (the listener changed since): the count is asked for.
+      await b.store.loadFor({ ...carrying(thread.id, frame.id, 1), frameDepth: undefined }, true);
+      expect(b.history.messages(thread.id)?.messages.map((m) => m.id)).toEqual(['e0', 'e1', 'e2']);
+    });
+  });
 });
 
 it('reads every thread from Redis again after its events connection was cut (stops sent meanwhile are lost)', async () => {
@@ -192,6 +217,10 @@ function carrying(thread: string, frame: string, hop: number): Message {
     time: Date.now(),
     frameDepth: 3,
   };
+}
+
+function entry(id: string): HistoryEntry {
+  return { id, from: 'api', to: 'worker', kind: 'message', payload: '<ping/>', time: Date.now() };
 }
 
 /** Field names of a thread's hash in Redis. */

@@ -51,6 +51,12 @@ export interface SubscribeOptions {
    * queue costs no promise and no closures. A transport that acknowledges uses `deliver`.
    */
   deliverDetached?: (message: Message) => void;
+  /**
+   * Whether the listener reads its threads' histories (an agent; default true). A transport that
+   * loads each message's thread state as it reads it (Redis) loads the history's length too only
+   * when asked: it costs Redis a command a message, and only reading the history needs it.
+   */
+  readsHistory?: boolean;
 }
 
 export interface Subscription {

@@ -30,14 +30,15 @@ const ONE = Promise.resolve(1);
 const MAX_ARGS = 1_000;
 
 /**
- * The thread state the read script packed for an entry, as a load returns it; undefined when it
- * loaded none (no thread settings, or a thread id it could not take from the record).
+ * The thread state the read script packed for an entry, as a load returns it (the history count
+ * null when the read did not ask for it, see CommandBatch.read); undefined when it loaded none
+ * (no thread settings, or a thread id it could not take from the record).
  */
 export function unpackState(state: string | null | undefined): LoadReply | undefined {
   if (state == null) return undefined;
   if (state === '0') return null;
   const f = state.split('\0');
-  return [f[0]!, f[1]!, f[2]!, f[3]!, f[4]!, f[5] || null, f[6] || null, f[7]!];
+  return [f[0]!, f[1]!, f[2]!, f[3]!, f[4]!, f[5] || null, f[6] || null, f[7] || null];
 }
 
 type Reply = number | LoadReply | ReadEntry[] | string[];
@@ -252,7 +253,13 @@ export class CommandBatch {
    * Reads wait for the end of the turn: a part of the batch sent early (it filled up) carries
    * the writes so far, and the reads go with the rest, taking as many entries as are wanted then.
    */
-  #reads: Array<{ stream: string; count: number | (() => number); waiter: Waiter; plain: boolean }> = [];
+  #reads: Array<{
+    stream: string;
+    count: number | (() => number);
+    waiter: Waiter;
+    plain: boolean;
+    history: boolean;
+  }> = [];
   /**
    * Messages published (+1) per thread key in this batch, less settles netted out against them;
    * sent first in the batch. An increment may move ahead of a settle queued before it: the count
@@ -407,10 +414,14 @@ export class CommandBatch {
    * that carry their frames anyway, and passing entries through Lua costs Redis several times what
    * the command costs: each is copied into a Lua string and back out (≈ 3 µs an entry against 0.6,
    * measured with INFO commandstats; docs/internals/benchmarks.md).
+   *
+   * `history`: each entry's state with its thread's history count (an LLEN, and the field it
+   * adds up with), which only a listener that reads its threads' histories needs (an agent); without
+   * it the count is null.
    */
-  read(stream: string, count: number | (() => number), plain = false): Promise<ReadEntry[]> {
+  read(stream: string, count: number | (() => number), plain = false, history = true): Promise<ReadEntry[]> {
     return this.#withResult((waiter) => {
-      this.#reads.push({ stream, count, waiter, plain });
+      this.#reads.push({ stream, count, waiter, plain, history });
       this.#schedule();
     }) as Promise<ReadEntry[]>;
   }
@@ -474,14 +485,14 @@ export class CommandBatch {
     if (!this.pending) return undefined;
     const reads: PlainRead[] = [];
     if (!early) {
-      for (const { stream, count, waiter, plain } of this.#reads) {
+      for (const { stream, count, waiter, plain, history } of this.#reads) {
         const n = Math.max(1, typeof count === 'number' ? count : count());
         if (plain) {
           reads.push({ stream, count: n, waiter });
           continue;
         }
         this.#waiters.push(waiter);
-        this.#args.push('read', this.#key(stream), String(n));
+        this.#args.push('read', this.#key(stream), String(n), history ? '1' : '0');
       }
       this.#reads = [];
     }

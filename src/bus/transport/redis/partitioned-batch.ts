@@ -121,8 +121,8 @@ export class PartitionedBatch {
     return this.#of(threadKey).load(threadKey, refresh, frame);
   }
 
-  read(stream: string, count: number | (() => number), plain = false): Promise<ReadEntry[]> {
-    return this.#of(stream).read(stream, count, plain);
+  read(stream: string, count: number | (() => number), plain = false, history = true): Promise<ReadEntry[]> {
+    return this.#of(stream).read(stream, count, plain, history);
   }
 
   xack(stream: string, id: string): Promise<void> {

@@ -82,11 +82,17 @@ export class HistoryMirror {
   /**
    * Makes this daemon's copy of a thread's history whole when something needs all of it (`whole`,
    * or a watcher here): when Redis has numbered more entries than this daemon holds (other daemons
-   * recorded them, or it missed events while reconnecting), it reads the list.
+   * recorded them, or it missed events while reconnecting), it reads the list. `remote` undefined:
+   * the state came without the count (read for a listener that reads no history), asked for now.
    */
-  sync(thread: string, remote: number, whole: boolean): Promise<void> | undefined {
+  sync(thread: string, remote: number | undefined, whole: boolean): Promise<void> | undefined {
     const watched = this.options.channel.watched.has(thread);
     if (!whole && !watched) return undefined;
+    if (remote === undefined) {
+      return this.options.batch
+        .load(this.options.threadKey(thread), false, '')
+        .then((reply) => this.sync(thread, reply ? Number(reply[7]) : 1, whole));
+    }
     const have = this.#count(thread);
     if (have >= remote) return undefined;
     // Followed here and just behind: usually the other daemon's events for these entries are on

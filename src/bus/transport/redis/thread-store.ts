@@ -330,7 +330,7 @@ export class RedisThreadStore implements SharedThreadStore {
       const parent = registry.frame(frame)?.parent;
       if (parent) this.#syncFrame(thread, parent, parentJson ?? null);
     }
-    return this.#histories.sync(thread, Number(hist ?? 0), wholeHistory);
+    return this.#histories.sync(thread, hist == null ? undefined : Number(hist), wholeHistory);
   }
 
   async close(): Promise<void> {

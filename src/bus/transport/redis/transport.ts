@@ -63,6 +63,8 @@ export class RedisTransport implements Transport, ReaderHost {
   readonly #readers = new Map<string, Subscribed>();
   /** Each listener's stream keys, one per partition. */
   readonly #inboxes = new Map<string, string[]>();
+  /** Streams of listeners that do not read their threads' histories (SubscribeOptions.readsHistory). */
+  readonly #noHistory = new Set<string>();
   readonly #reaper: Reaper;
   readonly #heartbeat: Heartbeat;
   readonly #timers: NodeJS.Timeout[] = [];
@@ -172,6 +174,10 @@ export class RedisTransport implements Transport, ReaderHost {
       );
     }
     const streams = this.#inbox(listener);
+    for (const stream of streams) {
+      if (options.readsHistory === false) this.#noHistory.add(stream);
+      else this.#noHistory.delete(stream);
+    }
     let subscribed: Subscribed;
     if (streams.length === 1) {
       const reader = new StreamReader(this, listener, streams[0]!, deliver, max);
@@ -283,7 +289,7 @@ export class RedisTransport implements Transport, ReaderHost {
   }
 
   readNow(stream: string, count: number | (() => number), plain = false): Promise<ReadEntry[]> {
-    return this.batch.read(stream, count, plain);
+    return this.batch.read(stream, count, plain, !this.#noHistory.has(stream));
   }
 
   preloaded(message: Message | undefined, load: LoadReply): void {

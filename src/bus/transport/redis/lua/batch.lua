@@ -164,16 +164,17 @@ local function settle(i)
   return 0
 end
 -- A thread's record as eight values: created, scope, hops, stopped, inflight, frame, parent
--- frame, history count (`hkey`: its history list); nothing when the thread does not exist.
+-- frame, history count (`hkey`: its history list; false: '' for the count, which only agents and
+-- threads followed live need, see read); nothing when the thread does not exist.
 local function recordOf(k, hkey, refresh, frame)
   local v
-  if frame ~= '' then
-    v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'trimmed', 'f:' .. frame)
+  if hkey then
+    v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'f:' .. frame, 'trimmed')
   else
-    v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'trimmed')
+    v = redis.call('HMGET', k, 'created', 'scope', 'hops', 'stopped', 'inflight', 'f:' .. frame)
   end
   if not v[1] then return end
-  local f = v[7] or false
+  local f = frame ~= '' and v[6] or false
   local p = false
   if f then
     -- The record is JSON.stringify([listener, caller, parent, depth]) of names and ids that need
@@ -183,8 +184,9 @@ local function recordOf(k, hkey, refresh, frame)
     if parent ~= '' then p = redis.call('HGET', k, 'f:' .. parent) end
   end
   if refresh == '1' then redis.call('PEXPIRE', k, THREAD_TTL) end
+  local n = ''
   -- %d: tostring formats with %.14g, twice the time.
-  local n = string.format('%d', redis.call('LLEN', hkey) + (tonumber(v[6]) or 0))
+  if hkey then n = string.format('%d', redis.call('LLEN', hkey) + (tonumber(v[7]) or 0)) end
   return v[1], v[2], v[3], v[4], v[5] or '0', f, p, n
 end
 -- The record as a table {created, ..., history count}, or false.
@@ -195,20 +197,24 @@ local function record(k, refresh, frame)
 end
 -- thread key, refresh, frame id (or ''): the thread's record, with the frame and its parent.
 local function load(i) return record(key(i + 1), ARGV[i + 2], ARGV[i + 3]) end
--- stream key, count: XREADGROUP without BLOCK. An entry in this format comes back as {id, m, state}:
--- its record, and with a thread key prefix its thread state: the thread and frame taken from the
--- start of the record (codec.ts writes id, thread, frame first; the daemon checks that they are the
--- decoded message's own), the state packed in one string (fields of the record joined by NUL,
--- '' for a missing frame; '0' when the thread does not exist), so that a hop's reply is three
--- strings instead of fifteen. A message that carries its frame (a frameDepth key, which codec.ts
--- writes last) comes back with no state: a daemon that knows its thread needs none, and one that
--- does not loads it (RedisThreadStore.loadFor); the read costs Redis about a sixth less per hop.
--- Any other entry comes back as {id, fields}, for the daemon to refuse.
+-- stream key, count, history ('1': each thread's history count too, which only a listener that
+-- reads its threads' histories needs, an agent; the LLEN is a command a hop, and a thread followed
+-- live on a daemon that read it without gets it by a load, see RedisThreadStore): XREADGROUP
+-- without BLOCK. An entry in this format comes back as {id, m, state}: its record, and with a thread key prefix its thread state: the
+-- thread and frame taken from the start of the record (codec.ts writes id, thread, frame first;
+-- the daemon checks that they are the decoded message's own), the state packed in one string
+-- (fields of the record joined by NUL, '' for a missing frame; '0' when the thread does not
+-- exist), so that a hop's reply is three strings instead of fifteen. A message that carries its
+-- frame (a frameDepth key, which codec.ts writes last) comes back with no state: a daemon that
+-- knows its thread needs none, and one that does not loads it (RedisThreadStore.loadFor); the
+-- read costs Redis about a sixth less per hop. Any other entry comes back as {id, fields}, for
+-- the daemon to refuse.
 -- Thread keys are made here, not declared: they carry the stream key's hash tag, so its slot.
 local function read(i)
   local reply = redis.call('XREADGROUP', 'GROUP', GROUP, CONSUMER, 'COUNT', ARGV[i + 2],
     'STREAMS', key(i + 1), '>')
   if not reply then return {} end
+  local counted = ARGV[i + 3] == '1'
   local entries = reply[1][2]
   local list = {}
   for j = 1, #entries do
@@ -223,7 +229,7 @@ local function read(i)
         local t, f = string.match(m, '^{"id":"[^"\]*","thread":"([^"\]*)","frame":"([^"\]*)"')
         if t and not string.find(m, ',"frameDepth":', 1, true) then
           -- Packed with one concatenation: no table per entry, and the history key made from t.
-          local c, s, h, st, inf, fr, p, n = recordOf(PREFIX .. t, HPREFIX .. t, '0', f)
+          local c, s, h, st, inf, fr, p, n = recordOf(PREFIX .. t, counted and HPREFIX .. t, '0', f)
           if c then
             state = c .. '\0' .. (s or '') .. '\0' .. (h or '') .. '\0' .. (st or '') .. '\0' .. inf .. '\0' ..
               (fr or '') .. '\0' .. (p or '') .. '\0' .. n
@@ -304,7 +310,7 @@ while i <= n do
   elseif op == 'inc' then f, size = inc, 3
   elseif op == 'xadd' then f, size, result = xadd, 3, 'x'
   elseif op == 'settle' then f, size, result = settle, 2, true
-  elseif op == 'read' then f, size, result = read, 3, true
+  elseif op == 'read' then f, size, result = read, 4, true
   elseif op == 'hset' then f, size = hset, 4
   elseif op == 'hdel' then f, size = hdel, 3
   elseif op == 'load' then f, size, result = load, 4, true
