@@ -70,6 +70,27 @@ describe('redis thread store', () => {
     });
   });
 
+  it('deletes the record of a frame pruned twice once', async () => {
+    await onRedis(1, async ({ transport, registry }) => {
+      const thread = registry.createThread();
+      const caller = registry.openFrame(thread, 'boss', 'api', null);
+      const frame = registry.openFrame(thread, 'worker', 'boss', caller, 1);
+      await transport.batch.drain();
+      const deleted: string[] = [];
+      const hdel = transport.batch.hdel.bind(transport.batch);
+      transport.batch.hdel = (key, field) => {
+        deleted.push(field);
+        hdel(key, field);
+      };
+      // As a responder's frame is: once it answered, and again once its handler finished.
+      registry.pruneFrame(frame);
+      registry.pruneFrame(frame);
+      await transport.batch.drain();
+      expect(deleted).toEqual([`f:${frame.id}`]);
+      expect(await fields(transport, thread.id)).not.toContain(`f:${frame.id}`);
+    });
+  });
+
   it('keeps no record of a frame that links to no parent until something refers to it', async () => {
     await onRedis(1, async ({ transport, store, registry }) => {
       const thread = registry.createThread();

@@ -82,6 +82,8 @@ export class RedisThreadStore implements SharedThreadStore {
   /** Frames this daemon pruned lately (two generations, so the memory stays bounded). */
   #pruned = new Set<string>();
   #prunedBefore = new Set<string>();
+  /** Frames whose record this daemon deleted (the same frame is pruned twice, see framesPruned). */
+  readonly #deleted = new WeakSet<Frame>();
   #registry: ThreadRegistry | undefined;
   #history: ThreadHistory | undefined;
   #events: ThreadStoreEvents | undefined;
@@ -179,8 +181,10 @@ export class RedisThreadStore implements SharedThreadStore {
   framesPruned(thread: string, frames: readonly Frame[]): void {
     const key = this.#threadKey(thread);
     for (const frame of frames) {
-      // No record to delete, and no state read can bring it back.
-      if (!frame.stored) continue;
+      // No record to delete, and no state read can bring it back; or deleted already: a
+      // responder's frame is pruned once it answered and again once its handler finished.
+      if (!frame.stored || this.#deleted.has(frame)) continue;
+      this.#deleted.add(frame);
       this.#batch.hdel(key, `f:${frame.id}`);
       this.#notePruned(frame.id);
     }
