@@ -41,7 +41,24 @@ export function unpackState(state: string | null | undefined): LoadReply | undef
   return [f[0]!, f[1]!, f[2]!, f[3]!, f[4]!, f[5] || null, f[6] || null, f[7] || null];
 }
 
-type Reply = number | LoadReply | ReadEntry[] | string[];
+/**
+ * A read's entries as the script returns them, three values each in one flat list (see the
+ * script's read): id, record, state for an entry in this format; id, fields, null for another.
+ */
+type FlatRead = Array<string | string[] | null>;
+
+/** The entries of a read through the script, each as a ReadEntry. */
+export function readEntries(flat: FlatRead): ReadEntry[] {
+  const entries: ReadEntry[] = [];
+  for (let i = 0; i + 2 < flat.length; i += 3) {
+    const id = flat[i] as string;
+    const m = flat[i + 1] ?? null;
+    entries.push(typeof m === 'string' ? [id, m, flat[i + 2] as string | null] : [id, m]);
+  }
+  return entries;
+}
+
+type Reply = number | LoadReply | ReadEntry[] | FlatRead | string[];
 
 interface Waiter {
   resolve(value: Reply): void;
@@ -491,7 +508,11 @@ export class CommandBatch {
           reads.push({ stream, count: n, waiter });
           continue;
         }
-        this.#waiters.push(waiter);
+        this.#waiters.push({
+          resolve: (flat) => waiter.resolve(readEntries(flat as FlatRead)),
+          reject: waiter.reject,
+          xadd: false,
+        });
         this.#args.push('read', this.#key(stream), String(n), history ? '1' : '0');
       }
       this.#reads = [];

@@ -200,15 +200,17 @@ local function load(i) return record(key(i + 1), ARGV[i + 2], ARGV[i + 3]) end
 -- stream key, count, history ('1': each thread's history count too, which only a listener that
 -- reads its threads' histories needs, an agent; the LLEN is a command a hop, and a thread followed
 -- live on a daemon that read it without gets it by a load, see RedisThreadStore): XREADGROUP
--- without BLOCK. An entry in this format comes back as {id, m, state}: its record, and with a thread key prefix its thread state: the
+-- without BLOCK. Entries come back in one flat list, three values each (a table per entry cost
+-- Redis about 3% of a call-and-answer message to turn into its reply). An entry in this format
+-- comes back as id, m, state: its record, and with a thread key prefix its thread state: the
 -- thread and frame taken from the start of the record (codec.ts writes id, thread, frame first;
 -- the daemon checks that they are the decoded message's own), the state packed in one string
 -- (fields of the record joined by NUL, '' for a missing frame; '0' when the thread does not
 -- exist), so that a hop's reply is three strings instead of fifteen. A message that carries its
 -- frame (a frameDepth key, which codec.ts writes last) comes back with no state: a daemon that
 -- knows its thread needs none, and one that does not loads it (RedisThreadStore.loadFor); the
--- read costs Redis about a sixth less per hop. Any other entry comes back as {id, fields}, for
--- the daemon to refuse.
+-- read costs Redis about a sixth less per hop. Any other entry comes back as id, fields, false,
+-- for the daemon to refuse.
 -- Thread keys are made here, not declared: they carry the stream key's hash tag, so its slot.
 local function read(i)
   local reply = redis.call('XREADGROUP', 'GROUP', GROUP, CONSUMER, 'COUNT', ARGV[i + 2],
@@ -216,7 +218,7 @@ local function read(i)
   if not reply then return {} end
   local counted = ARGV[i + 3] == '1'
   local entries = reply[1][2]
-  local list = {}
+  local list, at = {}, 0
   for j = 1, #entries do
     local id, fields = entries[j][1], entries[j][2]
     local m
@@ -238,10 +240,11 @@ local function read(i)
           end
         end
       end
-      list[j] = {id, m, state}
+      list[at + 1], list[at + 2], list[at + 3] = id, m, state
     else
-      list[j] = {id, fields or false}
+      list[at + 1], list[at + 2], list[at + 3] = id, fields or false, false
     end
+    at = at + 3
   end
   return list
 end
