@@ -74,10 +74,18 @@ parentPort.once('message', () => { stop = true; });
 })();
 `;
 
-const p99 = (values: number[]) => {
+const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.ceil(0.99 * sorted.length) - 1]!;
+  return sorted[Math.ceil(p * sorted.length) - 1]!;
 };
+const p99 = (values: number[]) => percentile(values, 0.99);
+/**
+ * What the floods are held to: of ~60 samples the p99 is the slowest one, and on a loaded box one
+ * stall of the machine's (568 ms among 58 samples under 280, load 3.6 a core) failed the test. A
+ * flood parsed on the event loop stalls most samples (each waits out the 16 parses under way), so
+ * the p90 tells it apart as well as the p99 did, without the one outlier.
+ */
+const p90 = (values: number[]) => percentile(values, 0.9);
 
 /** Three rounds of 16 concurrent injections of `payload`, with /healthz measured meanwhile. */
 function underLoad(payload: string) {
@@ -149,11 +157,11 @@ describe('an element flood', () => {
       );
     }
 
-    const figures = `floods: p99 ${p99(floods.latencies).toFixed(1)} ms of ${shown(floods.latencies)}; 1 MB text: p99 ${p99(control.latencies).toFixed(1)} ms of ${shown(control.latencies)}; load per core ${busy.toFixed(2)}`;
+    const figures = `floods: p90 ${p90(floods.latencies).toFixed(1)}, p99 ${p99(floods.latencies).toFixed(1)} ms of ${shown(floods.latencies)}; 1 MB text: p90 ${p90(control.latencies).toFixed(1)}, p99 ${p99(control.latencies).toFixed(1)} ms of ${shown(control.latencies)}; load per core ${busy.toFixed(2)}`;
     console.info(`element flood: ${figures}`);
     // Against the control measured just before, not a fixed figure: in a full suite run on a quiet
     // box the control's own p99 reached 137 ms (a fixed 100 ms bound failed with floods at 131 ms).
-    expect(p99(floods.latencies), figures).toBeLessThan(2 * p99(control.latencies) + 100);
+    expect(p90(floods.latencies), figures).toBeLessThan(2 * p90(control.latencies) + 100);
   }, 90_000);
 
   it('sent as MCP tool arguments is refused as it is encoded, and /healthz answers meanwhile as for any 1 MB body', async () => {
@@ -169,7 +177,7 @@ describe('an element flood', () => {
         'arguments for lister refused: more than 10000 elements, the limit for one message (limits.max_xml_elements)',
       );
     }
-    const figures = `floods: p99 ${p99(floods.latencies).toFixed(1)} ms of ${shown(floods.latencies)}; 1 MB note: p99 ${p99(control.latencies).toFixed(1)} ms of ${shown(control.latencies)}`;
-    expect(p99(floods.latencies), figures).toBeLessThan(2 * p99(control.latencies) + 100);
+    const figures = `floods: p90 ${p90(floods.latencies).toFixed(1)}, p99 ${p99(floods.latencies).toFixed(1)} ms of ${shown(floods.latencies)}; 1 MB note: p90 ${p90(control.latencies).toFixed(1)}, p99 ${p99(control.latencies).toFixed(1)} ms of ${shown(control.latencies)}`;
+    expect(p90(floods.latencies), figures).toBeLessThan(2 * p90(control.latencies) + 100);
   }, 90_000);
 });
