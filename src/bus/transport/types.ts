@@ -54,7 +54,9 @@ export interface SubscribeOptions {
   /**
    * Whether the listener reads its threads' histories (an agent; default true). A transport that
    * loads each message's thread state as it reads it (Redis) loads the history's length too only
-   * when asked: it costs Redis a command a message, and only reading the history needs it.
+   * when asked: it costs Redis a command a message, and only reading the history needs it. Set
+   * at subscribe: a listener a reload turns into an agent keeps its subscription, and each of its
+   * deliveries then loads the count on its own (a round trip more) until the daemon restarts.
    */
   readsHistory?: boolean;
 }
