@@ -17,8 +17,9 @@
 // - every dynamic import() of a module that a daemon's process loads (MCP, Redis, telemetry,
 //   the librarian's backends...): loaded when first used, as before. src/cli/main.js imports each
 //   command's module that way; only `run` and `dev` run in a daemon's process.
-// with everything they import in turn. `organism/testing` is not one: it starts daemons in a test
-// process of its own, from the modules, never through run.js.
+// with everything they import in turn. `organism/testing` is not one: a project's tests run their
+// listeners and tools with it in a process of their own, from the modules, never through run.js (a
+// handler that imported it in a daemon would load a second copy of what it shares with the bundle).
 //
 // Each bundled module's import.meta.url is its own file's (the Lua scripts, the precompiled
 // validators and the package root are found beside it, as before). Without esbuild (an install
