@@ -12,8 +12,7 @@ const runTmp = mkdtempSync(join(tmpdir(), 'organism-tests-'));
 chmodSync(runTmp, 0o1777);
 process.env.ORGANISM_TEST_TMP = runTmp;
 // The audit key's default place is under $XDG_CONFIG_HOME; tests (and the daemons they start) get
-// a throwaway one, so a test run never writes into the developer's own ~/.config/organism; and
-// bin/organism.js's compile cache (Node 22+) goes to a throwaway ~/.cache (XDG_CACHE_HOME).
+// a throwaway one, so a test run never writes into the developer's own ~/.config/organism.
 const configHome = join(runTmp, 'config');
 mkdirSync(configHome);
 
@@ -37,7 +36,7 @@ const common = {
     ],
   },
   test: {
-    env: { XDG_CONFIG_HOME: configHome, XDG_CACHE_HOME: join(runTmp, 'cache'), TMPDIR: runTmp },
+    env: { XDG_CONFIG_HOME: configHome, TMPDIR: runTmp },
     setupFiles: ['test/setup-file.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
