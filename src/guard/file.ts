@@ -174,7 +174,7 @@ export function checkPath(raw: string, access: Access, input: PathCheckInput): P
           deny(
             'file.organism_code',
             `${p} is the organism's own code (${code}); file tools may read it, not write it.`,
-            'Write elsewhere; the organism’s code is changed by a person, and loaded at the next reload.',
+            'Write elsewhere; the organism’s code is changed by a person, and loaded at the next reload or start.',
             p,
           ),
         );

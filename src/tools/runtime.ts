@@ -20,7 +20,7 @@ import type { AttachedMcp } from '../mcp/client/index.ts';
 import { mcpIdentityGrants, mcpServers, renameIdentityIssues } from '../mcp/config.ts';
 import type { ApprovalGate } from './approval/gate.ts';
 import { type CatalogEntry, loadOrganismCatalog, PACKAGE_ROOT } from './catalog.ts';
-import { organismCodeFiles } from './code-files.ts';
+import { organismCodeFiles, runtimeCodeFolders } from './code-files.ts';
 import { Dispatcher, type DispatcherDefaults, type GuardCheck } from './dispatcher.ts';
 import { IntegrityChecker, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, parsePublicKey } from './integrity.ts';
 import { type RegisteredTool, ToolRegistry } from './registry.ts';
@@ -249,7 +249,11 @@ export async function createToolRuntime(
     }
 
     // The file tools write none of the organism's code, whatever allowed_paths says (guard/organism-code.ts).
-    organismCode.set(codeKey, await organismCodeFiles(config));
+    const code = await organismCodeFiles(config);
+    const projectDir = config.file === undefined ? undefined : dirname(config.file);
+    for (const [folder, what] of runtimeCodeFolders(projectDir))
+      if (!code.folders.has(folder)) code.folders.set(folder, what);
+    organismCode.set(codeKey, code);
     const dispatcher = new Dispatcher({
       registry,
       // The `mcp:` identity is a listener to the dispatcher: MCP clients' calls of native tools.

@@ -64,6 +64,9 @@ beforeAll(async () => {
   dir = await mkdtemp(join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), 'organism-attack-code-'));
   await mkdir(join(dir, 'node_modules'));
   await symlink(REPO_ROOT.replace(/\/$/, ''), join(dir, 'node_modules', 'organism'));
+  // A package the project's code could import: the daemon loads it at its next start.
+  await mkdir(join(dir, 'node_modules', 'words-lib'));
+  await writeFile(join(dir, 'node_modules', 'words-lib', 'index.js'), WORDS);
   for (const folder of ['listeners', 'lib', 'tools', 'scripts', 'ws', 'prompts', 'resources'])
     await mkdir(join(dir, folder));
   // MCP prompts and resources of the project's own code (issue 27): loaded into the daemon too.
@@ -184,6 +187,21 @@ describe("write_file against the organism's own code, allowed_paths covering the
       expect(status, file).toBe('refused');
       expect(result, file).toContain('file.organism_code');
       expect(await readFile(join(dir, file), 'utf8').catch(() => undefined), file).toBe(before);
+    }
+  });
+
+  it("the project's node_modules: a package in it and a new one are refused; nothing changes", async () => {
+    // Not through node_modules/organism: that is a link to the checkout under test.
+    for (const [file, before] of [
+      ['node_modules/words-lib/index.js', WORDS],
+      ['node_modules/new-package/index.js', undefined],
+    ] as const) {
+      for (const path of [join(dir, file), `../${file}`]) {
+        const { status, result } = await write(path, 'export const owned = true;\n');
+        expect(status, path).toBe('refused');
+        expect(result, path).toContain('file.organism_code');
+        expect(await readFile(join(dir, file), 'utf8').catch(() => undefined), path).toBe(before);
+      }
     }
   });
 

@@ -7,9 +7,11 @@
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkPath } from '../../src/guard/file.ts';
 import { organismCode } from '../../src/guard/organism-code.ts';
+import { runtimeCodeFolders } from '../../src/tools/code-files.ts';
 
 let root: string;
 let ws: string;
@@ -83,5 +85,29 @@ describe('the organism code rule of the file guard', () => {
     organismCode.delete(OLD);
     expect(judge('../listeners/greeter.ts', 'write').verdict).toBe('allow');
     expect(judge('../listeners/other.ts', 'write').rule_id).toBe('file.organism_code');
+  });
+
+  it('refuses writes to the code a daemon loads at its next start: node_modules and the package', () => {
+    // What each tool runtime registers beside the configuration's code (src/tools/runtime.ts).
+    organismCode.set(OLD, { files: new Map(), folders: runtimeCodeFolders(root) });
+    const anywhere = (p: string) =>
+      checkPath(p, 'write', { workspace: ws, trust: 'high', allowedPaths: ['/**'] });
+    const checkout = fileURLToPath(new URL('../..', import.meta.url));
+    for (const p of [
+      '../node_modules/words/index.js', // a dependency of the project's code
+      '../node_modules/new-package/index.js', // one a tool would add
+      '../NODE_MODULES/words/index.js',
+      path.join(path.dirname(root), 'node_modules', 'x.js'), // Node resolves from every folder above
+      path.join(checkout, 'dist', 'src', 'cli', 'main.js'), // the package's own, built
+      path.join(checkout, 'src', 'daemon.ts'),
+      path.join(checkout, 'bin', 'organism.js'),
+      path.join(checkout, 'node_modules', 'yaml', 'dist', 'index.js'),
+    ]) {
+      const verdict = anywhere(p);
+      expect(verdict.rule_id, p).toBe('file.organism_code');
+    }
+    // The rest of the project and the checkout's other files are not code.
+    expect(anywhere('../notes/node_modules.md').verdict).toBe('allow');
+    expect(anywhere('../listeners/other.ts').verdict).toBe('allow');
   });
 });
