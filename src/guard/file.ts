@@ -41,17 +41,22 @@ const inside = (p: string, folder: string) => {
 /**
  * The organism's own files, which no file tool may read or write whatever the workspace (one set
  * to the project folder holds them): its data dir (audit log, stores, journal, signing key) except
- * the workspace when that lies inside it (the default), its config file and the files it names.
- * Registered by each tool runtime (src/tools/runtime.ts) under its config's path.
+ * the workspace when that lies inside it (the default), its audit checkpoint folder, its config
+ * file and the files it names (the audit key among them). Registered by each tool runtime
+ * (src/tools/runtime.ts) under its config's path.
  */
 export class DaemonFiles {
-  readonly #sources = new Map<string, { dataDirs: string[]; files: string[] }>();
+  readonly #sources = new Map<string, { dataDirs: string[]; checkpointDirs: string[]; files: string[] }>();
 
-  set(source: string, own: { dataDirs: string[]; files: string[] }): void {
+  set(source: string, own: { dataDirs: string[]; checkpointDirs?: string[]; files: string[] }): void {
     const real = (list: string[]) => [
       ...new Set(list.flatMap((f) => [path.resolve(f), realOrSelf(path.resolve(f))])),
     ];
-    this.#sources.set(source, { dataDirs: real(own.dataDirs), files: real(own.files) });
+    this.#sources.set(source, {
+      dataDirs: real(own.dataDirs),
+      checkpointDirs: real(own.checkpointDirs ?? []),
+      files: real(own.files),
+    });
   }
 
   /** Forgets a source (a test kit's organism, once closed: its temp folder is gone). */
@@ -61,8 +66,9 @@ export class DaemonFiles {
 
   /** What `p` is of the organism's own, or undefined; `workspaces`: the workspace, as given and real. */
   holds(p: string, workspaces: readonly string[]): string | undefined {
-    for (const { dataDirs, files } of this.#sources.values()) {
+    for (const { dataDirs, checkpointDirs, files } of this.#sources.values()) {
       if (files.includes(p)) return 'configuration or key file';
+      if (checkpointDirs.some((dir) => inside(p, dir))) return 'audit checkpoint folder';
       for (const dir of dataDirs) {
         if (!inside(p, dir)) continue;
         // The workspace inside the data dir (the default, <data_dir>/workspace) is the workspace.

@@ -7,9 +7,9 @@
 import type { KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { auditKeyOptions, loadAuditKeys } from '../audit/key.ts';
+import { auditKeyOptions, defaultAuditKeyFile, loadAuditKeys } from '../audit/key.ts';
 import { AuditLog, type AuditSink } from '../audit/log.ts';
-import { auditCheckpointOptions } from '../audit/setup.ts';
+import { auditCheckpointFile, auditCheckpointOptions } from '../audit/setup.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import type { OrganismConfig } from '../config/types.ts';
 import { ConfigError } from '../errors.ts';
@@ -169,9 +169,14 @@ export async function createToolRuntime(
   const paths = toolPaths(config);
   const warn = opts.warn;
   // The file guard refuses these to every file tool, wherever the workspace is (src/guard/file.ts).
+  // The audit key and checkpoints live outside data_dir on purpose (whoever cuts the log must not
+  // reach them): a tool must not either, to read the key (and seal forged records) or cut both.
+  const keyFile = config.audit?.key_file ?? defaultAuditKeyFile(opts.env ?? process.env);
   daemonFiles.set(config.file ?? paths.dataDir, {
     dataDirs: [paths.dataDir],
+    checkpointDirs: [dirname(auditCheckpointFile(config, opts.env ?? process.env))],
     files: [
+      keyFile,
       ...(config.file ? [config.file, join(dirname(config.file), '.env')] : []),
       paths.audit,
       paths.revocations,

@@ -107,7 +107,11 @@ listeners:
     llm: { model: triage-model, script: ./scripts/triage.yaml }
 `,
   );
-  daemon = await startDaemonProcess(['--config', join(dir, 'organism.yaml')]);
+  // The audit key and its checkpoints in the project too (by default they are under
+  // ~/.config/organism): allowed_paths over the project then covers them.
+  daemon = await startDaemonProcess(['--config', join(dir, 'organism.yaml')], {
+    XDG_CONFIG_HOME: join(dir, '.config'),
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -131,18 +135,20 @@ async function ask(to: string, payload: string): Promise<string> {
   }, 30_000);
 }
 
-/** The thief calls write_file; the status and result (JSON text) it gets back. */
-async function write(path: string, content: string): Promise<{ status: string; result: string }> {
-  const args = xml(JSON.stringify({ path, content }));
+/** The thief calls `tool`; the status and result (JSON text) it gets back. */
+async function use(tool: string, args: Record<string, unknown>): Promise<{ status: string; result: string }> {
   const answer = await ask(
     'thief',
-    `<use-tool-thief><tool>write_file</tool><args>${args}</args></use-tool-thief>`,
+    `<use-tool-thief><tool>${tool}</tool><args>${xml(JSON.stringify(args))}</args></use-tool-thief>`,
   );
   return {
     status: /<status>([^<]*)<\/status>/.exec(answer)?.[1] ?? '',
     result: /<result>([^<]*)<\/result>/.exec(answer)?.[1] ?? '',
   };
 }
+
+/** The thief calls write_file. */
+const write = (path: string, content: string) => use('write_file', { path, content });
 
 const greet = () => ask('greeter', '<greeting><name>Ada</name></greeting>');
 const answerTool = () => ask('toolbox', '<use-tool><tool>answer</tool><args>{}</args></use-tool>');
@@ -203,6 +209,29 @@ describe("write_file against the organism's own code, allowed_paths covering the
         expect(await readFile(join(dir, file), 'utf8').catch(() => undefined), path).toBe(before);
       }
     }
+  });
+
+  it('the audit key and its checkpoint folder are neither read nor written', async () => {
+    // Outside data_dir on purpose (whoever cuts the log must not reach them): read, the key would
+    // seal forged records; written or cut, the trail could be rewritten with them.
+    const key = join(dir, '.config/organism/audit.key');
+    const secret = (await readFile(key, 'utf8')).trim();
+    for (const path of [key, '../.config/organism/audit.key']) {
+      const read = await use('read_file', { path });
+      expect(read.status, path).toBe('refused');
+      expect(read.result, path).toContain('file.daemon_data');
+      expect(read.result, path).not.toContain(secret.slice(0, 16));
+      const written = await write(path, 'f'.repeat(64));
+      expect(written.status, path).toBe('refused');
+      expect(written.result, path).toContain('file.daemon_data');
+    }
+    expect((await readFile(key, 'utf8')).trim()).toBe(secret);
+    const checkpoints = join(dir, '.config/organism/checkpoints');
+    const held = await readdir(checkpoints).catch(() => [] as string[]);
+    const planted = await write(join(checkpoints, 'code-attack-0000000000000000.jsonl'), '{}\n');
+    expect(planted.status).toBe('refused');
+    expect(planted.result).toContain('audit checkpoint folder');
+    expect(await readdir(checkpoints).catch(() => [] as string[])).toEqual(held);
   });
 
   it('a symlink in the workspace to the handler is refused; the handler is unchanged', async () => {
