@@ -26,113 +26,117 @@ afterAll(async () => {
   await raw.quit();
 });
 
+type Daemon = ReturnType<typeof storeOnRedis>;
+type Deliver = (m: Message, handled?: () => void) => Promise<void>;
+
+/**
+ * A daemon of group `group` on the test Redis, its commands seen by MONITOR through what `watch`
+ * makes of its worker's stream key: `body` runs once the daemon receives events, with a handler
+ * that records each delivered id in `delivered`; everything is closed after.
+ */
+async function watched(
+  group: string,
+  watch: (stream: string) => Parameters<typeof monitorCommands>[1],
+  body: (daemon: Daemon, deliver: Deliver, delivered: string[]) => Promise<void>,
+): Promise<void> {
+  const daemon = storeOnRedis(URL, group);
+  const monitor = await monitorCommands(raw, watch(daemon.transport.keys.inbox('worker')));
+  const delivered: string[] = [];
+  const deliver: Deliver = async (m, handled) => {
+    delivered.push(m.id);
+    handled?.();
+  };
+  try {
+    await until(() => daemon.store.receivingEvents, 'the events subscription');
+    await body(daemon, deliver, delivered);
+  } finally {
+    monitor.stop();
+    await daemon.store.close();
+    await daemon.transport.close();
+  }
+}
+
 describe('redis reads', () => {
   it('reads plain sends with a plain XREADGROUP, and through the script once an entry wants its thread state', async () => {
-    const daemon = storeOnRedis(URL, GROUP);
-    const { transport, registry } = daemon;
-    const stream = transport.keys.inbox('worker');
     // XREADGROUPs of new entries of the stream without BLOCK: 'lua' when the script ran them.
     const reads: string[] = [];
-    const monitor = await monitorCommands(raw, (args, source) => {
-      if (args[0]?.toUpperCase() !== 'XREADGROUP' || !args.includes(stream) || args.includes('BLOCK')) return;
-      if (args.at(-1) === '>') reads.push(source === 'lua' ? 'script' : 'plain');
-    });
-    const delivered: string[] = [];
-    try {
-      await until(() => daemon.store.receivingEvents, 'the events subscription');
-      transport.subscribe('worker', async (m, handled) => {
-        delivered.push(m.id);
-        handled?.();
-      });
-      const thread = registry.createThread();
-      await transport.batch.drain();
-      // Plain sends, one at a time: after the first read (the script's), plain reads.
-      for (let i = 1; i <= 4; i++) {
-        await transport.publish(message(thread.id, `p${i}`, true));
-        await until(() => delivered.length === i, `plain send ${i} delivered`);
-      }
-      await until(() => reads.includes('plain'), 'a plain read');
-      const before = reads.length;
-      // Messages that do not carry their frames want their thread state: the next read after
-      // one of them goes through the script again.
-      await transport.publish(message(thread.id, 'c1', false));
-      await until(() => delivered.length === 5, 'the first call delivered');
-      await transport.publish(message(thread.id, 'c2', false));
-      await until(() => delivered.length === 6, 'the second call delivered');
-      await until(() => reads.slice(before).includes('script'), 'a read through the script');
-      expect(delivered).toEqual(['m-p1', 'm-p2', 'm-p3', 'm-p4', 'm-c1', 'm-c2']);
-    } finally {
-      monitor.stop();
-      await daemon.store.close();
-      await transport.close();
-    }
+    await watched(
+      GROUP,
+      (stream) => (args, source) => {
+        if (args[0]?.toUpperCase() !== 'XREADGROUP' || !args.includes(stream) || args.includes('BLOCK'))
+          return;
+        if (args.at(-1) === '>') reads.push(source === 'lua' ? 'script' : 'plain');
+      },
+      async ({ transport, registry }, deliver, delivered) => {
+        transport.subscribe('worker', deliver);
+        const thread = registry.createThread();
+        await transport.batch.drain();
+        // Plain sends, one at a time: after the first read (the script's), plain reads.
+        for (let i = 1; i <= 4; i++) {
+          await transport.publish(message(thread.id, `p${i}`, true));
+          await until(() => delivered.length === i, `plain send ${i} delivered`);
+        }
+        await until(() => reads.includes('plain'), 'a plain read');
+        const before = reads.length;
+        // Messages that do not carry their frames want their thread state: the next read after
+        // one of them goes through the script again.
+        await transport.publish(message(thread.id, 'c1', false));
+        await until(() => delivered.length === 5, 'the first call delivered');
+        await transport.publish(message(thread.id, 'c2', false));
+        await until(() => delivered.length === 6, 'the second call delivered');
+        await until(() => reads.slice(before).includes('script'), 'a read through the script');
+        expect(delivered).toEqual(['m-p1', 'm-p2', 'm-p3', 'm-p4', 'm-c1', 'm-c2']);
+      },
+    );
   });
 
   it('reads through the script after a blocking read found an entry that wants its thread state', async () => {
-    const daemon = storeOnRedis(URL, `${GROUP}-idle`);
-    const { transport, registry } = daemon;
-    const stream = transport.keys.inbox('worker');
     // Every XREADGROUP of new entries of the stream: 'block' when it waits.
     const reads: string[] = [];
-    const monitor = await monitorCommands(raw, (args, source) => {
-      if (args[0]?.toUpperCase() !== 'XREADGROUP' || !args.includes(stream) || args.at(-1) !== '>') return;
-      reads.push(args.includes('BLOCK') ? 'block' : source === 'lua' ? 'script' : 'plain');
-    });
-    const delivered: string[] = [];
-    try {
-      await until(() => daemon.store.receivingEvents, 'the events subscription');
-      transport.subscribe('worker', async (m, handled) => {
-        delivered.push(m.id);
-        handled?.();
-      });
-      const thread = registry.createThread();
-      await transport.publish(message(thread.id, 'p1', true));
-      await until(() => delivered.length === 1, 'the plain send delivered');
-      // Idle: the last read found nothing and waits; the call's message is what it finds.
-      await until(() => reads.includes('plain') && reads.at(-1) === 'block', 'the reader waiting');
-      const before = reads.length;
-      await transport.publish(message(thread.id, 'c1', false));
-      await until(() => delivered.length === 2, 'the call delivered');
-      // The next read brings thread state along, as after a non-blocking read of the same entry.
-      await until(() => reads.slice(before).includes('script'), 'a read through the script');
-      expect(delivered).toEqual(['m-p1', 'm-c1']);
-    } finally {
-      monitor.stop();
-      await daemon.store.close();
-      await transport.close();
-    }
+    await watched(
+      `${GROUP}-idle`,
+      (stream) => (args, source) => {
+        if (args[0]?.toUpperCase() !== 'XREADGROUP' || !args.includes(stream) || args.at(-1) !== '>') return;
+        reads.push(args.includes('BLOCK') ? 'block' : source === 'lua' ? 'script' : 'plain');
+      },
+      async ({ transport, registry }, deliver, delivered) => {
+        transport.subscribe('worker', deliver);
+        const thread = registry.createThread();
+        await transport.publish(message(thread.id, 'p1', true));
+        await until(() => delivered.length === 1, 'the plain send delivered');
+        // Idle: the last read found nothing and waits; the call's message is what it finds.
+        await until(() => reads.includes('plain') && reads.at(-1) === 'block', 'the reader waiting');
+        const before = reads.length;
+        await transport.publish(message(thread.id, 'c1', false));
+        await until(() => delivered.length === 2, 'the call delivered');
+        // The next read brings thread state along, as after a non-blocking read of the same entry.
+        await until(() => reads.slice(before).includes('script'), 'a read through the script');
+        expect(delivered).toEqual(['m-p1', 'm-c1']);
+      },
+    );
   });
 
   it("reads a thread's history count with its state only for a listener that reads histories", async () => {
-    const daemon = storeOnRedis(URL, `${GROUP}-count`);
-    const { transport, registry } = daemon;
     // The history lists whose length the script asked for.
     const counted: string[] = [];
-    const monitor = await monitorCommands(raw, (args, source) => {
-      if (args[0]?.toUpperCase() === 'LLEN' && source === 'lua') counted.push(args[1]!);
-    });
-    const delivered: string[] = [];
-    const deliver = async (m: Message, handled?: () => void): Promise<void> => {
-      delivered.push(m.id);
-      handled?.();
-    };
-    try {
-      await until(() => daemon.store.receivingEvents, 'the events subscription');
-      const plain = registry.createThread();
-      const agent = registry.createThread();
-      // Waiting before the readers start: their first read, through the script, finds them.
-      await transport.publish(message(plain.id, 'w1', false));
-      await transport.publish({ ...message(agent.id, 'a1', false), to: 'agent' });
-      transport.subscribe('worker', deliver, { readsHistory: false });
-      transport.subscribe('agent', deliver);
-      await until(() => delivered.length === 2, 'both delivered');
-      await transport.batch.drain();
-      expect(counted).toEqual([transport.keys.history(agent.id)]);
-    } finally {
-      monitor.stop();
-      await daemon.store.close();
-      await transport.close();
-    }
+    await watched(
+      `${GROUP}-count`,
+      () => (args, source) => {
+        if (args[0]?.toUpperCase() === 'LLEN' && source === 'lua') counted.push(args[1]!);
+      },
+      async ({ transport, registry }, deliver, delivered) => {
+        const plain = registry.createThread();
+        const agent = registry.createThread();
+        // Waiting before the readers start: their first read, through the script, finds them.
+        await transport.publish(message(plain.id, 'w1', false));
+        await transport.publish({ ...message(agent.id, 'a1', false), to: 'agent' });
+        transport.subscribe('worker', deliver, { readsHistory: false });
+        transport.subscribe('agent', deliver);
+        await until(() => delivered.length === 2, 'both delivered');
+        await transport.batch.drain();
+        expect(counted).toEqual([transport.keys.history(agent.id)]);
+      },
+    );
   });
 });
 
