@@ -171,12 +171,12 @@ export async function createToolRuntime(
   // The file guard refuses these to every file tool, wherever the workspace is (src/guard/file.ts).
   // The audit key and checkpoints live outside data_dir on purpose (whoever cuts the log must not
   // reach them): a tool must not either, to read the key (and seal forged records) or cut both.
-  const keyFile = config.audit?.key_file ?? defaultAuditKeyFile(opts.env ?? process.env);
+  const env = opts.env ?? process.env;
   daemonFiles.set(config.file ?? paths.dataDir, {
     dataDirs: [paths.dataDir],
-    checkpointDirs: [dirname(auditCheckpointFile(config, opts.env ?? process.env))],
+    checkpointDirs: [dirname(auditCheckpointFile(config, env))],
     files: [
-      keyFile,
+      config.audit?.key_file ?? defaultAuditKeyFile(env),
       ...(config.file ? [config.file, join(dirname(config.file), '.env')] : []),
       paths.audit,
       paths.revocations,
