@@ -48,7 +48,8 @@ import { RateLimiter } from './server/rate-limit.ts';
 import type { OrganismService, ReloadReport } from './server/service.ts';
 import { startTelemetry, type Telemetry } from './telemetry/index.ts';
 import { loadToolCatalog } from './tools/catalog.ts';
-import { createToolRuntime, type ToolRuntime, toolPaths } from './tools/runtime.ts';
+import { toolPaths } from './tools/own-files.ts';
+import { createToolRuntime, type ToolRuntime } from './tools/runtime.ts';
 import { createToolServices, type Resources } from './tools/services.ts';
 import { workspaceVolumeFor } from './tools/workspace-volume.ts';
 

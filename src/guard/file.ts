@@ -43,12 +43,18 @@ const inside = (p: string, folder: string) => {
  * to the project folder holds them): its data dir (audit log, stores, journal, signing key) except
  * the workspace when that lies inside it (the default), its audit checkpoint folder, its config
  * file and the files it names (the audit key among them). Registered by each tool runtime
- * (src/tools/runtime.ts) under its config's path.
+ * (src/tools/own-files.ts says what) under its config's path.
  */
-export class DaemonFiles {
-  readonly #sources = new Map<string, { dataDirs: string[]; checkpointDirs: string[]; files: string[] }>();
+export interface DaemonFileSet {
+  dataDirs: string[];
+  checkpointDirs?: string[];
+  files: string[];
+}
 
-  set(source: string, own: { dataDirs: string[]; checkpointDirs?: string[]; files: string[] }): void {
+export class DaemonFiles {
+  readonly #sources = new Map<string, Required<DaemonFileSet>>();
+
+  set(source: string, own: DaemonFileSet): void {
     const real = (list: string[]) => [
       ...new Set(list.flatMap((f) => [path.resolve(f), realOrSelf(path.resolve(f))])),
     ];

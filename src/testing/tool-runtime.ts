@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { SMTP_RESOURCE } from '../../tools/lib/mail-transport.ts';
 import { WEBHOOK_DELIVERY_RESOURCE } from '../../tools/lib/net-request.ts';
 import { auditKeyId } from '../audit/key.ts';
@@ -15,12 +15,14 @@ import type { AuditEntry } from '../audit/record.ts';
 import type { OrganismConfig } from '../config/types.ts';
 import { daemonFiles } from '../guard/file.ts';
 import { checkCall } from '../guard/index.ts';
+import { organismCode } from '../guard/organism-code.ts';
 import { openEmbeddedKvStore } from '../kv/embedded.ts';
 import { STATE_FOLDER, STATE_RESOURCE_KEY } from '../state/open.ts';
 import { StateSeal } from '../state/seal.ts';
 import { RuntimeState, stateThreatRecord } from '../state/store.ts';
 import type { Approval } from '../tools/approval/types.ts';
 import { Dispatcher } from '../tools/dispatcher.ts';
+import { ownCode, ownDataFiles } from '../tools/own-files.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { createToolServices } from '../tools/services.ts';
 import { type ApprovalPolicy, policyGate } from './approval.ts';
@@ -88,9 +90,13 @@ export async function kitTools(options: KitToolsOptions): Promise<KitTools> {
   if (!options.live.includes('webhook'))
     await resources.get(WEBHOOK_DELIVERY_RESOURCE, () => webhooks.delivery);
   if (!options.live.includes('send_email')) await resources.get(SMTP_RESOURCE, () => emails.transport);
-  // The file guard keeps the file tools off the organism's own files, as the daemon's runtime does.
+  // The file guard keeps the file tools off what it keeps them off in the daemon (own-files.ts):
+  // the organism's files, the developer's audit key and checkpoints, and the code a daemon runs.
   const own = config.file;
-  daemonFiles.set(own, { dataDirs: [config.organism.data_dir], files: [own, join(dirname(own), '.env')] });
+  const code = await ownCode(config);
+  const codeKey = Symbol('test kit');
+  daemonFiles.set(own, ownDataFiles(config, process.env));
+  organismCode.set(codeKey, code);
   const approvals: Approval[] = [];
   const gate = policyGate({ policy: options.policy, state, audit, decisions: approvals });
   const dispatcher = options.dispatch
@@ -117,6 +123,7 @@ export async function kitTools(options: KitToolsOptions): Promise<KitTools> {
     async close() {
       gate.close();
       daemonFiles.delete(own);
+      organismCode.delete(codeKey);
       await resources.closeAll();
     },
   };

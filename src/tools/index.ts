@@ -22,6 +22,7 @@ export {
   type Manifest,
   writeManifest,
 } from './integrity.ts';
+export { type ToolPaths, toolPaths } from './own-files.ts';
 export { type RegisteredTool, ToolRegistry } from './registry.ts';
 export {
   RevocationWatcher,
@@ -33,10 +34,8 @@ export {
 export {
   createToolRuntime,
   defaultToolRuntimeOptions,
-  type ToolPaths,
   type ToolRuntime,
   type ToolRuntimeOptions,
-  toolPaths,
   trustedPublicKey,
 } from './runtime.ts';
 export { createToolServices, Resources } from './services.ts';

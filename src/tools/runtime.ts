@@ -6,10 +6,9 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { auditKeyOptions, defaultAuditKeyFile, loadAuditKeys } from '../audit/key.ts';
+import { auditKeyOptions, loadAuditKeys } from '../audit/key.ts';
 import { AuditLog, type AuditSink } from '../audit/log.ts';
-import { auditCheckpointFile, auditCheckpointOptions } from '../audit/setup.ts';
+import { auditCheckpointOptions } from '../audit/setup.ts';
 import type { LoadedOrganism } from '../config/index.ts';
 import type { OrganismConfig } from '../config/types.ts';
 import { ConfigError } from '../errors.ts';
@@ -20,9 +19,9 @@ import type { AttachedMcp } from '../mcp/client/index.ts';
 import { mcpIdentityGrants, mcpServers, renameIdentityIssues } from '../mcp/config.ts';
 import type { ApprovalGate } from './approval/gate.ts';
 import { type CatalogEntry, loadOrganismCatalog, PACKAGE_ROOT } from './catalog.ts';
-import { organismCodeFiles, runtimeCodeFolders } from './code-files.ts';
 import { Dispatcher, type DispatcherDefaults, type GuardCheck } from './dispatcher.ts';
-import { IntegrityChecker, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, parsePublicKey } from './integrity.ts';
+import { IntegrityChecker, parsePublicKey } from './integrity.ts';
+import { ownCode, ownDataFiles, toolPaths } from './own-files.ts';
 import { type RegisteredTool, ToolRegistry } from './registry.ts';
 import { RevocationWatcher } from './revocations.ts';
 import { createToolServices } from './services.ts';
@@ -94,32 +93,6 @@ export interface ToolRuntime {
   close(): Promise<void>;
 }
 
-/** Where the runtime's files are for an organism (absolute; the loader resolved them). */
-export interface ToolPaths {
-  dataDir: string;
-  workspace: string;
-  audit: string;
-  revocations: string;
-  manifest: string;
-  privateKey: string;
-  publicKey: string;
-}
-
-export function toolPaths(config: OrganismConfig): ToolPaths {
-  const dataDir = config.organism.data_dir;
-  const tools = (config.tools ?? {}) as Partial<OrganismConfig['tools']>;
-  const audit = (config.audit ?? {}) as Partial<OrganismConfig['audit']>;
-  return {
-    dataDir,
-    workspace: config.organism.workspace,
-    audit: audit.path ?? join(dataDir, 'audit.jsonl'),
-    revocations: tools.revocations_file ?? join(dataDir, 'revocations.json'),
-    manifest: tools.manifest ?? join(dirname(config.file), 'tools.manifest.json'),
-    privateKey: join(dataDir, PRIVATE_KEY_FILE),
-    publicKey: join(dataDir, PUBLIC_KEY_FILE),
-  };
-}
-
 /**
  * The log `organism tools call` (and a runtime built without a sink) writes: the daemon's key, so it
  * appends to the same chain, and the same checkpoints, checked before the first call.
@@ -169,22 +142,8 @@ export async function createToolRuntime(
   const paths = toolPaths(config);
   const warn = opts.warn;
   // The file guard refuses these to every file tool, wherever the workspace is (src/guard/file.ts).
-  // The audit key and checkpoints live outside data_dir on purpose (whoever cuts the log must not
-  // reach them): a tool must not either, to read the key (and seal forged records) or cut both.
   const env = opts.env ?? process.env;
-  daemonFiles.set(config.file ?? paths.dataDir, {
-    dataDirs: [paths.dataDir],
-    checkpointDirs: [dirname(auditCheckpointFile(config, env))],
-    files: [
-      config.audit?.key_file ?? defaultAuditKeyFile(env),
-      ...(config.file ? [config.file, join(dirname(config.file), '.env')] : []),
-      paths.audit,
-      paths.revocations,
-      paths.manifest,
-      paths.privateKey,
-      paths.publicKey,
-    ],
-  });
+  daemonFiles.set(config.file ?? paths.dataDir, ownDataFiles(config, env));
 
   const registry = new ToolRegistry();
   if (opts.discover) {
@@ -254,10 +213,7 @@ export async function createToolRuntime(
     }
 
     // The file tools write none of the organism's code, whatever allowed_paths says (guard/organism-code.ts).
-    const code = await organismCodeFiles(config);
-    const projectDir = config.file === undefined ? undefined : dirname(config.file);
-    for (const [folder, what] of runtimeCodeFolders(projectDir))
-      if (!code.folders.has(folder)) code.folders.set(folder, what);
+    const code = await ownCode(config);
     organismCode.set(codeKey, code);
     const dispatcher = new Dispatcher({
       registry,

@@ -23,7 +23,7 @@ import { type FullReport, verifyAuditLog } from '../../audit/verify.ts';
 import { loadConfig } from '../../config/index.ts';
 import type { OrganismConfig } from '../../config/types.ts';
 import { UsageError } from '../../errors.ts';
-import { toolPaths } from '../../tools/runtime.ts';
+import { toolPaths } from '../../tools/own-files.ts';
 import { CONFIG_OPTION, parseCommandArgs } from '../args.ts';
 import type { CommandIo } from '../io.ts';
 

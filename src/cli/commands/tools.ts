@@ -25,14 +25,10 @@ import {
   UNSIGNED_WARNING,
   writeManifest,
 } from '../../tools/integrity.ts';
+import { toolPaths } from '../../tools/own-files.ts';
 import { ToolRegistry } from '../../tools/registry.ts';
 import { revokeTool, unrevokeTool } from '../../tools/revocations.ts';
-import {
-  createToolRuntime,
-  defaultToolRuntimeOptions,
-  toolPaths,
-  trustedPublicKey,
-} from '../../tools/runtime.ts';
+import { createToolRuntime, defaultToolRuntimeOptions, trustedPublicKey } from '../../tools/runtime.ts';
 import { revokeShared, sharesState, unrevokeShared } from '../../tools/shared-state.ts';
 import { didYouMean } from '../../tools/tool-config.ts';
 import { CAPABILITIES, type Capability, type ToolResult } from '../../tools/types.ts';
