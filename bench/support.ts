@@ -42,7 +42,11 @@ export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=4', '--single-threaded-
  * The file is bundled to plain JavaScript first: under the TypeScript loader, Node 20 runs module
  * hooks on a second thread that alone adds ~35 MB, which would measure the loader, not Organism.
  */
-export async function runChild(relativeFile: string, args: string[] = []): Promise<string> {
+export async function runChild(
+  relativeFile: string,
+  args: string[] = [],
+  nodeFlags: readonly string[] = DAEMON_NODE_FLAGS,
+): Promise<string> {
   const { build } = await import('esbuild');
   const file = fileURLToPath(new URL(relativeFile, import.meta.url));
   const outfile = fileURLToPath(
@@ -63,7 +67,7 @@ export async function runChild(relativeFile: string, args: string[] = []): Promi
     cpSync(fileURLToPath(new URL(dir, import.meta.url)), join(dirname(outfile), 'lua'), { recursive: true });
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', ...DAEMON_NODE_FLAGS, outfile, ...args], {
+    const child = spawn(process.execPath, ['--expose-gc', ...nodeFlags, outfile, ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
