@@ -1,5 +1,8 @@
 /**
- * Scale-out figures, against the redis-server on 127.0.0.1:6379 (REDIS_URL overrides):
+ * Scale-out figures, against a redis-server of the bench's own (REDIS_URL names another): started
+ * here on a free loopback port without persistence, as the shared one runs, so that nothing else's
+ * traffic (a test run, another bench) lands in its windows or its INFO counters; without
+ * redis-server on the PATH, the one on 127.0.0.1:6379.
  * - redis_two_daemons_msgs_per_s: two processes, one consumer group, ping payloads looping through
  *   the full pipeline (parse, validate, handle, route, shared thread state, XADD, XREADGROUP, XACK);
  *   every handler call is one message. Each hop writes the thread's hop count and history entry to
@@ -25,13 +28,19 @@
  *   that responds, and calls again on each answer): their frames live in Redis and every
  *   delivery reads its thread state. Target (issue 29): 0.6 of the floor.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type { OptimizeFor } from '../src/daemon/v8-flags.ts';
+import { freePort } from '../test/helpers/ports.ts';
+import { stopServers } from '../test/helpers/redis-cluster.ts';
 import { median, round, runChild, sleep } from './support.ts';
 import { redisAnswers, twoBenchDaemons } from './support-redis.ts';
 
-const URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const SHARED_URL = 'redis://127.0.0.1:6379';
 /** Threads per daemon; two daemons, so this many times two messages circulate. */
 const THREADS_PER_DAEMON = 32;
 const SECONDS = 3;
@@ -45,24 +54,35 @@ const READ_BATCH = 32;
 const ROUNDS = 3;
 
 export async function* run(): AsyncIterable<Record<string, unknown>> {
-  if (!(await redisAnswers(URL))) {
-    yield { name: 'redis', skipped: `no redis-server at ${URL}` };
-    return;
+  const own = process.env.REDIS_URL === undefined ? await ownRedis() : undefined;
+  const url = process.env.REDIS_URL ?? own?.url ?? SHARED_URL;
+  try {
+    if (!(await redisAnswers(url))) {
+      yield { name: 'redis', skipped: `no redis-server at ${url}` };
+      return;
+    }
+    yield await measure(url, own !== undefined);
+  } finally {
+    await own?.stop();
   }
+}
+
+async function measure(url: string, ownServer: boolean): Promise<Record<string, unknown>> {
   const floors: number[] = [];
   const runs: Array<Awaited<ReturnType<typeof twoDaemons>>> = [];
   const calls: Array<Awaited<ReturnType<typeof twoDaemons>>> = [];
   for (let i = 0; i < ROUNDS; i++) {
-    floors.push(await floorPerSecond(THREADS_PER_DAEMON * 2));
-    runs.push(await twoDaemons('ping'));
-    calls.push(await twoDaemons('call'));
+    floors.push(await floorPerSecond(url, THREADS_PER_DAEMON * 2));
+    runs.push(await twoDaemons(url, 'ping'));
+    calls.push(await twoDaemons(url, 'call'));
   }
-  const memory = await twoDaemons('ping', 'memory');
+  const memory = await twoDaemons(url, 'ping', 'memory');
   const floor = median(floors);
   const perSecond = median(runs.map((r) => r.perSecond));
   const callsPerSecond = median(calls.map((r) => r.perSecond));
-  yield {
+  return {
     name: 'redis',
+    redis_server: ownServer ? 'own' : url,
     redis_two_daemons_msgs_per_s: round(perSecond, 0),
     redis_floor_xadd_per_s: round(floor, 0),
     ratio: round(perSecond / floor, 2),
@@ -88,6 +108,7 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
 }
 
 async function twoDaemons(
+  url: string,
   mode: 'ping' | 'call',
   optimizeFor: OptimizeFor = 'speed',
 ): Promise<{
@@ -98,10 +119,10 @@ async function twoDaemons(
 }> {
   const group = `bench-${randomUUID().slice(0, 8)}`;
   const startAt = Date.now() + 3_000; // both connected and subscribed before the first inject
-  const probe = new Redis(URL);
+  const probe = new Redis(url);
   try {
     const children = twoBenchDaemons({
-      url: URL,
+      url,
       group,
       threads: THREADS_PER_DAEMON,
       startAt,
@@ -124,7 +145,7 @@ async function twoDaemons(
     };
   } finally {
     probe.disconnect();
-    await dropKeys(`organism:{${group}}:*`);
+    await dropKeys(url, `organism:{${group}}:*`);
   }
 }
 
@@ -141,9 +162,9 @@ async function redisCounters(client: Redis): Promise<{ cpu: number; xadds: numbe
  * behind whatever the modules before it left (a whole `npm run bench` read 13,800-16,300 XADDs a
  * second where `node bin/bench.js redis` read 44,000-63,000 the same hour).
  */
-async function floorPerSecond(inFlight: number): Promise<number> {
+async function floorPerSecond(url: string, inFlight: number): Promise<number> {
   const out = await runChild('./redis-floor.ts', [
-    URL,
+    url,
     String(inFlight),
     String(READ_BATCH),
     String(WARM_MS),
@@ -152,8 +173,8 @@ async function floorPerSecond(inFlight: number): Promise<number> {
   return (JSON.parse(out) as { perSecond: number }).perSecond;
 }
 
-async function dropKeys(pattern: string): Promise<void> {
-  const client = new Redis(URL);
+async function dropKeys(url: string, pattern: string): Promise<void> {
+  const client = new Redis(url);
   try {
     let cursor = '0';
     do {
@@ -164,4 +185,30 @@ async function dropKeys(pattern: string): Promise<void> {
   } finally {
     client.disconnect();
   }
+}
+
+/**
+ * A redis-server of the bench's own on a free loopback port, its files in a temp folder, or
+ * undefined when none starts (no redis-server on the PATH): the bench then uses the shared one.
+ */
+async function ownRedis(): Promise<{ url: string; stop(): Promise<void> } | undefined> {
+  const dir = await mkdtemp(join(tmpdir(), 'organism-bench-redis-'));
+  const port = await freePort();
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
+  const stop = () => stopServers([child], dir);
+  const url = `redis://127.0.0.1:${port}`;
+  let failed = false;
+  child.once('error', () => {
+    failed = true;
+  });
+  for (const deadline = Date.now() + 5_000; Date.now() < deadline && !failed; await sleep(50)) {
+    if (child.exitCode !== null) break;
+    if (await redisAnswers(url)) return { url, stop };
+  }
+  await stop();
+  return undefined;
 }
