@@ -11,6 +11,7 @@ import type { DaemonFileSet } from '../guard/file.ts';
 import { type CodeFiles, organismCodeFiles, runtimeCodeFolders } from './code-files.ts';
 import { PRIVATE_KEY_FILE, PUBLIC_KEY_FILE } from './integrity.ts';
 
+/** Where the runtime's files are for an organism (absolute; the loader resolved them). */
 export interface ToolPaths {
   dataDir: string;
   workspace: string;
