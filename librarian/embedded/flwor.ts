@@ -13,7 +13,7 @@ const FONTO = 'http://fontoxml.com/fontoxpath';
 
 export type Fail = (reason: string) => LibrarianError;
 
-function parseDebug(query: string): Element {
+export function parseDebug(query: string): Element {
   return fontoxpath.parseScript(
     query,
     { language: fontoxpath.evaluateXPath.XQUERY_3_1_LANGUAGE, debug: true },

@@ -2,9 +2,9 @@
  * The query as the embedded engine runs it: what fontoxpath cannot parse made parseable (count
  * clauses, string constructors with space around an interpolation), the features it lacks
  * rewritten into ones it runs (string constructors, fn:sort#1, order by with several keys, group
- * by, count, map constructors with computed keys checked for duplicates), each rewrite proved
- * against fontoxpath's own parse, and what it would answer wrong refused by name (unsupported.ts)
- * before anything runs.
+ * by, count, map constructors with computed keys checked for duplicates, typed for and let
+ * bindings checked), each rewrite proved against fontoxpath's own parse, and what it would answer
+ * wrong refused by name (unsupported.ts) before anything runs.
  */
 import type { Element } from 'slimdom';
 import { markerCalls, rewriteCount, substituteCountClauses } from './count.ts';
@@ -13,6 +13,7 @@ import { rewriteMapKeys } from './map-keys.ts';
 import { rewriteOrderBy } from './order-by.ts';
 import { rewriteSort } from './sort.ts';
 import { proveStringConstructors, scanStringConstructors } from './string-constructor.ts';
+import { rewriteTypedBindings } from './typed-binding.ts';
 import { checkSupported } from './unsupported.ts';
 
 type Parse = (query: string) => Element;
@@ -65,7 +66,7 @@ export function rewriteQuery(query: string, parse: Parse): string {
     text = proveStringConstructors(p.constructors, ast, parse);
     ast = parse(text);
   }
-  for (const rewrite of [rewriteSort, rewriteOrderBy]) {
+  for (const rewrite of [rewriteTypedBindings, rewriteSort, rewriteOrderBy]) {
     const rewritten = rewrite(text, ast, parse);
     if (rewritten !== null) {
       text = rewritten;

@@ -167,3 +167,144 @@ describe('doubles written into constructed nodes', () => {
     expect(await run('<a>{count((1, 2)[. > 1e0])}</a>')).toEqual({ hits: 1, results: ['<a>1</a>'] });
   });
 });
+
+describe('typed for and let variables (QT3 prod-ForClause, prod-LetClause, array-filter-007, array-sort-025)', () => {
+  const failure = async (query: string) => {
+    const error = await refusal(query);
+    return { code: error.code, xquery: error.details?.xquery_code, message: error.message };
+  };
+  const mismatch = { code: 'librarian.query', xquery: 'XPTY0004' };
+
+  it('raises XPTY0004 when a let value does not match its declared type (it answered 1)', async () => {
+    for (const query of [
+      'let $x as xs:string := 1 return $x',
+      'let $x as xs:integer := (1, 2) return $x',
+      'let $x as xs:integer+ := () return $x',
+      'let $x as xs:double := 1 return $x',
+      // An attribute is not atomized to match an atomic type: no function conversion on a let.
+      'let $id as xs:string := doc("/db/organism/orders.xml")//order/@id return $id',
+      'let $l as element(order) := doc("/db/organism/orders.xml")//line return name($l)',
+      'let $m as array(*) := map { 1: 2 } return $m(1)',
+      // The second binding of one let clause.
+      'let $a as xs:integer := 1, $b as xs:string := $a return $b',
+    ]) {
+      expect(await failure(query)).toMatchObject(mismatch);
+    }
+    expect((await failure('let $x as xs:string := 1 return $x')).message).toMatch(
+      /XPTY0004: the value bound to \$x does not match its declared type xs:string/,
+    );
+  });
+
+  it('raises XPTY0004 for a let variable the query does not use (BaseX does too)', async () => {
+    expect(await failure('let $x as xs:integer+ := () return "unused"')).toMatchObject(mismatch);
+  });
+
+  it('answers a let value that matches, as BaseX does', async () => {
+    expect(await run('let $x as xs:string := "a" return $x')).toEqual({ hits: 1, results: ['a'] });
+    expect(await run('let $x as xs:decimal := 1 return $x + 1')).toEqual({ hits: 1, results: ['2'] });
+    expect(
+      await run('let $l as element(line)* := doc("/db/organism/orders.xml")//line return count($l)'),
+    ).toEqual({ hits: 1, results: ['1'] });
+    expect(await run('let $x as item()* := () return count($x)')).toEqual({ hits: 1, results: ['0'] });
+    expect(await run('let $m as map(*) := map { "k": 2 } return $m?k')).toEqual({ hits: 1, results: ['2'] });
+  });
+
+  it('checks each item of a for variable, with its positional variable kept', async () => {
+    expect(await run('for $x as xs:integer at $p in (10, 20, 30) return $x + $p')).toEqual({
+      hits: 3,
+      results: ['11', '22', '33'],
+    });
+    // Each item against the type as written, occurrence indicator included.
+    expect(await run('for $x as xs:integer+ in (1, 2) return $x')).toEqual({ hits: 2, results: ['1', '2'] });
+    for (const query of [
+      'for $x as xs:integer in (1, "a", 3) return $x',
+      'for $x as xs:integer at $p in (1, "a") return $p',
+      'for $q as xs:integer in doc("/db/organism/orders.xml")//line/@qty return $q',
+      'for $x as xs:integer in (1, 2), $y as xs:string in ("a", $x) return $y',
+    ]) {
+      expect(await failure(query)).toMatchObject(mismatch);
+    }
+  });
+
+  it('checks typed bindings in nested FLWORs, with order by, group by and count around them', async () => {
+    expect(
+      await run(
+        'for $x in (1, 2) let $y as xs:integer+ := (for $z as xs:integer in ($x, $x + 1) return $z) return sum($y)',
+      ),
+    ).toEqual({ hits: 2, results: ['3', '5'] });
+    expect(
+      await failure(
+        'for $x in (1, 2) let $y as xs:integer := (for $z as xs:integer in ($x, $x + 1) return $z) return $y',
+      ),
+    ).toMatchObject(mismatch);
+    expect(
+      await run('for $i in (1, 2, 3) let $x as xs:integer := $i * 2 order by $x descending return $x'),
+    ).toEqual({ hits: 3, results: ['6', '4', '2'] });
+    expect(
+      await run(
+        'for $x as xs:integer in (1, 2, 3) group by $k := $x mod 2 order by $k return $k || ":" || count($x)',
+      ),
+    ).toEqual({ hits: 2, results: ['0:1', '1:2'] });
+    expect(await run('for $x as xs:string in ("a", "b") count $c return $c || $x')).toEqual({
+      hits: 2,
+      results: ['1a', '2b'],
+    });
+    expect(await run('<r>{ let $x as xs:string := "s" return $x }</r>')).toEqual({
+      hits: 1,
+      results: ['<r>s</r>'],
+    });
+  });
+
+  it('checks a typed binding inside a function body', async () => {
+    const f = 'declare function local:f($n) { let $x as xs:string := $n return $x };';
+    expect(await run(`${f} local:f("q")`)).toEqual({ hits: 1, results: ['q'] });
+    expect(await failure(`${f} local:f(1)`)).toMatchObject(mismatch);
+  });
+
+  it('refuses, naming the type, what fontoxpath cannot check', async () => {
+    for (const [query, feature] of [
+      [
+        'let $x as empty-sequence() := () return 1',
+        'a type declaration on a let variable (as empty-sequence())',
+      ],
+      [
+        'let $f as function(*) := abs#1 return $f(-1)',
+        'a type declaration on a let variable (as function(*))',
+      ],
+      [
+        'let $f as function(xs:string) as xs:string := abs#1 return 1',
+        'a type declaration on a let variable (as function(xs:string) as xs:string)',
+      ],
+      [
+        'let $m as map(xs:string, xs:integer) := map { 1: 2 } return 1',
+        'a type declaration on a let variable (as map(xs:string, xs:integer))',
+      ],
+      [
+        'let $a as array(xs:string) := [1] return 1',
+        'a type declaration on a let variable (as array(xs:string))',
+      ],
+      // fontoxpath says an untyped element is an element(a, xs:string).
+      [
+        'let $e as element(a, xs:string) := <a/> return 1',
+        'a type declaration on a let variable (as element(a, xs:string))',
+      ],
+      [
+        'let $d as document-node() := document { <a/> } return 1',
+        'a type declaration on a let variable (as document-node())',
+      ],
+      [
+        'for $x as xs:integer allowing empty in () return 1',
+        'a type declaration on a for variable (as xs:integer)',
+      ],
+      [
+        'for $x as empty-sequence() in (1) return 1',
+        'a type declaration on a for variable (as empty-sequence())',
+      ],
+    ]) {
+      const error = await refusal(query!);
+      expect(error.code).toBe('librarian.unsupported');
+      expect(error.details?.feature).toBe(feature);
+      expect(error.message).toMatch(/without the `as` type the query runs/);
+    }
+  });
+});
