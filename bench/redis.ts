@@ -205,9 +205,10 @@ async function ownRedis(): Promise<{ url: string; stop(): Promise<void> } | unde
   child.once('error', () => {
     failed = true;
   });
-  for (const deadline = Date.now() + 5_000; Date.now() < deadline && !failed; await sleep(50)) {
-    if (child.exitCode !== null) break;
+  const deadline = Date.now() + 5_000;
+  while (!failed && child.exitCode === null && Date.now() < deadline) {
     if (await redisAnswers(url)) return { url, stop };
+    await sleep(50);
   }
   await stop();
   return undefined;
