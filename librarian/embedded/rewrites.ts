@@ -2,9 +2,9 @@
  * The query as the embedded engine runs it: what fontoxpath cannot parse made parseable (count
  * clauses, string constructors with space around an interpolation), the features it lacks
  * rewritten into ones it runs (string constructors, fn:sort#1, order by with several keys, group
- * by, count, map constructors with computed keys checked for duplicates, typed for and let
- * bindings checked), each rewrite proved against fontoxpath's own parse, and what it would answer
- * wrong refused by name (unsupported.ts) before anything runs.
+ * by, count, map constructors with computed keys checked for duplicates, typed for, let,
+ * some/every and prolog variables checked), each rewrite proved against fontoxpath's own parse,
+ * and what it would answer wrong refused by name (unsupported.ts) before anything runs.
  */
 import type { Element } from 'slimdom';
 import { markerCalls, rewriteCount, substituteCountClauses } from './count.ts';
