@@ -169,6 +169,15 @@ function traced(trace: Element | undefined, fail: () => LibrarianError): { start
   return { start: at('start'), end: at('end') };
 }
 
+/** The proof's last step: `rewritten`, parsed again, is exactly `expected` (false when it does not parse). */
+function parsesTo(rewritten: string, expected: Element, parse: Parse): boolean {
+  try {
+    return canonical(parse(rewritten)) === canonical(expected);
+  } catch {
+    return false;
+  }
+}
+
 function wrapped(kind: Kind, v: string, name: string, type: string, expr: string): string {
   const message = `the value bound to ${name} does not match its declared type ${type}`.replace(/['&]/g, '');
   const check = `if (${v} instance of ${type}) then ${v} else error(QName('${ERR}', 'XPTY0004'), '${message}')`;
@@ -329,13 +338,7 @@ function rewriteOne(query: string, ast: Element, parse: Parse): string {
     const clause = target.parentElement!;
     clause.parentNode!.insertBefore(doc.importNode(where, true), clause.nextSibling);
   }
-  let got: string;
-  try {
-    got = canonical(parse(rewritten));
-  } catch {
-    throw fail();
-  }
-  if (got !== canonical(expected)) throw fail();
+  if (!parsesTo(rewritten, expected, parse)) throw fail();
   return rewritten;
 }
 
@@ -407,13 +410,7 @@ function rewriteLastQuantified(
   replaceWith(found, [...container.children]);
   for (const c of [...container.children]) container.removeChild(c);
   container.appendChild(doc.importNode(holed, true));
-  let got: string;
-  try {
-    got = canonical(parse(rewritten));
-  } catch {
-    throw fail();
-  }
-  if (got !== canonical(expected)) throw fail();
+  if (!parsesTo(rewritten, expected, parse)) throw fail();
   return rewritten;
 }
 
