@@ -115,15 +115,19 @@ export class Lifecycle {
 /**
  * Waits for `promise` to settle, but no longer than `ms`: true if it settled in time. What it
  * waits for is left running. Every wait of a shutdown goes through here, so none outlasts its share.
+ * Its rejection is handled here even when there is no time left to wait: a shutdown past its
+ * deadline goes on to disconnect, which rejects what still waits for Redis (a QUIT among them),
+ * and an unhandled rejection ends the process.
  */
 export async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  const settles = promise.then(
+    () => true,
+    () => true,
+  );
   if (ms <= 0) return false;
   let timer: NodeJS.Timeout | undefined;
   const settled = await Promise.race([
-    promise.then(
-      () => true,
-      () => true,
-    ),
+    settles,
     new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), ms);
     }),
