@@ -201,12 +201,17 @@ export class BasexBackend implements LibrarianBackend {
     const bind = [
       stringVar('q', query),
       { name: 'max', value: String(Math.max(0, Math.floor(options.maxResults))), type: 'xs:integer' },
-      ...typed.map((v, i) => ({
-        name: `v${i}`,
-        // A sequence travels as items separated by \1, each with its type after \2.
-        value: v.lexical.map((value) => `${value}\u0002${v.type}`).join('\u0001'),
-        type: '',
-      })),
+      ...typed.map((v, i) =>
+        // A sequence travels as items separated by \1, each with its type after \2; an empty one
+        // as such (as the items above it would be one empty untyped value).
+        v.values.length === 0
+          ? { name: `v${i}`, value: '', type: 'empty-sequence()' }
+          : {
+              name: `v${i}`,
+              value: v.lexical.map((value) => `${value}\u0002${v.type}`).join('\u0001'),
+              type: '',
+            },
+      ),
     ];
     let items: BasexItem[];
     try {

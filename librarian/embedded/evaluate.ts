@@ -13,6 +13,7 @@ import { syntaxError, xqueryError } from '../xquery-errors.ts';
 import { type QueryScope, registerLibrarianFunctions, resolveFunctionName } from './functions.ts';
 import { isMapOrArray, jsonQuery } from './json-result.ts';
 import { ParseFailure, rewriteQuery } from './rewrites.ts';
+import { BOUND_PREFIX, conversionChecks, VALUE_PREFIX } from './typed-external.ts';
 import { codeOnly, unsupportedSyntax } from './unsupported.ts';
 
 export interface EvaluateOptions {
@@ -22,15 +23,51 @@ export interface EvaluateOptions {
   language?: 'xquery' | 'xquery-update';
 }
 
-/** fontoxpath values for the variables: xs:integer stays an integer, arrays become sequences. */
-export function fontoxpathVariables(variables: Variables | undefined): Record<string, unknown> {
+/**
+ * fontoxpath values for the variables: xs:integer stays an integer, arrays become sequences.
+ * `externals` (the names the query to run declares external): only those are bound, as BaseX and
+ * eXist bind only declared ones (fontoxpath would let a bound value replace a variable the query
+ * declares with a value of its own); a typed external variable's value goes to the names its
+ * rewrite declares (typed-external.ts). Without `externals` (the store's own update queries),
+ * every variable is bound by its name.
+ */
+export function fontoxpathVariables(
+  variables: Variables | undefined,
+  externals?: ReadonlySet<string>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const v of typeVariables(variables)) {
+    let name = v.name;
+    if (externals?.has(VALUE_PREFIX + v.name)) {
+      name = VALUE_PREFIX + v.name;
+      out[BOUND_PREFIX + v.name] = true;
+      // Cast to another type, such a double would be written in JavaScript's form (1e+21, 1234567.5)
+      // where BaseX writes XPath's (1.0E21, 1.2345675E6), or fail with another error code.
+      if (v.type === 'xs:double' && v.values.some((x) => needsExponent(x as number))) {
+        throw new LibrarianError(
+          'librarian.unsupported',
+          `unsupported: a double outside 1e-6 to 1e6 bound to a typed external variable ($${v.name}) (the embedded librarian's XQuery engine cannot convert it right). Bind it to an untyped one, or use the exist or basex backend.`,
+          { feature: 'a double outside 1e-6 to 1e6 bound to a typed external variable' },
+        );
+      }
+    } else if (externals && !externals.has(v.name)) continue;
     const single = v.values.length === 1;
     const factory = fontoxpath.createTypedValueFactory(single ? v.type : `${v.type}*`);
-    out[v.name] = factory(single ? (v.values[0] as never) : (v.values as never), fontoxpath.domFacade);
+    out[name] = factory(single ? (v.values[0] as never) : (v.values as never), fontoxpath.domFacade);
   }
   return out;
+}
+
+/** The unprefixed names a query declares external (the variables a caller may bind). */
+function externalNames(ast: Element): Set<string> {
+  const names = new Set<string>();
+  for (const decl of ast.getElementsByTagNameNS(ast.namespaceURI, 'varDecl')) {
+    const name = decl.children[0];
+    if (!decl.children.some((c) => c.localName === 'external') || name?.localName !== 'varName') continue;
+    const prefix = name.getAttributeNS(name.namespaceURI, 'prefix') ?? name.getAttribute('prefix');
+    if (!prefix && !name.getAttributeNS(name.namespaceURI, 'URI')) names.add(name.textContent ?? '');
+  }
+  return names;
 }
 
 function isNode(item: unknown): item is Node {
@@ -76,8 +113,22 @@ export function serializeItem(node: Node): string {
   }
 }
 
-/** Queries already checked (by text): the refusal, or the text to run. Agents repeat queries; parsing is not free. */
-const checked = new Map<string, Error | string>();
+/** What a query runs as: the text (rewrites.ts) and the names it declares external. */
+interface Prepared {
+  text: string;
+  externals: ReadonlySet<string>;
+  /**
+   * The query declares a variable with a value (`declare variable $v := E`, or an external one's
+   * default). fontoxpath's compile cache keeps such a value from the first run of the same text:
+   * the next run answered with the collection as it was then, or with the variables bound then.
+   */
+  prologValues: boolean;
+  /** Typed external variables' conversions, run first for their errors (typed-external.ts). */
+  conversions: ReadonlyMap<string, string>;
+}
+
+/** Queries already checked (by text): the refusal, or what to run. Agents repeat queries; parsing is not free. */
+const checked = new Map<string, Error | Prepared>();
 const MAX_CHECKED = 256;
 
 function parse(query: string): Element {
@@ -90,13 +141,20 @@ function parse(query: string): Element {
 
 /**
  * Refuses, before running, what the engine would answer wrong (unsupported.ts), or a syntax error;
- * gives the text to run (rewrites.ts).
+ * gives the text to run (rewrites.ts) and its external variables.
  */
-function precheck(query: string): string {
+function precheck(query: string): Prepared {
   let verdict = checked.get(query);
   if (verdict === undefined) {
     try {
-      verdict = rewriteQuery(query, parse);
+      const text = rewriteQuery(query, parse);
+      const ast = parse(text);
+      verdict = {
+        text,
+        externals: externalNames(ast),
+        prologValues: ast.getElementsByTagNameNS(ast.namespaceURI, 'varValue').length > 0,
+        conversions: conversionChecks(text),
+      };
     } catch (error) {
       if (error instanceof OrganismError) verdict = error;
       else {
@@ -107,7 +165,7 @@ function precheck(query: string): string {
     if (checked.size >= MAX_CHECKED) checked.delete(checked.keys().next().value!);
     checked.set(query, verdict);
   }
-  if (typeof verdict !== 'string') throw verdict;
+  if (verdict instanceof Error) throw verdict;
   return verdict;
 }
 
@@ -139,8 +197,9 @@ function unsupported(feature: string, index: number, hint?: string): LibrarianEr
 
 export function evaluateQuery(text: string, scope: QueryScope, options: EvaluateOptions): QueryResult {
   registerLibrarianFunctions();
-  const query = options.language === 'xquery-update' ? text : precheck(text);
-  const variables = fontoxpathVariables(options.variables);
+  const prepared = options.language === 'xquery-update' ? undefined : precheck(text);
+  const query = prepared?.text ?? text;
+  const variables = fontoxpathVariables(options.variables, prepared?.externals);
   const evalOptions = {
     xmlSerializer,
     language:
@@ -151,9 +210,20 @@ export function evaluateQuery(text: string, scope: QueryScope, options: Evaluate
     functionNameResolver: resolveFunctionName,
     // Element constructors in the query build nodes in a scratch document of their own.
     nodesFactory: new Document() as never,
+    disableCache: prepared?.prologValues === true,
   };
   const run = (type: number): unknown[] => {
     try {
+      // BaseX converts a typed external variable's value as it is bound, used or not.
+      if (type === fontoxpath.evaluateXPath.ALL_RESULTS_TYPE) {
+        for (const [name, check] of prepared?.conversions ?? []) {
+          const value = variables[VALUE_PREFIX + name];
+          if (value === undefined) continue;
+          fontoxpath.evaluateXPath(check, null, null, { [VALUE_PREFIX + name]: value }, type as never, {
+            language: fontoxpath.evaluateXPath.XQUERY_3_1_LANGUAGE,
+          });
+        }
+      }
       return fontoxpath.evaluateXPath(
         query,
         null,

@@ -53,15 +53,14 @@ import { parseDebug, varName } from './flwor.ts';
 import { bodyExpression, childNamed, hole, holes, replaceWith } from './graft.ts';
 import { canonical } from './order-by.ts';
 import { masked } from './query-text.ts';
+import { checkable, freshStem, type Parse, parsesTo, traced, wrapped } from './typed-check.ts';
+import { rewriteExternal } from './typed-external.ts';
 import { refuse } from './unsupported.ts';
 
-const FONTO = 'http://fontoxml.com/fontoxpath';
-const ERR = 'http://www.w3.org/2005/xqt-errors';
 const NAME = String.raw`\$[\w.-]+(?::[\w.-]+)?`;
 const MAX_BINDINGS = 32;
 
 type Kind = 'for' | 'let' | 'some' | 'every' | 'declare';
-type Parse = (query: string) => Element;
 
 /** Where each kind of binding keeps its expression (E), and the element that binds. */
 const CONTAINER: Record<string, string> = {
@@ -127,63 +126,14 @@ function declaration(item: Element): Element | undefined {
   );
 }
 
-/** Item types whose `instance of` fontoxpath was measured to answer right. */
-function checkable(type: Element): boolean {
-  const parts = [...type.children];
-  const last = parts[parts.length - 1];
-  if (last?.localName === 'occurrenceIndicator') parts.pop();
-  if (parts.length !== 1) return false;
-  const item = parts[0]!;
-  switch (item.localName) {
-    case 'atomicType':
-      return (item.getAttributeNS(item.namespaceURI, 'prefix') ?? item.getAttribute('prefix')) === 'xs';
-    case 'anyItemType':
-    case 'anyKindTest':
-    case 'textTest':
-    case 'commentTest':
-    case 'piTest':
-    case 'anyMapTest':
-    case 'anyArrayTest':
-      return true;
-    case 'elementTest':
-    case 'attributeTest':
-      return !item.children.some((c) => c.localName === 'typeName');
-    default:
-      return false;
-  }
-}
-
 /** E's span: the position fontoxpath records on the binding expression. */
 function span(item: Element, fail: () => LibrarianError): { start: number; end: number } {
   return traced(childNamed(item, CONTAINER[item.localName]!)?.children[0], fail);
 }
 
-/** The span fontoxpath's debug parse records on an expression (its stackTrace element). */
-function traced(trace: Element | undefined, fail: () => LibrarianError): { start: number; end: number } {
-  if (!trace || trace.namespaceURI !== FONTO) throw fail();
-  const at = (which: string) => {
-    const raw = trace.getAttributeNS(FONTO, which);
-    if (!raw) throw fail();
-    return (JSON.parse(raw) as { offset: number }).offset;
-  };
-  return { start: at('start'), end: at('end') };
-}
-
-/** The proof's last step: `rewritten`, parsed again, is exactly `expected` (false when it does not parse). */
-function parsesTo(rewritten: string, expected: Element, parse: Parse): boolean {
-  try {
-    return canonical(parse(rewritten)) === canonical(expected);
-  } catch {
-    return false;
-  }
-}
-
-function wrapped(kind: Kind, v: string, name: string, type: string, expr: string): string {
-  const message = `the value bound to ${name} does not match its declared type ${type}`.replace(/['&]/g, '');
-  const check = `if (${v} instance of ${type}) then ${v} else error(QName('${ERR}', 'XPTY0004'), '${message}')`;
-  return kind === 'let' || kind === 'declare'
-    ? `(let ${v} := (${expr}) return ${check})`
-    : `(for ${v} in (${expr}) return ${check})`;
+/** E checked against its declared type: as a whole for a let or prolog variable, item by item else. */
+function checked(kind: Kind, v: string, name: string, type: string, expr: string): string {
+  return wrapped(kind !== 'let' && kind !== 'declare', v, name, type, expr);
 }
 
 /** The binding as the template writes it, untyped, around `value`. */
@@ -205,17 +155,6 @@ function templateItem(kind: Kind, parsed: Element): Element | undefined {
   const body = bodyExpression(parsed);
   if (kind === 'some' || kind === 'every') return childNamed(body, 'quantifiedExprInClause');
   return body.children[0]?.children[0];
-}
-
-/** The declared type of a typed external variable, as written (for its refusal's name). */
-function externalType(query: string, name: string): string {
-  const escaped = name.replace(/[.$]/g, (c) => `\\${c}`);
-  const m = new RegExp(String.raw`(declare\s+variable\s+${escaped}\s+as\s+)([^$]*?)\s*external\b`).exec(
-    masked(query),
-  );
-  if (!m) return '';
-  const start = m.index + m[1]!.length;
-  return query.slice(start, start + m[2]!.length).trim();
 }
 
 /** A template parsed; one fontoxpath cannot parse (a prefixed variable name in it) is refused. */
@@ -242,13 +181,7 @@ function rewriteOne(query: string, ast: Element, parse: Parse): string {
   for (const c of [...nameEl.children]) nameEl.removeChild(c);
   const name = varName(nameEl, () => fail());
   if (kind === 'declare' && childNamed(item, 'external')) {
-    // Its value may come from the caller's variables (bound as values, not text), where no
-    // rewrite of the query can check it: refused rather than answered unchecked.
-    typeText = externalType(query, name);
-    throw refuse(
-      `a type declaration on an external variable${typeText ? ` (as ${typeText})` : ''}`,
-      'the value bound to it (from the variables, or its default) would not be checked against the type; without the `as` type the query runs',
-    );
+    return rewriteExternal(query, ast, parse, { item, name, declared });
   }
 
   const debugItem = typedItems(parseDebug(query))[0];
@@ -269,9 +202,8 @@ function rewriteOne(query: string, ast: Element, parse: Parse): string {
   if (!checkable(declared)) throw fail("its type is one the embedded engine's instance of cannot check");
   if (childNamed(item, 'allowingEmpty')) throw fail('with allowing empty');
 
-  let id = 0;
-  while (query.includes(`organism_t${id}`)) id++;
-  const v = `$organism_t${id}v_`;
+  const stem = freshStem(query);
+  const v = `${stem}v_`;
   const clauses = (debugItem.parentElement?.children ?? []).filter(
     (c) => c.localName === debugItem.localName,
   );
@@ -286,7 +218,7 @@ function rewriteOne(query: string, ast: Element, parse: Parse): string {
       name,
       typeText,
       declared,
-      raw: `$organism_t${id}q_`,
+      raw: `${stem}q_`,
       v,
       nameStart: m.index,
       typeEnd,
@@ -302,7 +234,7 @@ function rewriteOne(query: string, ast: Element, parse: Parse): string {
   const clauseEnd = kind === 'let' ? span(clauseItems[clauseItems.length - 1]!, () => fail()).end : end;
   const rewritten =
     `${query.slice(0, m.index + m[1].length)} ${query.slice(typeEnd, start).trimStart()}` +
-    wrapped(kind, v, name, typeText, query.slice(start, end)) +
+    checked(kind, v, name, typeText, query.slice(start, end)) +
     query.slice(end, clauseEnd) +
     (kind === 'let' ? ` where ${force} ` : '') +
     query.slice(clauseEnd);
@@ -310,10 +242,10 @@ function rewriteOne(query: string, ast: Element, parse: Parse): string {
   // The expected parse: the binding untyped, E in the template's hole, the let's where clause.
   // A prolog variable's name stays where it is (only its value is replaced): the template names
   // it without a prefix, which it could not resolve.
-  const templateName = kind === 'declare' ? `$organism_t${id}d_` : name;
+  const templateName = kind === 'declare' ? `${stem}d_` : name;
   const parsedTemplate = parseTemplate(
     parse,
-    template(kind, templateName, wrapped(kind, v, name, typeText, hole('e')), force),
+    template(kind, templateName, checked(kind, v, name, typeText, hole('e')), force),
     fail,
   );
   const tItem = templateItem(kind, parsedTemplate);
@@ -375,7 +307,7 @@ function rewriteLastQuantified(
   const predicate = childNamed(at.debugItem.parentElement!, 'predicateExpr')?.children[0];
   const { start, end } = traced(predicate, () => fail());
   if (start < at.typeEnd) throw fail();
-  const lazy = (p: string) => `(let ${name} := ${wrapped('let', v, name, typeText, raw)} return (${p}))`;
+  const lazy = (p: string) => `(let ${name} := ${wrapped(false, v, name, typeText, raw)} return (${p}))`;
   const rewritten =
     query.slice(0, at.nameStart) +
     raw +

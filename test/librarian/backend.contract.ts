@@ -156,6 +156,13 @@ export function backendContract(name: string, setup: () => Promise<ContractHarne
         expect(result).toEqual({ hits: 6, results: ['3', 'true', '2.5', 'true', '2', '1,3'] });
       });
 
+      it('binds an empty array as the empty sequence', async () => {
+        // BaseX took it for one empty untyped value: count 1, and "" where a number was declared.
+        expect(
+          await q('declare variable $none external; (count($none), empty($none))', { none: [] } as never),
+        ).toEqual({ hits: 2, results: ['0', 'true'] });
+      });
+
       it('gives attributes, text and atomic values as strings, documents and elements as XML', async () => {
         const result = await q(
           'let $d := doc("/db/organism/notes/b.xml") return ($d/note/@lang, $d//title/text(), document-uri($d), count(collection("/db/organism")//note), $d, <made n="{1 + 1}"/>)',

@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Variables } from '../../librarian/backend.ts';
 import { sharedLibrarian } from '../../librarian/service.ts';
 import queryTool from '../../librarian/tools/query.ts';
 import { OrganismError } from '../../src/errors.ts';
@@ -46,7 +47,7 @@ async function side(name: string, librarian: Record<string, unknown>, env: NodeJ
   };
 }
 
-async function ask(s: Side, query: string): Promise<Answer> {
+async function ask(s: Side, query: string, variables?: Variables): Promise<Answer> {
   const ctx = {
     signal: AbortSignal.timeout(60_000),
     listener: 'corpus',
@@ -59,7 +60,7 @@ async function ask(s: Side, query: string): Promise<Answer> {
     services: s.services,
   } as ToolRunContext;
   try {
-    const result = await queryTool.run({ query }, ctx);
+    const result = await queryTool.run(variables ? { query, variables } : { query }, ctx);
     return { ok: true, hits: result.hits, results: result.results };
   } catch (error) {
     if (!(error instanceof OrganismError)) throw error;
@@ -113,7 +114,10 @@ describe('librarian_query: embedded store vs BaseX', () => {
     // A known wrong answer (listed in docs/guide/librarian.md) is expected to differ until fixed.
     const test = entry.known_wrong ? it.fails : it;
     test(`${entry.id} (${entry.kind})`, async () => {
-      const [mine, reference] = [await ask(embedded, entry.query), await ask(basex, entry.query)];
+      const [mine, reference] = [
+        await ask(embedded, entry.query, entry.variables),
+        await ask(basex, entry.query, entry.variables),
+      ];
       const why = difference(entry, mine, reference);
       if (why === null) {
         if (!mine.ok && UNSUPPORTED.test(mine.message ?? '')) tally.refused++;

@@ -17,12 +17,15 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import type { Variables } from '../../../librarian/backend.ts';
 
 export interface CorpusQuery {
   id: string;
   /** What the query exercises (the issue's feature names). */
   kind: string;
   query: string;
+  /** External variables bound for the query (librarian_query's `variables`). */
+  variables?: Variables;
   compare?: 'unordered' | 'json' | 'whitespace';
   note?: string;
   known_wrong?: string;
