@@ -37,7 +37,7 @@ import {
 } from '../test/helpers/redis-cluster.ts';
 import { spawnRedisServer } from '../test/helpers/redis-server.ts';
 import { median, round, sleep } from './support.ts';
-import { twoBenchDaemons } from './support-redis.ts';
+import { REDIS_WARM_MS, twoBenchDaemons } from './support-redis.ts';
 
 /**
  * Threads each bench daemon keeps looping, in both layouts. A thread's messages go to one
@@ -47,7 +47,6 @@ import { twoBenchDaemons } from './support-redis.ts';
  */
 const THREADS_PER_DAEMON = 600;
 const SECONDS = 3;
-const WARM_MS = 1_500;
 const ROUNDS = 3;
 const PARTITIONS = 6;
 
@@ -202,12 +201,12 @@ async function twoDaemons(
     group,
     threads: THREADS_PER_DAEMON,
     startAt,
-    warmMs: WARM_MS,
+    warmMs: REDIS_WARM_MS,
     seconds: SECONDS,
     mode: 'ping',
     partitions,
   });
-  await sleep(startAt + WARM_MS - Date.now());
+  await sleep(startAt + REDIS_WARM_MS - Date.now());
   const before = await Promise.all(masters.map(sample));
   const replicasBefore = await Promise.all(replicas.map(redisCpuMicros));
   await sleep(SECONDS * 1000);

@@ -38,13 +38,12 @@ import type { OptimizeFor } from '../src/daemon/v8-flags.ts';
 import { freePort } from '../test/helpers/ports.ts';
 import { stopServers } from '../test/helpers/redis-cluster.ts';
 import { median, round, runChild, sleep } from './support.ts';
-import { redisAnswers, twoBenchDaemons } from './support-redis.ts';
+import { REDIS_WARM_MS, redisAnswers, twoBenchDaemons } from './support-redis.ts';
 
 const SHARED_URL = 'redis://127.0.0.1:6379';
 /** Threads per daemon; two daemons, so this many times two messages circulate. */
 const THREADS_PER_DAEMON = 32;
 const SECONDS = 3;
-const WARM_MS = 1_500;
 /** The most one daemon's reader takes per read with the bus defaults: min(1000, 2 x 16). */
 const READ_BATCH = 32;
 /**
@@ -126,13 +125,13 @@ async function twoDaemons(
       group,
       threads: THREADS_PER_DAEMON,
       startAt,
-      warmMs: WARM_MS,
+      warmMs: REDIS_WARM_MS,
       seconds: SECONDS,
       mode,
       optimizeFor,
     });
     // Redis's own CPU over the daemons' measured window, per message it took in that window.
-    await sleep(startAt + WARM_MS - Date.now());
+    await sleep(startAt + REDIS_WARM_MS - Date.now());
     const before = await redisCounters(probe);
     await sleep(SECONDS * 1000);
     const after = await redisCounters(probe);
@@ -167,7 +166,7 @@ async function floorPerSecond(url: string, inFlight: number): Promise<number> {
     url,
     String(inFlight),
     String(READ_BATCH),
-    String(WARM_MS),
+    String(REDIS_WARM_MS),
     String(SECONDS),
   ]);
   return (JSON.parse(out) as { perSecond: number }).perSecond;

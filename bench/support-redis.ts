@@ -31,6 +31,17 @@ export async function redisAnswers(url: string): Promise<boolean> {
  */
 const REDIS_DAEMON_NODE_FLAGS = ['--single-threaded-gc'];
 
+/**
+ * How long the Redis benches' daemons (and the floor) run before their measured window. A
+ * daemon's per-turn code (the script call's encoding, the write, the reply's decoding: a few
+ * hundred calls a second, where per-message code makes tens of thousands) reaches V8's optimizing
+ * tier seconds after the traffic starts: with --trace-opt, callScript at 3.5 s, clearBuffer at 5.1,
+ * the batch's flush at 7.4, the reply decoder at 9.8, nothing of the path after 10 s. A window
+ * starting 1.5 s in measured the daemon half-compiled: its compiler threads used 9-10 % of its CPU
+ * there (3 % from 8 s in), a cost a long-running daemon pays once.
+ */
+export const REDIS_WARM_MS = 10_000;
+
 /** What the two bench daemons of a window measured, summed. */
 export interface DaemonTotals {
   /** Each daemon's calls over its own measured seconds, added. */
