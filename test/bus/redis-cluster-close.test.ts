@@ -10,22 +10,15 @@
  * during redis-cluster-failover.test.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { redisClusterPerFile } from '../helpers/redis-cluster-per-file.ts';
+import { unhandledRejections } from '../helpers/unhandled.ts';
 import { openTransport } from './redis-harness.ts';
 import { testMessage } from './transport.contract.ts';
 
 const cluster = redisClusterPerFile();
 
-let unhandled: unknown[];
-const listener = (reason: unknown) => unhandled.push(reason);
-beforeEach(() => {
-  unhandled = [];
-  process.on('unhandledRejection', listener);
-});
-afterEach(() => {
-  process.off('unhandledRejection', listener);
-});
+const unhandled = unhandledRejections();
 
 it('leaves no rejection unhandled when closed past its deadline during a master failover', async () => {
   const group = `close-failover-${randomUUID().slice(0, 8)}`;

@@ -4,18 +4,11 @@
  * left: the Redis transport's close then disconnects, which rejects what still waits for Redis,
  * and an unhandled rejection ends a daemon's process.
  */
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { within } from '../../src/bus/lifecycle.ts';
+import { unhandledRejections } from '../helpers/unhandled.ts';
 
-let unhandled: unknown[];
-const listener = (reason: unknown) => unhandled.push(reason);
-beforeEach(() => {
-  unhandled = [];
-  process.on('unhandledRejection', listener);
-});
-afterEach(() => {
-  process.off('unhandledRejection', listener);
-});
+const unhandled = unhandledRejections();
 
 /** Lets a rejection that nobody handles reach the process's event. */
 const aTurn = () => new Promise((resolve) => setTimeout(resolve, 20));
