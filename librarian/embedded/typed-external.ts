@@ -168,10 +168,9 @@ export function rewriteExternal(query: string, ast: Element, parse: Parse, at: E
   const local = name.slice(1);
   const code = masked(query);
   const escaped = name.replace(/[.$]/g, (c) => `\\${c}`);
-  const m = new RegExp(String.raw`declare\s+variable\s+${escaped}\s+as\s+([^$]*?)\s*external\b`).exec(code);
-  const type = m
-    ? query.slice(m.index + m[0].indexOf(m[1]!), m.index + m[0].indexOf(m[1]!) + m[1]!.length).trim()
-    : '';
+  const m = new RegExp(String.raw`(declare\s+variable\s+${escaped}\s+as\s+)([^$]*?)\s*external\b`).exec(code);
+  // As written (the masked text blanks comments): for the refusal's name and the checks' messages.
+  const type = m ? query.slice(m.index + m[1]!.length, m.index + m[1]!.length + m[2]!.length).trim() : '';
   const fail = (reason = 'the declaration could not be read') => rejection(type, reason);
   if (!m || name.includes(':')) throw fail(m ? 'a variable with a namespace prefix' : undefined);
   if (query.includes(BOUND_PREFIX + local) || query.includes(VALUE_PREFIX + local)) {
