@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Variables } from '../../librarian/backend.ts';
 import { EmbeddedBackend } from '../../librarian/embedded/backend.ts';
 import { assertReadOnly } from '../../librarian/readonly.ts';
 import type { OrganismError } from '../../src/errors.ts';
@@ -30,9 +31,16 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const run = (query: string) => backend.query(query, { collection: C, maxResults: 10 });
+const run = (query: string, variables?: Variables) =>
+  backend.query(query, { collection: C, maxResults: 10, ...(variables ? { variables } : {}) });
 
-const refusal = (query: string) => refusalOf(run, query);
+const refusal = (query: string, variables?: Variables) => refusalOf((q) => run(q, variables), query);
+
+/** A query's failure: its error code, XQuery error code and message. */
+const failure = async (query: string) => {
+  const error = await refusal(query);
+  return { code: error.code, xquery: error.details?.xquery_code, message: error.message };
+};
 
 describe('no silent wrong answer from the embedded store', () => {
   it('refuses xs:decimal arithmetic instead of computing it as a binary double', async () => {
@@ -169,10 +177,6 @@ describe('doubles written into constructed nodes', () => {
 });
 
 describe('typed for and let variables (QT3 prod-ForClause, prod-LetClause, array-filter-007, array-sort-025)', () => {
-  const failure = async (query: string) => {
-    const error = await refusal(query);
-    return { code: error.code, xquery: error.details?.xquery_code, message: error.message };
-  };
   const mismatch = { code: 'librarian.query', xquery: 'XPTY0004' };
 
   it('raises XPTY0004 when a let value does not match its declared type (it answered 1)', async () => {
@@ -310,10 +314,6 @@ describe('typed for and let variables (QT3 prod-ForClause, prod-LetClause, array
 });
 
 describe('typed prolog variables and quantified variables (declare variable $v as T := E; some/every $x as T in E)', () => {
-  const failure = async (query: string) => {
-    const error = await refusal(query);
-    return { code: error.code, xquery: error.details?.xquery_code, message: error.message };
-  };
   const mismatch = { code: 'librarian.query', xquery: 'XPTY0004' };
   const refusedAs = async (query: string, feature: string) => {
     const error = await refusal(query);
@@ -357,30 +357,28 @@ describe('typed prolog variables and quantified variables (declare variable $v a
   });
 
   describe('a typed external variable (fontoxpath ignored the type; answers as BaseX gives them)', () => {
-    const bound = (query: string, variables: Record<string, unknown>) =>
-      backend.query(query, { collection: C, maxResults: 10, variables: variables as never });
-    const failed = async (query: string, variables: Record<string, unknown> = {}) => {
-      const error = await refusalOf((q) => bound(q, variables), query);
+    const failed = async (query: string, variables: Variables = {}) => {
+      const error = await refusal(query, variables);
       return { code: error.code, xquery: error.details?.xquery_code, feature: error.details?.feature };
     };
 
     it('converts a bound value to an atomic type by casting each item', async () => {
-      expect(await bound('declare variable $n as xs:integer external; $n', { n: 1.5 })).toEqual({
+      expect(await run('declare variable $n as xs:integer external; $n', { n: 1.5 })).toEqual({
         hits: 1,
         results: ['1'],
       });
       expect(
-        await bound('declare variable $n as xs:double external; ($n, $n instance of xs:double)', { n: 1 }),
+        await run('declare variable $n as xs:double external; ($n, $n instance of xs:double)', { n: 1 }),
       ).toEqual({ hits: 2, results: ['1', 'true'] });
       expect(
-        await bound('declare variable $s as xs:string external; $s instance of xs:string', { s: 7 }),
+        await run('declare variable $s as xs:string external; $s instance of xs:string', { s: 7 }),
       ).toEqual({ hits: 1, results: ['true'] });
       expect(
-        await bound('declare variable $d as xs:date external; $d + xs:dayTimeDuration("P1D")', {
+        await run('declare variable $d as xs:date external; $d + xs:dayTimeDuration("P1D")', {
           d: '2024-01-31',
         }),
       ).toEqual({ hits: 1, results: ['2024-02-01'] });
-      expect(await bound('declare variable $n as xs:integer+ external; sum($n)', { n: [4, 5.5] })).toEqual({
+      expect(await run('declare variable $n as xs:integer+ external; sum($n)', { n: [4, 5.5] })).toEqual({
         hits: 1,
         results: ['9'],
       });
@@ -397,7 +395,7 @@ describe('typed prolog variables and quantified variables (declare variable $v a
       expect(await failed('declare variable $e as element()? external; $e', { e: 'a' })).toMatchObject({
         xquery: 'XPTY0004',
       });
-      expect(await bound('declare variable $n as xs:integer* external; count($n)', { n: [] })).toEqual({
+      expect(await run('declare variable $n as xs:integer* external; count($n)', { n: [] })).toEqual({
         hits: 1,
         results: ['0'],
       });
@@ -409,26 +407,26 @@ describe('typed prolog variables and quantified variables (declare variable $v a
       expect(await failed('declare variable $n as xs:integer external; 1', { n: 'a' })).toMatchObject({
         xquery: 'FORG0001',
       });
-      expect(await bound('declare variable $n as xs:integer external; 1', {})).toEqual({
+      expect(await run('declare variable $n as xs:integer external; 1', {})).toEqual({
         hits: 1,
         results: ['1'],
       });
     });
 
     it('checks a default with no conversion, and takes a bound value over it', async () => {
-      expect(await bound('declare variable $n as xs:integer external := 2; $n', {})).toEqual({
+      expect(await run('declare variable $n as xs:integer external := 2; $n', {})).toEqual({
         hits: 1,
         results: ['2'],
       });
       expect(await failed('declare variable $n as xs:double external := 1; $n')).toMatchObject({
         xquery: 'XPTY0004',
       });
-      expect(await bound('declare variable $n as xs:integer external := "a"; $n', { n: 3 })).toEqual({
+      expect(await run('declare variable $n as xs:integer external := "a"; $n', { n: 3 })).toEqual({
         hits: 1,
         results: ['3'],
       });
       expect(
-        await bound(
+        await run(
           'declare variable $a as xs:string external; declare variable $b as xs:integer+ external := (1, 2); ($a, sum($b))',
           { a: 's' },
         ),
@@ -449,11 +447,11 @@ describe('typed prolog variables and quantified variables (declare variable $v a
 
     it("computes a prolog variable anew at each run (fontoxpath kept the first run's value)", async () => {
       const q = 'declare variable $who external; declare variable $w := upper-case($who); $w';
-      expect(await bound(q, { who: 'a' })).toEqual({ hits: 1, results: ['A'] });
-      expect(await bound(q, { who: 'b' })).toEqual({ hits: 1, results: ['B'] });
+      expect(await run(q, { who: 'a' })).toEqual({ hits: 1, results: ['A'] });
+      expect(await run(q, { who: 'b' })).toEqual({ hits: 1, results: ['B'] });
       const typed = 'declare variable $n as xs:integer external; $n';
-      expect(await bound(typed, { n: 1 })).toEqual({ hits: 1, results: ['1'] });
-      expect(await bound(typed, { n: 2 })).toEqual({ hits: 1, results: ['2'] });
+      expect(await run(typed, { n: 1 })).toEqual({ hits: 1, results: ['1'] });
+      expect(await run(typed, { n: 2 })).toEqual({ hits: 1, results: ['2'] });
       const count = `declare variable $c := collection("${C}/stale"); count($c//item)`;
       await backend.store(`${C}/stale/one.xml`, '<item/>');
       expect(await run(count)).toEqual({ hits: 1, results: ['1'] });
@@ -463,9 +461,9 @@ describe('typed prolog variables and quantified variables (declare variable $v a
 
     it('binds only the variables the query declares external, as BaseX does', async () => {
       // fontoxpath let a bound value replace a variable the query declares with a value of its own.
-      expect(await bound('declare variable $x := 5; $x', { x: 1 })).toEqual({ hits: 1, results: ['5'] });
+      expect(await run('declare variable $x := 5; $x', { x: 1 })).toEqual({ hits: 1, results: ['5'] });
       expect(await failed('$x', { x: 1 })).toMatchObject({ xquery: 'XPST0008' });
-      expect(await bound('declare variable $x external; $x', { x: 'x', unused: 2 })).toEqual({
+      expect(await run('declare variable $x external; $x', { x: 'x', unused: 2 })).toEqual({
         hits: 1,
         results: ['x'],
       });
