@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { expect, it } from 'vitest';
+import { beforeEach, expect, it } from 'vitest';
 import type { RedisTransport } from '../../src/bus/transport/redis/index.ts';
 import { leaseTtlMs } from '../../src/bus/transport/redis/leases.ts';
 import { until } from '../../src/testing/index.ts';
@@ -18,6 +18,10 @@ import { openTransport } from './redis-harness.ts';
 import { testMessage } from './transport.contract.ts';
 
 const cluster = redisClusterPerFile();
+
+// Each test from a settled cluster: the first leaves a failover behind, whose news may still be
+// spreading between the nodes when the next one starts.
+beforeEach(() => cluster().waitOk(), 30_000);
 
 it('loses no accepted message when a master is killed mid-run and its replica takes over', async () => {
   const group = `failover-${randomUUID().slice(0, 8)}`;
@@ -85,7 +89,11 @@ it('loses and repeats no message while a third daemon joins and one of the first
         return even && all.join() === '0,1,2,3,4,5';
       },
       { what, timeoutMs: 10_000 },
-    );
+    ).catch((error: Error) => {
+      throw new Error(
+        `${error.message}: held ${daemons.map((t) => `[${t.leasedPartitions('w')}]`).join(' ')}`,
+      );
+    });
     return daemons.map((t) => t.leasedPartitions('w'));
   };
   try {

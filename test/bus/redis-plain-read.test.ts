@@ -121,8 +121,10 @@ describe('redis reads', () => {
     const counted: string[] = [];
     await watched(
       `${GROUP}-count`,
+      // Only this group's keys: MONITOR sees every test file's commands on the shared Redis.
       () => (args, source) => {
-        if (args[0]?.toUpperCase() === 'LLEN' && source === 'lua') counted.push(args[1]!);
+        if (args[0]?.toUpperCase() === 'LLEN' && source === 'lua' && args[1]?.includes(`{${GROUP}-count}`))
+          counted.push(args[1]!);
       },
       async ({ transport, registry }, deliver, delivered) => {
         const plain = registry.createThread();
