@@ -8,8 +8,7 @@ import { OrganismError } from '../errors.ts';
 import type { IncomingReply } from '../listener/types.ts';
 import type { PayloadVerdict } from '../schema/check.ts';
 import type { HopSpan } from '../telemetry/types.ts';
-import { decodePayload } from '../xml/codec.ts';
-import { parseEnvelopeOf } from '../xml/envelope.ts';
+import { parseEnvelopeOf, payloadValue } from '../xml/envelope-of.ts';
 import type { BusContext, Delivery } from './bus-context.ts';
 import type { Failures } from './failures.ts';
 import type { InFlight } from './in-flight.ts';
@@ -83,7 +82,7 @@ export class Deliverer {
         throw new OrganismError('envelope.mismatch', 'envelope does not match its routing record');
       }
       if (message.kind === 'message') {
-        const decoded = decodePayload(envelope.node, target.schema);
+        const decoded = payloadValue(envelope, target.schema);
         const verdict = target.validate(decoded);
         const xml = envelope.payloadXml;
         if (verdict instanceof Promise) {
@@ -103,7 +102,7 @@ export class Deliverer {
           tag: message.tag,
           kind:
             message.kind === 'huh' ? 'huh' : message.kind === 'system-error' ? 'system-error' : 'response',
-          payload: decodePayload(envelope.node, known?.schema ?? {}),
+          payload: payloadValue(envelope, known?.schema ?? {}),
           xml: envelope.payloadXml,
         };
       }

@@ -103,7 +103,7 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
 const hasIsWellFormed = typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function';
 
-function isWellFormedString(s: string): boolean {
+export function isWellFormedString(s: string): boolean {
   return hasIsWellFormed
     ? (s as unknown as { isWellFormed(): boolean }).isWellFormed()
     : !LONE_SURROGATE.test(s);

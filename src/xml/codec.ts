@@ -19,9 +19,11 @@
  */
 import { XmlError } from '../errors.ts';
 import { isXmlName } from './chars.ts';
+import { TwinBuilder } from './encoded-twin.ts';
 import type { JsonSchema } from './json-schema.ts';
 import type { XmlNode } from './parse.ts';
 import { NO_ATTRS, tooManyElements } from './parser.ts';
+import { coerceText, decodeLeaf, GENERIC, type Plan, planFor, setOwn } from './plan.ts';
 
 // ---------------------------------------------------------------- escaping
 
@@ -87,160 +89,10 @@ export function escapeAttr(s: string): string {
   return ATTR_SPECIAL.test(s) ? escapeWith(s, true) : s;
 }
 
-// ---------------------------------------------------------------- schema -> plan
-
-/** What one schema position accepts, reduced to the facts the codec needs. */
-interface Plan {
-  any: boolean;
-  str: boolean;
-  num: boolean;
-  bool: boolean;
-  nul: boolean;
-  obj: boolean;
-  arr: boolean;
-  /** Properties in schema order (encode writes them in this order, matching the XSD sequence). */
-  props: Map<string, Plan> | null;
-  /**
-   * The same as two lists, made at the first encode (the plan is complete by then): walking a
-   * Map's entries made an array a property, ~4 % of a hop in memory (profiled).
-   */
-  propKeys: string[] | null;
-  propPlans: Plan[] | null;
-  /** Plan for properties the schema does not name (additionalProperties schema), else generic. */
-  extra: Plan;
-  items: Plan;
-}
-
-/** A plan that accepts nothing yet (`any` aside); unnamed properties and items follow `rest`, else itself. */
-function blankPlan(any: boolean, rest?: Plan): Plan {
-  // extra and items are set right below: a plan may be its own (GENERIC is, at any depth).
-  const plan = {
-    any,
-    str: false,
-    num: false,
-    bool: false,
-    nul: false,
-    obj: false,
-    arr: false,
-    props: null,
-    propKeys: null,
-    propPlans: null,
-  } as Plan;
-  plan.extra = rest ?? plan;
-  plan.items = rest ?? plan;
-  return plan;
-}
-
-/** Anything goes, at any depth. */
-const GENERIC: Plan = blankPlan(true);
-
-const plans = new WeakMap<object, Plan>();
-
-function isSchema(v: unknown): v is JsonSchema {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function jsonTypeOf(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'array';
-  return typeof v === 'object' ? 'object' : typeof v;
-}
-
-/** Schema -> plan, cached by schema object. Cycles are safe: the plan is cached before it is filled. */
-function planFor(schema: unknown): Plan {
-  if (!isSchema(schema)) return GENERIC;
-  const cached = plans.get(schema);
-  if (cached !== undefined) return cached;
-  const plan = blankPlan(false, GENERIC);
-  plans.set(schema, plan);
-  fillPlan(plan, schema);
-  if (!(plan.str || plan.num || plan.bool || plan.nul || plan.obj || plan.arr)) plan.any = true;
-  return plan;
-}
-
-function fillPlan(plan: Plan, schema: JsonSchema): void {
-  const types = new Set<string>();
-  const t = schema.type;
-  if (typeof t === 'string') types.add(t);
-  else if (Array.isArray(t)) for (const x of t) if (typeof x === 'string') types.add(x);
-  if (types.size === 0) {
-    if (
-      isSchema(schema.properties) ||
-      schema.required !== undefined ||
-      schema.additionalProperties !== undefined
-    ) {
-      types.add('object');
-    }
-    if (schema.items !== undefined || schema.prefixItems !== undefined) types.add('array');
-    if (Array.isArray(schema.enum)) for (const v of schema.enum) types.add(jsonTypeOf(v));
-    if ('const' in schema) types.add(jsonTypeOf(schema.const));
-  }
-  for (const type of types) {
-    if (type === 'string') plan.str = true;
-    else if (type === 'number' || type === 'integer') plan.num = true;
-    else if (type === 'boolean') plan.bool = true;
-    else if (type === 'null') plan.nul = true;
-    else if (type === 'object') plan.obj = true;
-    else if (type === 'array') plan.arr = true;
-  }
-  if (isSchema(schema.properties)) {
-    plan.props = new Map();
-    for (const [key, sub] of Object.entries(schema.properties)) plan.props.set(key, planFor(sub));
-  }
-  if (isSchema(schema.additionalProperties)) plan.extra = planFor(schema.additionalProperties);
-  if (isSchema(schema.items)) plan.items = planFor(schema.items);
-  // Combinators: merge what the branches say (first definition of a property wins).
-  for (const key of ['allOf', 'anyOf', 'oneOf'] as const) {
-    const branches = schema[key];
-    if (!Array.isArray(branches)) continue;
-    for (const branch of branches) {
-      if (!isSchema(branch)) continue;
-      const sub = planFor(branch);
-      if (types.size === 0) {
-        plan.str ||= sub.str;
-        plan.num ||= sub.num;
-        plan.bool ||= sub.bool;
-        plan.nul ||= sub.nul;
-        plan.obj ||= sub.obj;
-        plan.arr ||= sub.arr;
-      }
-      if (sub.props !== null) {
-        plan.props ??= new Map();
-        for (const [k, v] of sub.props) if (!plan.props.has(k)) plan.props.set(k, v);
-      }
-      if (plan.items === GENERIC) plan.items = sub.items;
-    }
-  }
-}
-
 // ---------------------------------------------------------------- decode
 
-const NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
-
-/** Assigns without ever touching the prototype: an element may be called `__proto__`. */
-function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__')
-    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-  else obj[key] = value;
-}
-
-function coerceText(text: string, plan: Plan): unknown {
-  if (plan.any || !(plan.num || plan.bool || plan.nul || plan.obj || plan.arr)) return text;
-  const t = text.trim();
-  if (plan.num && NUMBER.test(t)) return Number(t);
-  if (plan.bool) {
-    if (t === 'true' || t === '1') return true;
-    if (t === 'false' || t === '0') return false;
-  }
-  if (t === '' && !plan.str) {
-    if (plan.nul) return null;
-    if (plan.obj) return {};
-    if (plan.arr) return [];
-  }
-  return text;
-}
-
 function decodeElement(el: XmlNode, plan: Plan): unknown {
+  if (el.children.length === 0 && el.attrs === NO_ATTRS) return decodeLeaf(el.text, plan);
   if (plan.any) {
     if (el.children.length > 0) return decodeObject(el, plan);
     if (el.attrs !== NO_ATTRS && el.text.trim() === '' && hasDataAttributes(el))
@@ -371,7 +223,13 @@ function encodeProp(key: string, v: unknown, plan: Plan, depth: number): string 
   }
 }
 
-function encodeBody(obj: Record<string, unknown>, plan: Plan, depth: number): string {
+/** The elements of `obj`'s properties; the root's (depth 0) also told to `twin`, value for value. */
+function encodeBody(
+  obj: Record<string, unknown>,
+  plan: Plan,
+  depth: number,
+  twin: TwinBuilder | null = null,
+): string {
   let s = '';
   const props = plan.props;
   if (props !== null) {
@@ -383,12 +241,23 @@ function encodeBody(obj: Record<string, unknown>, plan: Plan, depth: number): st
     const subs = plan.propPlans;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
-      if (Object.hasOwn(obj, key)) s += encodeProp(key, obj[key], subs[i]!, depth);
+      if (!Object.hasOwn(obj, key)) continue;
+      const v = obj[key];
+      s += encodeProp(key, v, subs[i]!, depth);
+      if (twin !== null) twin.add(key, v, subs[i]!);
     }
-    for (const key of Object.keys(obj))
-      if (!props.has(key)) s += encodeProp(key, obj[key], plan.extra, depth);
+    for (const key of Object.keys(obj)) {
+      if (props.has(key)) continue;
+      const v = obj[key];
+      s += encodeProp(key, v, plan.extra, depth);
+      if (twin !== null) twin.add(key, v, plan.extra);
+    }
   } else {
-    for (const key of Object.keys(obj)) s += encodeProp(key, obj[key], plan.extra, depth);
+    for (const key of Object.keys(obj)) {
+      const v = obj[key];
+      s += encodeProp(key, v, plan.extra, depth);
+      if (twin !== null) twin.add(key, v, plan.extra);
+    }
   }
   return s;
 }
@@ -412,8 +281,11 @@ export function encodePayload(
   elementsLeft = maxElements - 1;
   elementBound = maxElements;
   try {
-    const body = encodeBody(value, schema === undefined ? GENERIC : planFor(schema), 0);
-    return '<' + tag + '>' + body + '</' + tag + '>';
+    const plan = schema === undefined ? GENERIC : planFor(schema);
+    const twin = new TwinBuilder();
+    const xml = '<' + tag + '>' + encodeBody(value, plan, 0, twin) + '</' + tag + '>';
+    twin.written(xml, tag, plan);
+    return xml;
   } finally {
     elementsLeft = savedLeft;
     elementBound = savedBound;

@@ -5,13 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ownTraceparent } from '../../src/telemetry/traceparent.ts';
-import {
-  buildEnvelope,
-  ENVELOPE_NS,
-  type EnvelopeMeta,
-  parseEnvelope,
-  parseEnvelopeOf,
-} from '../../src/xml/envelope.ts';
+import { buildEnvelope, ENVELOPE_NS, type EnvelopeMeta, parseEnvelope } from '../../src/xml/envelope.ts';
+import { parseEnvelopeOf } from '../../src/xml/envelope-of.ts';
 import { DEFAULT_XML_LIMITS as L, type XmlLimits } from '../../src/xml/limits.ts';
 
 const THREAD = '2b1c7a3e-5f0d-4a8b-9c61-0e2d4f7b8a91';
