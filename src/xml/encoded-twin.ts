@@ -1,18 +1,17 @@
 /**
- * The decode of what was just encoded: encodePayload (codec.ts) builds, beside the text, the value
- * the parse and decode of that text would give, when that is known without them.
+ * The decode of what was just encoded. A hop in memory encodes a handler's object and its delivery
+ * parses the text right back; that parse and decode were a fifth of the hop (profiled). So
+ * encodePayload (codec.ts) builds, beside the text, the value the parse and decode of that text
+ * would give, when that is known without them: a root whose properties are all leaves (strings,
+ * numbers, booleans) with plain names. Each leaf's value is made by the decoder's own leaf rule
+ * (decodeLeaf) from the very text it was written as, so it is the parse's value by construction;
+ * test/xml/encoded-twin.test.ts holds the two alike.
  */
 import { isWellFormedString } from './chars.ts';
 import type { JsonSchema } from './json-schema.ts';
 import { decodeLeaf, type Plan, planFor, setOwn } from './plan.ts';
 
-/**
- * The payload encodePayload wrote last, as its parse would decode it, when that is known without
- * the parse: a root whose properties are all leaves (strings, numbers, booleans). A hop in memory encodes a handler's object and its delivery parses the text right
- * back; that parse and decode were a fifth of the hop (profiled). The value is built by the
- * decoder's own leaf rule (decodeLeaf) from the very text each leaf was written as, so it is the
- * parse's value by construction; test/xml/encoded-twin.test.ts checks it against the parse.
- */
+/** The payload encodePayload wrote last, decoded (see above). */
 export interface EncodedTwin {
   readonly xml: string;
   /** The root's name. */

@@ -1,8 +1,8 @@
 /**
  * A delivery's parse of an envelope (parseEnvelopeOf): what buildEnvelope wrote for the routing
  * record beside it is read without parsing its known head, and what it wrote last, in this same
- * process, without parsing even the payload when encodePayload just wrote that too (codec's
- * EncodedTwin). Anything else is parseEnvelope's, so results and refusals are always its own
+ * process, without parsing even the payload when encodePayload just wrote that too
+ * (encoded-twin.ts). Anything else is parseEnvelope's, so results and refusals are always its own
  * (test/xml/envelope-of.test.ts, test/xml/encoded-twin.test.ts).
  */
 import { isOwnTraceparent } from '../telemetry/traceparent.ts';
