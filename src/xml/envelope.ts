@@ -17,13 +17,12 @@
  */
 import { XmlError } from '../errors.ts';
 import { isOwnTraceparent } from '../telemetry/traceparent.ts';
-import { checkSize, isNameCode, isNameStartCode, isSpaceCode } from './chars.ts';
+import { isNameCode, isSpaceCode } from './chars.ts';
 import { escapeAttr, escapeText } from './codec.ts';
 import type { EncodedTwin } from './encoded-twin.ts';
-import type { JsonSchema } from './json-schema.ts';
 import type { XmlLimits } from './limits.ts';
 import type { XmlNode } from './parse.ts';
-import { parseXml, tooManyElements, withNoDefaultNamespace, type XmlElement } from './parser.ts';
+import { parseXml, tooManyElements, type XmlElement } from './parser.ts';
 
 export const ENVELOPE_NS = 'https://xml-pipeline.org/ns/envelope/v1';
 
