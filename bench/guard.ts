@@ -15,19 +15,8 @@ import path from 'node:path';
 
 import type { TrustLevel } from '../src/config/types.ts';
 import { checkShell } from '../src/guard/shell/index.ts';
+import { seededRandom } from '../test/helpers/seeded-random.ts';
 import { percentile, round } from './support.ts';
-
-/** mulberry32: a tiny seeded PRNG so every run judges the same 1,000 commands. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FILES = [
   'src/index.ts',
@@ -149,7 +138,8 @@ const FAMILIES: { weight: number; templates: string[] }[] = [
 ];
 
 export function corpus(count = 1000, seed = 0x5eed): { command: string; trust: TrustLevel }[] {
-  const r = rng(seed);
+  // Seeded: every run judges the same 1,000 commands.
+  const r = seededRandom(seed);
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
   const total = FAMILIES.reduce((s, f) => s + f.weight, 0);
   const trusts: TrustLevel[] = ['low', 'medium', 'medium', 'high'];

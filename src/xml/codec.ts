@@ -240,26 +240,27 @@ function encodeBody(
     const keys = plan.propKeys;
     const subs = plan.propPlans;
     for (let i = 0; i < keys.length; i++) {
-      const key = keys[i]!;
-      if (!Object.hasOwn(obj, key)) continue;
-      const v = obj[key];
-      s += encodeProp(key, v, subs[i]!, depth);
-      if (twin !== null) twin.add(key, v, subs[i]!);
-    }
-    for (const key of Object.keys(obj)) {
-      if (props.has(key)) continue;
-      const v = obj[key];
-      s += encodeProp(key, v, plan.extra, depth);
-      if (twin !== null) twin.add(key, v, plan.extra);
-    }
-  } else {
-    for (const key of Object.keys(obj)) {
-      const v = obj[key];
-      s += encodeProp(key, v, plan.extra, depth);
-      if (twin !== null) twin.add(key, v, plan.extra);
+      if (Object.hasOwn(obj, keys[i]!)) s += encodeChild(obj, keys[i]!, subs[i]!, depth, twin);
     }
   }
+  for (const key of Object.keys(obj)) {
+    if (props === null || !props.has(key)) s += encodeChild(obj, key, plan.extra, depth, twin);
+  }
   return s;
+}
+
+/** One property's elements, its value read once; the root's (`twin` given) also told to the twin. */
+function encodeChild(
+  obj: Record<string, unknown>,
+  key: string,
+  plan: Plan,
+  depth: number,
+  twin: TwinBuilder | null,
+): string {
+  const v = obj[key];
+  const xml = encodeProp(key, v, plan, depth);
+  if (twin !== null) twin.add(key, v, plan);
+  return xml;
 }
 
 /**
@@ -281,7 +282,9 @@ export function encodePayload(
   elementsLeft = maxElements - 1;
   elementBound = maxElements;
   try {
-    const plan = schema === undefined ? GENERIC : planFor(schema);
+    if (schema === undefined) return '<' + tag + '>' + encodeBody(value, GENERIC, 0) + '</' + tag + '>';
+    // With a schema, what a delivery decodes by that schema's plan (see encoded-twin.ts).
+    const plan = planFor(schema);
     const twin = new TwinBuilder();
     const xml = '<' + tag + '>' + encodeBody(value, plan, 0, twin) + '</' + tag + '>';
     twin.written(xml, tag, plan);

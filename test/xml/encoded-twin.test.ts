@@ -11,6 +11,7 @@ import { buildEnvelope, type EnvelopeMeta, parseEnvelope } from '../../src/xml/e
 import { parseEnvelopeOf, payloadValue } from '../../src/xml/envelope-of.ts';
 import type { JsonSchema } from '../../src/xml/json-schema.ts';
 import { DEFAULT_XML_LIMITS as L, type XmlLimits } from '../../src/xml/limits.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 
 const META: EnvelopeMeta = { from: 'a', to: 'b', thread: '2b1c7a3e-5f0d-4a8b-9c61-0e2d4f7b8a91' };
 
@@ -91,18 +92,6 @@ const VALUES: unknown[] = [
 const EXTRA_KEYS = ['extra', 'x-y', 'a.b', '__proto__', 'p:k', 'Ünï', '_'];
 const TAGS = ['ping', 'p:ping', 'Ünï', 'a.b-c_d'];
 
-/** A seeded generator, so a failure names a case that can be run again. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A value's shape with its key order, -0 told from 0, and own `__proto__` keys kept. */
 function shape(v: unknown): unknown {
   if (typeof v === 'number') return Object.is(v, -0) ? 'num:-0' : `num:${v}`;
@@ -167,7 +156,7 @@ const LIMITS: XmlLimits[] = [
 
 describe('the decode of what was just encoded', () => {
   it('is what the parse and decode of the text give, or is not used', () => {
-    const next = random(29);
+    const next = seededRandom(29);
     const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
     let used = 0;
     let cases = 0;
