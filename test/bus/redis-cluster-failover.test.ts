@@ -230,3 +230,69 @@ it('moves the partitions of a holder killed with kill -9, and the entries it hel
     await survivor.close();
   }
 }, 90_000);
+
+it('keeps the leases on live masters while the master of the members set stalls past the lease TTL', async () => {
+  const group = `lease-stall-${randomUUID().slice(0, 8)}`;
+  const t = openTransport({ url: cluster().url, partitions: 6 }, group, 'only', 50, 10_000);
+  const delivered = new Map<string, number>();
+  const warned: string[] = [];
+  const warn = t.options.logger.warn.bind(t.options.logger);
+  t.options.logger.warn = ((obj: unknown, msg?: string) => {
+    warned.push(String(msg ?? obj));
+    return warn(obj as never, msg as never);
+  }) as typeof t.options.logger.warn;
+  const stalled = cluster();
+  let pauser: ReturnType<typeof stalled.nodeClient> | undefined;
+  try {
+    t.subscribe('w', async (m) => {
+      delivered.set(m.id, (delivered.get(m.id) ?? 0) + 1);
+    });
+    await until(() => t.leasedPartitions('w').length === 6, 'the one daemon holding every partition');
+    // The master serving the members set (the lease round's first call), and the partitions
+    // whose leases live on the other masters.
+    const slotOf = async (key: string) => Number(await t.client.call('CLUSTER', 'KEYSLOT', key));
+    const masters = await stalled.masters();
+    const serving = async (key: string) => {
+      const slot = await slotOf(key);
+      return masters.find((m) => m.slots.some(([a, b]) => slot >= a && slot <= b))!.port;
+    };
+    const membersMaster = await serving(t.keys.members('w'));
+    const live: number[] = [];
+    for (let p = 0; p < 6; p++) if ((await serving(t.keys.lease('w', p))) !== membersMaster) live.push(p);
+    expect(live.length).toBeGreaterThan(0);
+    const ttl = leaseTtlMs(t.options);
+    const pauseMs = 4 * ttl + 1_000;
+    pauser = stalled.nodeClient(membersMaster);
+    await pauser.call('CLIENT', 'PAUSE', String(pauseMs), 'ALL');
+    const pausedAt = Date.now();
+    // Past the leases' TTL into the stall: the leases on the live masters are still this
+    // daemon's (renewed all along), and their partitions still read.
+    await new Promise((r) => setTimeout(r, 2 * ttl));
+    for (const p of live) {
+      expect({ p, holder: await t.client.get(t.keys.lease('w', p)) }).toEqual({ p, holder: 'only' });
+    }
+    const ids: string[] = [];
+    for (let i = 0; ids.length < 12 && i < 2_000; i++) {
+      const thread = `stall-${i}`;
+      if (!live.includes(t.keys.partitionOf(thread))) continue;
+      const m = testMessage('w', i, { thread });
+      await t.publish(m);
+      ids.push(m.id);
+    }
+    // Read while the stall lasts: their leases were renewed all along.
+    await until(() => ids.every((id) => delivered.has(id)), {
+      what: 'the messages of the live partitions delivered during the stall',
+      timeoutMs: Math.max(100, pausedAt + pauseMs - 300 - Date.now()),
+    }).catch((error: Error) => {
+      throw new Error(
+        `${error.message}: ${ids.filter((id) => delivered.has(id)).length} of ${ids.length}; held [${t.leasedPartitions('w')}]; ${warned.join(' / ')}`,
+      );
+    });
+    expect(Date.now()).toBeLessThan(pausedAt + pauseMs);
+    expect(warned.filter((w) => w.includes('taken by another daemon'))).toEqual([]);
+  } finally {
+    await pauser?.call('CLIENT', 'UNPAUSE').catch(() => {});
+    pauser?.disconnect();
+    await t.close();
+  }
+}, 60_000);

@@ -60,6 +60,8 @@ export class ListenerLeases {
   /** Partitions being handed over: no longer read, their entries still running, the lease renewed. */
   readonly #leaving = new Map<number, StreamReader>();
   #ticking: Promise<void> | undefined;
+  /** Partitions whose renewal is on its way (one at a time each). */
+  readonly #renewing = new Set<number>();
   #closed = false;
 
   /**
@@ -88,15 +90,56 @@ export class ListenerLeases {
     return [...this.#held.keys()].sort((a, b) => a - b);
   }
 
-  /** One round: mark this daemon alive, renew, give up and take leases. Called every heartbeat. */
+  /**
+   * Called every heartbeat: renews each lease held here, then runs one round (mark this daemon
+   * alive, give up and take leases) unless the last one still runs. The renewals go on their own,
+   * each lease by itself: a master that stalls (a failover, a slow script) holds up only the leases
+   * it serves, where a round that renewed after the members call let every lease expire behind one
+   * slow master (test/bus/redis-cluster-failover.test.ts).
+   */
   tick(): Promise<void> {
-    this.#ticking ??= this.#tick().finally(() => {
+    this.#renew();
+    this.#ticking ??= this.#round().finally(() => {
       this.#ticking = undefined;
     });
     return this.#ticking;
   }
 
-  async #tick(): Promise<void> {
+  /** Renews what is held or still being handed over; a lease found taken was lost (frozen here). */
+  #renew(): void {
+    if (this.#closed) return;
+    const ttl = String(leaseTtlMs(this.host.options));
+    const failed: number[] = [];
+    const renewals: Array<Promise<void>> = [];
+    for (const [p, reader] of [...this.#held, ...this.#leaving]) {
+      if (this.#renewing.has(p)) continue;
+      this.#renewing.add(p);
+      renewals.push(
+        this.#lease(p, ttl, 'renew')
+          .then(
+            (ok) => {
+              if (ok === 0 && !this.#closed) this.#lost(p, reader);
+            },
+            () => {
+              failed.push(p);
+            },
+          )
+          .finally(() => this.#renewing.delete(p)),
+      );
+    }
+    if (renewals.length === 0) return;
+    void Promise.all(renewals).then(() => {
+      // Redis away or slow: the next heartbeat tries again; the lease lives until its TTL.
+      if (failed.length > 0 && !this.#closed) {
+        this.host.options.logger.warn(
+          { listener: this.listener, partitions: failed.sort((a, b) => a - b) },
+          'partition lease renewal failed',
+        );
+      }
+    });
+  }
+
+  async #round(): Promise<void> {
     if (this.#closed) return;
     const { keys, options } = this.host;
     const me = options.consumer;
@@ -115,21 +158,18 @@ export class ListenerLeases {
       for (let p = 0; p < keys.partitions && at >= 0; p++) {
         if (Math.floor((p * live.length) / keys.partitions) === at) mine.add(p);
       }
-      // Renew what is held or still being handed over; a lease found taken was lost (frozen here).
-      const renewed = await Promise.all(
-        [...this.#held.keys(), ...this.#leaving.keys()].map(
-          async (p) => [p, await this.#lease(p, ttl, 'renew')] as const,
-        ),
-      );
-      for (const [p, ok] of renewed) if (ok === 0) this.#lost(p);
       if (this.#closed) return;
       for (const p of [...this.#held.keys()]) if (!mine.has(p)) this.#handOver(p);
-      for (const p of mine) {
-        if (this.#held.has(p) || this.#leaving.has(p)) continue;
-        if ((await this.#lease(p, ttl, 'take')) !== 1) continue;
-        if (this.#closed) await this.#lease(p, '0', 'release');
-        else this.#held.set(p, this.start(p));
-      }
+      // Each take by itself too: a slow master delays only its own partitions.
+      await Promise.all(
+        [...mine]
+          .filter((p) => !this.#held.has(p) && !this.#leaving.has(p))
+          .map(async (p) => {
+            if ((await this.#lease(p, ttl, 'take')) !== 1) return;
+            if (this.#closed) await this.#lease(p, '0', 'release');
+            else this.#held.set(p, this.start(p));
+          }),
+      );
     } catch (error) {
       // Redis away or slow: the next heartbeat tries again; leases held stay until their TTL.
       options.logger.warn(
@@ -165,12 +205,14 @@ export class ListenerLeases {
     })();
   }
 
-  /** Another daemon holds p now: stop reading it at once (what runs still finishes). */
-  #lost(p: number): void {
-    const reader = this.#held.get(p) ?? this.#leaving.get(p);
-    if (!reader) return;
-    this.#held.delete(p);
-    this.#leaving.delete(p);
+  /**
+   * Another daemon holds p now: stop reading it at once (what runs still finishes). Only when
+   * `reader` still reads it: a renewal answered after p was released and taken again is stale.
+   */
+  #lost(p: number, reader: StreamReader): void {
+    if (this.#held.get(p) === reader) this.#held.delete(p);
+    else if (this.#leaving.get(p) === reader) this.#leaving.delete(p);
+    else return;
     this.host.options.logger.warn(
       { listener: this.listener, partition: p },
       'partition lease taken by another daemon while this one missed its heartbeats; it stops reading there',
