@@ -103,6 +103,12 @@ export const metrics = {
     help: 'WebSocket clients connected to /api/v1/stream.',
     registers,
   }),
+  /** Promises that rejected with nobody awaiting them (daemon/unhandled.ts): logged, not fatal. */
+  unhandledRejections: new Counter({
+    name: 'organism_unhandled_rejections_total',
+    help: 'Promises that rejected with nobody awaiting them (a listener or tool left one floating): logged, and the daemon went on.',
+    registers,
+  }),
   /** Tracing (telemetry:): spans lost, by reason: queue_full (exporter behind), export_failed. */
   traceSpansDropped: new Counter({
     name: 'organism_trace_spans_dropped_total',
