@@ -32,7 +32,6 @@ import { createOrganismService } from './daemon/service.ts';
 import { RELEASE_TIMEOUT_MS } from './daemon/shutdown.ts';
 import { type DaemonState, listenerSpecs, sanitizedConfig } from './daemon/state.ts';
 import { auditTee, SwappableTools } from './daemon/tools.ts';
-import { logUnhandledRejections } from './daemon/unhandled.ts';
 import { applyV8Flags } from './daemon/v8-flags.ts';
 import { ownApi } from './guard/own-api.ts';
 import { createClientChannels } from './mcp/server/client-channel.ts';
@@ -445,7 +444,6 @@ async function assembleDaemon(options: DaemonOptions, held: Held): Promise<Daemo
     );
   };
   if (options.reloadOnSighup ?? true) process.on('SIGHUP', onSighup);
-  const stopCatching = logUnhandledRejections(logger);
 
   logger.info(
     { url: running.url, listeners: bus.listeners().length, auth: auth.enabled, version: VERSION },
@@ -493,10 +491,7 @@ async function assembleDaemon(options: DaemonOptions, held: Held): Promise<Daemo
         logger.info(result, 'organism stopped');
         return result;
         // The data dir is let go last, after everything in it is closed, however the steps went.
-      })().finally(() => {
-        stopCatching();
-        return claim.release();
-      });
+      })().finally(() => claim.release());
       return closing;
     },
   };

@@ -1,19 +1,21 @@
 /**
- * A promise that rejects with nobody awaiting it: Node's default (since 15) ends the process and
- * prints the error, unredacted, to stderr. In a daemon that runs other people's listeners and
- * tools, one fire-and-forget bug (a handler that starts work and never awaits it) took every thread
- * in flight and the API down, and printed whatever secret the error quoted. The running daemon logs
- * it instead, through the logger (whose serializer and hook redact it), counts it in /metrics
- * (organism_unhandled_rejections_total), and goes on: the rejection is that promise's alone.
+ * Errors nobody caught, in a daemon that runs other people's listeners and tools. Node's defaults
+ * end the process and print the error, unredacted, to stderr: one fire-and-forget bug (a handler
+ * that starts work and never awaits it) took every thread in flight and the API down, and printed
+ * whatever secret the error quoted.
  *
- * An exception thrown outside any promise (uncaughtException) keeps Node's default: after one, the
- * process's state is not known to be sound, and a supervisor's restart is the safe answer.
+ * - A promise that rejects with nobody awaiting it: logged (through the logger, whose serializer
+ *   and hook redact it), counted in /metrics (organism_unhandled_rejections_total), and survived:
+ *   the rejection is that promise's alone.
+ * - An exception thrown outside any promise (a timer's callback): the process's state is not known
+ *   to be sound after one, so it still ends (exit code 1, as Node's own), a supervisor restarting
+ *   it; the error is logged at fatal level the same redacted way first (stdout is synchronous).
  */
 import type { Logger } from 'pino';
 import { metrics } from '../observability/metrics.ts';
 
-/** Installs the handler; the function returned removes it (at close). */
-export function logUnhandledRejections(logger: Logger): () => void {
+/** Installs both handlers; the function returned removes them (at close). */
+export function catchUncaught(logger: Logger): () => void {
   const onRejection = (reason: unknown) => {
     metrics.unhandledRejections.inc();
     logger.error(
@@ -21,6 +23,17 @@ export function logUnhandledRejections(logger: Logger): () => void {
       'unhandled rejection: a promise rejected with nobody awaiting it (a listener or tool left it floating); the daemon goes on',
     );
   };
+  const onException = (error: unknown) => {
+    logger.fatal(
+      { err: error },
+      'uncaught exception: the daemon stops (restart it; the journal keeps what was accepted)',
+    );
+    process.exit(1);
+  };
   process.on('unhandledRejection', onRejection);
-  return () => process.off('unhandledRejection', onRejection);
+  process.on('uncaughtException', onException);
+  return () => {
+    process.off('unhandledRejection', onRejection);
+    process.off('uncaughtException', onException);
+  };
 }

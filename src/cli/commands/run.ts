@@ -73,6 +73,11 @@ export async function run(argv: string[], io: CommandIo, mode: RunMode = { help:
     }
     throw error;
   }
+  // This process is the daemon's: what nobody caught is logged redacted, not printed raw by Node,
+  // and a stray rejection no longer ends it (daemon/unhandled.ts). Not in startDaemon: a program
+  // that embeds the daemon keeps its own process-wide handlers.
+  const { catchUncaught } = await import('../../daemon/unhandled.ts');
+  catchUncaught(daemon.logger);
   // A log record like every other line on stdout (JSON when piped: `jq` reads all of it). Logged at
   // info whatever organism.log_level says (warn, error, even silent): where the daemon listens is
   // what a service manager, a script or a person needs from it first.
