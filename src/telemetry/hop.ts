@@ -9,7 +9,7 @@
 import { type Context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { SpanIds, type TraceIds } from './ids.ts';
 import { contentAttribute, type SpanFactory, startAgent, startTool } from './spans.ts';
-import { ownTraceparent, type TraceParent } from './traceparent.ts';
+import { rememberOwn, type TraceParent } from './traceparent.ts';
 import {
   type AgentSpan,
   HOP_OUTCOMES,
@@ -87,14 +87,7 @@ export class Hop implements HopSpan, WireSpan {
   }
 
   get traceparent(): string {
-    const ids = this.#ids;
-    this.#traceparent ??= ownTraceparent(
-      ids.traceId,
-      ids.spanId,
-      ids.flags,
-      ids,
-      ids.trace.head + ids.spanId + (ids.flags === 0 ? '-00' : '-01'),
-    );
+    this.#traceparent ??= rememberOwn(this.#ids.traceparent(), this.#ids);
     return this.#traceparent;
   }
 
@@ -134,10 +127,7 @@ export class Hop implements HopSpan, WireSpan {
     const ids = this.#ids;
     const parent = this.#parent;
     w.ensure(64);
-    w.byte(0x0a);
-    w.byte(16);
-    w.bytes(ids.trace.bytes);
-    w.byte(0x12);
+    w.bytes(ids.trace.field);
     w.id(ids.bytes, ids.at, 8);
     if (parent instanceof SpanIds) {
       w.byte(0x22);
@@ -149,9 +139,6 @@ export class Hop implements HopSpan, WireSpan {
     const known = routeBytes(m);
     w.ensure(known.name.length + 32);
     w.bytes(known.name);
-    w.byte(0x30);
-    w.byte(KIND_CONSUMER);
-    w.byte(0x39);
     w.timeNanos(TIME_ORIGIN + this.#start);
     w.byte(0x41);
     w.timeNanos(TIME_ORIGIN + this.#end);
@@ -224,7 +211,7 @@ function threadAttribute(trace: TraceIds, thread: string): Buffer {
 }
 
 /**
- * The span's name and four of its attributes (from, to, tag, kind), encoded, for the route last
+ * The span's name (with its kind after it) and four of its attributes (from, to, tag, kind), encoded, for the route last
  * written (one slot): hops along one route (a listener's messages to another, of one tag) share
  * them whatever their thread, and copying the bytes costs a fraction of encoding them each time.
  */
@@ -243,6 +230,10 @@ function routeBytes(m: HopMessage): typeof lastRoute {
   const w = new Wire(256);
   w.byte(0x2a);
   w.string(DELIVER + m.to);
+  // kind (6) and the tag of start_time_unix_nano (7, fixed64), which follows.
+  w.byte(0x30);
+  w.byte(KIND_CONSUMER);
+  w.byte(0x39);
   r.name = Buffer.from(w.buf.subarray(0, w.pos));
   w.pos = 0;
   w.stringAttribute(9, KEY.from, m.from);

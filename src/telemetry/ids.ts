@@ -14,7 +14,11 @@ const SPAN_BYTES = 8;
 
 /** One trace as this process writes it: its id, that id's bytes, and its thread's attribute encoded. */
 export class TraceIds {
-  readonly bytes: Buffer;
+  /**
+   * The start of a span's protobuf (wire.ts): Span.trace_id (field 1, 16 bytes) with its tag and
+   * length, and the tag of span_id (field 2), which follows.
+   */
+  readonly field: Buffer;
   /** `00-<trace id>-`: a traceparent's start, so that a span's is this and two more parts. */
   readonly head: string;
   /** The `organism.thread` attribute last encoded for a span of this trace (see hop.ts), and its value. */
@@ -22,41 +26,63 @@ export class TraceIds {
   threadAttribute: Buffer | undefined;
 
   constructor(readonly id: string) {
-    this.bytes = Buffer.from(id, 'hex');
+    this.field = Buffer.concat([Buffer.from([0x0a, 16]), Buffer.from(id, 'hex'), Buffer.from([0x12])]);
     this.head = `00-${id}-`;
   }
 }
 
 /**
  * A span's own ids: what its traceparent names, and what parseTraceparent gives back for that
- * traceparent (ownTraceparent keeps it), so the child hop finds its parent's bytes here. Never
- * changed once made.
+ * traceparent (rememberOwn keeps it), so the child hop finds its parent's bytes here. Never
+ * changed once made. Its hex is not a string of its own: `text` holds it at `textAt`, followed by
+ * `-01` (the pool's records, see refill), and it is sliced only when asked for; a sampled span's
+ * traceparent is the trace's head and one slice of that text.
  */
 export class SpanIds implements TraceParent {
-  readonly traceId: string;
-
   constructor(
     readonly trace: TraceIds,
     /** The span id's bytes: `bytes[at]` to `bytes[at + 7]`. */
     readonly bytes: Uint8Array,
     readonly at: number,
-    readonly spanId: string,
+    private readonly text: string,
+    private readonly textAt: number,
     /** Bit 0: sampled; no other bit. */
     readonly flags: number,
-  ) {
-    this.traceId = trace.id;
+  ) {}
+
+  /** Ids for a span id given in hex (tests, and spans not drawn from the pool). */
+  static of(trace: TraceIds, spanId: string, flags: number): SpanIds {
+    return new SpanIds(trace, Buffer.from(spanId, 'hex'), 0, `${spanId}-01`, 0, flags & 1);
+  }
+
+  get traceId(): string {
+    return this.trace.id;
+  }
+
+  get spanId(): string {
+    return this.text.slice(this.textAt, this.textAt + 2 * SPAN_BYTES);
+  }
+
+  /** `00-<trace id>-<span id>-<flags>`. */
+  traceparent(): string {
+    return this.flags === 0
+      ? `${this.trace.head}${this.spanId}-00`
+      : this.trace.head + this.text.slice(this.textAt, this.textAt + RECORD);
   }
 }
 
 let pool = new Uint8Array(0);
-let poolHex = '';
+/** Per id of the pool, its hex and `-01`: RECORD characters. */
+let poolText = '';
 let next = POOL_IDS;
+/** A pool record's length: 16 hex digits and `-01`. */
+const RECORD = 2 * SPAN_BYTES + 3;
 
 /** A new span of `trace` with a random span id. */
 export function newSpanIds(trace: TraceIds, flags: number): SpanIds {
   if (next === POOL_IDS) refill();
-  const at = next++ * SPAN_BYTES;
-  return new SpanIds(trace, pool, at, poolHex.slice(2 * at, 2 * at + 2 * SPAN_BYTES), flags & 1);
+  const i = next++;
+  return new SpanIds(trace, pool, i * SPAN_BYTES, poolText, i * RECORD, flags & 1);
 }
 
 /**
@@ -71,9 +97,25 @@ function refill(): void {
     if (any === 0) bytes[at + SPAN_BYTES - 1] = 1;
   }
   pool = bytes;
-  poolHex = bytes.toString('hex');
+  // One string for the whole pool, written as bytes first: no string per id.
+  const text = Buffer.allocUnsafe(POOL_IDS * RECORD);
+  let t = 0;
+  for (let at = 0; at < bytes.length; at += SPAN_BYTES) {
+    for (let i = 0; i < SPAN_BYTES; i++) {
+      const b = bytes[at + i]!;
+      text[t++] = HEX[b >> 4]!;
+      text[t++] = HEX[b & 15]!;
+    }
+    text[t++] = 45; // -
+    text[t++] = 48; // 0
+    text[t++] = 49; // 1
+  }
+  poolText = text.toString('latin1');
   next = 0;
 }
+
+/** Lower-case hex digits' character codes. */
+const HEX = Buffer.from('0123456789abcdef', 'latin1');
 
 /**
  * The TraceIds of `traceId`, the one last asked for (one slot) when it is the same: the hops whose

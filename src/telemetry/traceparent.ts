@@ -88,10 +88,17 @@ export function ownTraceparent(
   parts: TraceParent = { traceId, spanId, flags: flags & 1 },
   value = formatTraceparent(traceId, spanId, flags),
 ): string {
-  if (traceId !== ZERO_TRACE && spanId !== ZERO_SPAN) {
-    lastOwn.value = value;
-    lastOwn.parts = parts;
-  }
+  if (traceId !== ZERO_TRACE && spanId !== ZERO_SPAN) rememberOwn(value, parts);
+  return value;
+}
+
+/**
+ * ownTraceparent for ids known valid (a hop span's: its trace id is a parent's, which parsed, or
+ * a thread's, never zero; its span id is drawn never zero): kept without the check.
+ */
+export function rememberOwn(value: string, parts: TraceParent): string {
+  lastOwn.value = value;
+  lastOwn.parts = parts;
   return value;
 }
 

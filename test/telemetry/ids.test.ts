@@ -31,12 +31,12 @@ describe('span ids from the pool', () => {
 });
 
 describe('a trace’s ids', () => {
-  it('are its id’s bytes, made once while the same trace is asked for', () => {
+  it('are its id’s bytes as Span.trace_id and the next tag, made once while the same trace is asked for', () => {
     const a = traceIds(TRACE);
-    expect(a.bytes.toString('hex')).toBe(TRACE);
+    expect(a.field.toString('hex')).toBe(`0a10${TRACE}12`);
     expect(traceIds(`${TRACE} `.trim())).toBe(a);
     const b = traceIds('0af7651916cd43dd8448eb211c80319c');
     expect(b).not.toBe(a);
-    expect(b.bytes.toString('hex')).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(b.field.toString('hex')).toBe('0a100af7651916cd43dd8448eb211c80319c12');
   });
 });

@@ -43,7 +43,7 @@ afterEach(() => {
 
 /** Ids as a hop span of this process holds them, for a span id given in hex. */
 function own(traceId: string, spanId: string): SpanIds {
-  return new SpanIds(new TraceIds(traceId), Buffer.from(spanId, 'hex'), 0, spanId, 1);
+  return SpanIds.of(new TraceIds(traceId), spanId, 1);
 }
 
 /**
