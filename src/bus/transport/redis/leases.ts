@@ -110,6 +110,7 @@ export class ListenerLeases {
     if (this.#closed) return;
     const ttl = String(leaseTtlMs(this.host.options));
     const failed: number[] = [];
+    let why = '';
     const renewals: Array<Promise<void>> = [];
     for (const [p, reader] of [...this.#held, ...this.#leaving]) {
       if (this.#renewing.has(p)) continue;
@@ -120,8 +121,9 @@ export class ListenerLeases {
             (ok) => {
               if (ok === 0 && !this.#closed) this.#lost(p, reader);
             },
-            () => {
+            (error: unknown) => {
               failed.push(p);
+              why = (error as Error).message;
             },
           )
           .finally(() => this.#renewing.delete(p)),
@@ -133,7 +135,7 @@ export class ListenerLeases {
       if (failed.length > 0 && !this.#closed) {
         this.host.options.logger.warn(
           { listener: this.listener, partitions: failed.sort((a, b) => a - b) },
-          'partition lease renewal failed',
+          `partition lease renewal failed: ${scrubUrl(why, this.host.options.url)}`,
         );
       }
     });
