@@ -1,4 +1,5 @@
 import { defineListener } from '../../../src/index.ts';
+import { textPayload } from './text-payload.ts';
 
 /**
  * Test listener with a bug many handlers have: a promise it starts and never awaits, which rejects
@@ -6,15 +7,7 @@ import { defineListener } from '../../../src/index.ts';
  */
 export default defineListener<{ text: string }>({
   description: 'Starts work it never awaits; the work fails later.',
-  payload: {
-    tag: 'float',
-    schema: {
-      type: 'object',
-      properties: { text: { type: 'string', description: 'Anything.' } },
-      required: ['text'],
-      additionalProperties: false,
-    },
-  },
+  payload: textPayload('float'),
   handler(payload) {
     void new Promise((_, reject) =>
       setTimeout(

@@ -1,4 +1,5 @@
 import { defineListener } from '../../../src/index.ts';
+import { textPayload } from './text-payload.ts';
 
 /**
  * Test listener whose work throws outside any promise (a timer's callback), after the handler has
@@ -6,15 +7,7 @@ import { defineListener } from '../../../src/index.ts';
  */
 export default defineListener<{ text: string }>({
   description: 'Sets a timer whose callback throws.',
-  payload: {
-    tag: 'tick',
-    schema: {
-      type: 'object',
-      properties: { text: { type: 'string', description: 'Anything.' } },
-      required: ['text'],
-      additionalProperties: false,
-    },
-  },
+  payload: textPayload('tick'),
   handler(payload) {
     setTimeout(() => {
       throw new Error(`timer of ${payload.text} broke (token ${process.env.TEST_ADMIN_TOKEN})`);
