@@ -211,9 +211,10 @@ function threadAttribute(trace: TraceIds, thread: string): Buffer {
 }
 
 /**
- * The span's name (with its kind after it) and four of its attributes (from, to, tag, kind), encoded, for the route last
- * written (one slot): hops along one route (a listener's messages to another, of one tag) share
- * them whatever their thread, and copying the bytes costs a fraction of encoding them each time.
+ * The span's name (and its kind after it) and four of its attributes (from, to, tag, kind),
+ * encoded, for the route last written (one slot): hops along one route (a listener's messages to
+ * another, of one tag) share them whatever their thread, and copying the bytes costs a fraction of
+ * encoding them each time.
  */
 const lastRoute = {
   from: '',

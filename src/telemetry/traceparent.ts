@@ -72,29 +72,24 @@ export function formatTraceparent(traceId: string, spanId: string, flags: number
 }
 
 /**
- * The traceparent a hop span writes into the messages it publishes: formatTraceparent, with the
- * value and its parts kept (one slot) for parseTraceparent. In memory the message is delivered, and
- * its traceparent read, within the publish that wrote it: the read then finds the parts here
- * instead of checking 55 characters again. `traceId` and `spanId` must be lower-case hex of their
- * lengths (the runtime's own ids); all-zero ids are never kept, since a parse refuses them. `parts`
- * is what the parse gives back: the caller's own record of these ids (with what else it carries,
- * see ids.ts), never changed after; `value`, formatTraceparent's text of them when the caller has
- * it made from parts of its own (see TraceIds.head).
+ * The traceparent a span of this process writes into the messages it publishes: formatTraceparent,
+ * with the value and its parts kept (one slot) for parseTraceparent. In memory the message is
+ * delivered, and its traceparent read, within the publish that wrote it: the read then finds the
+ * parts here instead of checking 55 characters again. `traceId` and `spanId` must be lower-case hex
+ * of their lengths (the runtime's own ids); all-zero ids are never kept, since a parse refuses them.
  */
-export function ownTraceparent(
-  traceId: string,
-  spanId: string,
-  flags: number,
-  parts: TraceParent = { traceId, spanId, flags: flags & 1 },
-  value = formatTraceparent(traceId, spanId, flags),
-): string {
-  if (traceId !== ZERO_TRACE && spanId !== ZERO_SPAN) rememberOwn(value, parts);
+export function ownTraceparent(traceId: string, spanId: string, flags: number): string {
+  const value = formatTraceparent(traceId, spanId, flags);
+  if (traceId !== ZERO_TRACE && spanId !== ZERO_SPAN)
+    rememberOwn(value, { traceId, spanId, flags: flags & 1 });
   return value;
 }
 
 /**
- * ownTraceparent for ids known valid (a hop span's: its trace id is a parent's, which parsed, or
- * a thread's, never zero; its span id is drawn never zero): kept without the check.
+ * ownTraceparent for a hop span's ids (ids.ts), known valid: the trace id is a parent's, which
+ * parsed, or a thread's, never zero; the span id is drawn never zero. `parts` is what the parse
+ * gives back: the span's own record of these ids (with its bytes), never changed after; `value`,
+ * their traceparent as the record makes it (SpanIds.traceparent).
  */
 export function rememberOwn(value: string, parts: TraceParent): string {
   lastOwn.value = value;
