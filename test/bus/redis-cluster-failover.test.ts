@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeEach, expect, it } from 'vitest';
 import type { RedisTransport } from '../../src/bus/transport/redis/index.ts';
 import { leaseTtlMs } from '../../src/bus/transport/redis/leases.ts';
+import { keySlot } from '../../src/bus/transport/redis/partitions.ts';
 import { until } from '../../src/testing/index.ts';
 import { redisClusterPerFile } from '../helpers/redis-cluster-per-file.ts';
 import { openTransport } from './redis-harness.ts';
@@ -250,15 +251,14 @@ it('keeps the leases on live masters while the master of the members set stalls 
     await until(() => t.leasedPartitions('w').length === 6, 'the one daemon holding every partition');
     // The master serving the members set (the lease round's first call), and the partitions
     // whose leases live on the other masters.
-    const slotOf = async (key: string) => Number(await t.client.call('CLUSTER', 'KEYSLOT', key));
     const masters = await stalled.masters();
-    const serving = async (key: string) => {
-      const slot = await slotOf(key);
+    const serving = (key: string) => {
+      const slot = keySlot(key);
       return masters.find((m) => m.slots.some(([a, b]) => slot >= a && slot <= b))!.port;
     };
-    const membersMaster = await serving(t.keys.members('w'));
+    const membersMaster = serving(t.keys.members('w'));
     const live: number[] = [];
-    for (let p = 0; p < 6; p++) if ((await serving(t.keys.lease('w', p))) !== membersMaster) live.push(p);
+    for (let p = 0; p < 6; p++) if (serving(t.keys.lease('w', p)) !== membersMaster) live.push(p);
     expect(live.length).toBeGreaterThan(0);
     const ttl = leaseTtlMs(t.options);
     const pauseMs = 4 * ttl + 1_000;
