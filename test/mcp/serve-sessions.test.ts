@@ -554,6 +554,33 @@ describe('MCP session limits and SSE polling (mcp.max_sessions, session_idle_ms,
     await fetch(mcp, { method: 'DELETE', headers: c.headers() });
   });
 
+  it('an open stream keeps its session from being ended as idle; once the client closes it, the session idles out', async () => {
+    const s = await openRaw(mcp, OPERATOR_TOKEN);
+    const list = () =>
+      fetch(mcp, {
+        method: 'POST',
+        headers: s.headers(),
+        body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/list' }),
+      });
+    const reading = new AbortController();
+    const stream = await fetch(mcp, {
+      method: 'GET',
+      headers: s.headers({ accept: 'text/event-stream' }),
+      signal: reading.signal,
+    });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toContain('text/event-stream');
+    // Past session_idle_ms (1500) with nothing but the open stream: the sweeper leaves it be.
+    await sleep(2_000);
+    expect((await list()).status).toBe(200);
+    reading.abort();
+    await stream.body?.cancel().catch(() => {});
+    await sleep(2_000);
+    const gone = await list();
+    expect(gone.status).toBe(404);
+    expect((await gone.json()).error.message).toContain('idle longer than mcp.session_idle_ms');
+  });
+
   it('a session idle past session_idle_ms is ended: its id is not found, with the reason', async () => {
     const s = await openRaw(mcp, OPERATOR_TOKEN);
     const list = () =>

@@ -10,7 +10,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { hasRole, type Principal } from '../../server/auth.ts';
 import type { McpHost } from './host.ts';
 import { createMcpServer } from './server.ts';
-import { McpSessions, rpcError } from './sessions.ts';
+import { type AnswerEnded, McpSessions, rpcError } from './sessions.ts';
 
 /** One session table per host (per daemon); made at the first request. */
 const tables = new WeakMap<McpHost, McpSessions>();
@@ -37,13 +37,19 @@ function hasMethod(messages: unknown[], method: string): boolean {
   );
 }
 
-/** `body` is a POST's JSON, already read under the API's body limit; undefined for GET and DELETE. */
+/**
+ * `body` is a POST's JSON, already read under the API's body limit; undefined for GET and DELETE.
+ * `ended`: the Node server's word that an answer is over (AnswerEnded), so that a session's open
+ * stream keeps it from being ended as idle; without one (the app called with no Node server
+ * under it) a session counts as idle once its answer is handed over.
+ */
 export async function handleMcpRequest(
   request: Request,
   body: unknown,
   principal: Principal,
   host: McpHost,
   version: string,
+  ended?: AnswerEnded,
 ): Promise<Response> {
   const messages = body === undefined ? [] : Array.isArray(body) ? body : [body];
   if (hasMethod(messages, 'tools/call') && !hasRole(principal, 'operator')) {
@@ -55,7 +61,7 @@ export async function handleMcpRequest(
   }
   const sessions = sessionsOf(host, version);
   const id = request.headers.get('mcp-session-id');
-  if (id !== null) return sessions.handle(request, body, principal, id);
+  if (id !== null) return sessions.handle(request, body, principal, id, ended);
   if (request.method === 'POST' && hasMethod(messages, 'initialize'))
     return sessions.open(request, body, principal);
   if (request.method !== 'POST') {

@@ -159,8 +159,17 @@ export class McpSessions {
     return rpcError(503, error, { 'retry-after': '1' });
   }
 
-  /** A request on an existing session: POST (messages), GET (its stream, or a resume), DELETE. */
-  async handle(request: Request, body: unknown, principal: Principal, id: string): Promise<Response> {
+  /**
+   * A request on an existing session: POST (messages), GET (its stream, or a resume), DELETE.
+   * `ended`: how the server says an answer is over (see AnswerEnded).
+   */
+  async handle(
+    request: Request,
+    body: unknown,
+    principal: Principal,
+    id: string,
+    ended?: AnswerEnded,
+  ): Promise<Response> {
     const idle = mcpServeOptions(this.#host.deps.config()).session_idle_ms;
     const session = this.#sessions.get(id);
     if (session && session.busy === 0 && this.#now() - session.lastSeen > idle) this.#end(session);
@@ -186,7 +195,10 @@ export class McpSessions {
       throw error;
     }
     // A stream (a call's answer, the GET stream) keeps the session busy for as long as it is open.
-    if (response.body && isEventStream(response)) return trackStream(response, () => this.#idle(session));
+    if (ended && isEventStream(response)) {
+      ended(() => this.#idle(session));
+      return response;
+    }
     this.#idle(session);
     return response;
   }
@@ -270,36 +282,14 @@ function credentialKey(p: Principal): string {
   return `${p.role}:${p.name}`;
 }
 
+/**
+ * Registers a callback for when an answer has gone out or its client left (once): the Node
+ * response's 'close', which a stream's end and a client that stops reading both lead to. Told by
+ * the server rather than found by wrapping the answer's body: reading `body` makes the SDK's
+ * lightweight answer a full Response, and a wrapper is one more stream every chunk goes through.
+ */
+export type AnswerEnded = (done: () => void) => void;
+
 function isEventStream(response: Response): boolean {
   return response.headers.get('content-type')?.startsWith('text/event-stream') ?? false;
-}
-
-/** The same response, with `onEnd` told once when its body ends or the client stops reading. */
-function trackStream(response: Response, onEnd: () => void): Response {
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    onEnd();
-  };
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          end();
-          controller.close();
-        } else controller.enqueue(value);
-      } catch (error) {
-        end();
-        controller.error(error);
-      }
-    },
-    cancel(reason) {
-      end();
-      return reader.cancel(reason);
-    },
-  });
-  return new Response(body, { status: response.status, headers: response.headers });
 }

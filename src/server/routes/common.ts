@@ -1,4 +1,5 @@
 /** What the route modules share: the Hono env type, error answers, role checks, query parsing. */
+import type { ServerResponse } from 'node:http';
 import type { Context, Hono } from 'hono';
 import type { Logger } from 'pino';
 import { type Principal, type Role, requireRole } from '../auth.ts';
@@ -6,7 +7,14 @@ import { type HttpError, httpError, toHttpError } from '../errors.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import type { OrganismService } from '../service.ts';
 
-export type ApiEnv = { Variables: { principal: Principal } };
+/**
+ * `outgoing`: the Node response under the request, when @hono/node-server serves it (absent when a
+ * test calls app.request()): its 'close' says the answer has ended, stream or not.
+ */
+export type ApiEnv = {
+  Variables: { principal: Principal };
+  Bindings: { outgoing?: ServerResponse } | undefined;
+};
 export type ApiApp = Hono<ApiEnv>;
 export type ApiContext = Context<ApiEnv>;
 

@@ -5,7 +5,7 @@
  */
 import { readJsonBody } from '../body.ts';
 import { httpError } from '../errors.ts';
-import { type ApiApp, allow, fail, type RouteDeps } from './common.ts';
+import { type ApiApp, type ApiContext, allow, fail, type RouteDeps } from './common.ts';
 
 type McpHttp = typeof import('../../mcp/server/http.ts');
 
@@ -15,14 +15,16 @@ export function mcpRoutes(app: ApiApp, { service, maxBodyBytes }: RouteDeps): vo
   let http: Promise<McpHttp> | undefined;
   let version: string | undefined;
   const handle = async (
-    request: Request,
+    c: ApiContext,
     body: unknown,
     principal: Parameters<McpHttp['handleMcpRequest']>[2],
     host: Parameters<McpHttp['handleMcpRequest']>[3],
   ) => {
     http ??= import('../../mcp/server/http.ts');
     version ??= service.info().version;
-    return (await http).handleMcpRequest(request, body, principal, host, version);
+    const outgoing = c.env?.outgoing;
+    const ended = outgoing ? (done: () => void) => void outgoing.once('close', done) : undefined;
+    return (await http).handleMcpRequest(c.req.raw, body, principal, host, version, ended);
   };
   app.post('/mcp', async (c) => {
     const principal = allow(c, 'viewer', 'using the organism over MCP');
@@ -30,7 +32,7 @@ export function mcpRoutes(app: ApiApp, { service, maxBodyBytes }: RouteDeps): vo
     if (!host) return fail(c, httpError(404, 'request.not_found', 'this organism does not serve MCP'));
     const body = await readJsonBody(c, maxBodyBytes);
     if ('status' in body) return fail(c, body);
-    return handle(c.req.raw, body.value, principal, host);
+    return handle(c, body.value, principal, host);
   });
   // A session's stream (GET, or a resume with Last-Event-ID) and its end (DELETE): the session's
   // own credential only (src/mcp/server/sessions.ts).
@@ -38,6 +40,6 @@ export function mcpRoutes(app: ApiApp, { service, maxBodyBytes }: RouteDeps): vo
     const principal = allow(c, 'viewer', 'using the organism over MCP');
     const host = await service.mcp?.();
     if (!host) return fail(c, httpError(404, 'request.not_found', 'this organism does not serve MCP'));
-    return handle(c.req.raw, undefined, principal, host);
+    return handle(c, undefined, principal, host);
   });
 }
