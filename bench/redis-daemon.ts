@@ -8,14 +8,15 @@
  * - mode `call`: `pinger` (with onReply) calls `echo`, which answers; each answer makes the next
  *   call. Both handler calls count.
  * - optimize_for (default speed): the V8 flags it runs with are a daemon's with that
- *   organism.optimize_for, set in the same two steps (bin/organism.js, then src/daemon.ts).
+ *   organism.optimize_for, set in the same steps (bin/organism.js, then src/daemon.ts: the
+ *   target's, then the running daemon's tier-up once the bus has started).
  * Args: url group threads startAt warmMs seconds [mode] [partitions] [optimize_for]
  */
 import pino from 'pino';
 import { Bus } from '../src/bus/bus.ts';
 import type { ListenerSpec } from '../src/bus/listeners.ts';
 import { createBusBackend } from '../src/bus/transport/factory.ts';
-import { applyV8Flags } from '../src/daemon/v8-flags.ts';
+import { applyRunningV8Flags, applyV8Flags } from '../src/daemon/v8-flags.ts';
 import { defineListener } from '../src/listener/types.ts';
 import { PING, pingerSpec } from './support-bus.ts';
 
@@ -108,6 +109,8 @@ const bus = new Bus(specs, backend.transport, {
   threadStore: backend.threadStore,
 });
 bus.start();
+// As a daemon does once it runs (src/daemon.ts): V8's own tier-up for what runs from here on.
+applyRunningV8Flags();
 
 await sleep(startAt - Date.now());
 for (let i = 0; i < threads; i++) {

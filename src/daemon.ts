@@ -32,7 +32,7 @@ import { createOrganismService } from './daemon/service.ts';
 import { RELEASE_TIMEOUT_MS } from './daemon/shutdown.ts';
 import { type DaemonState, listenerSpecs, sanitizedConfig } from './daemon/state.ts';
 import { auditTee, SwappableTools } from './daemon/tools.ts';
-import { applyV8Flags } from './daemon/v8-flags.ts';
+import { applyRunningV8Flags, applyV8Flags } from './daemon/v8-flags.ts';
 import { ownApi } from './guard/own-api.ts';
 import { createClientChannels } from './mcp/server/client-channel.ts';
 import { createLogger } from './observability/logger.ts';
@@ -449,6 +449,8 @@ async function assembleDaemon(options: DaemonOptions, held: Held): Promise<Daemo
     { url: running.url, listeners: bus.listeners().length, auth: auth.enabled, version: VERSION },
     'organism running',
   );
+  // Start-up is over: what runs from here on is tiered up as V8 would (src/daemon/v8-flags.ts).
+  applyRunningV8Flags();
   let closing: Promise<{ drained: boolean; abandoned: number }> | undefined;
   return {
     get config() {

@@ -6,7 +6,9 @@
  * them as it goes, so they take effect set after start (bench/daemon.ts measures the result). With
  * `optimize_for: speed` the daemon turns the speed-costly ones back to V8's defaults once it has
  * read organism.yaml, before the bus carries its first message: the code that stays hot (the bus,
- * the XML codec, the Redis transport) first runs after that and is compiled for speed.
+ * the XML codec, the Redis transport) first runs after that and is compiled for speed. Either way,
+ * once its port is open the daemon tiers up as V8 does (runningV8Flags): the later tier-up is for
+ * start-up code only.
  *
  * This module imports nothing of Organism's: bin/organism.js loads it before everything else.
  */
@@ -34,15 +36,7 @@ const INTERRUPT_BUDGET = 67584;
  * gets its own.
  */
 export function v8FlagsFor(target: OptimizeFor, version: string = process.versions.v8): string[] {
-  const [major = 0, minor = 0] = version.split('.').map(Number);
-  const later = target === 'memory' ? LATER : 1;
-  const tierUp =
-    major < 11 || (major === 11 && minor < 8)
-      ? [`--interrupt-budget=${INTERRUPT_BUDGET * later}`]
-      : [
-          `--invocation-count-for-maglev=${MAGLEV_CALLS * later}`,
-          `--invocation-count-for-turbofan=${TURBOFAN_CALLS * later}`,
-        ];
+  const tierUp = tierUpFlags(target === 'memory' ? LATER : 1, version);
   return [
     // A young generation that does not grow past V8's initial size keeps a long-running daemon's
     // idle RSS ~20 MB lower (start-up otherwise grows it to 32 MB, which stays committed while
@@ -58,7 +52,34 @@ export function v8FlagsFor(target: OptimizeFor, version: string = process.versio
   ];
 }
 
+/**
+ * The flags once the daemon runs (its port open), whatever `optimize_for` says: V8's own tier-up.
+ * The later tier-up is for start-up code, which runs warm but once; what runs after that runs per
+ * request or per message, and eight times later it was still partly unoptimized after 2,000 calls
+ * through /mcp: bench mcp-serve's ratio to a bare SDK server was 1.48 and 1.57 with it, 1.30 and
+ * 1.25 with V8's own. An idle daemon runs nothing hot: its RSS stays as it was (bench daemon).
+ */
+export function runningV8Flags(version: string = process.versions.v8): string[] {
+  return tierUpFlags(1, version);
+}
+
 /** Sets the flags for `target` in this process. */
 export function applyV8Flags(target: OptimizeFor): void {
   for (const flag of v8FlagsFor(target)) setFlagsFromString(flag);
+}
+
+/** Sets the flags of a running daemon in this process (see runningV8Flags). */
+export function applyRunningV8Flags(): void {
+  for (const flag of runningV8Flags()) setFlagsFromString(flag);
+}
+
+/** Tier-up `later` times V8's own, as this V8 counts it. */
+function tierUpFlags(later: number, version: string): string[] {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major < 11 || (major === 11 && minor < 8)
+    ? [`--interrupt-budget=${INTERRUPT_BUDGET * later}`]
+    : [
+        `--invocation-count-for-maglev=${MAGLEV_CALLS * later}`,
+        `--invocation-count-for-turbofan=${TURBOFAN_CALLS * later}`,
+      ];
 }

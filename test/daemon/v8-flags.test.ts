@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { type OptimizeFor, v8FlagsFor } from '../../src/daemon/v8-flags.ts';
+import { type OptimizeFor, runningV8Flags, v8FlagsFor } from '../../src/daemon/v8-flags.ts';
 
 describe('v8FlagsFor (organism.optimize_for)', () => {
   it('favours memory with a later tier-up, in the terms of each V8', () => {
@@ -77,5 +77,40 @@ console.log(young.space_size / 2 ** 20);`,
     };
     expect(youngMb(['memory'])).toBeLessThanOrEqual(4);
     expect(youngMb(['memory', 'speed'])).toBeGreaterThanOrEqual(16);
+  });
+
+  it("a running daemon's flags, set after memory's, tier up as V8 does: as soon as under speed, sooner than memory alone", () => {
+    // Calls of a small function until V8 has optimized it, with each set of flags applied in turn
+    // at run time as a daemon applies them (bin/organism.js, src/daemon.ts); optimized on the main
+    // thread, so the count does not depend on a compiler thread's timing.
+    const callsToOptimize = (flags: string[]) => {
+      const child = spawnSync(
+        process.execPath,
+        [
+          '--allow-natives-syntax',
+          '--no-concurrent-recompilation',
+          '-e',
+          `const v8 = require('node:v8');
+for (const f of JSON.parse(process.argv[1])) v8.setFlagsFromString(f);
+function work(a) { let s = 0; for (let i = 0; i < 20; i++) s += (a * i) % 7; return s; }
+let calls = 0;
+for (; calls < 1e6; calls++) {
+  work(calls);
+  if ((calls & 63) === 0 && (%GetOptimizationStatus(work) & 16)) break;
+}
+console.log(calls);`,
+          JSON.stringify(flags),
+        ],
+        { encoding: 'utf8' },
+      );
+      expect(child.stderr).toBe('');
+      return Number(child.stdout);
+    };
+    const memory = callsToOptimize(v8FlagsFor('memory'));
+    const running = callsToOptimize([...v8FlagsFor('memory'), ...runningV8Flags()]);
+    const speed = callsToOptimize([...v8FlagsFor('memory'), ...v8FlagsFor('speed')]);
+    // Counted every 64 calls: the same count, give or take one look.
+    expect(Math.abs(running - speed)).toBeLessThanOrEqual(64);
+    expect(running * 2).toBeLessThan(memory);
   });
 });
