@@ -36,9 +36,11 @@ describe('the token file', () => {
     expect(first.token).toBe(token);
     expect((await stat(join(dataDir, 'api-token'))).mode & 0o777).toBe(0o600);
     expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
-    // The log names the file and the command that prints a signed-in link, never the token.
+    // The log names the file and the command that prints a signed-in link, never the token. The
+    // start is seen at the listening line; the dashboard's line is the write after it, and may
+    // reach the pipe a moment later.
     expect(first.stdout()).toContain(`"token_file":"${join(dataDir, 'api-token')}"`);
-    expect(first.stdout()).toContain("'organism dashboard' prints a signed-in link");
+    await until(() => first.stdout().includes("'organism dashboard' prints a signed-in link"));
     expect(first.stdout()).not.toContain('#token=');
     expect(first.stdout() + first.stderr()).not.toContain(token);
     await first.stop();
