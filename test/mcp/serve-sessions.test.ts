@@ -28,7 +28,7 @@ import {
   TOKENS_ENV,
   VIEWER_TOKEN,
 } from '../server/helpers.ts';
-import { messageOf, openRaw, sseReader } from './sse.ts';
+import { messageOf, openRaw, type RawSession, sseReader } from './sse.ts';
 
 const SUPPORT = fileURLToPath(new URL('./sessions-support/', import.meta.url));
 const UPPER = fileURLToPath(new URL('./fixtures/upper.ts', import.meta.url));
@@ -556,12 +556,7 @@ describe('MCP session limits and SSE polling (mcp.max_sessions, session_idle_ms,
 
   it('an open stream keeps its session from being ended as idle; once the client closes it, the session idles out', async () => {
     const s = await openRaw(mcp, OPERATOR_TOKEN);
-    const list = () =>
-      fetch(mcp, {
-        method: 'POST',
-        headers: s.headers(),
-        body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/list' }),
-      });
+    const list = () => listTools(mcp, s);
     const reading = new AbortController();
     const stream = await fetch(mcp, {
       method: 'GET',
@@ -583,12 +578,7 @@ describe('MCP session limits and SSE polling (mcp.max_sessions, session_idle_ms,
 
   it('a session idle past session_idle_ms is ended: its id is not found, with the reason', async () => {
     const s = await openRaw(mcp, OPERATOR_TOKEN);
-    const list = () =>
-      fetch(mcp, {
-        method: 'POST',
-        headers: s.headers(),
-        body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
-      });
+    const list = () => listTools(mcp, s);
     expect((await list()).status).toBe(200);
     await sleep(2_000);
     const gone = await list();
@@ -602,3 +592,12 @@ describe('MCP session limits and SSE polling (mcp.max_sessions, session_idle_ms,
     await fetch(mcp, { method: 'DELETE', headers: y.headers() });
   });
 });
+
+/** tools/list on a raw session: the request a test sends to see whether the session is still there. */
+function listTools(mcp: string, s: RawSession): Promise<Response> {
+  return fetch(mcp, {
+    method: 'POST',
+    headers: s.headers(),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+  });
+}
