@@ -14,26 +14,20 @@
 import type { Logger } from 'pino';
 import { metrics } from '../observability/metrics.ts';
 
-/** Installs both handlers; the function returned removes them (at close). */
-export function catchUncaught(logger: Logger): () => void {
-  const onRejection = (reason: unknown) => {
+/** Installs both handlers, for the rest of the process's life (its shutdown included). */
+export function catchUncaught(logger: Logger): void {
+  process.on('unhandledRejection', (reason: unknown) => {
     metrics.unhandledRejections.inc();
     logger.error(
       { err: reason },
       'unhandled rejection: a promise rejected with nobody awaiting it (a listener or tool left it floating); the daemon goes on',
     );
-  };
-  const onException = (error: unknown) => {
+  });
+  process.on('uncaughtException', (error: unknown) => {
     logger.fatal(
       { err: error },
       'uncaught exception: the daemon stops (restart it; the journal keeps what was accepted)',
     );
     process.exit(1);
-  };
-  process.on('unhandledRejection', onRejection);
-  process.on('uncaughtException', onException);
-  return () => {
-    process.off('unhandledRejection', onRejection);
-    process.off('uncaughtException', onException);
-  };
+  });
 }
