@@ -7,6 +7,7 @@
  * a tool call) are SDK spans under its context.
  */
 import { type Context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { HopTemplate, ParentKind } from './hop-template.ts';
 import { SpanIds, type TraceIds } from './ids.ts';
 import { contentAttribute, type SpanFactory, startAgent, startTool } from './spans.ts';
 import { rememberOwn, type TraceParent } from './traceparent.ts';
@@ -126,33 +127,55 @@ export class Hop implements HopSpan, WireSpan {
     const m = this.#message;
     const ids = this.#ids;
     const parent = this.#parent;
+    const parentKind =
+      parent === undefined ? ParentKind.None : parent instanceof SpanIds ? ParentKind.Own : ParentKind.Hex;
+    const start = TIME_ORIGIN + this.#start;
+    const end = TIME_ORIGIN + this.#end;
+    const payload = this.#sink.factory.captureContent ? this.#payload : undefined;
+    const template = ids.trace.hopTemplate;
+    if (
+      payload === undefined &&
+      template?.writeAgain(w, m, this.#outcome, ids, parent, parentKind, this.#parentRemote, start, end)
+    ) {
+      return;
+    }
+    const begin = w.pos;
     w.ensure(64);
     w.bytes(ids.trace.field);
+    const spanAt = w.pos + 1 - begin;
     w.id(ids.bytes, ids.at, 8);
+    let parentAt = -1;
     if (parent instanceof SpanIds) {
       w.byte(0x22);
+      parentAt = w.pos - begin;
       w.id(parent.bytes, parent.at, 8);
     } else if (parent !== undefined) {
       w.byte(0x22);
+      parentAt = w.pos - begin;
       w.hex(parent.spanId);
     }
     const known = routeBytes(m);
     w.ensure(known.name.length + 32);
     w.bytes(known.name);
-    w.timeNanos(TIME_ORIGIN + this.#start);
+    const startAt = w.pos - begin;
+    w.timeNanos(start);
     w.byte(0x41);
-    w.timeNanos(TIME_ORIGIN + this.#end);
+    w.timeNanos(end);
     const thread = threadAttribute(ids.trace, m.thread);
     w.ensure(thread.length + known.attributes.length);
     w.bytes(thread);
     w.bytes(known.attributes);
+    // Past the attribute's tag, its length, its key, AnyValue's tag and length and value's tag:
+    // the hop's varint, the id's length.
+    const hopAt = w.pos - begin + 5 + KEY.hop.length;
     w.intAttribute(9, KEY.hop, m.hop);
+    const idAt = w.pos - begin + 5 + KEY.id.length;
     w.stringAttribute(9, KEY.id, m.id);
     const outcome = OUTCOME[this.#outcome];
-    if (this.#sink.factory.captureContent && this.#payload !== undefined) {
+    if (payload !== undefined) {
       w.ensure(outcome.attribute.length);
       w.bytes(outcome.attribute);
-      w.stringAttribute(9, KEY.payload, contentAttribute(this.#payload));
+      w.stringAttribute(9, KEY.payload, contentAttribute(payload));
       w.ensure(outcome.tail.length + 8);
       w.bytes(outcome.tail);
     } else {
@@ -163,6 +186,17 @@ export class Hop implements HopSpan, WireSpan {
     w.byte(0x85);
     w.byte(0x01);
     w.fixed32(ids.flags | HAS_IS_REMOTE | (this.#parentRemote ? IS_REMOTE : 0));
+    if (payload === undefined) {
+      ids.trace.hopTemplate = HopTemplate.of(
+        w,
+        begin,
+        { span: spanAt, parent: parentAt, start: startAt, hop: hopAt, id: idAt },
+        m,
+        this.#outcome,
+        parentKind,
+        this.#parentRemote,
+      );
+    }
   }
 }
 

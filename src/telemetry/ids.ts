@@ -6,6 +6,7 @@
  * are made once per trace (TraceIds), and every hop of it hands them to its children.
  */
 import { randomFillSync } from 'node:crypto';
+import type { HopTemplate } from './hop-template.ts';
 import type { TraceParent } from './traceparent.ts';
 
 /** Span ids per fill of the pool. */
@@ -24,6 +25,8 @@ export class TraceIds {
   /** The `organism.thread` attribute last encoded for a span of this trace (see hop.ts), and its value. */
   thread = '';
   threadAttribute: Buffer | undefined;
+  /** The last hop span written for this trace, for its next one to copy (see hop-template.ts). */
+  hopTemplate: HopTemplate | undefined;
 
   constructor(readonly id: string) {
     this.field = Buffer.concat([Buffer.from([0x0a, 16]), Buffer.from(id, 'hex'), Buffer.from([0x12])]);

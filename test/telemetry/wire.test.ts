@@ -88,6 +88,7 @@ function sdk(
   parent: SpanContext | undefined,
   payload?: string,
   message = MESSAGE,
+  spanId = SPAN,
 ): Buffer {
   const attributes: Record<string, string | number> = {
     'organism.thread': message.thread,
@@ -100,7 +101,7 @@ function sdk(
     'organism.outcome': outcome,
   };
   if (payload !== undefined) attributes['organism.payload'] = contentAttribute(payload);
-  const context = { traceId: TRACE, spanId: SPAN, traceFlags: 1 };
+  const context = { traceId: TRACE, spanId, traceFlags: 1 };
   const span: ReadableSpan = {
     name: `deliver ${message.to}`,
     kind: SpanKind.CONSUMER,
@@ -281,5 +282,85 @@ describe('a hop span on the wire', () => {
     const [s, n] = millisToHrTime(performance.timeOrigin + times[1]);
     expect(BigInt(span!.endTimeUnixNano)).toBe(BigInt(s) * 1_000_000_000n + BigInt(n));
     expect(bytes.toString('hex')).toBe(sdk('ok', times, undefined).toString('hex'));
+  });
+
+  it('is the SDK serializer’s bytes for every hop of a trace, each written from the one before when only its ids, times, hop and message id differ', () => {
+    // One trace: a hop of the same shape as the last one of its trace is copied from it with those
+    // fields written in (hop-template.ts); any other is written field by field. Each hop's bytes are
+    // compared whole, so a field left over from the hop before fails.
+    const trace = new TraceIds(TRACE);
+    const other = { ...PARENT, spanId: '0123456789abcdef' };
+    const hops: Array<{
+      message?: Partial<HopMessage>;
+      outcome?: HopOutcome;
+      parent?: SpanContext;
+      ownParent?: boolean;
+      payload?: string;
+    }> = [
+      {},
+      { message: { id: '0195f1c2-aaaa-7bbb-8ccc-123456789abf', hop: 301 } }, // the same shape
+      { message: { id: '0195f1c2-aaaa-7bbb-8ccc-12345678ü9ab', hop: 302 } }, // same length, two-byte char
+      { message: { id: '0195f1c2-aaaa-7bbb-8ccc-123456789ab0', hop: 303 } },
+      { message: { id: 'short', hop: 304 } }, // another id length
+      { message: { id: 'short', hop: 5 } }, // the hop's varint one byte shorter
+      { message: { id: 'short', hop: 127 } },
+      { message: { id: 'short', hop: 128 } },
+      { message: { id: 'short', hop: 2 ** 40 } },
+      { message: { id: 'trohs', hop: 2 ** 40 + 1 } },
+      { outcome: 'timeout' },
+      { outcome: 'ok' },
+      { parent: other }, // another parent, from its hex
+      { parent: { ...other, isRemote: false } }, // the same, from this process
+      { parent: other, ownParent: true }, // the same, from its bytes
+      { parent: { ...PARENT, spanId: 'fedcba9876543210' }, ownParent: true },
+      { parent: { ...other, isRemote: false } },
+      { parent: undefined }, // a root
+      { parent: undefined, message: { id: 'x'.repeat(120) } }, // lengths before the id of two bytes
+      { parent: undefined, message: { id: 'y'.repeat(120) } },
+      { parent: undefined, message: { id: 'z'.repeat(100) } },
+      { parent: undefined, message: { id: 'w'.repeat(100) } },
+      { message: { thread: 'another thread' } },
+      { message: { thread: 'another thread', to: 'greeter' } }, // each part of the route alone
+      { message: { thread: 'another thread', kind: 'response' } },
+      { message: { thread: 'another thread', kind: 'response', tag: 'shout' } },
+      { message: { thread: 'another thread', kind: 'response', tag: 'shout', from: 'shouter' } },
+      { message: { to: 'greeter', from: 'shouter', tag: 'shout', kind: 'response' } },
+      { message: { to: 'greeter', from: 'shouter', tag: 'shout', kind: 'response', hop: 9 } },
+      { payload: '<note>captured</note>' }, // with content: never from a template
+      { message: { hop: 10 } },
+    ];
+    hops.forEach((hop, i) => {
+      const message = { ...MESSAGE, ...hop.message };
+      const outcome = hop.outcome ?? 'ok';
+      const parent = 'parent' in hop ? hop.parent : PARENT;
+      const spanId = (i + 1).toString(16).padStart(16, '0');
+      const times: [number, number] = [1000 + i * 10.123456, 1005 + i * 10.654321];
+      const clock = vi.spyOn(performance, 'now');
+      clock.mockReturnValueOnce(times[0]).mockReturnValueOnce(times[1]);
+      let queued: WireSpan | undefined;
+      const sink: HopSink = {
+        factory: { tracer: undefined as never, captureContent: hop.payload !== undefined },
+        admit: () => true,
+        queue: (span) => {
+          queued = span;
+        },
+      };
+      const written = parent && hop.ownParent ? SpanIds.of(trace, parent.spanId, 1) : parent;
+      new Hop(sink, message, SpanIds.of(trace, spanId, 1), written, parent?.isRemote === true, hop.payload).end(
+        outcome,
+      );
+      clock.mockRestore();
+      // Written after other bytes, as in a batch: the template's offsets are from the span's start.
+      const w = new Wire(16);
+      w.byte(0x12);
+      const at = w.openWide();
+      queued!.writeTo(w);
+      w.closeWide(at);
+      const spans = w.buf.subarray(0, w.pos);
+      const bytes = Buffer.concat([requestHeader(resource, scope, spans.length), spans]);
+      expect(bytes.toString('hex'), `hop ${i}`).toBe(
+        sdk(outcome, times, parent, hop.payload, message, spanId).toString('hex'),
+      );
+    });
   });
 });
