@@ -11,7 +11,6 @@
  * same length (the hop's varint, the message id's bytes). Anything else is written field by field
  * (hop.ts), and becomes the trace's template.
  */
-import type { SpanIds } from './ids.ts';
 import type { TraceParent } from './traceparent.ts';
 import type { HopMessage, HopOutcome } from './types.ts';
 import type { Wire } from './wire.ts';
@@ -19,6 +18,12 @@ import type { Wire } from './wire.ts';
 /** How a span names its parent: none (a root), from a span of this process's bytes, or from hex. */
 export const ParentKind = { None: 0, Own: 1, Hex: 2 } as const;
 export type ParentKind = (typeof ParentKind)[keyof typeof ParentKind];
+
+/** A span id as bytes: `bytes[at]` to `bytes[at + 7]` (a SpanIds, see ids.ts). */
+interface IdBytes {
+  readonly bytes: Uint8Array;
+  readonly at: number;
+}
 
 /** Where the fields that differ between spans of one shape are, from the start of the span. */
 export interface TemplateOffsets {
@@ -83,15 +88,7 @@ export class HopTemplate {
   ): HopTemplate | undefined {
     if (message.id.length > MAX_ID || w.buf[begin + at.id] !== message.id.length) return undefined;
     const bytes = Buffer.from(w.buf.subarray(begin, w.pos));
-    return new HopTemplate(
-      bytes,
-      at,
-      message,
-      outcome,
-      parentKind,
-      parentRemote,
-      varintSize(message.hop),
-    );
+    return new HopTemplate(bytes, at, message, outcome, parentKind, parentRemote, varintSize(message.hop));
   }
 
   /**
@@ -102,8 +99,8 @@ export class HopTemplate {
     w: Wire,
     m: HopMessage,
     outcome: HopOutcome,
-    ids: SpanIds,
-    parent: Pick<TraceParent, 'spanId'> | undefined,
+    ids: IdBytes,
+    parent: Pick<TraceParent, 'spanId'> | IdBytes | undefined,
     parentKind: ParentKind,
     parentRemote: boolean,
     start: number,
@@ -146,10 +143,10 @@ export class HopTemplate {
     if (parentKind !== ParentKind.None) {
       w.pos = begin + at.parent;
       if (parentKind === ParentKind.Own) {
-        const own = parent as SpanIds;
+        const own = parent as IdBytes;
         w.id(own.bytes, own.at, 8);
       } else {
-        w.hex(parent!.spanId);
+        w.hex((parent as Pick<TraceParent, 'spanId'>).spanId);
       }
     }
     w.pos = begin + at.start;

@@ -346,9 +346,14 @@ describe('a hop span on the wire', () => {
         },
       };
       const written = parent && hop.ownParent ? SpanIds.of(trace, parent.spanId, 1) : parent;
-      new Hop(sink, message, SpanIds.of(trace, spanId, 1), written, parent?.isRemote === true, hop.payload).end(
-        outcome,
-      );
+      new Hop(
+        sink,
+        message,
+        SpanIds.of(trace, spanId, 1),
+        written,
+        parent?.isRemote === true,
+        hop.payload,
+      ).end(outcome);
       clock.mockRestore();
       // Written after other bytes, as in a batch: the template's offsets are from the span's start.
       const w = new Wire(16);
