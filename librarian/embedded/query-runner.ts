@@ -5,12 +5,10 @@
  * waiting. The worker also has its own heap limit, so a query that builds an enormous result runs
  * out of memory alone.
  */
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { LibrarianError, OrganismError } from '../../src/errors.ts';
-import { COMPILED, MODULE_EXT } from '../../src/package-root.ts';
+import { MODULE_EXT } from '../../src/package-root.ts';
+import { workerSource } from '../../src/worker-entry.ts';
 import type { QueryResult } from '../backend.ts';
 import type { WorkerReply, WorkerRequest } from './query-protocol.ts';
 
@@ -33,21 +31,7 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-// Compiled (dist/), the worker entry is plain JavaScript and starts as it is. From source (tests, a
-// checkout run through tsx) it is TypeScript, and tsx's loader is registered in the worker first: a
-// worker does not inherit programmatic loader hooks. tsx is resolved only then, so the published
-// package never loads it for its own code.
-const ENTRY = new URL(`./query-worker${MODULE_EXT}`, import.meta.url).href;
-const BOOTSTRAP = COMPILED
-  ? `import(${JSON.stringify(ENTRY)}).catch((error) => { console.error(error); process.exit(70); });`
-  : `import(${JSON.stringify(tsxApiUrl())})
-  .then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY)}); })
-  .catch((error) => { console.error(error); process.exit(70); });`;
-
-function tsxApiUrl(): string {
-  const root = dirname(createRequire(import.meta.url).resolve('tsx/package.json'));
-  return pathToFileURL(join(root, 'dist/esm/api/index.mjs')).href;
-}
+const BOOTSTRAP = workerSource(new URL(`./query-worker${MODULE_EXT}`, import.meta.url).href);
 
 function fromReply(error: {
   code: string;

@@ -19,8 +19,12 @@ export interface HopBatchOptions {
   header(spansLength: number): Buffer;
   /** Its longest value: room left before the spans for it. */
   headerRoom: number;
-  /** Sends one chunk; `done` when it has been answered or given up on. */
-  send(chunk: HopChunk, done: () => void): void;
+  /**
+   * Sends one chunk, whose bytes lie in `buffer`; `done` when it has been answered or given up on,
+   * with the buffer to fill again (the sender may have handed it away meanwhile: then the one it
+   * got back, or none).
+   */
+  send(chunk: HopChunk, buffer: Buffer, done: (buffer: Buffer | undefined) => void): void;
   /** `count` spans left the queue for an export. */
   taken(count: number): void;
 }
@@ -100,9 +104,9 @@ export class HopBatch {
     }
     this.#sending = true;
     this.#o.taken(chunk.count);
-    this.#o.send(chunk, () => {
+    this.#o.send({ bytes: chunk.bytes, count: chunk.count }, chunk.buffer, (buffer) => {
       this.#sending = false;
-      if (this.#pool.length < POOLED) this.#pool.push(chunk.buffer);
+      if (buffer !== undefined && this.#pool.length < POOLED) this.#pool.push(buffer);
       this.#pump();
     });
   }

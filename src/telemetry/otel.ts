@@ -2,19 +2,14 @@
  * The OpenTelemetry side, imported only when organism.yaml has a `telemetry:` section (index.ts):
  * hop spans (hop.ts) sampled by the thread's first hop or their parent's flag, agent, chat and tool
  * spans from a tracer provider with the same parent-based ratio sampler, all exported over OTLP/HTTP
- * in protobuf through one SDK export delegate (its retries, timeout, headers). Hop spans are written
- * as protobuf when they end and sent in batches of their own (hop-batch.ts); the others go through
- * a BatchSpanProcessor. Both count against one bounded queue. An exporter that is down or slow never
+ * in protobuf through the SDK's export delegate (its retries, timeout, headers). Hop spans are
+ * written as protobuf when they end and sent in batches of their own (hop-batch.ts), from a thread
+ * of their own (export-thread.ts); the others go through a BatchSpanProcessor. Both count against one bounded queue. An exporter that is down or slow never
  * slows the bus: a span that finds the queue full is dropped, and every span lost (queue full, or an
  * export the collector refused or never answered) is counted in /metrics.
  */
 import { ROOT_CONTEXT, TraceFlags } from '@opentelemetry/api';
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
-import {
-  convertLegacyHttpOptions,
-  createOtlpHttpExportDelegate,
-} from '@opentelemetry/otlp-exporter-base/node-http';
-import { type IExportTraceServiceResponse, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOnSampler,
@@ -27,10 +22,12 @@ import {
   type SpanProcessor,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
+import { ExportThread } from './export-thread.ts';
 import { Hop, type HopSink } from './hop.ts';
 import { HopBatch, type HopChunk } from './hop-batch.ts';
 import { newSpanIds, SpanIds, traceIds } from './ids.ts';
 import { CONTENT_LIMIT, otlpHeaders, type TelemetrySection, tracesUrl } from './options.ts';
+import { type ExportDelegate, type ExportItems, otlpDelegate } from './otlp-delegate.ts';
 import { formatTraceparent, parseTraceparent, threadTraceId } from './traceparent.ts';
 import type { HopMessage, HopSpan, Tracing } from './types.ts';
 import { requestHeader, type WireSpan } from './wire.ts';
@@ -121,23 +118,6 @@ class BoundedQueue implements SpanProcessor {
   }
 }
 
-/** What the export delegate takes: the SDK's spans, or a hop batch already encoded. */
-type ExportItems = ReadableSpan[] | HopChunk;
-
-/** Protobuf for the SDK's spans; a hop batch's bytes as they are. */
-const serializer = {
-  serializeRequest: (items: ExportItems): Uint8Array | undefined =>
-    Array.isArray(items) ? ProtobufTraceSerializer.serializeRequest(items) : items.bytes,
-  deserializeResponse: (data: Uint8Array): IExportTraceServiceResponse =>
-    ProtobufTraceSerializer.deserializeResponse(data),
-};
-
-interface ExportDelegate {
-  export(items: ExportItems, done: (result: ExportResult) => void): void;
-  forceFlush(): Promise<void>;
-  shutdown(): Promise<void>;
-}
-
 /**
  * The OTLP exporter, counting what it takes from the queue and what it could not deliver. A batch
  * still unanswered when it shuts down (the processor stops waiting after its export timeout, and a
@@ -148,6 +128,7 @@ class CountingExporter implements SpanExporter {
 
   constructor(
     private readonly inner: ExportDelegate,
+    private readonly hops: ExportThread,
     private readonly queue: () => BoundedQueue,
     private readonly result: (count: number, result: ExportResult) => void,
   ) {}
@@ -157,18 +138,41 @@ class CountingExporter implements SpanExporter {
     this.#send(spans, spans.length, done);
   }
 
-  /** A hop batch (its spans left the queue when the batch was taken). */
-  exportHops(chunk: HopChunk, done: () => void): void {
-    this.#send(chunk, chunk.count, done);
+  /**
+   * A hop batch (its spans left the queue when the batch was taken), from the export thread when
+   * one is ready, else from this one; `done` gets the buffer to fill again.
+   */
+  exportHops(chunk: HopChunk, buffer: Buffer, done: (buffer: Buffer | undefined) => void): void {
+    const batch = this.#track(chunk.count);
+    const sent = this.hops.send(chunk, buffer, (result, returned) => {
+      this.#settle(batch, result);
+      done(returned);
+    });
+    if (sent) return;
+    // No thread ready: from this one, as the SDK's spans go.
+    this.inner.export(chunk, (result) => {
+      this.#settle(batch, result);
+      done(buffer);
+    });
   }
 
   #send(items: ExportItems, count: number, done: (result: ExportResult) => void): void {
-    const batch = { count };
-    this.#pending.add(batch);
+    const batch = this.#track(count);
     this.inner.export(items, (result) => {
-      if (this.#pending.delete(batch)) this.result(batch.count, result);
+      this.#settle(batch, result);
       done(result);
     });
+  }
+
+  #track(count: number): { count: number } {
+    const batch = { count };
+    this.#pending.add(batch);
+    return batch;
+  }
+
+  /** Counts a batch's outcome, once (not when failPending counted it already). */
+  #settle(batch: { count: number }, result: ExportResult): void {
+    if (this.#pending.delete(batch)) this.result(batch.count, result);
   }
 
   async shutdown(): Promise<void> {
@@ -201,23 +205,13 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
   const counts: SpanCounts = { exported: 0, queueFull: 0, exportFailed: 0 };
   const hooks = options.hooks ?? {};
   let lastError = 0;
-  const exporter: ExportDelegate = createOtlpHttpExportDelegate(
-    convertLegacyHttpOptions(
-      { url, headers, timeoutMillis: section.otlp.timeout_ms },
-      'TRACES',
-      'v1/traces',
-      {
-        'Content-Type': 'application/x-protobuf',
-      },
-    ),
-    serializer,
-    'otlp_http_span_exporter',
-    { name: 'span', countItems: (items: ExportItems) => (Array.isArray(items) ? items.length : items.count) },
-    undefined,
-  );
+  const target = { url, headers, timeoutMs: section.otlp.timeout_ms };
+  const exporter = otlpDelegate(target);
+  const exportThread = new ExportThread(target);
   let queue: BoundedQueue | undefined;
   const counting = new CountingExporter(
     exporter,
+    exportThread,
     () => queue!,
     (count, result) => {
       if (result.code === ExportResultCode.SUCCESS) {
@@ -267,7 +261,7 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
     delayMs: section.export_delay_ms,
     header: (length) => requestHeader(resource, scope, length),
     headerRoom: requestHeader(resource, scope, 2 ** 31).length,
-    send: (chunk, done) => counting.exportHops(chunk, done),
+    send: (chunk, buffer, done) => counting.exportHops(chunk, buffer, done),
     taken: (count) => {
       bounded.queued -= count;
     },
@@ -323,6 +317,7 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
         .shutdown()
         .catch(() => {})
         .finally(() => counting.failPending());
+      await exportThread.close();
     },
   };
 }

@@ -41,6 +41,7 @@ describe('npm pack', () => {
       'dist/src/cli/main.js',
       'dist/tools/calculate.js',
       'dist/librarian/embedded/query-worker.js',
+      'dist/src/telemetry/export-worker.js',
       'dist/src/bus/transport/redis/lua/batch.lua',
       'listeners/greeter.ts',
       'listeners/assistant.script.yaml',
