@@ -10,6 +10,7 @@
  */
 import { ROOT_CONTEXT, TraceFlags } from '@opentelemetry/api';
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
+import { type IExportTraceServiceResponse, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOnSampler,
@@ -28,6 +29,15 @@ import { HopBatch, type HopChunk } from './hop-batch.ts';
 import { newSpanIds, SpanIds, traceIds } from './ids.ts';
 import { CONTENT_LIMIT, otlpHeaders, type TelemetrySection, tracesUrl } from './options.ts';
 import { type ExportDelegate, type ExportItems, otlpDelegate } from './otlp-delegate.ts';
+
+/** Protobuf for the SDK's spans; a hop batch's bytes as they are. */
+const serializer = {
+  serializeRequest: (items: ExportItems): Uint8Array | undefined =>
+    Array.isArray(items) ? ProtobufTraceSerializer.serializeRequest(items) : items.bytes,
+  deserializeResponse: (data: Uint8Array): IExportTraceServiceResponse =>
+    ProtobufTraceSerializer.deserializeResponse(data),
+};
+
 import { formatTraceparent, parseTraceparent, threadTraceId } from './traceparent.ts';
 import type { HopMessage, HopSpan, Tracing } from './types.ts';
 import { requestHeader, type WireSpan } from './wire.ts';
@@ -206,7 +216,7 @@ export function createTelemetry(section: TelemetrySection, options: OtelOptions)
   const hooks = options.hooks ?? {};
   let lastError = 0;
   const target = { url, headers, timeoutMs: section.otlp.timeout_ms };
-  const exporter = otlpDelegate(target);
+  const exporter = otlpDelegate(target, serializer);
   const exportThread = new ExportThread(target);
   let queue: BoundedQueue | undefined;
   const counting = new CountingExporter(

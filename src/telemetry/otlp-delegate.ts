@@ -8,7 +8,7 @@ import {
   convertLegacyHttpOptions,
   createOtlpHttpExportDelegate,
 } from '@opentelemetry/otlp-exporter-base/node-http';
-import { type IExportTraceServiceResponse, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import type { ISerializer } from '@opentelemetry/otlp-transformer';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { HopChunk } from './hop-batch.ts';
 
@@ -28,15 +28,15 @@ export interface OtlpTarget {
   timeoutMs: number;
 }
 
-/** Protobuf for the SDK's spans; a hop batch's bytes as they are. */
-const serializer = {
-  serializeRequest: (items: ExportItems): Uint8Array | undefined =>
-    Array.isArray(items) ? ProtobufTraceSerializer.serializeRequest(items) : items.bytes,
-  deserializeResponse: (data: Uint8Array): IExportTraceServiceResponse =>
-    ProtobufTraceSerializer.deserializeResponse(data),
-};
-
-export function otlpDelegate(target: OtlpTarget): ExportDelegate {
+/**
+ * The delegate for `target`. `serializer` makes a request's body of the items (and reads the
+ * collector's answer, which the delegate only ever logs through the OpenTelemetry API's diag
+ * logger, which the daemon does not set).
+ */
+export function otlpDelegate(
+  target: OtlpTarget,
+  serializer: ISerializer<ExportItems, unknown>,
+): ExportDelegate {
   return createOtlpHttpExportDelegate(
     convertLegacyHttpOptions(
       { url: target.url, headers: target.headers, timeoutMillis: target.timeoutMs },
