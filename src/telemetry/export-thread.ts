@@ -4,12 +4,12 @@
  * the bus's thread ~0.6 ms a batch, a third of what exporting a hop cost it. The batch's buffer is
  * transferred, not copied, and comes back with the answer, for the next batch to fill (hop-batch.ts).
  *
- * The thread starts with the telemetry and holds no process open while nothing is on its way.
- * Until it has loaded (about a tenth of a second: the SDK's exporter is loaded there too), and for
- * good if it could not, batches are exported from the bus's thread as before (`send` says so), so
- * none waits for it and the queue does not fill meanwhile. If it dies later, every batch it had is
- * counted failed and another one starts. The SDK's own spans (agent, chat, tool: few) are exported
- * from the bus's thread.
+ * The thread starts with the first batch (a daemon that exports nothing never has one) and holds
+ * no process open while nothing is on its way. Until it has loaded (about a tenth of a second: the
+ * SDK's exporter is loaded there too), and for good if it could not, batches are exported from the
+ * bus's thread as before (`send` says so), so none waits for it and the queue does not fill
+ * meanwhile. If it dies later, every batch it had is counted failed and the next batch starts
+ * another. The SDK's own spans (agent, chat, tool: few) are exported from the bus's thread.
  */
 import { Worker } from 'node:worker_threads';
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
@@ -34,14 +34,19 @@ export class ExportThread {
   #next = 1;
   readonly #pending = new Map<number, ExportDone>();
   /** Resolves once the first thread has loaded (true), or could not (false). */
-  readonly ready: Promise<boolean>;
+  readonly #readyOnce: Promise<boolean>;
   #settleReady: (ready: boolean) => void = () => {};
 
   constructor(private readonly target: OtlpTarget) {
-    this.ready = new Promise((resolve) => {
+    this.#readyOnce = new Promise((resolve) => {
       this.#settleReady = resolve;
     });
-    this.#start();
+  }
+
+  /** Starts the thread now, not with the first batch; resolves once it has loaded, or could not. */
+  start(): Promise<boolean> {
+    if (this.#worker === undefined && !this.#broken && !this.#closed) this.#start();
+    return this.#readyOnce;
   }
 
   /**

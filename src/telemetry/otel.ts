@@ -4,8 +4,8 @@
  * spans from a tracer provider with the same parent-based ratio sampler, all exported over OTLP/HTTP
  * in protobuf through the SDK's export delegate (its retries, timeout, headers). Hop spans are
  * written as protobuf when they end and sent in batches of their own (hop-batch.ts), from a thread
- * of their own (export-thread.ts); the others go through a BatchSpanProcessor. Both count against one bounded queue. An exporter that is down or slow never
- * slows the bus: a span that finds the queue full is dropped, and every span lost (queue full, or an
+ * of their own (export-thread.ts); the others go through a BatchSpanProcessor. Both count against
+ * one bounded queue. An exporter that is down or slow never slows the bus: a span that finds the queue full is dropped, and every span lost (queue full, or an
  * export the collector refused or never answered) is counted in /metrics.
  */
 import { ROOT_CONTEXT, TraceFlags } from '@opentelemetry/api';
@@ -29,6 +29,9 @@ import { HopBatch, type HopChunk } from './hop-batch.ts';
 import { newSpanIds, SpanIds, traceIds } from './ids.ts';
 import { CONTENT_LIMIT, otlpHeaders, type TelemetrySection, tracesUrl } from './options.ts';
 import { type ExportDelegate, type ExportItems, otlpDelegate } from './otlp-delegate.ts';
+import { formatTraceparent, parseTraceparent, threadTraceId } from './traceparent.ts';
+import type { HopMessage, HopSpan, Tracing } from './types.ts';
+import { requestHeader, type WireSpan } from './wire.ts';
 
 /** Protobuf for the SDK's spans; a hop batch's bytes as they are. */
 const serializer = {
@@ -37,10 +40,6 @@ const serializer = {
   deserializeResponse: (data: Uint8Array): IExportTraceServiceResponse =>
     ProtobufTraceSerializer.deserializeResponse(data),
 };
-
-import { formatTraceparent, parseTraceparent, threadTraceId } from './traceparent.ts';
-import type { HopMessage, HopSpan, Tracing } from './types.ts';
-import { requestHeader, type WireSpan } from './wire.ts';
 
 /** Counts of what became of the spans, for /metrics and the bench. */
 export interface SpanCounts {

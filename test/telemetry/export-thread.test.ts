@@ -88,7 +88,7 @@ describe('the export thread', { timeout: 30_000 }, () => {
   it('posts a batch while the daemon’s thread is busy, and hands the buffer back', async () => {
     collector = await startCollector();
     thread = new ExportThread({ url: collector.url, headers: {}, timeoutMs: 5_000 });
-    expect(await thread.ready).toBe(true);
+    expect(await thread.start()).toBe(true);
     const { chunk, buffer } = batch(200_000);
     const expected = Buffer.from(chunk.bytes);
     const answer = sent(thread, chunk, buffer);
@@ -111,7 +111,7 @@ describe('the export thread', { timeout: 30_000 }, () => {
   it('copies a batch whose buffer shares its memory (the sender keeps it intact)', async () => {
     collector = await startCollector();
     thread = new ExportThread({ url: collector.url, headers: {}, timeoutMs: 5_000 });
-    expect(await thread.ready).toBe(true);
+    expect(await thread.start()).toBe(true);
     const whole = Buffer.alloc(4_096, 7);
     const buffer = whole.subarray(1_024, 3_072);
     const { result } = await sent(thread, { bytes: buffer.subarray(0, 1_000), count: 1 }, buffer);
@@ -124,7 +124,7 @@ describe('the export thread', { timeout: 30_000 }, () => {
   it('reports a batch the collector refused, or that it could not reach, as failed with why', async () => {
     collector = await startCollector(400);
     thread = new ExportThread({ url: collector.url, headers: {}, timeoutMs: 2_000 });
-    expect(await thread.ready).toBe(true);
+    expect(await thread.start()).toBe(true);
     const first = batch(100);
     const refused = await sent(thread, first.chunk, first.buffer);
     expect(refused.result.code).toBe(ExportResultCode.FAILED);
@@ -132,7 +132,7 @@ describe('the export thread', { timeout: 30_000 }, () => {
     await thread.close();
     const port = await freePort();
     thread = new ExportThread({ url: `http://127.0.0.1:${port}/v1/traces`, headers: {}, timeoutMs: 2_000 });
-    expect(await thread.ready).toBe(true);
+    expect(await thread.start()).toBe(true);
     const { chunk, buffer } = batch(100);
     const unreachable = await sent(thread, chunk, buffer);
     expect(unreachable.result.code).toBe(ExportResultCode.FAILED);
@@ -142,7 +142,7 @@ describe('the export thread', { timeout: 30_000 }, () => {
   it('fails the batches on their way when it is stopped, and takes none after', async () => {
     collector = await startCollector();
     thread = new ExportThread({ url: collector.url, headers: {}, timeoutMs: 5_000 });
-    expect(await thread.ready).toBe(true);
+    expect(await thread.start()).toBe(true);
     // The collector stops reading: the batch stays on its way.
     collector.child.kill('SIGSTOP');
     const { chunk, buffer } = batch(1_000);
