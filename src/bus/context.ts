@@ -4,7 +4,6 @@
  */
 import type { Logger } from 'pino';
 import type { HandlerContext, ListenerLogger, Outgoing, PayloadInput } from '../listener/types.ts';
-import { TRACE_SCOPE, type TraceScope } from '../telemetry/types.ts';
 import type { ToolCaller, ToolResult } from '../tools/types.ts';
 import type { RuntimeListener } from './listeners.ts';
 
@@ -24,11 +23,6 @@ export class DeliveryContext implements HandlerContext {
   #controller: AbortController | undefined;
   #abortReason: unknown;
   #aborted = false;
-  /**
-   * The hop's span (tracing on, see setTraceScope). Declared so that every context has the slot:
-   * added to one context at a time, it cost each traced hop a change of the object's shape.
-   */
-  [TRACE_SCOPE]: TraceScope | undefined = undefined;
 
   constructor(
     private readonly listener: RuntimeListener,
