@@ -33,20 +33,16 @@ export class ExportThread {
   #closed = false;
   #next = 1;
   readonly #pending = new Map<number, ExportDone>();
-  /** Resolves once the first thread has loaded (true), or could not (false). */
-  readonly #readyOnce: Promise<boolean>;
-  #settleReady: (ready: boolean) => void = () => {};
+  /** Resolves once the current thread has loaded (true), or could not (false). */
+  #loaded: Promise<boolean> = Promise.resolve(false);
+  #settleLoaded: (ready: boolean) => void = () => {};
 
-  constructor(private readonly target: OtlpTarget) {
-    this.#readyOnce = new Promise((resolve) => {
-      this.#settleReady = resolve;
-    });
-  }
+  constructor(private readonly target: OtlpTarget) {}
 
-  /** Starts the thread now, not with the first batch; resolves once it has loaded, or could not. */
+  /** Starts a thread now, not with the next batch; resolves once it has loaded, or could not. */
   start(): Promise<boolean> {
     if (this.#worker === undefined && !this.#broken && !this.#closed) this.#start();
-    return this.#readyOnce;
+    return this.#loaded;
   }
 
   /**
@@ -89,7 +85,7 @@ export class ExportThread {
     const worker = this.#worker;
     this.#worker = undefined;
     if (worker) await worker.terminate();
-    this.#settleReady(false);
+    this.#settleLoaded(false);
     this.#lost('the export thread was stopped');
   }
 
@@ -102,10 +98,13 @@ export class ExportThread {
       resourceLimits: { maxYoungGenerationSizeMb: 1 },
     });
     this.#ready = false;
+    this.#loaded = new Promise((resolve) => {
+      this.#settleLoaded = resolve;
+    });
     worker.on('message', (reply: ExportReply | ExportReady) => {
       if ('ready' in reply) {
         this.#ready = this.#worker === worker;
-        this.#settleReady(this.#ready);
+        this.#settleLoaded(this.#ready);
         return;
       }
       const done = this.#pending.get(reply.id);
@@ -124,7 +123,7 @@ export class ExportThread {
       this.#worker = undefined;
       if (!this.#ready) {
         this.#broken = true;
-        this.#settleReady(false);
+        this.#settleLoaded(false);
       }
       this.#ready = false;
       this.#lost(`the export thread stopped (${why})`);

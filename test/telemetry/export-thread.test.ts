@@ -155,4 +155,24 @@ describe('the export thread', { timeout: 30_000 }, () => {
     const next = batch(10);
     expect(thread.send(next.chunk, next.buffer, () => {})).toBe(false);
   });
+
+  it('fails the batches of a thread that died, and starts another for the next batch', async () => {
+    collector = await startCollector();
+    thread = new ExportThread({ url: collector.url, headers: {}, timeoutMs: 5_000 });
+    expect(await thread.start()).toBe(true);
+    // A batch whose bytes are not where the buffer says (offset past its end) throws in the
+    // thread, which dies of it: what it had is failed, with why.
+    const wrong = batch(1_000, 2_000);
+    const { result } = await sent(thread, wrong.chunk, Buffer.allocUnsafeSlow(1_500));
+    expect(result.code).toBe(ExportResultCode.FAILED);
+    expect(result.error?.message).toMatch(/the export thread stopped/);
+    // The next batch is the caller's to send (none is ready), and starts another thread.
+    const next = batch(100);
+    expect(thread.send(next.chunk, next.buffer, () => {})).toBe(false);
+    expect(await thread.start()).toBe(true);
+    const again = batch(100);
+    const { result: ok } = await sent(thread, again.chunk, again.buffer);
+    expect(ok.code).toBe(ExportResultCode.SUCCESS);
+    await vi.waitFor(() => expect(collector!.arrivals.map((a) => a.bytes)).toEqual([100]));
+  });
 });
