@@ -49,6 +49,7 @@ function own(traceId: string, spanId: string): SpanIds {
 /**
  * The request our encoder writes for one hop, started at `start` and ended at `end` (performance.now).
  * The parent is written from its hex, or from its bytes when it is `own` (a hop span of this process).
+ * `ids`: the hop's own (by default a trace of its own); the span goes after other bytes, as in a batch.
  */
 function ours(
   outcome: HopOutcome,
@@ -58,6 +59,7 @@ function ours(
   payload?: string,
   message = MESSAGE,
   ownParent = false,
+  ids = own(TRACE, SPAN),
 ): Buffer {
   const clock = vi.spyOn(performance, 'now');
   clock.mockReturnValueOnce(times[0]).mockReturnValueOnce(times[1]);
@@ -69,14 +71,14 @@ function ours(
       queued = span;
     },
   };
-  const written = parent && ownParent ? own(parent.traceId, parent.spanId) : parent;
-  new Hop(sink, message, own(TRACE, SPAN), written, parent?.isRemote === true, payload).end(outcome);
+  const written = parent && ownParent ? SpanIds.of(ids.trace, parent.spanId, 1) : parent;
+  new Hop(sink, message, ids, written, parent?.isRemote === true, payload).end(outcome);
   clock.mockRestore();
   const w = new Wire(64);
   w.byte(0x12);
-  const at = w.open();
+  const at = w.openWide();
   queued!.writeTo(w);
-  w.close(at);
+  w.closeWide(at);
   const spans = w.buf.subarray(0, w.pos);
   return Buffer.concat([requestHeader(resource, scope, spans.length), spans]);
 }
@@ -335,34 +337,16 @@ describe('a hop span on the wire', () => {
       const parent = 'parent' in hop ? hop.parent : PARENT;
       const spanId = (i + 1).toString(16).padStart(16, '0');
       const times: [number, number] = [1000 + i * 10.123456, 1005 + i * 10.654321];
-      const clock = vi.spyOn(performance, 'now');
-      clock.mockReturnValueOnce(times[0]).mockReturnValueOnce(times[1]);
-      let queued: WireSpan | undefined;
-      const sink: HopSink = {
-        factory: { tracer: undefined as never, captureContent: hop.payload !== undefined },
-        admit: () => true,
-        queue: (span) => {
-          queued = span;
-        },
-      };
-      const written = parent && hop.ownParent ? SpanIds.of(trace, parent.spanId, 1) : parent;
-      new Hop(
-        sink,
-        message,
-        SpanIds.of(trace, spanId, 1),
-        written,
-        parent?.isRemote === true,
+      const bytes = ours(
+        outcome,
+        times,
+        parent,
+        hop.payload !== undefined,
         hop.payload,
-      ).end(outcome);
-      clock.mockRestore();
-      // Written after other bytes, as in a batch: the template's offsets are from the span's start.
-      const w = new Wire(16);
-      w.byte(0x12);
-      const at = w.openWide();
-      queued!.writeTo(w);
-      w.closeWide(at);
-      const spans = w.buf.subarray(0, w.pos);
-      const bytes = Buffer.concat([requestHeader(resource, scope, spans.length), spans]);
+        message,
+        hop.ownParent,
+        SpanIds.of(trace, spanId, 1),
+      );
       expect(bytes.toString('hex'), `hop ${i}`).toBe(
         sdk(outcome, times, parent, hop.payload, message, spanId).toString('hex'),
       );
