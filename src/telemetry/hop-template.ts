@@ -13,7 +13,7 @@
  */
 import type { TraceParent } from './traceparent.ts';
 import type { HopMessage, HopOutcome } from './types.ts';
-import type { Wire } from './wire.ts';
+import { varintSize, type Wire } from './wire.ts';
 
 /** How a span names its parent: none (a root), from a span of this process's bytes, or from hex. */
 export const ParentKind = { None: 0, Own: 1, Hex: 2 } as const;
@@ -158,14 +158,4 @@ export class HopTemplate {
     w.pos = end0;
     return true;
   }
-}
-
-function varintSize(v: number): number {
-  if (v < 0 || !Number.isSafeInteger(v)) return -1;
-  let size = 1;
-  while (v > 127) {
-    v = Math.floor(v / 128);
-    size++;
-  }
-  return size;
 }

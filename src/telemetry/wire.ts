@@ -222,7 +222,8 @@ function nibble(c: number): number {
   return c <= 57 ? c - 48 : c - 87;
 }
 
-function varintSize(v: number): number {
+/** How many bytes `varint` writes for `v`. */
+export function varintSize(v: number): number {
   let size = 1;
   while (v > 127) {
     v = Math.floor(v / 128);
