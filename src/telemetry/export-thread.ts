@@ -53,7 +53,7 @@ export class ExportThread {
   send(chunk: HopChunk, buffer: Buffer, done: ExportDone): boolean {
     const worker = this.#worker;
     if (worker === undefined || !this.#ready) {
-      if (worker === undefined && !this.#broken && !this.#closed) this.#start();
+      if (worker === undefined) void this.start();
       return false;
     }
     const id = this.#next++;
