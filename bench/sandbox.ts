@@ -80,7 +80,7 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
         'plan (real paths of covers), bwrap: user/pid/ipc/uts/cgroup/net namespaces, ro root, /proc (keyrings covered), ' +
         'ro /dev with a /dev/shm tmpfs, /sys with only the CPUs, tmpfs, one-page covers' +
         (sandbox.pidMaxBound
-          ? '; setpriv + unshare + sh for the outer PID namespace with pid_max and RLIMIT_DATA'
+          ? '; setpriv + unshare (with its own /proc) + sh for the outer PID namespace with pid_max, its PIDs from 300, and RLIMIT_DATA'
           : '; prlimit inside'),
     };
   } finally {

@@ -227,7 +227,7 @@ const tool: ToolDefinition<RunCommandArgs, RunCommandResult> = {
         minimum: 1,
         default: SANDBOX_CONFIG_DEFAULTS.max_processes,
         description:
-          'Processes a sandboxed program may have at once (RLIMIT_NPROC; as root on Linux 6.14+, at least 300 by pid_max).',
+          'Processes a sandboxed program may have at once (RLIMIT_NPROC; as root on Linux 6.14+, the pid_max of its PID namespace).',
       },
       max_memory_mb: {
         type: 'integer',

@@ -9,8 +9,9 @@
  *
  * Bounds: RLIMIT_DATA per process and RLIMIT_NPROC (through prlimit, inside). RLIMIT_NPROC does not
  * bind root, so when the daemon runs as root on a kernel that has per-namespace pid_max (6.14+), the
- * sandbox sits in an outer PID namespace whose pid_max is set first: no process inside can have more
- * than that many processes, whatever its uid. Lifetime: everything runs in the PID namespace, whose
+ * sandbox sits in an outer PID namespace whose pid_max is set first, and whose PIDs are taken from
+ * 300 up from the start (see RESERVED_PIDS): no process inside can have more than that many processes at
+ * once, whatever its uid, however many it has started before. Lifetime: everything runs in the PID namespace, whose
  * init is bwrap (or its child); killing it, or the daemon dying (--die-with-parent, setpriv's
  * --pdeathsig and unshare's --kill-child), kills every process in it, setsid or not.
  */
@@ -26,8 +27,13 @@ import type { Sandbox, SandboxRequest, SpawnPlan } from './types.ts';
 import { deviceOf } from './volume/mounts.ts';
 import { heldVolumeDevice } from './volume/volume.ts';
 
-/** The kernel refuses a pid_max below this (RESERVED_PIDS + 1), also in a child PID namespace. */
-const MIN_PID_MAX = 301;
+/**
+ * The kernel's RESERVED_PIDS: once a PID namespace has handed out a PID above it, new PIDs come from
+ * [RESERVED_PIDS, pid_max) only. Left to itself the namespace would start at 1 and allow
+ * pid_max - 1 processes until its 300th, then pid_max - 300: so the namespace's last PID is set to
+ * it before anything starts, and the bound is the same from the first process on.
+ */
+const RESERVED_PIDS = 300;
 
 /** Size of the tmpfs over a hidden folder and over /sys: one page, so they hold nearly nothing. */
 const COVER_BYTES = '4096';
@@ -253,8 +259,9 @@ export class BubblewrapSandbox implements Sandbox {
     }
     // As root RLIMIT_NPROC binds nobody and pid_max bounds the processes; RLIMIT_DATA is set by the
     // shell that sets pid_max and inherited through bwrap: one program fewer to start per command.
+    // PID 1 (that shell, then bwrap) and [RESERVED_PIDS, pidMax): maxProcesses + OWN_PROCESSES.
     args.push(...request.argv);
-    const pidMax = Math.max(MIN_PID_MAX, maxProcesses + OWN_PROCESSES + 1);
+    const pidMax = RESERVED_PIDS - 1 + maxProcesses + OWN_PROCESSES;
     return {
       argv: [
         'setpriv',
@@ -265,13 +272,17 @@ export class BubblewrapSandbox implements Sandbox {
         '--pid',
         '--fork',
         '--kill-child',
+        // A /proc of the new PID namespace: bwrap finds its child there by the PID it sees (301 up).
+        '--mount-proc',
         '--',
         '/bin/sh',
         '-c',
-        'echo "$1" > /proc/sys/kernel/pid_max && ulimit -d "$2" && shift 2 && exec "$@"',
+        'echo "$1" > /proc/sys/kernel/pid_max && echo "$3" > /proc/sys/kernel/ns_last_pid && ' +
+          'ulimit -d "$2" && shift 3 && exec "$@"',
         'sh',
         String(pidMax),
         String(memoryBytes / 1024),
+        String(RESERVED_PIDS),
         this.options.binary,
         ...args,
       ],

@@ -63,7 +63,7 @@ function probe(sandbox: ProbedSandbox): string | null {
   const run = spawnSync(program, args, { cwd: plan.cwd, env: plan.env, encoding: 'utf8', timeout: 10_000 });
   if (run.status === 0) return null;
   const said = (run.stderr || run.error?.message || `exit ${run.status ?? run.signal}`).trim().split('\n')[0];
-  if (sandbox.pidMaxBound && said?.includes('pid_max')) {
+  if (sandbox.pidMaxBound && /pid_max|ns_last_pid/.test(said ?? '')) {
     // A read-only /proc/sys: do without the pid_max bound rather than without run_command.
     sandbox.disablePidMax();
     return probe(sandbox);

@@ -114,19 +114,26 @@ describe('run_command without a working bubblewrap', () => {
 });
 
 describe('a read-only /proc/sys (a container)', () => {
-  it('costs the pid_max bound, not run_command', async () => {
-    const { BubblewrapSandbox } = await import('../../src/sandbox/bubblewrap.ts');
-    // A setpriv that fails the way the pid_max write does where /proc/sys is mounted read-only.
-    const bin = path.join(dir, 'ro-proc-sys');
-    await mkdir(bin);
-    await writeFile(
-      path.join(bin, 'setpriv'),
-      '#!/bin/sh\necho "sh: 1: cannot create /proc/sys/kernel/pid_max: Read-only file system" >&2\nexit 2\n',
-    );
-    await chmod(path.join(bin, 'setpriv'), 0o755);
-    const sandbox = new BubblewrapSandbox({ uid: 0, kernelRelease: '6.14.0', path: `${bin}:/usr/bin:/bin` });
-    expect(sandbox.pidMaxBound).toBe(true);
-    expect(sandbox.unavailable()).toBeNull();
-    expect(sandbox.pidMaxBound).toBe(false);
-  });
+  // A setpriv that fails the way the write of `file` does where /proc/sys is mounted read-only (or
+  // where ns_last_pid is not ours to set).
+  for (const file of ['pid_max', 'ns_last_pid']) {
+    it(`costs the pid_max bound, not run_command (${file} refused)`, async () => {
+      const { BubblewrapSandbox } = await import('../../src/sandbox/bubblewrap.ts');
+      const bin = path.join(dir, `ro-proc-sys-${file}`);
+      await mkdir(bin);
+      await writeFile(
+        path.join(bin, 'setpriv'),
+        `#!/bin/sh\necho "sh: 1: cannot create /proc/sys/kernel/${file}: Read-only file system" >&2\nexit 2\n`,
+      );
+      await chmod(path.join(bin, 'setpriv'), 0o755);
+      const sandbox = new BubblewrapSandbox({
+        uid: 0,
+        kernelRelease: '6.14.0',
+        path: `${bin}:/usr/bin:/bin`,
+      });
+      expect(sandbox.pidMaxBound).toBe(true);
+      expect(sandbox.unavailable()).toBeNull();
+      expect(sandbox.pidMaxBound).toBe(false);
+    });
+  }
 });
