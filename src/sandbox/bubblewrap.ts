@@ -10,10 +10,11 @@
  * Bounds: RLIMIT_DATA per process and RLIMIT_NPROC (through prlimit, inside). RLIMIT_NPROC does not
  * bind root, so when the daemon runs as root on a kernel that has per-namespace pid_max (6.14+), the
  * sandbox sits in an outer PID namespace whose pid_max is set first, and whose PIDs are taken from
- * 300 up from the start (see RESERVED_PIDS): no process inside can have more than that many processes at
- * once, whatever its uid, however many it has started before. Lifetime: everything runs in the PID namespace, whose
- * init is bwrap (or its child); killing it, or the daemon dying (--die-with-parent, setpriv's
- * --pdeathsig and unshare's --kill-child), kills every process in it, setsid or not.
+ * 300 up from the start (see RESERVED_PIDS): no process inside can have more than that many
+ * processes at once, whatever its uid, however many it has started before. Lifetime: everything
+ * runs in the PID namespace, whose init is bwrap (or its child); killing it, or the daemon dying
+ * (--die-with-parent, setpriv's --pdeathsig and unshare's --kill-child), kills every process in it,
+ * setsid or not.
  */
 import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { release } from 'node:os';
@@ -29,9 +30,9 @@ import { heldVolumeDevice } from './volume/volume.ts';
 
 /**
  * The kernel's RESERVED_PIDS: once a PID namespace has handed out a PID above it, new PIDs come from
- * [RESERVED_PIDS, pid_max) only. Left to itself the namespace would start at 1 and allow
- * pid_max - 1 processes until its 300th, then pid_max - 300: so the namespace's last PID is set to
- * it before anything starts, and the bound is the same from the first process on.
+ * [RESERVED_PIDS, pid_max) only. Left to itself a namespace starts at 1 and allows pid_max - 1
+ * processes until then, and pid_max - 300 after (one at a time, with pid_max 301 as it was): so
+ * its last PID is set to 300 before anything starts, and the bound holds from the first process.
  */
 const RESERVED_PIDS = 300;
 
