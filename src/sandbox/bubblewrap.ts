@@ -36,6 +36,9 @@ import { heldVolumeDevice } from './volume/volume.ts';
  */
 const RESERVED_PIDS = 300;
 
+/** The kernel's PID_MAX_LIMIT: a larger pid_max is refused (an I/O error), as is any larger bound. */
+const PID_MAX_LIMIT = 4_194_304;
+
 /** Size of the tmpfs over a hidden folder and over /sys: one page, so they hold nearly nothing. */
 const COVER_BYTES = '4096';
 
@@ -262,7 +265,7 @@ export class BubblewrapSandbox implements Sandbox {
     // shell that sets pid_max and inherited through bwrap: one program fewer to start per command.
     // PID 1 (that shell, then bwrap) and [RESERVED_PIDS, pidMax): maxProcesses + OWN_PROCESSES.
     args.push(...request.argv);
-    const pidMax = RESERVED_PIDS - 1 + maxProcesses + OWN_PROCESSES;
+    const pidMax = Math.min(PID_MAX_LIMIT, RESERVED_PIDS - 1 + maxProcesses + OWN_PROCESSES);
     return {
       argv: [
         'setpriv',

@@ -93,6 +93,11 @@ describe('the bubblewrap plan', () => {
     expect(root.slice(script + 2, script + 6)).toEqual(['342', String(64 * 1024), '300', 'bwrap']);
     // bwrap looks its child up by the PID it sees: under the new namespace's own /proc.
     expect(root).toContain('--mount-proc');
+    // A bound past the kernel's most: its most (a larger pid_max fails every command).
+    const huge = sandbox(0, '6.18.44-fc').plan(
+      request({ limits: { maxProcesses: 5_000_000, maxMemoryMb: 64 } }),
+    );
+    expect(huge.argv[huge.argv.indexOf('sh') + 1]).toBe('4194304');
     expect(root).not.toContain('prlimit');
     expect(root.slice(-3)).toEqual(['--', 'echo', 'hi']);
     expect(sandbox(0, '6.8.0').plan(request()).argv[0]).toBe('bwrap');
