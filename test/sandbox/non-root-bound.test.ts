@@ -31,6 +31,7 @@ afterAll(async () => {
 function run(
   script: string,
   maxProcesses: number,
+  maxMemoryMb = 256,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const sandbox = new BubblewrapSandbox({ uid, credentials: [] });
   expect(sandbox.pidMaxBound).toBe(false);
@@ -41,7 +42,7 @@ function run(
     hide: [],
     envAllowlist: [],
     network: false,
-    limits: { maxProcesses, maxMemoryMb: 256 },
+    limits: { maxProcesses, maxMemoryMb },
   });
   expect(plan.argv).toContain(`--nproc=${maxProcesses}`);
   const [program, ...args] = plan.argv;
@@ -61,7 +62,7 @@ function run(
   });
 }
 
-describe('the process bound of a daemon that is not root (RLIMIT_NPROC)', () => {
+describe('the bounds of a daemon that is not root (RLIMIT_NPROC, RLIMIT_DATA)', () => {
   it('holds a program to max_processes at once', async () => {
     const counted = await run(
       '(n=0; while [ $n -lt 200 ]; do sleep 5 & n=$((n+1)); done) 2>/dev/null; set -- /proc/[0-9]*; echo $#',
@@ -94,6 +95,16 @@ describe('the process bound of a daemon that is not root (RLIMIT_NPROC)', () => 
     } finally {
       for (const p of outside) p.kill('SIGKILL');
     }
+  }, 30_000);
+
+  it('holds each process to max_memory_mb', async () => {
+    const alloc = (mb: number) =>
+      `node -e "const a = []; for (let i = 0; i < ${mb / 16}; i++) a.push(Buffer.alloc(16 * 1024 * 1024, 1)); console.log('allocated')"`;
+    const small = await run(alloc(32), 30, 256);
+    expect(small.stdout, small.stderr.slice(0, 400)).toBe('allocated\n');
+    const big = await run(alloc(1024), 30, 256);
+    expect(big.stdout).not.toContain('allocated');
+    expect(big.code).not.toBe(0);
   }, 30_000);
 
   it('returns from a fork bomb', async () => {
