@@ -9,6 +9,9 @@ import { buildEnvelope } from '../src/xml/envelope.ts';
 import { bareNodeRssMb, median, percentile, round, runChild } from './support.ts';
 import { selfLoopBus } from './support-bus.ts';
 
+/** Hop latency windows (see run). */
+const HOP_WINDOWS = 5;
+
 const SAMPLE_PAYLOAD = '<ping><text>Hello, Ada!</text><n>1</n></ping>';
 /** Made-up values of the shapes a daemon knows: an LLM API key, an SMTP password, an API token. */
 const KNOWN_SECRETS = [
@@ -59,12 +62,17 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
     known_secrets: KNOWN_SECRETS.length,
   };
 
-  const latency = await hopLatencies(20_000);
+  // Five windows of 20,000 hops (about 60 ms each), each on a bus of its own, and the median of
+  // their percentiles: one window alone read 2.2 to 3.8 µs within an hour, as the box's speed moved.
+  const windows: Float64Array[] = [];
+  for (let i = 0; i < HOP_WINDOWS; i++) windows.push(await hopLatencies(20_000));
+  const p50s = windows.map((w) => percentile(w, 50));
   yield {
     name: 'hop_latency',
-    hop_latency_us_p50: round(percentile(latency, 50), 1),
-    hop_latency_us_p99: round(percentile(latency, 99), 1),
-    samples: latency.length,
+    hop_latency_us_p50: round(median(p50s), 1),
+    hop_latency_us_p99: round(median(windows.map((w) => percentile(w, 99))), 1),
+    hop_latency_us_p50_windows: p50s.map((p) => round(p, 1)),
+    samples: windows.reduce((n, w) => n + w.length, 0),
     // Issue 29's goal on the memory transport (issue 1's bound was 50 µs).
     target_p50_us: 3,
   };
