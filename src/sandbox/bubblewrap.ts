@@ -39,6 +39,16 @@ const RESERVED_PIDS = 300;
 /** The kernel's PID_MAX_LIMIT: a larger pid_max is refused (an I/O error), as is any larger bound. */
 const PID_MAX_LIMIT = 4_194_304;
 
+/**
+ * The kernel's settings in /proc, shown read-only (the host's view of them: a bind comes from
+ * outside). bwrap means to cover these, but only where it finds them writable, and procfs says
+ * /proc/sys is not while it lets host root write the files in it: the command of a daemon running
+ * as root could set kernel.core_pattern to a program of its own, which the kernel would run as
+ * root outside the sandbox on the next crash. Writing needs uid 0 of the host, so only a root
+ * daemon's commands could; the cover is there for every daemon.
+ */
+const KERNEL_SETTINGS = ['/proc/sys', '/proc/sysrq-trigger'];
+
 /** Size of the tmpfs over a hidden folder and over /sys: one page, so they hold nearly nothing. */
 const COVER_BYTES = '4096';
 
@@ -135,9 +145,10 @@ export class BubblewrapSandbox implements Sandbox {
     if (this.options.kernelRelease === '') this.options.kernelRelease = release();
     // The sandbox's /proc is a fresh one of the same kernel: what is missing here is missing there,
     // and bwrap cannot cover a file that is not there.
-    this.#procCovers = this.options.procHidden
-      .filter((p) => existsSync(p))
-      .flatMap((p) => ['--ro-bind', '/dev/null', p]);
+    this.#procCovers = [
+      ...this.options.procHidden.filter((p) => existsSync(p)).flatMap((p) => ['--ro-bind', '/dev/null', p]),
+      ...KERNEL_SETTINGS.flatMap((p) => ['--ro-bind-try', p, p]),
+    ];
     this.#sysView = [
       '--size',
       COVER_BYTES,

@@ -82,6 +82,20 @@ describe('the bubblewrap plan', () => {
     ]);
   });
 
+  it("shows the kernel's settings read-only, after the sandbox's own /proc", () => {
+    for (const [uid, release] of [
+      [1000, '6.1.0'],
+      [0, '6.18.44-fc'],
+    ] as const) {
+      const argv = sandbox(uid, release).plan(request()).argv;
+      const proc = argv.findIndex((a, i) => a === '--proc' && argv[i + 1] === '/proc');
+      const at = (p: string) =>
+        argv.findIndex((a, i) => a === '--ro-bind-try' && argv[i + 1] === p && argv[i + 2] === p);
+      expect(at('/proc/sys')).toBeGreaterThan(proc);
+      expect(at('/proc/sysrq-trigger')).toBeGreaterThan(proc);
+    }
+  });
+
   it('as root on Linux 6.14+, adds the PID namespace with its own pid_max; otherwise not', () => {
     const root = sandbox(0, '6.18.44-fc').plan(request()).argv;
     expect(root.slice(0, 5)).toEqual(['setpriv', '--pdeathsig', 'KILL', '--', 'unshare']);

@@ -253,6 +253,25 @@ describe('run_command in bubblewrap: lifetime and bounds', () => {
     expect(many.stdout).toBe('ran 400\nthree-at-once\nA B\n');
   }, 40_000);
 
+  it("cannot change the kernel's settings, even when the daemon is root", async () => {
+    // bwrap covers /proc/sys read-only only where it finds the folder writable, and procfs answers
+    // that no for the folder while it lets host root write the files in it: a root daemon's command
+    // could set kernel.core_pattern to '|/its/program', which the kernel then runs as root outside
+    // on the next crash. Each value is written back as it was, so the machine's settings stay put
+    // even where the write goes through.
+    const settings = ['kernel/core_pattern', 'kernel/printk_ratelimit', 'vm/overcommit_memory'];
+    const written = await run(
+      settings
+        .map((s) => `v=$(cat /proc/sys/${s}); printf '%s\\n' "$v" > /proc/sys/${s} && echo "wrote ${s}"`)
+        .join('; '),
+    );
+    expect(written.stdout).toBe('');
+    expect(written.stderr).toMatch(/Read-only file system/);
+    // Still readable: programs that read a setting (the page size, pid_max...) keep working.
+    const read = await run('cat /proc/sys/kernel/core_pattern /proc/sys/vm/overcommit_memory');
+    expect(read.stdout.trim().split('\n')).toHaveLength(2);
+  });
+
   it('bounds memory per process', async () => {
     const alloc = (mb: number) =>
       `node -e "const a = []; for (let i = 0; i < ${mb / 16}; i++) a.push(Buffer.alloc(16 * 1024 * 1024, 1)); console.log('allocated')"`;
