@@ -201,6 +201,22 @@ export function isSystemPath(path: string): boolean {
   return /^\/(etc|usr|boot|bin|sbin|lib|lib32|lib64|libx32|System|Library)(\/|$)/.test(posix.normalize(path));
 }
 
+/** Commands that write the paths they are given (see writtenPaths). */
+export const COPIERS = ['cp', 'mv', 'install', 'ln', 'rsync', 'tee', 'truncate', 'touch', 'dd'];
+
+/** The destination a copy-like command writes: its last positional (or every one, for tee/truncate/touch). */
+export function writtenPaths(c: Cmd): string[] {
+  const p = flags(c).positionals;
+  if (c.name === 'dd') return c.args.filter((a) => a.startsWith('of=')).map((a) => a.slice(3));
+  if (c.name === 'tee' || c.name === 'truncate' || c.name === 'touch') return p;
+  return p.length > 1 ? [p[p.length - 1]!] : [];
+}
+
+/** Files and redirect targets a command writes: redirects, and a copy-like command's destinations. */
+export function writtenFiles(c: Cmd): string[] {
+  return COPIERS.includes(c.name) ? [...writeTargets(c), ...writtenPaths(c)] : writeTargets(c);
+}
+
 const WRITE_OPS = new Set(['>', '>>', '>|', '&>', '&>>', '<>']);
 
 /** Output redirect targets (`>`, `>>`, `>|`, `&>`, `<>`, and `>& file`) as written; fd duplications are not files. */

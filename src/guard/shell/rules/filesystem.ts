@@ -1,6 +1,7 @@
 /** Filesystem: recursive deletes, permission sweeps, disk formatting and raw device writes. */
 import type { Cmd } from '../cmd.ts';
 import {
+  COPIERS,
   flags,
   has,
   isDevice,
@@ -9,6 +10,7 @@ import {
   targets,
   targetsIn,
   writeTargets,
+  writtenPaths,
 } from '../match.ts';
 import { readsSecret } from '../readers.ts';
 import { recursiveSecretRead } from '../trees.ts';
@@ -16,15 +18,6 @@ import { recursiveSecretRead } from '../trees.ts';
 const recursiveRm = (c: Cmd) => has(c, 'rR', '--recursive');
 const RM = ['rm'];
 const OWNERSHIP = ['chmod', 'chown', 'chgrp', 'setfacl'];
-const COPIERS = ['cp', 'mv', 'install', 'ln', 'rsync', 'tee', 'truncate', 'touch', 'dd'];
-
-/** The destination a copy-like command writes: its last positional (or every one, for tee/truncate/touch). */
-function writtenPaths(c: Cmd): string[] {
-  const p = flags(c).positionals;
-  if (c.name === 'dd') return c.args.filter((a) => a.startsWith('of=')).map((a) => a.slice(3));
-  if (c.name === 'tee' || c.name === 'truncate' || c.name === 'touch') return p;
-  return p.length > 1 ? [p[p.length - 1]!] : [];
-}
 
 /** Files the shell or sshd runs or trusts at login: writing one persists code or access. */
 const STARTUP_FILE =

@@ -1,6 +1,16 @@
 /** System: power, init, services, firewall, cron, accounts, kernel, reverse shells, fork bombs. */
+
+import { posix } from 'node:path';
 import type { Cmd } from '../cmd.ts';
-import { flags, has, positionals, type RawRule, type ShellRule, writeTargets } from '../match.ts';
+import {
+  flags,
+  has,
+  positionals,
+  type RawRule,
+  type ShellRule,
+  writeTargets,
+  writtenFiles,
+} from '../match.ts';
 import { SHELLS, shellMode } from '../wrappers.ts';
 
 const SYSTEMCTL_WITH_VALUE = new Set([
@@ -21,6 +31,9 @@ const SYSTEMCTL_WITH_VALUE = new Set([
   '-n',
   '--lines',
 ]);
+
+/** The kernel's settings in procfs: every sysctl, and the magic SysRq trigger. */
+const KERNEL_SETTING = /^\/proc\/(sys\/|sysrq-trigger$)/;
 
 export function systemctlVerb(c: Cmd): string {
   return positionals(c.args, SYSTEMCTL_WITH_VALUE)[0] ?? '';
@@ -190,6 +203,14 @@ export const SYSTEM_RULES: ShellRule[] = [
       c.name === 'sysctl'
         ? has(c, 'wp', '--write', '--load') || c.args.some((a) => a.includes('='))
         : c.name !== 'modprobe' || !has(c, 'n', '--dry-run', '--show-depends'),
+  },
+  {
+    id: 'shell.system.kernel_settings',
+    severity: 'destructive',
+    reason:
+      'Writes the kernel’s settings through /proc (/proc/sys/..., /proc/sysrq-trigger): changes the whole machine, and kernel.core_pattern runs a program as root.',
+    suggestion: 'Kernel changes are for an operator.',
+    match: (c) => writtenFiles(c).some((t) => KERNEL_SETTING.test(posix.normalize(t))),
   },
   {
     id: 'shell.system.history_tamper',
