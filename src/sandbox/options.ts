@@ -78,6 +78,26 @@ export function defaultBubblewrapOptions(
       '/var/spool/cron',
       '/var/mail',
       '/var/backups',
+      // Keys and passwords a service keeps for root alone: only a root daemon's programs could read
+      // them, and they should not. Folders of trust anchors next to them (/etc/pki/tls/certs, the
+      // CA bundles) stay: programs need them for TLS.
+      '/etc/letsencrypt',
+      '/etc/pki/tls/private',
+      '/etc/wireguard',
+      '/etc/openvpn',
+      '/etc/ipsec.secrets',
+      '/etc/ipsec.d/private',
+      '/etc/krb5.keytab',
+      '/etc/NetworkManager/system-connections',
+      '/etc/netplan',
+      '/etc/mysql/debian.cnf',
+      '/etc/kubernetes',
+      '/etc/rancher',
+      '/var/lib/rancher',
+      '/etc/docker',
+      '/etc/ceph',
+      '/etc/gitlab-runner',
+      '/var/lib/tailscale',
       // The daemon's own home and config folders, wherever they are (a service user's may be anywhere).
       ...[env.HOME, env.XDG_CONFIG_HOME, env.XDG_DATA_HOME].filter(
         (dir): dir is string => typeof dir === 'string' && dir.startsWith('/') && dir !== '/',

@@ -1,8 +1,9 @@
 /** The bubblewrap plan as argv: what is covered, in which order, and which bound applies. */
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { BubblewrapSandbox, hasNamespacePidMax } from '../../src/sandbox/bubblewrap.ts';
+import { defaultBubblewrapOptions } from '../../src/sandbox/options.ts';
 import type { SandboxRequest } from '../../src/sandbox/types.ts';
 
 let top: string;
@@ -42,6 +43,27 @@ const sandbox = (uid: number, kernelRelease: string) =>
   new BubblewrapSandbox({ binary: 'bwrap', uid, kernelRelease, credentials: [] });
 
 describe('the bubblewrap plan', () => {
+  it("covers the keys services keep for root, and leaves the machine's trust anchors", async () => {
+    // A root daemon's program reads what root may: TLS keys, VPN and cluster credentials included.
+    const { credentials } = defaultBubblewrapOptions({}, '6.18.0', 0);
+    for (const p of ['/etc/letsencrypt', '/etc/wireguard', '/etc/kubernetes', '/etc/pki/tls/private']) {
+      expect(credentials).toContain(p);
+    }
+    for (const p of ['/etc/ssl/certs', '/etc/pki/tls/certs', '/etc/pki/ca-trust', '/etc/ca-certificates']) {
+      expect(credentials.some((c) => p === c || p.startsWith(`${c}/`))).toBe(false);
+    }
+    // Each one that exists is covered (a stand-in for /etc/letsencrypt: tests write only temp folders).
+    const keys = await realpath(await mkdtemp('/var/tmp/organism-letsencrypt-'));
+    onTestFinished(() => rm(keys, { recursive: true, force: true }));
+    const argv = new BubblewrapSandbox({
+      binary: 'bwrap',
+      uid: 0,
+      kernelRelease: '6.1.0',
+      credentials: [keys],
+    }).plan(request()).argv;
+    expect(argv.join(' ')).toContain(`--tmpfs ${keys}`);
+  });
+
   it('covers what holds the workspace before binding it, and what it holds after', () => {
     const { argv } = sandbox(1000, '6.1.0').plan(request());
     const at = (...seq: string[]) => argv.findIndex((_, i) => seq.every((s, j) => argv[i + j] === s));
