@@ -202,7 +202,7 @@ export function isSystemPath(path: string): boolean {
 }
 
 /** Commands that write the paths they are given (see writtenPaths). */
-export const COPIERS = ['cp', 'mv', 'install', 'ln', 'rsync', 'tee', 'truncate', 'touch', 'dd'];
+const COPIERS = ['cp', 'mv', 'install', 'ln', 'rsync', 'tee', 'truncate', 'touch', 'dd'];
 
 /** The destination a copy-like command writes: its last positional (or every one, for tee/truncate/touch). */
 export function writtenPaths(c: Cmd): string[] {

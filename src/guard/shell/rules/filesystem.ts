@@ -1,7 +1,6 @@
 /** Filesystem: recursive deletes, permission sweeps, disk formatting and raw device writes. */
 import type { Cmd } from '../cmd.ts';
 import {
-  COPIERS,
   flags,
   has,
   isDevice,
@@ -9,7 +8,7 @@ import {
   type ShellRule,
   targets,
   targetsIn,
-  writeTargets,
+  writtenFiles,
   writtenPaths,
 } from '../match.ts';
 import { readsSecret } from '../readers.ts';
@@ -126,8 +125,7 @@ export const FILESYSTEM_RULES: ShellRule[] = [
     reason: 'Writes a shell startup file or authorized_keys: code or access that persists across logins.',
     suggestion: 'Put environment setup in the workspace and source it explicitly.',
     match: (c) =>
-      writeTargets(c).some((t) => STARTUP_FILE.test(t)) ||
-      (COPIERS.includes(c.name) && writtenPaths(c).some((t) => STARTUP_FILE.test(t))) ||
+      writtenFiles(c).some((t) => STARTUP_FILE.test(t)) ||
       (IN_PLACE.has(c.name) &&
         has(c, 'i', '--in-place') &&
         flags(c).positionals.some((t) => STARTUP_FILE.test(t))),
@@ -211,8 +209,7 @@ export const FILESYSTEM_RULES: ShellRule[] = [
     severity: 'catastrophic',
     reason: 'Writes straight to a disk device (> /dev/sda, cp x /dev/nvme0n1), destroying its contents.',
     suggestion: 'Write to a regular file inside the workspace.',
-    match: (c) =>
-      writeTargets(c).some(isDevice) || (COPIERS.includes(c.name) && writtenPaths(c).some(isDevice)),
+    match: (c) => writtenFiles(c).some(isDevice),
   },
   {
     id: 'shell.filesystem.shred',
@@ -246,8 +243,7 @@ export const FILESYSTEM_RULES: ShellRule[] = [
     severity: 'destructive',
     reason: 'Writes into a system location (/etc, /usr, /boot, /bin, /sbin, /lib).',
     suggestion: 'Write inside the workspace; system configuration is for an operator.',
-    match: (c) =>
-      writeTargets(c).some(isSystemPath) || (COPIERS.includes(c.name) && writtenPaths(c).some(isSystemPath)),
+    match: (c) => writtenFiles(c).some(isSystemPath),
   },
   {
     id: 'shell.filesystem.edit_system_file',
