@@ -77,7 +77,7 @@ export async function* run(): AsyncIterable<Record<string, unknown>> {
       target_p50_ms: 15,
       pid_namespace_pid_max: sandbox.pidMaxBound,
       includes:
-        'plan (real paths of covers), bwrap: user/pid/ipc/uts/cgroup/net namespaces, ro root, /proc (keyrings covered), ' +
+        'plan (real paths of covers), bwrap: user/pid/ipc/uts/cgroup/net namespaces, ro root, /proc (keyrings covered, /proc/sys read-only), ' +
         'ro /dev with a /dev/shm tmpfs, /sys with only the CPUs, tmpfs, one-page covers' +
         (sandbox.pidMaxBound
           ? '; setpriv + unshare (with its own /proc) + sh for the outer PID namespace with pid_max, its PIDs from 300, and RLIMIT_DATA'
