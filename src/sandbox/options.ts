@@ -98,6 +98,10 @@ export function defaultBubblewrapOptions(
       '/etc/ceph',
       '/etc/gitlab-runner',
       '/var/lib/tailscale',
+      // systemd's credentials for services, and the machine's logs (logins, other services' output).
+      '/etc/credstore',
+      '/etc/credstore.encrypted',
+      '/var/log',
       // The daemon's own home and config folders, wherever they are (a service user's may be anywhere).
       ...[env.HOME, env.XDG_CONFIG_HOME, env.XDG_DATA_HOME].filter(
         (dir): dir is string => typeof dir === 'string' && dir.startsWith('/') && dir !== '/',

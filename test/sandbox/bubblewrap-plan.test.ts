@@ -46,7 +46,13 @@ describe('the bubblewrap plan', () => {
   it("covers the keys services keep for root, and leaves the machine's trust anchors", async () => {
     // A root daemon's program reads what root may: TLS keys, VPN and cluster credentials included.
     const { credentials } = defaultBubblewrapOptions({}, '6.18.0', 0);
-    for (const p of ['/etc/letsencrypt', '/etc/wireguard', '/etc/kubernetes', '/etc/pki/tls/private']) {
+    for (const p of [
+      '/etc/letsencrypt',
+      '/etc/wireguard',
+      '/etc/kubernetes',
+      '/etc/pki/tls/private',
+      '/var/log',
+    ]) {
       expect(credentials).toContain(p);
     }
     for (const p of ['/etc/ssl/certs', '/etc/pki/tls/certs', '/etc/pki/ca-trust', '/etc/ca-certificates']) {
