@@ -69,7 +69,9 @@ const handle = async (request) => {
   await server.connect(transport);
   return transport.handleRequest(request);
 };
-const s = serve({ fetch: handle, hostname: '127.0.0.1', port: 0 }, () => {
+// The platform's Response kept on globalThis, as the daemon keeps it (src/server/http.ts) and as the
+// SDK's own node transport does.
+const s = serve({ fetch: handle, hostname: '127.0.0.1', port: 0, overrideGlobalObjects: false }, () => {
   console.log('listening on http://127.0.0.1:' + s.address().port);
 });
 `;

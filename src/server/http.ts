@@ -114,7 +114,14 @@ export async function startHttpServer(
   assertSafeBind(options.host, options.auth());
   const app = createApp(service, options);
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () => resolve(s));
+    // overrideGlobalObjects: false: by default the adapter puts its own Request and Response on
+    // globalThis, after which a response from fetch() is no `instanceof Response` anywhere in the
+    // process (the MCP SDK's OAuth client read an authorization server's refusal as
+    // "[object Response]" then, test/server/global-response.test.ts).
+    const s = serve(
+      { fetch: app.fetch, hostname: options.host, port: options.port, overrideGlobalObjects: false },
+      () => resolve(s),
+    );
     s.once('error', (error) => reject(listenError(error, options.host, options.port)));
   });
   const stream = new StreamServer({
