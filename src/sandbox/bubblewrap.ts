@@ -41,11 +41,12 @@ const PID_MAX_LIMIT = 4_194_304;
 
 /**
  * The kernel's settings in /proc, shown read-only (a bind from outside the sandbox; what a setting
- * reads is still the reader's: its network's, its PID namespace's). bwrap means to cover these, but only where it finds them writable, and procfs says
- * /proc/sys is not while it lets host root write the files in it: the command of a daemon running
- * as root could set kernel.core_pattern to a program of its own, which the kernel would run as
- * root outside the sandbox on the next crash. Writing needs uid 0 of the host, so only a root
- * daemon's commands could; the cover is there for every daemon.
+ * reads is still the reader's: its network's, its PID namespace's). bwrap means to cover these,
+ * but only where it finds them writable, and procfs says /proc/sys is not while it lets host root
+ * write the files in it: the command of a daemon running as root could set kernel.core_pattern to
+ * a program of its own, which the kernel would run as root outside the sandbox on the next crash.
+ * Writing needs uid 0 of the host, so only a root daemon's commands could; the cover is there for
+ * every daemon.
  */
 const KERNEL_SETTINGS = ['/proc/sys', '/proc/sysrq-trigger'];
 

@@ -5,8 +5,9 @@
  * in protobuf through the SDK's export delegate (its retries, timeout, headers). Hop spans are
  * written as protobuf when they end and sent in batches of their own (hop-batch.ts), from a thread
  * of their own (export-thread.ts); the others go through a BatchSpanProcessor. Both count against
- * one bounded queue. An exporter that is down or slow never slows the bus: a span that finds the queue full is dropped, and every span lost (queue full, or an
- * export the collector refused or never answered) is counted in /metrics.
+ * one bounded queue. An exporter that is down or slow never slows the bus: a span that finds the
+ * queue full is dropped, and every span lost (queue full, or an export the collector refused or
+ * never answered) is counted in /metrics.
  */
 import { ROOT_CONTEXT, TraceFlags } from '@opentelemetry/api';
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';

@@ -1,5 +1,4 @@
 /** System: power, init, services, firewall, cron, accounts, kernel, reverse shells, fork bombs. */
-
 import { posix } from 'node:path';
 import type { Cmd } from '../cmd.ts';
 import {
