@@ -14,8 +14,8 @@
  * when it names a key this process does not know (another process rotated), the key file is read
  * again.
  */
-import type { Stats } from 'node:fs';
-import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
+import { type Stats, statSync, writeSync } from 'node:fs';
+import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { type ChainHead, chainHead, lineKeyId, sealLine } from './chain.ts';
 import type { AuditKey, AuditKeyring } from './key.ts';
@@ -59,9 +59,13 @@ export class ChainFile {
     return info !== undefined && info.ino === this.#ino;
   }
 
-  /** The path's stat, undefined when there is no file. */
-  stat(): Promise<Stats | undefined> {
-    return statOrUndefined(this.path);
+  /**
+   * The path's stat, undefined when there is no file. Synchronous, as append's write is: asked once
+   * per batch, and a batch per call where calls wait on I/O (MCP calls do); a stat of a local file
+   * costs a few microseconds, sending it to the thread pool and back ten to twenty times that.
+   */
+  stat(): Stats | undefined {
+    return statSync(this.path, { throwIfNoEntry: false });
   }
 
   /** Opens the path (again: the handle held before is closed), creating it when missing. */
@@ -97,7 +101,7 @@ export class ChainFile {
 
   /** The plain log's write: `batch` chained onto whatever the file ends with now. */
   async write(batch: AuditEntry[]): Promise<void> {
-    let info = await this.stat();
+    let info = this.stat();
     if (!this.#handle || !this.holds(info)) {
       await this.reopen();
       info = await (this.#handle as unknown as FileHandle).stat();
@@ -138,9 +142,11 @@ export class ChainFile {
       text += `${head.line}\n`;
     }
     // One buffer, written as is: its length is what the file grew by (no second pass to count).
+    // Written synchronously (see stat): the bytes go to the page cache, what puts them on the disk
+    // (sync(), before a checkpoint) stays asynchronous.
     const bytes = Buffer.from(text, 'utf8');
     for (let done = 0; done < bytes.length; ) {
-      done += (await handle.write(bytes, done, bytes.length - done)).bytesWritten;
+      done += writeSync(handle.fd, bytes, done, bytes.length - done);
     }
     this.#head = head;
     this.#size += bytes.length;
@@ -201,11 +207,4 @@ export class ChainFile {
     };
     return { entry, key: from };
   }
-}
-
-async function statOrUndefined(path: string): Promise<Stats | undefined> {
-  return stat(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    throw error;
-  });
 }

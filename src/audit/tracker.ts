@@ -104,7 +104,7 @@ export class LogTracker {
       const log = this.#log;
       const before = await this.#store.latest().catch(() => undefined);
       const was = before?.checkpoint.changed ?? null;
-      const info = await log.file.stat();
+      const info = log.file.stat();
       if (!info || info.size === 0) {
         log.records = 0;
         log.logId = '';
@@ -171,7 +171,7 @@ export class LogTracker {
   async #write(batch: AuditEntry[]): Promise<void> {
     const file = this.#log.file;
     await this.#ensureOpened();
-    const info = await file.stat();
+    const info = file.stat();
     // A handle dropped after a failed write (or at close) is reopened when the path is still its file.
     if (!file.handle && file.holds(info)) await file.reopen();
     let prefix: AuditEntry[] = [];
