@@ -135,10 +135,22 @@ export class McpHost {
     signal?: AbortSignal,
     channel?: ClientChannel,
   ): Promise<CallOutcome> {
-    const offered = this.offered().find((t) => t.name === name);
-    if (!offered) return { isError: true, text: `no tool named ${name}`, structured: { error: 'not_found' } };
-    if (offered.kind === 'tool') return this.#callTool(name, args, channel);
+    const kind = this.#kindOf(name);
+    if (!kind) return { isError: true, text: `no tool named ${name}`, structured: { error: 'not_found' } };
+    if (kind === 'tool') return this.#callTool(name, args, channel);
     return this.#callListener(name, args, signal, channel);
+  }
+
+  /**
+   * What offered() would list under `name`, without building the list (a call needs one entry,
+   * not every listener's and tool's schema and hints): a listener's name wins over a tool's.
+   */
+  #kindOf(name: string): OfferedTool['kind'] | undefined {
+    for (const listener of this.#deps.listeners()) {
+      if (listener.config.mcp && listener.config.name === name) return 'listener';
+    }
+    const granted = mcpIdentity(this.#deps.config()).tools.includes(name);
+    return granted && this.#deps.tools().registry.get(name) ? 'tool' : undefined;
   }
 
   async #callTool(
