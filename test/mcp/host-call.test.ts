@@ -19,7 +19,9 @@ function host(): { host: McpHost; dispatched: string[]; injected: string[] } {
     capability: 'read',
     source: 'native',
   });
-  const registered = new Map(['calculate', 'word_count', 'run_command'].map((n) => [n, { definition: definition(n) }]));
+  const registered = new Map(
+    ['calculate', 'word_count', 'run_command'].map((n) => [n, { definition: definition(n) }]),
+  );
   const listener = (name: string, mcp: boolean) => ({
     tag: name,
     config: { name, description: name, mcp, tools: [] as string[] },
@@ -42,7 +44,10 @@ function host(): { host: McpHost; dispatched: string[]; injected: string[] } {
         },
       },
     }),
-    config: () => ({ limits: { max_xml_elements: 10_000 }, mcp: { tools: ['calculate', 'word_count', 'ghost'] } }),
+    config: () => ({
+      limits: { max_xml_elements: 10_000 },
+      mcp: { tools: ['calculate', 'word_count', 'ghost'] },
+    }),
   } as unknown as McpHostDeps;
   return { host: new McpHost(deps), dispatched, injected };
 }
