@@ -14,9 +14,10 @@
  * when it names a key this process does not know (another process rotated), the key file is read
  * again.
  */
-import { type Stats, statSync, writeSync } from 'node:fs';
+import { type Stats, statSync } from 'node:fs';
 import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { writeAllSync } from '../storage/write-all.ts';
 import { type ChainHead, chainHead, lineKeyId, sealLine } from './chain.ts';
 import type { AuditKey, AuditKeyring } from './key.ts';
 import type { AuditEntry, ChangeRecord } from './record.ts';
@@ -141,15 +142,11 @@ export class ChainFile {
       head = sealLine(entry, head, key);
       text += `${head.line}\n`;
     }
-    // One buffer, written as is: its length is what the file grew by (no second pass to count).
-    // Written synchronously (see stat): the bytes go to the page cache, what puts them on the disk
-    // (sync(), before a checkpoint) stays asynchronous.
-    const bytes = Buffer.from(text, 'utf8');
-    for (let done = 0; done < bytes.length; ) {
-      done += writeSync(handle.fd, bytes, done, bytes.length - done);
-    }
+    // One write, synchronous (see stat); what puts it on the disk (sync(), before a checkpoint)
+    // stays asynchronous.
+    const bytes = writeAllSync(handle.fd, text);
     this.#head = head;
-    this.#size += bytes.length;
+    this.#size += bytes;
     return entries.length + (rotation ? 1 : 0);
   }
 

@@ -13,12 +13,13 @@
  * the disk refuses, the lines stay queued, the failure is reported loudly, and the write is retried;
  * `pending` lets the daemon stop accepting new work before the queue grows without bound.
  */
-import { createReadStream, writeSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { HistoryError } from '../../errors.ts';
 import { BackgroundWriter } from '../../storage/background-writer.ts';
+import { writeAllSync } from '../../storage/write-all.ts';
 import type { MessageKind } from '../message.ts';
 import type { HistoryEntry, ThreadHistory } from './memory.ts';
 
@@ -233,10 +234,8 @@ export class HistoryLog {
         bytes += next;
         count++;
       }
-      // Written synchronously, as the journal's and the audit log's lines are: to the page cache, a
-      // few microseconds; through the thread pool, a round trip that costs more than the write (a
-      // batch of one line per message where messages come one at a time).
-      writeAll(this.#handle!.fd, Buffer.from(`${batch.slice(0, count).join('\n')}\n`, 'utf8'));
+      // Synchronously (write-all.ts): a batch is one line where messages come one at a time.
+      writeAllSync(this.#handle!.fd, `${batch.slice(0, count).join('\n')}\n`);
       this.#segments.set(this.#current, (this.#segments.get(this.#current) ?? 0) + bytes);
       batch.splice(0, count);
     }
@@ -295,9 +294,4 @@ function parseLine(text: string): LogLine | undefined {
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** Writes all of `bytes` at the end of `fd` (opened for appending). */
-function writeAll(fd: number, bytes: Buffer): void {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
 }

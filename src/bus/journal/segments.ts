@@ -4,9 +4,10 @@
  * writing a run of lines to it, moving on to the next, and deleting one. What is written when, and
  * what may be deleted, is the journal's to decide.
  */
-import { closeSync, fdatasyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeAllSync } from '../../storage/write-all.ts';
 import type { Message } from '../message.ts';
 import { type JournaledFrame, segmentName } from './read.ts';
 
@@ -89,13 +90,7 @@ export class SegmentFiles {
     if (this.#fd === undefined) this.#open(this.#writing);
     // After a failure a line may have been written in part: begin on a fresh line.
     const text = this.#torn ? `\n${lines.join('')}` : lines.join('');
-    // The string as it is (no Buffer made here); a short write (rare) goes on from where it stopped.
-    const written = writeSync(this.#fd!, text);
-    if (written < Buffer.byteLength(text)) {
-      const buffer = Buffer.from(text, 'utf8');
-      let offset = written;
-      while (offset < buffer.length) offset += writeSync(this.#fd!, buffer, offset);
-    }
+    writeAllSync(this.#fd!, text);
     this.#torn = false;
   }
 
