@@ -19,6 +19,11 @@ const ioredis = lazyRequire<typeof import('ioredis')>('ioredis');
 const FAILOVER_RETRY_MS = 250;
 const FAILOVER_RETRIES = 120;
 
+/** A client of one server given by its options (a cluster's node, say), not by a URL. */
+export function createNodeClient(options: RedisOptions): Redis {
+  return new (ioredis().Redis)(options);
+}
+
 export function createRedisClient(url: string, options: RedisOptions, where = 'bus.url'): Redis {
   const { Redis: Single, Cluster } = ioredis();
   if (!isClusterUrl(url)) return new Single(url, options);

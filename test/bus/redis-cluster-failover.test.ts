@@ -271,6 +271,23 @@ it('keeps the leases on live masters while the master of the members set stalls 
     for (const p of live) {
       expect({ p, holder: await t.client.get(t.keys.lease('w', p)) }).toEqual({ p, holder: 'only' });
     }
+    // And the readers' own connections drop (a blip on the live masters' side): each reconnects
+    // to its own partition's master without asking the stalled one anything.
+    let cut = 0;
+    for (const port of new Set(live.map((p) => serving(t.keys.inbox('w', p))))) {
+      const node = stalled.nodeClient(port);
+      try {
+        const list = String(await node.call('CLIENT', 'LIST', 'TYPE', 'normal'));
+        for (const line of list.split('\n')) {
+          if (!line.includes(' name=organism-only-read ')) continue;
+          await node.call('CLIENT', 'KILL', 'ID', line.match(/^id=(\d+)/)![1]!);
+          cut++;
+        }
+      } finally {
+        node.disconnect();
+      }
+    }
+    expect(cut).toBeGreaterThanOrEqual(live.length);
     const ids: string[] = [];
     for (let i = 0; ids.length < 12 && i < 2_000; i++) {
       const thread = `stall-${i}`;

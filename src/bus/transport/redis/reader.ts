@@ -19,8 +19,8 @@ import type { Message } from '../../message.ts';
 import type { Deliver } from '../types.ts';
 import { unpackState } from './batch.ts';
 import { DecodeFailure, decodeMessage, decodeRecord, recordStartsWith } from './codec.ts';
-import { busClientOptions, openBusClient } from './connection.ts';
 import type { ResolvedRedisBusOptions } from './options.ts';
+import { type CommandRunner, ReadConnection } from './read-connection.ts';
 import type { LoadReply, ReadEntry, StreamEntry } from './types.ts';
 
 export type { StreamEntry } from './types.ts';
@@ -28,7 +28,9 @@ export type { StreamEntry } from './types.ts';
 /** What a reader needs from its transport (commands on the shared connection). */
 export interface ReaderHost {
   readonly options: ResolvedRedisBusOptions;
-  ensureGroup(client: Redis, stream: string): Promise<void>;
+  /** The transport's own client: on a cluster its slot map says which node a reader blocks on. */
+  readonly client: Redis;
+  ensureGroup(client: CommandRunner, stream: string): Promise<void>;
   /**
    * Reads new entries without blocking, in the transport's command batch (one round trip shared
    * with the daemon's writes), with each entry's thread state when a thread store wants it;
@@ -97,7 +99,7 @@ export class StreamReader {
    * retries them after claimIdleMs and dead-letters them on time, which a re-read would not.
    */
   readonly #failed = new Set<string>();
-  readonly #client: Redis;
+  readonly #client: ReadConnection;
   #recover = true;
   /**
    * Read with a plain XREADGROUP next (CommandBatch.read), not in the script: the last read found
@@ -106,7 +108,6 @@ export class StreamReader {
    * and comes through a plain read is loaded when delivered (one round trip more, once).
    */
   #plain = false;
-  #connectedOnce = false;
   #stopped = false;
   /** Stopped with `finish`: entries read and waiting for a slot still run (see stop). */
   #finishing = false;
@@ -135,16 +136,16 @@ export class StreamReader {
     this.#slots = slots ?? new SlotPool(maxInFlight);
     this.#slots.join({ wake: () => this.#wake() });
     const { options } = host;
-    this.#client = openBusClient(
-      options.url,
-      busClientOptions(options.connectTimeoutMs, `organism-${options.consumer}-read`),
+    this.#client = new ReadConnection(
+      host.client,
+      options,
+      stream,
       (message) => options.logger.warn({ listener, stream }, `redis reader lost its connection: ${message}`),
-    ).client;
-    // Every reconnect re-reads our own pending entries first: Redis may have come back from disk.
-    this.#client.on('ready', () => {
-      if (this.#connectedOnce) this.#recover = true;
-      this.#connectedOnce = true;
-    });
+      // Every reconnect re-reads our own pending entries first: Redis may have come back from disk.
+      () => {
+        this.#recover = true;
+      },
+    );
     this.#refill = Math.max(1, Math.floor(maxInFlight / 4));
     this.#loopDone = ready ? ready.then(() => this.#loop()) : this.#loop();
   }

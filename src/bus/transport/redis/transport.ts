@@ -17,6 +17,7 @@
  *   maxDeliveries times, and otherwise claimed with XAUTOCLAIM (cursor followed until 0-0) and
  *   delivered here; and each stream is trimmed below its oldest unacknowledged entry, never above it.
  */
+
 import type { Redis } from 'ioredis';
 import { redactString } from '../../../audit/redact.ts';
 import { TransportError } from '../../../errors.ts';
@@ -36,6 +37,7 @@ import {
   type ResolvedRedisBusOptions,
 } from './options.ts';
 import { PartitionedBatch } from './partitioned-batch.ts';
+import type { CommandRunner } from './read-connection.ts';
 import { type ReaderHost, SlotPool, StreamReader } from './reader.ts';
 import { Reaper } from './reaper.ts';
 import type { LoadReply, ReadEntry, RedisTransportStats } from './types.ts';
@@ -279,7 +281,7 @@ export class RedisTransport implements Transport, ReaderHost {
 
   // ---- ReaderHost ------------------------------------------------------------------------------
 
-  async ensureGroup(client: Redis, stream: string): Promise<void> {
+  async ensureGroup(client: CommandRunner, stream: string): Promise<void> {
     try {
       // From 0, not $: entries published before any daemon subscribed are delivered too.
       await client.call('XGROUP', 'CREATE', stream, this.options.group, '0', 'MKSTREAM');
