@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
+import { ReadConnection } from '../../src/bus/transport/redis/read-connection.ts';
 import { redisClusterPerFile } from '../helpers/redis-cluster-per-file.ts';
 import { unhandledRejections } from '../helpers/unhandled.ts';
 import { openTransport } from './redis-harness.ts';
@@ -51,5 +52,49 @@ it('leaves no rejection unhandled when closed past its deadline during a master 
   } finally {
     publishing = false;
     await Promise.all([a.close(), b.close()]);
+  }
+}, 30_000);
+
+/**
+ * What a reader's stop() relies on (reader.ts): disconnecting its read connection settles every
+ * call on it at once. A cluster client of its own (the reader's connection before 397b086) left a
+ * command sent while it was still connecting unsettled for good when disconnected then (10 of 10
+ * in a hand run), so a partition handed over right after it was taken waited out closeTimeoutMs.
+ */
+it("settles a reader's calls at once when its read connection closes, sent before or after", async () => {
+  const t = openTransport(
+    { url: cluster().url, partitions: 6 },
+    `read-close-${randomUUID().slice(0, 8)}`,
+    'r',
+  );
+  const settled = (p: Promise<unknown>) =>
+    Promise.race([
+      p.then(
+        () => 'resolved',
+        (error: Error) => `rejected: ${error.message}`,
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('unsettled after 2 s'), 2_000)),
+    ]);
+  try {
+    await t.client.ping();
+    const stream = t.keys.inbox('w', 3);
+    const log = (message: string) => {
+      throw new Error(`unexpected connection trouble: ${message}`);
+    };
+    // Sent while the connection opens, then closed in the same turn.
+    const first = new ReadConnection(t.client, t.options, stream, log, () => {});
+    const opening = first.call('XGROUP', 'CREATE', stream, 'g', '0', 'MKSTREAM');
+    first.disconnect();
+    expect(await settled(opening)).toMatch(/^rejected: /);
+    expect(await settled(first.call('PING'))).toBe('rejected: the read connection is closed');
+    // A blocked read (BLOCK 0: forever) ends when the connection closes.
+    const second = new ReadConnection(t.client, t.options, stream, log, () => {});
+    await second.call('XGROUP', 'CREATE', stream, 'g2', '0', 'MKSTREAM');
+    const blocked = second.call('XREADGROUP', 'GROUP', 'g2', 'c', 'BLOCK', '0', 'STREAMS', stream, '>');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    second.disconnect();
+    expect(await settled(blocked)).toMatch(/^rejected: /);
+  } finally {
+    await t.close();
   }
 }, 30_000);
