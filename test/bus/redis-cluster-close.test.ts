@@ -62,6 +62,9 @@ it('leaves no rejection unhandled when closed past its deadline during a master 
  * in a hand run), so a partition handed over right after it was taken waited out closeTimeoutMs.
  */
 it("settles a reader's calls at once when its read connection closes, sent before or after", async () => {
+  // From a settled cluster (the test before leaves a failover behind), so the transport's slot
+  // map names live masters.
+  await cluster().waitOk();
   const t = openTransport(
     { url: cluster().url, partitions: 6 },
     `read-close-${randomUUID().slice(0, 8)}`,
@@ -75,12 +78,11 @@ it("settles a reader's calls at once when its read connection closes, sent befor
       ),
       new Promise((resolve) => setTimeout(() => resolve('unsettled after 2 s'), 2_000)),
     ]);
+  const trouble: string[] = [];
   try {
     await t.client.ping();
     const stream = t.keys.inbox('w', 3);
-    const log = (message: string) => {
-      throw new Error(`unexpected connection trouble: ${message}`);
-    };
+    const log = (message: string) => trouble.push(message);
     // Sent while the connection opens, then closed in the same turn.
     const first = new ReadConnection(t.client, t.options, stream, log, () => {});
     const opening = first.call('XGROUP', 'CREATE', stream, 'g', '0', 'MKSTREAM');
@@ -94,6 +96,7 @@ it("settles a reader's calls at once when its read connection closes, sent befor
     await new Promise((resolve) => setTimeout(resolve, 100));
     second.disconnect();
     expect(await settled(blocked)).toMatch(/^rejected: /);
+    expect(trouble).toEqual([]);
   } finally {
     await t.close();
   }
