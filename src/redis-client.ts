@@ -19,6 +19,18 @@ const ioredis = lazyRequire<typeof import('ioredis')>('ioredis');
 const FAILOVER_RETRY_MS = 250;
 const FAILOVER_RETRIES = 120;
 
+/**
+ * What the bus reads of a cluster client beyond the `Redis` type it is passed as (ioredis keeps
+ * these public on its Cluster): each slot's nodes ("host:port", master first), the options its node
+ * connections are made with, and a refresh of the slot map. On a one-server client all are absent.
+ */
+export interface ClusterView {
+  isCluster?: boolean;
+  slots?: string[][];
+  options?: { redisOptions?: RedisOptions };
+  refreshSlotsCache?(): void;
+}
+
 /** A client of one server given by its options (a cluster's node, say), not by a URL. */
 export function createNodeClient(options: RedisOptions): Redis {
   return new (ioredis().Redis)(options);

@@ -17,6 +17,7 @@
  */
 
 import type { Redis } from 'ioredis';
+import type { ClusterView } from '../../../redis-client.ts';
 import {
   answer,
   type BatchCall,
@@ -37,7 +38,7 @@ export class PartitionedBatch {
   readonly #byTag = new Map<string, CommandBatch>();
   /** Each partition's cluster slot. */
   readonly #slots: number[];
-  readonly #client: Redis & { isCluster?: boolean; slots?: string[][]; refreshSlotsCache?(): void };
+  readonly #client: Redis & ClusterView;
   #scheduled: NodeJS.Immediate | undefined;
   /** Merged calls sent and not yet answered (drain waits for them). */
   #last: Promise<unknown> = Promise.resolve();

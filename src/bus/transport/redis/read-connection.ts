@@ -10,19 +10,11 @@
  * slot is served elsewhere, the call fails (the reader's loop retries) and the next call opens a
  * connection to the node the slot map names by then.
  */
-import type { Redis, RedisOptions } from 'ioredis';
-import { createNodeClient, createRedisClient } from '../../../redis-client.ts';
+import type { Redis } from 'ioredis';
+import { type ClusterView, createNodeClient, createRedisClient } from '../../../redis-client.ts';
 import { busClientOptions, scrubUrl } from './connection.ts';
 import type { ResolvedRedisBusOptions } from './options.ts';
 import { keySlot } from './partitions.ts';
-
-/** The cluster client's view, as ioredis keeps it: each slot's nodes ("host:port"), master first. */
-interface ClusterView {
-  isCluster?: boolean;
-  slots?: string[][];
-  options?: { redisOptions?: RedisOptions };
-  refreshSlotsCache?(): void;
-}
 
 /** What runs a command: a client, or a reader's connection. */
 export interface CommandRunner {

@@ -17,7 +17,6 @@
  *   maxDeliveries times, and otherwise claimed with XAUTOCLAIM (cursor followed until 0-0) and
  *   delivered here; and each stream is trimmed below its oldest unacknowledged entry, never above it.
  */
-
 import type { Redis } from 'ioredis';
 import { redactString } from '../../../audit/redact.ts';
 import { TransportError } from '../../../errors.ts';
