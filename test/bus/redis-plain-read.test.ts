@@ -2,8 +2,9 @@
  * How a daemon reads a listener's stream, as Redis sees it (MONITOR on the real redis-server at
  * 127.0.0.1:6379): while the entries it reads carry their frames (plain sends), with a plain
  * XREADGROUP behind the batch's script call, so the entries never pass through Lua; once an entry
- * wants its thread state (a call's message, a reply), through the script again, which reads that
- * state with it. Either way every message is delivered once, in order.
+ * wants its thread state (a call's message, a reply, into a frame the daemon does not hold), through
+ * the script again, which reads that state with it; a call into a frame it holds, plainly, with the
+ * partition's changes read right behind. Either way every message is delivered once, in order.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -23,6 +24,7 @@ afterAll(async () => {
   await dropGroup(URL, GROUP);
   await dropGroup(URL, `${GROUP}-idle`);
   await dropGroup(URL, `${GROUP}-count`);
+  await dropGroup(URL, `${GROUP}-held`);
   await raw.quit();
 });
 
@@ -32,7 +34,8 @@ type Deliver = (m: Message, handled?: () => void) => Promise<void>;
 /**
  * A daemon of group `group` on the test Redis, its commands seen by MONITOR through what `watch`
  * makes of its worker's stream key: `body` runs once the daemon receives events, with a handler
- * that records each delivered id in `delivered`; everything is closed after.
+ * that has the thread store load what it needs, as the bus does, and records each delivered id in
+ * `delivered`; everything is closed after.
  */
 async function watched(
   group: string,
@@ -42,7 +45,9 @@ async function watched(
   const daemon = storeOnRedis(URL, group);
   const monitor = await monitorCommands(raw, watch(daemon.transport.keys.inbox('worker')));
   const delivered: string[] = [];
+  // As the bus delivers: the thread store first (this daemon's copy of the thread, or a load).
   const deliver: Deliver = async (m, handled) => {
+    await daemon.store.loadFor(m, false);
     delivered.push(m.id);
     handled?.();
   };
@@ -86,6 +91,37 @@ describe('redis reads', () => {
         await until(() => delivered.length === 6, 'the second call delivered');
         await until(() => reads.slice(before).includes('script'), 'a read through the script');
         expect(delivered).toEqual(['m-p1', 'm-p2', 'm-p3', 'm-p4', 'm-c1', 'm-c2']);
+      },
+    );
+  });
+
+  it("reads calls into frames the daemon holds plainly, with the partition's changes read behind", async () => {
+    // XREADGROUPs of new entries without BLOCK, and reads of the changes list (by its script).
+    const reads: string[] = [];
+    await watched(
+      `${GROUP}-held`,
+      (stream) => (args, source) => {
+        const command = args[0]?.toUpperCase();
+        if (command === 'LRANGE' && source === 'lua' && args[1]?.endsWith(':changes')) reads.push('changes');
+        if (command !== 'XREADGROUP' || !args.includes(stream) || args.includes('BLOCK')) return;
+        if (args.at(-1) === '>') reads.push(source === 'lua' ? 'script' : 'plain');
+      },
+      async ({ transport, registry }, deliver, delivered) => {
+        transport.subscribe('worker', deliver);
+        const thread = registry.createThread();
+        const caller = registry.openFrame(thread, 'boss', 'api', null);
+        await transport.batch.drain();
+        for (let i = 1; i <= 4; i++) {
+          const callee = registry.openFrame(thread, 'worker', 'boss', caller, 1);
+          await transport.publish({ ...message(thread.id, `c${i}`, false), frame: callee.id, from: 'boss' });
+          await until(() => delivered.length === i, `call ${i} delivered`);
+        }
+        // After the first read (the script's, with the thread state), plain reads, each with the
+        // changes read right behind it.
+        await until(() => reads.includes('plain'), 'a plain read');
+        const plain = reads.indexOf('plain');
+        expect(reads[plain + 1]).toBe('changes');
+        expect(delivered).toEqual(['m-c1', 'm-c2', 'm-c3', 'm-c4']);
       },
     );
   });

@@ -28,6 +28,7 @@ export function storeOnRedis(url: string, group: string): RedisStoreDaemon {
     idleMs: 60_000,
     maxHistoryPerThread: 100,
   });
+  transport.useThreadStore(store);
   const registry = new ThreadRegistry({ maxHops: 100, maxDepth: 10, idleMs: 60_000, observer: store });
   const history = new ThreadHistory({ maxPerThread: 100, maxThreads: 100 });
   store.attach(registry, history, { idle: () => {}, stopped: () => {} });

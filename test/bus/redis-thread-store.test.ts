@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { HistoryEntry } from '../../src/bus/history/memory.ts';
 import type { Message } from '../../src/bus/message.ts';
+import { CHANGES_PER_READ, readChanges } from '../../src/bus/transport/redis/batch.ts';
 import type { RedisTransport } from '../../src/bus/transport/redis/index.ts';
 import { until } from '../../src/testing/index.ts';
 import { dropGroup } from '../e2e/redis-support/harness.ts';
@@ -77,16 +78,16 @@ describe('redis thread store', () => {
       const frame = registry.openFrame(thread, 'worker', 'boss', caller, 1);
       await transport.batch.drain();
       const deleted: string[] = [];
-      const hdel = transport.batch.hdel.bind(transport.batch);
-      transport.batch.hdel = (key, field) => {
-        deleted.push(field);
-        hdel(key, field);
+      const prune = transport.batch.prune.bind(transport.batch);
+      transport.batch.prune = (key, frameId) => {
+        deleted.push(frameId);
+        prune(key, frameId);
       };
       // As a responder's frame is: once it answered, and again once its handler finished.
       registry.pruneFrame(frame);
       registry.pruneFrame(frame);
       await transport.batch.drain();
-      expect(deleted).toEqual([`f:${frame.id}`]);
+      expect(deleted).toEqual([frame.id]);
       expect(await fields(transport, thread.id)).not.toContain(`f:${frame.id}`);
     });
   });
@@ -222,6 +223,142 @@ it('reads every thread from Redis again after its events connection was cut (sto
     expect(b.registry.thread(thread.id)?.stopped).toBe(true);
   });
 });
+
+describe("a delivery on this daemon's copy of its thread (the changes list)", () => {
+  /** A daemon's side of a read: the partition's changes read behind it, applied before its dispatch. */
+  async function dispatching(d: Daemon): Promise<void> {
+    d.store.trusting(0, await readChanges(d.transport.client, d.store.changesFrom(0)));
+  }
+
+  /** a opens a caller's frame and a frame below it (a call): both are written to Redis. */
+  async function aCall(a: Daemon) {
+    const thread = a.registry.createThread();
+    const caller = a.registry.openFrame(thread, 'boss', 'api', null);
+    const callee = a.registry.openFrame(thread, 'worker', 'boss', caller, 1);
+    await a.transport.batch.drain();
+    return { thread, caller, callee };
+  }
+
+  it('goes on the copy when no change came since it was read', async () => {
+    await onRedis(2, async (a, b) => {
+      const { thread, callee } = await aCall(a);
+      await b.store.load(thread.id, callee.id);
+      await dispatching(b);
+      expect(b.store.loadFor(calling(thread.id, callee.id, 2), false)).toBeUndefined();
+      expect(b.registry.thread(thread.id)?.hops).toBe(2);
+    });
+  });
+
+  it('does not deliver into a frame another daemon pruned after this one read it', async () => {
+    await onRedis(2, async (a, b) => {
+      const { thread, caller, callee } = await aCall(a);
+      await b.store.load(thread.id, callee.id); // b holds the thread, the frame and its parent
+      expect(b.registry.frame(callee.id)).toBeDefined();
+      // The callee answered on a: its frame is pruned there, its record deleted from Redis.
+      a.registry.pruneFrame(callee);
+      await a.transport.batch.drain();
+      // A message into that frame reaches b (sent by a daemon that had not heard yet): b's copy
+      // still has the frame, but the changes read behind the entry take it out first.
+      await dispatching(b);
+      expect(b.registry.frame(callee.id)).toBeUndefined();
+      const loading = b.store.loadFor(calling(thread.id, callee.id, 2), false);
+      expect(loading).toBeInstanceOf(Promise);
+      await loading;
+      expect(b.registry.frame(callee.id)).toBeUndefined(); // nothing to deliver into
+      expect(b.registry.frame(caller.id)).toBeDefined();
+      // Nor does a state read from before the prune bring the frame back.
+      const record = JSON.stringify(['worker', 'boss', caller.id, 1]);
+      b.store.preload(thread.id, callee.id, ['1', '', '1', '0', '1', record, null, null]);
+      await b.store.load(thread.id, callee.id);
+      expect(b.registry.frame(callee.id)).toBeUndefined();
+    });
+  });
+
+  it('does not deliver into a thread another daemon stopped after this one read it', async () => {
+    await onRedis(2, async (a, b) => {
+      const { thread, callee } = await aCall(a);
+      await b.store.load(thread.id, callee.id);
+      // The events connection does not tell b here (it lags behind, or the event is lost).
+      b.store.subscriber!.disconnect();
+      await until(() => !b.store.receivingEvents, 'the events connection closed');
+      a.history.append(thread.id, entry('e0'));
+      a.history.markStopped(thread.id);
+      await a.transport.batch.drain();
+      expect(b.registry.thread(thread.id)?.stopped).toBe(false);
+      await dispatching(b);
+      expect(b.registry.thread(thread.id)?.stopped).toBe(true);
+    });
+  });
+
+  it('reads the thread again when changes it had not applied were trimmed away', async () => {
+    await onRedis(2, async (a, b) => {
+      const { thread, callee } = await aCall(a);
+      await b.store.load(thread.id, callee.id);
+      await dispatching(b);
+      // 4,000 changes later the list keeps the last 2,000: b's position is no longer in it.
+      await raw.incrby(`${b.transport.keys.changes(0)}:trimmed`, 4_000);
+      await dispatching(b);
+      const loading = b.store.loadFor(calling(thread.id, callee.id, 2), false);
+      expect(loading).toBeInstanceOf(Promise);
+      await loading;
+      // Read again, the copy serves once more.
+      await dispatching(b);
+      expect(b.store.loadFor(calling(thread.id, callee.id, 3), false)).toBeUndefined();
+    });
+  });
+
+  it('keeps the changes list short, and a position in it means the same change after a trim', async () => {
+    await onRedis(1, async ({ transport, registry }) => {
+      const key = transport.keys.changes(0);
+      const positions = async () => (await raw.llen(key)) + Number((await raw.get(`${key}:trimmed`)) ?? 0);
+      const base = await positions(); // the changes of this file's other tests
+      const thread = registry.createThread();
+      const caller = registry.openFrame(thread, 'boss', 'api', null);
+      const ids: string[] = [];
+      for (let i = 0; i < 4_100; i++) {
+        const frame = registry.openFrame(thread, 'worker', 'boss', caller, 1);
+        ids.push(frame.id);
+        registry.pruneFrame(frame);
+      }
+      await transport.batch.drain();
+      const kept = await raw.llen(key);
+      const trimmed = Number(await raw.get(`${key}:trimmed`));
+      expect(kept).toBeLessThanOrEqual(4_000);
+      expect(await positions()).toBe(base + 4_100);
+      // From a position trimmed away: the gap is said, and what is left comes from its start.
+      const [start, gap, count] = await readChanges(transport.client, [key, 0]);
+      expect([start, gap, count]).toEqual([trimmed, 1, Math.min(kept, CHANGES_PER_READ)]);
+      // From a position still kept: that change first, then the ones after it.
+      const [at, none, , lines] = await readChanges(transport.client, [key, base + 4_000]);
+      expect([at, none]).toEqual([base + 4_000, 0]);
+      expect(lines.split('\n')).toEqual(ids.slice(4_000).map((id) => `p|${id}|${thread.id}`));
+    });
+  });
+
+  it('reads the thread when the changes were not all read, or not read at all', async () => {
+    await onRedis(2, async (a, b) => {
+      const { thread, callee } = await aCall(a);
+      await b.store.load(thread.id, callee.id);
+      b.store.trusting(0, undefined); // a read through the script, or the changes' read failed
+      const loading = b.store.loadFor(calling(thread.id, callee.id, 2), false);
+      expect(loading).toBeInstanceOf(Promise);
+      await loading;
+      // As many as one read takes: there may be more behind them.
+      const [start] = await readChanges(b.transport.client, b.store.changesFrom(0));
+      const lines = Array(CHANGES_PER_READ).fill('s||t-none').join('\n');
+      b.store.trusting(0, [start, 0, CHANGES_PER_READ, lines]);
+      const again = b.store.loadFor(calling(thread.id, callee.id, 3), false);
+      expect(again).toBeInstanceOf(Promise);
+      await again;
+    });
+  });
+});
+
+/** A call's message into `frame` (it carries no frame of its own: the frame has a parent). */
+function calling(thread: string, frame: string, hop: number): Message {
+  const { frameDepth: _, ...message } = carrying(thread, frame, hop);
+  return { ...message, from: 'boss' };
+}
 
 /** A message from `api` to `worker` that opens (and carries) frame `frame` at depth 3. */
 function carrying(thread: string, frame: string, hop: number): Message {

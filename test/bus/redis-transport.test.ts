@@ -449,10 +449,11 @@ describe('redis command batch', () => {
       batch.hop(t, false);
       batch.history(t, '{"n":2}', false);
       batch.frame(t, 'f:b', '["p","api","",0]');
-      batch.hdel(t, 'f:a'); // not part of a message: the open one goes first, alone
+      batch.prune(t, 'a'); // not part of a message: the open one goes first, alone
       // A frame opened, then deleted before its message goes: the delete comes after the write.
       batch.frame(t, 'f:c', '["p","api","",0]');
-      batch.hdel(t, 'f:c');
+      batch.prune(t, 'c');
+      batch.prune(t, 'c'); // no record left: no change
       batch.hop(t, false);
       batch.history(t, '{"n":3}', false);
       const second = batch.xadd(stream, encodeRecord(testMessage('p', 2, { thread: 't', frame: 'b' })));
@@ -473,6 +474,8 @@ describe('redis command batch', () => {
           .slice(1)
           .map((line) => line.split('|')[0]),
       ).toEqual(['1', '2', '3']);
+      // The records deleted, on the partition's changes list (the second delete of c found none).
+      expect(await raw.lrange(keys.changes(0), 0, -1)).toEqual(['p|a|t', 'p|c|t']);
     } finally {
       sub.disconnect();
       client.disconnect();

@@ -47,7 +47,7 @@ export function createRedisBusBackend(
     connectTimeoutMs: transport.options.connectTimeoutMs,
     logger: log,
   });
-  transport.onPreload = (thread, frame, load) => threadStore.preload(thread, frame, load);
+  transport.useThreadStore(threadStore);
   // A dead-lettered message will never settle: count it out of its thread, or it stays "active".
   transport.onDeadLetter = (message) => {
     threadStore.settled(message.thread).catch(() => {});

@@ -21,10 +21,12 @@
  */
 import type { Redis } from 'ioredis';
 import { callScript, loadedScript } from './script-call.ts';
-import { BATCH_SCRIPT, BATCH_SCRIPT_CROSS_SLOT } from './scripts.ts';
+import { BATCH_SCRIPT, BATCH_SCRIPT_CROSS_SLOT, CHANGES_SCRIPT } from './scripts.ts';
 import type { LoadReply, ReadEntry } from './types.ts';
 
 const ONE = Promise.resolve(1);
+/** A partition's changes read at most at once (see CommandBatch.read); the rest are read next time. */
+export const CHANGES_PER_READ = 1_000;
 
 /** A batch is sent early once it holds this many arguments (bounds the call's stack and script time). */
 const MAX_ARGS = 1_000;
@@ -116,6 +118,39 @@ interface PlainRead {
   stream: string;
   count: number;
   waiter: Waiter;
+  /** The partition's changes list and where this daemon is in it (ThreadSettings.changesFrom). */
+  changes?: ChangesFrom;
+}
+
+/** A partition's changes list (BusKeys.changes) and a position in it. */
+export type ChangesFrom = [key: string, position: number];
+
+/**
+ * The entries of a read outside the script, with the changes of their partition read right behind
+ * it when the thread store asked for them (see ThreadSettings.changesFrom).
+ */
+export type PlainEntries = ReadEntry[] & { changes?: ChangesReply };
+
+/**
+ * What lua/changes.lua answers: the position of the first change it returns, 1 when changes from
+ * the position asked for had been trimmed away (else 0), how many, and the lines joined by '\n'.
+ */
+export type ChangesReply = [start: number, gap: number, count: number, lines: string];
+
+const CHANGES = loadedScript(CHANGES_SCRIPT);
+
+/** Reads a partition's changes from a position on (at most CHANGES_PER_READ), on `client`. */
+export function readChanges(client: Redis, from: ChangesFrom): Promise<ChangesReply> {
+  return callScript(client, CHANGES, [CHANGES.sha, ...changesArgs(from)]) as Promise<ChangesReply>;
+}
+
+/** The same as EVAL's arguments, for a connection that only sends commands (a reader's own). */
+export function changesEval(from: ChangesFrom): string[] {
+  return [CHANGES_SCRIPT, ...changesArgs(from)];
+}
+
+function changesArgs([key, from]: ChangesFrom): string[] {
+  return ['2', key, `${key}:trimmed`, String(from), String(CHANGES_PER_READ)];
 }
 
 /**
@@ -156,11 +191,28 @@ function socketsOf(client: Redis): Corkable[] {
  * (what the reader decodes from any read outside the script).
  */
 export function sendReads(client: Redis, group: string, consumer: string, reads: readonly PlainRead[]): void {
-  for (const { stream, count, waiter } of reads) {
+  const replies: Array<Promise<ReadEntry[]>> = [];
+  let from: ChangesFrom | undefined;
+  for (const { stream, count, changes } of reads) {
     const args = ['GROUP', group, consumer, 'COUNT', String(count), 'STREAMS', stream, '>'];
     const reply = client.call('XREADGROUP', ...args) as Promise<Array<[string, ReadEntry[]]> | null>;
-    reply.then((r) => waiter.resolve(r?.[0]?.[1] ?? []), waiter.reject);
+    replies.push(reply.then((r) => r?.[0]?.[1] ?? []));
+    from ??= changes;
   }
+  // Once per turn (a batch's reads are of one partition), behind the last read: every change made
+  // before any of them was taken is in it.
+  const changes = from === undefined ? undefined : readChanges(client, from);
+  changes?.catch(() => {}); // without them the entries are delivered as before (their threads read)
+  reads.forEach(({ waiter }, i) => {
+    replies[i]!.then((entries: PlainEntries) => {
+      if (!changes) return waiter.resolve(entries);
+      const done = (): void => waiter.resolve(entries);
+      changes.then((reply) => {
+        entries.changes = reply;
+        done();
+      }, done);
+    }, waiter.reject);
+  });
 }
 
 /**
@@ -169,7 +221,7 @@ export function sendReads(client: Redis, group: string, consumer: string, reads:
  */
 export function answer(
   waiters: readonly Waiter[],
-  [results, errors, failed]: [Array<Reply | string>, string[], Array<number | string>],
+  [results, errors, failed]: Exclude<BatchReply, 'moved'>,
   onError: (error: Error) => void,
 ): void {
   let next = 0;
@@ -223,7 +275,8 @@ export type BusBatch = Pick<
   CommandBatch,
   | 'pending'
   | 'hset'
-  | 'hdel'
+  | 'prune'
+  | 'stop'
   | 'pexpire'
   | 'follow'
   | 'event'
@@ -252,6 +305,11 @@ export interface ThreadSettings {
   historyPrefix: string;
   /** Thread hash time to live, ms. */
   threadTtlMs: number;
+  /**
+   * The partition's changes list and the position this daemon has applied them to, asked when a
+   * turn's plain reads go out: the changes from there are read right behind them.
+   */
+  changesFrom?: () => ChangesFrom;
   /** History entries kept per thread, and how long a history list lives, ms. */
   historyMax: number;
   historyTtlMs: number;
@@ -260,6 +318,8 @@ export interface ThreadSettings {
 export class CommandBatch {
   readonly #client: Redis;
   #header: string[];
+  /** The thread settings in use (useThreads), if any. */
+  #threads: ThreadSettings | undefined;
   #keys: string[] = [];
   #keyIndex = new Map<string, string>();
   #args: string[] = [];
@@ -305,6 +365,7 @@ export class CommandBatch {
   /** Turns on thread state with reads. */
   useThreads(settings: ThreadSettings): void {
     this.#header = this.#makeHeader(settings);
+    this.#threads = settings;
   }
 
   /** useThreads with the settings of this batch's partition (the shared thread store calls it once). */
@@ -327,8 +388,17 @@ export class CommandBatch {
     this.#push3('hset', this.#key(key), field, value);
   }
 
-  hdel(key: string, field: string): void {
-    this.#push2('hdel', this.#key(key), field);
+  /**
+   * The record of frame `frameId` deleted from the thread hash; when there was one, the deletion
+   * goes on the partition's changes list (see the script's prune).
+   */
+  prune(threadKey: string, frameId: string): void {
+    this.#push2('prune', this.#key(threadKey), frameId);
+  }
+
+  /** The thread stopped: its hash says so, the changes list has it and the others hear it (stop). */
+  stop(threadKey: string): void {
+    this.#push1('stop', this.#key(threadKey));
   }
 
   pexpire(key: string, ms: string): void {
@@ -505,7 +575,7 @@ export class CommandBatch {
       for (const { stream, count, waiter, plain, history } of this.#reads) {
         const n = Math.max(1, typeof count === 'number' ? count : count());
         if (plain) {
-          reads.push({ stream, count: n, waiter });
+          reads.push({ stream, count: n, waiter, changes: this.#threads?.changesFrom?.() });
           continue;
         }
         this.#waiters.push({

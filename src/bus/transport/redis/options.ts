@@ -235,6 +235,15 @@ export class BusKeys {
     return `${this.prefixes[partition]}history:`;
   }
 
+  /**
+   * The partition's changes list: every frame record deleted and every thread stopped there, which
+   * every reader reads behind its entries (lua/batch.lua: change; thread-store.ts); and with
+   * `:trimmed` after it, how many were cut off its front.
+   */
+  changes(partition: number): string {
+    return `${this.prefixes[partition]}changes`;
+  }
+
   /** Exists while some daemon follows some thread live (see RedisThreadStore.watch), partition 0. */
   get following(): string {
     return this.followingOf(0);

@@ -77,8 +77,12 @@ export class PartitionedBatch {
     this.#of(key).hset(key, field, value);
   }
 
-  hdel(key: string, field: string): void {
-    this.#of(key).hdel(key, field);
+  prune(threadKey: string, frameId: string): void {
+    this.#of(threadKey).prune(threadKey, frameId);
+  }
+
+  stop(threadKey: string): void {
+    this.#of(threadKey).stop(threadKey);
   }
 
   pexpire(key: string, ms: string): void {

@@ -3,10 +3,11 @@
  * `deliver` and acknowledges it once its handler has finished and its outputs are queued (in the
  * same script call as their XADDs, after them), or once `deliver` resolved. While there is work, a
  * read is one operation in the transport's command batch (no BLOCK, and the entries' thread state
- * comes back with them, so a hop costs no separate load; or, while the entries need none, a
- * plain XREADGROUP sent behind the batch's script call, see #plain); when a read finds nothing it
- * waits with XREADGROUP and a finite BLOCK on its own connection (a blocking read freezes the
- * connection it runs on, so it never shares one). A rejected delivery or an entry that cannot be
+ * comes back with them, so a hop costs no separate load; or, while the entries need none (they carry
+ * their frames, or their frames and threads are held here), a plain XREADGROUP sent behind the
+ * batch's script call, with the partition's changes read right behind it, see #plain); when a read
+ * finds nothing it waits with XREADGROUP and a finite BLOCK on its own connection (a blocking read
+ * freezes the connection it runs on, so it never shares one), the changes behind it too. A rejected delivery or an entry that cannot be
  * decoded stays unacknowledged: the reaper (transport.ts) gives it to some daemon again later, and
  * dead-letters it after too many tries.
  *
@@ -17,7 +18,7 @@ import type { Redis } from 'ioredis';
 import { within } from '../../lifecycle.ts';
 import type { Message } from '../../message.ts';
 import type { Deliver } from '../types.ts';
-import { unpackState } from './batch.ts';
+import { type ChangesFrom, type ChangesReply, changesEval, type PlainEntries, unpackState } from './batch.ts';
 import { DecodeFailure, decodeMessage, decodeRecord, recordStartsWith } from './codec.ts';
 import type { ResolvedRedisBusOptions } from './options.ts';
 import { type CommandRunner, ReadConnection } from './read-connection.ts';
@@ -39,6 +40,16 @@ export interface ReaderHost {
   readNow(stream: string, count: number | (() => number), plain?: boolean): Promise<ReadEntry[]>;
   /** The thread state read with the message about to be delivered (undefined: that delivery is over). */
   preloaded(message: Message | undefined, load: LoadReply): void;
+  /**
+   * Around the dispatch of a read's entries: before, the changes of their partition read right
+   * behind them (undefined: none, as with a read through the script, whose entries come with their
+   * thread state); after (undefined again), how many of the deliveries since could not go on this
+   * daemon's copy of their thread (thread-store.ts): with none, the next read may be plain.
+   * Without a shared thread store always 1.
+   */
+  trusting(partition: number, changes: ChangesReply | undefined): number;
+  /** Where a blocking read's partition's changes are read from (undefined: nobody needs them). */
+  changesFrom(partition: number): ChangesFrom | undefined;
   ack(stream: string, id: string): Promise<void>;
   recordFailure(id: string, reason: string, partition?: number): void;
 }
@@ -103,9 +114,10 @@ export class StreamReader {
   #recover = true;
   /**
    * Read with a plain XREADGROUP next (CommandBatch.read), not in the script: the last read found
-   * only entries that needed no thread state (messages carrying their frames), so the script would
-   * have read none. Set again by every read that found entries; an entry that does want its state
-   * and comes through a plain read is loaded when delivered (one round trip more, once).
+   * only entries that needed no thread state from Redis (messages carrying their frames, or into
+   * frames and threads held here: see ReaderHost.trusting), so the script's state would go unused.
+   * Set again by every read that found entries; an entry that does want its state and comes
+   * through a plain read is loaded when delivered (one round trip more, once).
    */
   #plain = false;
   #stopped = false;
@@ -210,16 +222,27 @@ export class StreamReader {
         // Non-blocking first: while the stream has entries this is the cheap path. How many is
         // decided when the batch goes out: slots freed by handlers finishing in this same turn
         // count too, so the read rides along with those handlers' outputs.
-        const entries = await this.host.readNow(this.stream, () => Math.max(room, this.#room), this.#plain);
+        const entries: PlainEntries = await this.host.readNow(
+          this.stream,
+          () => Math.max(room, this.#room),
+          this.#plain,
+        );
         if (entries.length > 0) {
-          this.#plain = !entries.some(wantsState);
+          // A read's entries that went on this daemon's copy of their threads (or needed no state)
+          // make the next read plain; one that had to read its thread makes it a script's.
+          this.host.trusting(this.partition, entries.changes);
           if (!this.#stopped || this.#finishing) this.dispatch(entries, false);
+          this.#plain = this.host.trusting(this.partition, undefined) === 0 || !entries.some(wantsState);
         } else {
           const entries = await this.#read(room, '>', true);
-          // What a blocking read found decides the next read too: entries that want their thread
-          // state after an idle spell would otherwise each cost a load of its own.
-          if (entries.length > 0) this.#plain = !entries.some(wantsState);
-          if (!this.#stopped || this.#finishing) this.dispatch(entries, false);
+          // What a blocking read found decides the next read too, as above: deliveries that had to
+          // read their threads would hold their outputs back past the next read, which would find
+          // nothing and block again.
+          if (entries.length > 0) {
+            this.host.trusting(this.partition, entries.changes);
+            if (!this.#stopped || this.#finishing) this.dispatch(entries, false);
+            this.#plain = this.host.trusting(this.partition, undefined) === 0 || !entries.some(wantsState);
+          }
         }
         failures = 0;
       } catch (error) {
@@ -240,13 +263,29 @@ export class StreamReader {
     }
   }
 
-  async #read(count: number, from: string, block: boolean): Promise<StreamEntry[]> {
+  /**
+   * XREADGROUP on the reader's own connection; a blocking one with its partition's changes read
+   * right behind it (see PlainEntries), as plain reads in the batch are.
+   */
+  async #read(count: number, from: string, block: boolean): Promise<StreamEntry[] & PlainEntries> {
     const { options } = this.host;
     const args = ['GROUP', options.group, options.consumer, 'COUNT', String(count)];
     if (block) args.push('BLOCK', String(options.blockMs));
     args.push('STREAMS', this.stream, from);
-    const reply = (await this.#client.call('XREADGROUP', ...args)) as Array<[string, StreamEntry[]]> | null;
-    return reply?.[0]?.[1] ?? [];
+    const read = this.#client.call('XREADGROUP', ...args);
+    const since = block ? this.host.changesFrom(this.partition) : undefined;
+    const changes = since && this.#client.call('EVAL', ...changesEval(since));
+    changes?.catch(() => {});
+    const reply = (await read) as Array<[string, StreamEntry[]]> | null;
+    const entries: StreamEntry[] & PlainEntries = reply?.[0]?.[1] ?? [];
+    if (changes && entries.length > 0) {
+      try {
+        entries.changes = (await changes) as ChangesReply;
+      } catch {
+        // Without them the entries' threads are read, as before.
+      }
+    }
+    return entries;
   }
 
   /**

@@ -20,6 +20,9 @@ export const BATCH_SCRIPT: string = script('batch');
  */
 export const BATCH_SCRIPT_CROSS_SLOT: string = `#!lua flags=allow-cross-slot-keys\n${BATCH_SCRIPT}`;
 
+/** A partition's changes from a position on, joined (thread-store.ts). */
+export const CHANGES_SCRIPT: string = script('changes');
+
 /** Moves one entry to the dead-letter stream, once however many reapers race over it (dead-letter.ts). */
 export const DEAD_LETTER_SCRIPT: string = script('dead-letter');
 

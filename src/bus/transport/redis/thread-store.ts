@@ -9,6 +9,8 @@
  * - `history:<id>` list of entries (JSON), trimmed to about max_history_per_thread, kept 7 days.
  * - `events` channel: idle and stop notices, and the history entries of threads some daemon follows
  *   live (thread-events.ts: the channel's side of a daemon; what an event does is here, see apply).
+ * - `changes` list, one per partition: every frame record deleted and every thread stopped, in the
+ *   order they happened (lua/batch.lua: change), for the readers (see trusting).
  *
  * A daemon's copy of a thread's history holds what was recorded here, and is made whole from the
  * list when something needs all of it (thread-history.ts).
@@ -19,7 +21,10 @@
  * already there. Writes are not awaited (the bus does not wait on Redis per registry change); a
  * failed one is logged. A delivered message's thread state usually needs no load of its own: the
  * reader's script reads it together with the entry (preload), which is as fresh as a load. A
- * message that carries its frame needs none at all on a daemon that knows its thread (loadFor).
+ * message that carries its frame needs none at all on a daemon that knows its thread (loadFor), and
+ * neither does one into a frame this daemon holds, read plainly with the partition's changes read
+ * right behind it: what another daemon could have done to that frame or thread since this daemon
+ * read it is a prune or a stop, and those are in the changes (trusting).
  *
  * Hop budgets are counted in Redis (HINCRBY) and each daemon's copy is refreshed on every delivery,
  * from Redis or from the count the message carries, so a thread spread over several daemons can
@@ -33,13 +38,15 @@ import type { ThreadHistory } from '../../history/index.ts';
 import type { Message } from '../../message.ts';
 import type { SharedThreadStore, ThreadStoreEvents } from '../../thread-store.ts';
 import { type Frame, frameCarriedBy, type ThreadRegistry, type ThreadState } from '../../threads.ts';
-import type { BusBatch } from './batch.ts';
+import { type BusBatch, CHANGES_PER_READ, type ChangesFrom, type ChangesReply } from './batch.ts';
 import type { BusKeys } from './options.ts';
 import { type ThreadEvent, ThreadEvents } from './thread-events.ts';
 import { due, HISTORY_TTL_MS, HistoryMirror } from './thread-history.ts';
 import type { LoadReply } from './types.ts';
 
 const ZERO = (): number => 0;
+/** 'p': a change line of a frame pruned (see #applyChanges). */
+const P = 112;
 
 export interface RedisThreadStoreOptions {
   /** The transport's command connection (history re-reads). */
@@ -89,6 +96,15 @@ export class RedisThreadStore implements SharedThreadStore {
   #events: ThreadStoreEvents | undefined;
   /** State read with the message being delivered now (see preload). */
   #next: { thread: string; frame: string; reply: LoadReply } | undefined;
+  /**
+   * Per partition: the position in its changes list up to which they are applied here. From 0: a
+   * copy of a thread read before this daemon's first changes must not miss one made after it.
+   */
+  readonly #cursors: number[];
+  /** Every change made before the entries being dispatched now were read is applied here (trusting). */
+  #changesApplied = false;
+  /** Deliveries since trusting() was last asked that could not go on this daemon's copy. */
+  #untrusted = 0;
   /** The events channel, and which threads somebody on this daemon follows live (see watch). */
   readonly #channel: ThreadEvents;
   readonly #watched: ReadonlySet<string>;
@@ -102,6 +118,7 @@ export class RedisThreadStore implements SharedThreadStore {
     this.#keys = options.keys;
     this.#ttlMs = Math.max(options.idleMs * 2, 60_000);
     this.#ttl = String(this.#ttlMs);
+    this.#cursors = new Array<number>(this.#keys.partitions).fill(0);
     // Each partition's script reads and writes the threads of its own partition (partitions.ts).
     this.#batch.useThreadsBy((partition) => ({
       threadPrefix: this.#keys.threadPrefix(partition),
@@ -110,6 +127,7 @@ export class RedisThreadStore implements SharedThreadStore {
       historyMax: options.maxHistoryPerThread,
       historyTtlMs: HISTORY_TTL_MS,
       historyPrefix: this.#keys.historyPrefix(partition),
+      changesFrom: () => this.changesFrom(partition),
     }));
     this.#channel = new ThreadEvents({
       batch: this.#batch,
@@ -141,8 +159,7 @@ export class RedisThreadStore implements SharedThreadStore {
     });
     history.subscribeStopped((thread) => {
       if (this.#histories.applying) return;
-      this.#batch.hset(this.#threadKey(thread), 'stopped', '1');
-      this.#batch.event(JSON.stringify({ t: thread, k: 's' }));
+      this.#batch.stop(this.#threadKey(thread));
     });
     // Events missed (the connection dropped): from then on, every thread is read from Redis again
     // before a delivery may do without (see current).
@@ -185,7 +202,7 @@ export class RedisThreadStore implements SharedThreadStore {
       // responder's frame is pruned once it answered and again once its handler finished.
       if (!frame.stored || this.#deleted.has(frame)) continue;
       this.#deleted.add(frame);
-      this.#batch.hdel(key, `f:${frame.id}`);
+      this.#batch.prune(key, frame.id);
       this.#notePruned(frame.id);
     }
   }
@@ -240,7 +257,10 @@ export class RedisThreadStore implements SharedThreadStore {
     const { thread, frame } = message;
     const next = this.#next;
     const preloaded = next !== undefined && next.thread === thread && next.frame === frame;
-    if (carried && !preloaded && !wholeHistory && !this.#watched.has(thread) && this.#current.has(thread)) {
+    // The copy here may serve: the whole history is not needed, and the thread was read or made
+    // while events came in (see current).
+    const mayTrust = !wholeHistory && !this.#watched.has(thread) && this.#current.has(thread);
+    if (carried && !preloaded && mayTrust) {
       const state = this.#registry!.thread(thread);
       if (state) {
         state.hops = Math.max(state.hops, message.hop);
@@ -248,7 +268,74 @@ export class RedisThreadStore implements SharedThreadStore {
         return undefined;
       }
     }
+    if (!carried && !preloaded && mayTrust && this.#changesApplied && this.#onCopy(message)) return undefined;
+    // Whether the next read may be plain (see trusting): would this delivery have gone on the copy?
+    if (!carried && !(mayTrust && this.#holds(message))) this.#untrusted++;
     return this.#loadNow(thread, frame, wholeHistory, carried);
+  }
+
+  /**
+   * Around the dispatch of a read's entries (ReaderHost.trusting): `changes`, those of their
+   * partition read right behind them, are applied first; with them all applied, the deliveries of
+   * messages that carry no frame may go on this daemon's copy (see #onCopy). Returns how many
+   * deliveries since the last call could not.
+   */
+  trusting(partition: number, changes: ChangesReply | undefined): number {
+    const untrusted = this.#untrusted;
+    this.#untrusted = 0;
+    this.#changesApplied = changes !== undefined && this.#applyChanges(partition, changes);
+    return untrusted;
+  }
+
+  /** The partition's changes list, and the position from which this daemon has not applied them. */
+  changesFrom(partition: number): ChangesFrom {
+    return [this.#keys.changes(partition), this.#cursors[partition]!];
+  }
+
+  /**
+   * Applies a partition's changes read from a position on (lua/changes.lua); true when they reach
+   * the list's end, so that no change made before the entries read beside them is missing here.
+   * Changes trimmed away before this daemon read them (it fell 2,000 behind) may concern any
+   * thread: none of its copies serves until read again. Reads go on two connections, so changes
+   * may come twice: those before the cursor are applied already.
+   */
+  #applyChanges(partition: number, [start, gap, count, lines]: ChangesReply): boolean {
+    if (gap) this.#current.clear();
+    const cursor = this.#cursors[partition]!;
+    let at = start;
+    for (let i = 0; count > 0 && i <= lines.length; at++) {
+      let end = lines.indexOf('\n', i);
+      if (end < 0) end = lines.length;
+      if (at >= cursor) {
+        // 'p|<frame>|<thread>': a frame's record deleted; 's||<thread>': the thread stopped.
+        const bar = lines.indexOf('|', i + 2);
+        if (lines.charCodeAt(i) === P) this.#applyPruned(lines.slice(i + 2, bar));
+        else this.#applyStopped(lines.slice(bar + 1, end));
+      }
+      i = end + 1;
+    }
+    this.#cursors[partition] = Math.max(cursor, start + count);
+    return count < CHANGES_PER_READ;
+  }
+
+  /**
+   * A message that carries no frame, read with every change of its partition made before it applied
+   * here (trusting): no frame this daemon holds was pruned, nor its thread stopped, before the entry
+   * was taken, so when the thread, its frame and the frame's parent are here, the delivery goes on
+   * them as a load would have left them. The hop count is the message's, as for a carried frame.
+   */
+  #onCopy(message: Message): boolean {
+    if (!this.#holds(message)) return false;
+    const state = this.#registry!.thread(message.thread)!;
+    state.hops = Math.max(state.hops, message.hop);
+    return true;
+  }
+
+  #holds(message: Message): boolean {
+    const registry = this.#registry!;
+    if (!registry.thread(message.thread)) return false;
+    const frame = registry.frame(message.frame);
+    return frame !== undefined && (frame.parent === null || registry.frame(frame.parent) !== undefined);
   }
 
   #loadNow(
@@ -263,6 +350,15 @@ export class RedisThreadStore implements SharedThreadStore {
       this.#next = undefined;
       return this.#applyRecord(thread, frame, next.reply, wholeHistory, carried);
     }
+    return this.#loadFromRedis(thread, frame, wholeHistory, carried);
+  }
+
+  #loadFromRedis(
+    thread: string,
+    frame: string,
+    wholeHistory: boolean,
+    carried: Frame | undefined,
+  ): Promise<void> | undefined {
     // Queued after this daemon's own writes, in the same batch: it sees them.
     return this.#batch
       .load(this.#threadKey(thread), this.#refresh(thread), frame)
@@ -439,8 +535,22 @@ export class RedisThreadStore implements SharedThreadStore {
     }
   }
 
+  /**
+   * Another daemon deleted a frame's record (its caller got an answer, or it failed there): pruned
+   * here too, with the frames opened below it, and noted so that a state read from before the
+   * delete cannot bring it back (see syncFrame).
+   */
+  #applyPruned(frameId: string): void {
+    this.#notePruned(frameId);
+    const frame = this.#registry!.frame(frameId);
+    if (!frame) return;
+    this.#deleted.add(frame); // its record is gone already
+    this.#registry!.pruneFrame(frame);
+  }
+
   #applyStopped(thread: string): void {
     const state = this.#registry!.thread(thread);
+    if (state?.stopped) return; // told twice (the event and the changes list), or its own stop
     if (state) state.stopped = true;
     this.#histories.quietly(() => this.#history!.markStopped(thread));
     this.#events!.stopped(thread);

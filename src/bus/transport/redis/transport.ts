@@ -23,7 +23,7 @@ import { TransportError } from '../../../errors.ts';
 import { within } from '../../lifecycle.ts';
 import type { Message } from '../../message.ts';
 import type { Deliver, SubscribeOptions, Subscription, Transport } from '../types.ts';
-import { type BusBatch, CommandBatch } from './batch.ts';
+import { type BusBatch, type ChangesFrom, type ChangesReply, CommandBatch } from './batch.ts';
 import { decodeRecord, encodeRecord, FORMAT_VERSION } from './codec.ts';
 import { type BusConnection, busClientOptions, openBusClient, scrubUrl } from './connection.ts';
 import { type DeadLetter, deadLetterCount, readDeadLetters } from './dead-letter.ts';
@@ -54,6 +54,13 @@ const FAILURE_TTL_S = 24 * 3600;
 /** Streams are trimmed at most this often (ms). */
 const TRIM_EVERY_MS = 5_000;
 
+/** What a transport's reads hand the shared thread store (RedisThreadStore). */
+export interface ReadThreads {
+  preload(thread: string, frame: string, reply: LoadReply): void;
+  trusting(partition: number, changes: ChangesReply | undefined): number;
+  changesFrom(partition: number): ChangesFrom;
+}
+
 export class RedisTransport implements Transport, ReaderHost {
   readonly name = 'redis';
   readonly options: ResolvedRedisBusOptions;
@@ -80,10 +87,10 @@ export class RedisTransport implements Transport, ReaderHost {
    */
   readonly batch: BusBatch;
   /**
-   * Set by the shared thread store: reads then bring each entry's thread state along (one round
-   * trip less per hop), handed over here right before the message is delivered.
+   * The shared thread store, once it serves this transport's reads (useThreadStore): the state
+   * read with an entry goes to it, and the changes read behind entries (see ReaderHost.trusting).
    */
-  onPreload: ((thread: string, frame: string, load: LoadReply) => void) | undefined;
+  #threads: ReadThreads | undefined;
   /** Called for each message this daemon dead-letters (after the move). */
   onDeadLetter: ((message: Message) => void) | undefined;
 
@@ -294,8 +301,21 @@ export class RedisTransport implements Transport, ReaderHost {
   }
 
   preloaded(message: Message | undefined, load: LoadReply): void {
-    if (message) this.onPreload?.(message.thread, message.frame, load);
-    else this.onPreload?.('', '', null);
+    if (message) this.#threads?.preload(message.thread, message.frame, load);
+    else this.#threads?.preload('', '', null);
+  }
+
+  /** Reads then bring each entry's thread state along, or the changes of its partition. */
+  useThreadStore(threads: ReadThreads): void {
+    this.#threads = threads;
+  }
+
+  trusting(partition: number, changes: ChangesReply | undefined): number {
+    return this.#threads?.trusting(partition, changes) ?? 1;
+  }
+
+  changesFrom(partition: number): ChangesFrom | undefined {
+    return this.#threads?.changesFrom(partition);
   }
 
   ack(stream: string, id: string): Promise<void> {

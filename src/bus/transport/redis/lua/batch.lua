@@ -73,7 +73,33 @@ local function msg(e)
   return tostring(e)
 end
 local function hset(i) redis.call('HSET', key(i + 1), ARGV[i + 2], ARGV[i + 3]) end
-local function hdel(i) redis.call('HDEL', key(i + 1), ARGV[i + 2]) end
+-- The current partition's changes list (BusKeys.changes): a frame record deleted or a thread
+-- stopped, one line each, 'p|<frame>|<thread>' or 's||<thread>', which a daemon's copy of a thread
+-- must not miss. Every reader reads them behind its entries (lua/changes.lua), so a delivery may go
+-- on the daemon's copy instead of reading the thread (thread-store.ts). Kept to the last 2,000 to
+-- 4,000 (a reader reads them every turn; one that fell further behind reads its threads again);
+-- `<list>:trimmed` counts what was cut off the front, so a position means the same for good.
+local function changesKey() return string.sub(PREFIX, 1, #PREFIX - 7) .. 'changes' end
+local CHANGES = changesKey()
+local function change(kind, frame, thread)
+  local len = redis.call('RPUSH', CHANGES, kind .. '|' .. frame .. '|' .. thread)
+  if len > 4000 then
+    redis.call('LTRIM', CHANGES, '-2000', '-1')
+    redis.call('INCRBY', CHANGES .. ':trimmed', len - 2000)
+  end
+end
+-- thread key, frame id: the frame's record deleted; when there was one, a change.
+local function prune(i)
+  local k = key(i + 1)
+  if redis.call('HDEL', k, 'f:' .. ARGV[i + 2]) == 1 then change('p', ARGV[i + 2], string.sub(k, #PREFIX + 1)) end
+end
+-- thread key: the thread stopped (a change, and a notice for the other daemons' watchers).
+local function stop(i)
+  local k = key(i + 1)
+  redis.call('HSET', k, 'stopped', '1')
+  change('s', '', string.sub(k, #PREFIX + 1))
+  events[#events + 1] = '{"t":' .. idJson(k) .. ',"k":"s"}'
+end
 local function pexpire(i) redis.call('PEXPIRE', key(i + 1), ARGV[i + 2]) end
 -- One more hop in the thread. The expiry is set when asked and when the hash is new (this
 -- increment may have just made it, and it must not live forever).
@@ -298,6 +324,7 @@ end
 local function part(j)
   local count = tonumber(ARGV[j + 1])
   PREFIX, FOLLOWING, HPREFIX = ARGV[j + 2], ARGV[j + 3], ARGV[j + 4]
+  CHANGES = changesKey()
   anyFollowed = nil
   K = {}
   named = {}
@@ -315,7 +342,8 @@ while i <= n do
   elseif op == 'settle' then f, size, result = settle, 2, true
   elseif op == 'read' then f, size, result = read, 4, true
   elseif op == 'hset' then f, size = hset, 4
-  elseif op == 'hdel' then f, size = hdel, 3
+  elseif op == 'prune' then f, size = prune, 3
+  elseif op == 'stop' then f, size = stop, 2
   elseif op == 'load' then f, size, result = load, 4, true
   elseif op == 'xack' then f, size, result = xack, 3 + tonumber(ARGV[i + 2]), true
   elseif op == 'beat' then f, size, result = beat, 3 + tonumber(ARGV[i + 2]), true
