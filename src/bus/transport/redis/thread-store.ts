@@ -350,15 +350,6 @@ export class RedisThreadStore implements SharedThreadStore {
       this.#next = undefined;
       return this.#applyRecord(thread, frame, next.reply, wholeHistory, carried);
     }
-    return this.#loadFromRedis(thread, frame, wholeHistory, carried);
-  }
-
-  #loadFromRedis(
-    thread: string,
-    frame: string,
-    wholeHistory: boolean,
-    carried: Frame | undefined,
-  ): Promise<void> | undefined {
     // Queued after this daemon's own writes, in the same batch: it sees them.
     return this.#batch
       .load(this.#threadKey(thread), this.#refresh(thread), frame)
