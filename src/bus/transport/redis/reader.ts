@@ -3,13 +3,13 @@
  * `deliver` and acknowledges it once its handler has finished and its outputs are queued (in the
  * same script call as their XADDs, after them), or once `deliver` resolved. While there is work, a
  * read is one operation in the transport's command batch (no BLOCK, and the entries' thread state
- * comes back with them, so a hop costs no separate load; or, while the entries need none (they carry
- * their frames, or their frames and threads are held here), a plain XREADGROUP sent behind the
- * batch's script call, with the partition's changes read right behind it, see #plain); when a read
- * finds nothing it waits with XREADGROUP and a finite BLOCK on its own connection (a blocking read
- * freezes the connection it runs on, so it never shares one), the changes behind it too. A rejected delivery or an entry that cannot be
- * decoded stays unacknowledged: the reaper (transport.ts) gives it to some daemon again later, and
- * dead-letters it after too many tries.
+ * comes back with them, so a hop costs no separate load; or, while the entries need none (they
+ * carry their frames, or their frames and threads are held here), a plain XREADGROUP sent behind
+ * the batch's script call, with the partition's changes read right behind it, see #plain); when a
+ * read finds nothing it waits with XREADGROUP and a finite BLOCK on its own connection (a blocking
+ * read freezes the connection it runs on, so it never shares one), the changes behind it too. A
+ * rejected delivery or an entry that cannot be decoded stays unacknowledged: the reaper
+ * (transport.ts) gives it to some daemon again later, and dead-letters it after too many tries.
  *
  * After a (re)connect the loop first re-reads this consumer's own pending entries (ID 0), so work
  * this daemon had taken but not finished before Redis restarted is not stranded.

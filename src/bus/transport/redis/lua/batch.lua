@@ -91,7 +91,9 @@ end
 -- thread key, frame id: the frame's record deleted; when there was one, a change.
 local function prune(i)
   local k = key(i + 1)
-  if redis.call('HDEL', k, 'f:' .. ARGV[i + 2]) == 1 then change('p', ARGV[i + 2], string.sub(k, #PREFIX + 1)) end
+  if redis.call('HDEL', k, 'f:' .. ARGV[i + 2]) == 1 then
+    change('p', ARGV[i + 2], string.sub(k, #PREFIX + 1))
+  end
 end
 -- thread key: the thread stopped (a change, and a notice for the other daemons' watchers).
 local function stop(i)
