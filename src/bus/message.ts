@@ -40,6 +40,12 @@ export type MessageKind = (typeof MESSAGE_KINDS)[number];
 export interface Message {
   /** Unique id of this message; the idempotency key for effects it causes. */
   id: string;
+  /**
+   * The counter `id` was made from, when this process made it with nextId (bus/ids.ts); never
+   * carried by a transport. Tracing writes the id's bytes from it (writeMessageId) rather than
+   * reading the string, which would flatten it.
+   */
+  idCount?: number | undefined;
   /** Root thread id: one per injection, stable for the whole conversation, opaque to handlers. */
   thread: string;
   /** Call-chain frame the target handles this message in. Internal; never shown to handlers. */

@@ -7,7 +7,7 @@
 import { hash } from 'node:crypto';
 import { buildEnvelope } from '../xml/envelope.ts';
 import type { BusContext, Origin } from './bus-context.ts';
-import { nextId } from './ids.ts';
+import { lastIdCount, nextId } from './ids.ts';
 import type { InFlight } from './in-flight.ts';
 import type { Journal } from './journal/journal.ts';
 import type { Message, MessageKind } from './message.ts';
@@ -60,10 +60,12 @@ export class Publisher {
       return undefined;
     }
     // An output the journal already holds is not sent again: it replays on its own.
-    const id = origin && this.#stableIds ? derivedId(origin) : nextId();
+    const stable = origin !== undefined && this.#stableIds;
+    const id = stable ? derivedId(origin) : nextId();
     if (origin && this.#journal?.journaledBefore(id)) return id;
     const message: Message = {
       id,
+      idCount: stable ? undefined : lastIdCount(),
       thread: thread.id,
       frame: frame?.id ?? '',
       from,

@@ -11,6 +11,7 @@
  * same length (the hop's varint, the message id's bytes). Anything else is written field by field
  * (hop.ts), and becomes the trace's template.
  */
+import { writeMessageId } from '../bus/ids.ts';
 import type { TraceParent } from './traceparent.ts';
 import type { HopMessage, HopOutcome } from './types.ts';
 import { varintSize, type Wire } from './wire.ts';
@@ -127,16 +128,25 @@ export class HopTemplate {
     w.bytes(bytes);
     const end0 = w.pos;
     // The id, its length byte the template's: one byte a character, or not this template's shape.
+    // One this process made is written from its counter (reading the string would flatten it).
     const id = m.id;
     const buf = w.buf;
-    let p = begin + at.id + 1;
-    for (let i = 0; i < id.length; i++) {
-      const c = id.charCodeAt(i);
-      if (c > 127) {
+    const idAt = begin + at.id + 1;
+    if (m.idCount !== undefined) {
+      if (writeMessageId(m.idCount, buf, idAt) !== id.length) {
         w.pos = begin;
         return false;
       }
-      buf[p++] = c;
+    } else {
+      let p = idAt;
+      for (let i = 0; i < id.length; i++) {
+        const c = id.charCodeAt(i);
+        if (c > 127) {
+          w.pos = begin;
+          return false;
+        }
+        buf[p++] = c;
+      }
     }
     w.pos = begin + at.span - 1;
     w.id(ids.bytes, ids.at, 8);

@@ -6,6 +6,7 @@
  * hop whose span is exported costs little more than one that is not. Its children (an agent's task,
  * a tool call) are SDK spans under its context.
  */
+import { performance } from 'node:perf_hooks';
 import { type Context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { HopTemplate, ParentKind } from './hop-template.ts';
 import { SpanIds, type TraceIds } from './ids.ts';

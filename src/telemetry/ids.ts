@@ -75,50 +75,66 @@ export class SpanIds implements TraceParent {
 }
 
 let pool = new Uint8Array(0);
-/** Per id of the pool, its hex and `-01`: RECORD characters. */
+/** Per id of the pool, its hex and `-01` (RECORD characters) and a space: STRIDE characters. */
 let poolText = '';
 let next = POOL_IDS;
 /** A pool record's length: 16 hex digits and `-01`. */
 const RECORD = 2 * SPAN_BYTES + 3;
+/** A record and one padding character: two characters at a time, 16-bit writes stay aligned. */
+const STRIDE = RECORD + 1;
 
 /** A new span of `trace` with a random span id. */
 export function newSpanIds(trace: TraceIds, flags: number): SpanIds {
   if (next === POOL_IDS) refill();
   const i = next++;
-  return new SpanIds(trace, pool, i * SPAN_BYTES, poolText, i * RECORD, flags & 1);
+  return new SpanIds(trace, pool, i * SPAN_BYTES, poolText, i * STRIDE, flags & 1);
 }
 
 /**
  * A fresh pool (never the one refilled: the spans still open hold the old one's bytes). An id of
- * all zeros is invalid (W3C); as the SDK's generator does, its last byte is set to 1.
+ * all zeros is invalid (W3C); as the SDK's generator does, its last byte is set to 1. The text is
+ * one string for the whole pool (no string per id), written a byte's two hex digits at a time.
  */
 function refill(): void {
   const bytes = randomFillSync(Buffer.allocUnsafeSlow(POOL_IDS * SPAN_BYTES));
-  for (let at = 0; at < bytes.length; at += SPAN_BYTES) {
-    let any = 0;
-    for (let i = 0; i < SPAN_BYTES; i++) any |= bytes[at + i]!;
-    if (any === 0) bytes[at + SPAN_BYTES - 1] = 1;
-  }
-  pool = bytes;
-  // One string for the whole pool, written as bytes first: no string per id.
-  const text = Buffer.allocUnsafe(POOL_IDS * RECORD);
+  const text = new Uint16Array(POOL_IDS * (STRIDE / 2));
   let t = 0;
   for (let at = 0; at < bytes.length; at += SPAN_BYTES) {
+    let any = 0;
     for (let i = 0; i < SPAN_BYTES; i++) {
       const b = bytes[at + i]!;
-      text[t++] = HEX[b >> 4]!;
-      text[t++] = HEX[b & 15]!;
+      any |= b;
+      text[t++] = HEX_PAIR[b]!;
     }
-    text[t++] = 45; // -
-    text[t++] = 48; // 0
-    text[t++] = 49; // 1
+    if (any === 0) {
+      bytes[at + SPAN_BYTES - 1] = 1;
+      text[t - 1] = HEX_PAIR[1]!;
+    }
+    text[t++] = DASH_ZERO;
+    text[t++] = ONE_SPACE;
   }
-  poolText = text.toString('latin1');
+  pool = bytes;
+  poolText = Buffer.from(text.buffer, 0, text.byteLength).toString('latin1');
   next = 0;
 }
 
-/** Lower-case hex digits' character codes. */
-const HEX = Buffer.from('0123456789abcdef', 'latin1');
+/** A Uint16Array's byte order here: little-endian on every platform Node runs on but s390x. */
+const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+
+/** Two latin1 characters as one 16-bit unit of a Uint16Array: `first` at the lower address. */
+function pair(first: string, second: string): number {
+  const a = first.charCodeAt(0);
+  const b = second.charCodeAt(0);
+  return LITTLE_ENDIAN ? a | (b << 8) : (a << 8) | b;
+}
+
+/** Per byte, its two lower-case hex digits as one 16-bit unit. */
+const HEX_PAIR = Uint16Array.from({ length: 256 }, (_, b) => {
+  const hex = b.toString(16).padStart(2, '0');
+  return pair(hex[0]!, hex[1]!);
+});
+const DASH_ZERO = pair('-', '0');
+const ONE_SPACE = pair('1', ' ');
 
 /**
  * The TraceIds of `traceId`, the one last asked for (one slot) when it is the same: the hops whose

@@ -15,6 +15,8 @@ export type HopOutcome = (typeof HOP_OUTCOMES)[number];
 /** The message a hop span describes: the routing record the runtime itself wrote. */
 export interface HopMessage {
   id: string;
+  /** The counter this process's nextId made `id` from, if it did (see Message.idCount). */
+  idCount?: number | undefined;
   thread: string;
   from: string;
   to: string;

@@ -10,6 +10,7 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { lastIdCount, nextId } from '../../src/bus/ids.ts';
 import { Hop, type HopSink } from '../../src/telemetry/hop.ts';
 import { newSpanIds, SpanIds, TraceIds } from '../../src/telemetry/ids.ts';
 import { contentAttribute } from '../../src/telemetry/spans.ts';
@@ -330,6 +331,12 @@ describe('a hop span on the wire', () => {
       { message: { to: 'greeter', from: 'shouter', tag: 'shout', kind: 'response', hop: 9 } },
       { payload: '<note>captured</note>' }, // with content: never from a template
       { message: { hop: 10 } },
+      // Ids this process made (nextId): written from their counter, the first field by field.
+      ...Array.from({ length: 40 }, (_, k) => {
+        const id = nextId();
+        return { message: { id, idCount: lastIdCount(), hop: 400 + k } };
+      }),
+      { message: { id: nextId(), hop: 440 } }, // the same shape, no counter: the string is read
     ];
     hops.forEach((hop, i) => {
       const message = { ...MESSAGE, ...hop.message };
