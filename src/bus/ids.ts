@@ -36,6 +36,8 @@ export function lastIdCount(): number {
 
 const BOOT_CODES = Buffer.from(BOOT, 'latin1');
 const DIGIT_CODES = Buffer.from(DIGITS, 'latin1');
+/** How many characters every id nextId makes starts with: the boot prefix. */
+export const ID_PREFIX_LENGTH = BOOT.length;
 
 /**
  * Writes the id nextId made for `idCount` (see lastIdCount) into `buf` at `at`, one byte a
@@ -48,12 +50,25 @@ export function writeMessageId(idCount: number, buf: Uint8Array, at: number): nu
   for (let i = 0; i < boot.length; i++) buf[at + i] = boot[i]!;
   let digits = 1;
   for (let v = idCount; v >= 36; v = Math.floor(v / 36)) digits++;
-  const end = at + boot.length + digits;
+  return boot.length + writeIdDigits(idCount, buf, at + boot.length + digits);
+}
+
+/**
+ * Writes the counter's base-36 digits (the id past its boot prefix) so that they end at `end`;
+ * returns how many it wrote.
+ */
+export function writeIdDigits(idCount: number, buf: Uint8Array, end: number): number {
   let p = end;
   let v = idCount;
-  do {
+  // In 32 bits (a counter below 2^31, every one in practice) a division by 36 is a multiplication.
+  while (v > 0x7fffffff) {
     buf[--p] = DIGIT_CODES[v % 36]!;
     v = Math.floor(v / 36);
+  }
+  do {
+    const q = (v / 36) | 0;
+    buf[--p] = DIGIT_CODES[v - q * 36]!;
+    v = q;
   } while (v > 0);
-  return end - at;
+  return end - p;
 }

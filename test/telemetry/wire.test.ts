@@ -337,6 +337,12 @@ describe('a hop span on the wire', () => {
         return { message: { id, idCount: lastIdCount(), hop: 400 + k } };
       }),
       { message: { id: nextId(), hop: 440 } }, // the same shape, no counter: the string is read
+      // A template whose id was not made here, then ids that were: each written whole.
+      { message: { id: nextId().replace(/./g, 'q'), kind: 'response', hop: 441 } },
+      ...Array.from({ length: 3 }, (_, k) => {
+        const id = nextId();
+        return { message: { id, idCount: lastIdCount(), kind: 'response', hop: 442 + k } };
+      }),
     ];
     hops.forEach((hop, i) => {
       const message = { ...MESSAGE, ...hop.message };
