@@ -10,8 +10,6 @@ const DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
 let low = 0;
 let high = 0;
 let head = BOOT;
-/** The counter itself (high * 36 + low): the id is BOOT and its base-36 digits. */
-let count = 0;
 
 /**
  * `BOOT-<counter in base 36>`, made as the head (the same for 36 ids in a row) plus one digit: a
@@ -20,7 +18,6 @@ let count = 0;
  * into the runtime each, ~5 % of a hop in memory) and ~40 bytes.
  */
 export function nextId(): string {
-  count++;
   if (++low === 36) {
     low = 0;
     high++;
@@ -29,39 +26,31 @@ export function nextId(): string {
   return head + DIGITS[low];
 }
 
-/** The counter of the id nextId made last, for writeMessageId. */
+/** The counter of the id nextId made last (the id is BOOT and its base-36 digits), for writeMessageId. */
 export function lastIdCount(): number {
-  return count;
+  return high * 36 + low;
 }
 
 const BOOT_CODES = Buffer.from(BOOT, 'latin1');
 const DIGIT_CODES = Buffer.from(DIGITS, 'latin1');
-/** How many characters every id nextId makes starts with: the boot prefix. */
-export const ID_PREFIX_LENGTH = BOOT.length;
 
 /**
  * Writes the id nextId made for `idCount` (see lastIdCount) into `buf` at `at`, one byte a
- * character, as its UTF-8 is; returns its length. The id is a two-part string (head and digit):
+ * character, as its UTF-8 is, when it is `length` characters long; false, with nothing written
+ * outside those `length` bytes, when it is not. The id is a two-part string (head and digit):
  * reading its characters makes V8 flatten it into a copy, a runtime call and a string the
  * collector then moves with the message's history; this writes the same bytes from the number.
  */
-export function writeMessageId(idCount: number, buf: Uint8Array, at: number): number {
+export function writeMessageId(idCount: number, buf: Uint8Array, at: number, length: number): boolean {
   const boot = BOOT_CODES;
+  const digitsAt = at + boot.length;
+  if (length <= boot.length) return false;
   for (let i = 0; i < boot.length; i++) buf[at + i] = boot[i]!;
-  let digits = 1;
-  for (let v = idCount; v >= 36; v = Math.floor(v / 36)) digits++;
-  return boot.length + writeIdDigits(idCount, buf, at + boot.length + digits);
-}
-
-/**
- * Writes the counter's base-36 digits (the id past its boot prefix) so that they end at `end`;
- * returns how many it wrote.
- */
-export function writeIdDigits(idCount: number, buf: Uint8Array, end: number): number {
-  let p = end;
+  // The digits from the last, back to the prefix: in 32 bits (a counter below 2^31, every one in
+  // practice) a division by 36 is a multiplication.
+  let p = at + length;
   let v = idCount;
-  // In 32 bits (a counter below 2^31, every one in practice) a division by 36 is a multiplication.
-  while (v > 0x7fffffff) {
+  while (v > 0x7fffffff && p > digitsAt) {
     buf[--p] = DIGIT_CODES[v % 36]!;
     v = Math.floor(v / 36);
   }
@@ -69,6 +58,6 @@ export function writeIdDigits(idCount: number, buf: Uint8Array, end: number): nu
     const q = (v / 36) | 0;
     buf[--p] = DIGIT_CODES[v - q * 36]!;
     v = q;
-  } while (v > 0);
-  return end - p;
+  } while (v > 0 && p > digitsAt);
+  return v === 0 && p === digitsAt;
 }

@@ -11,7 +11,7 @@
  * same length (the hop's varint, the message id's bytes). Anything else is written field by field
  * (hop.ts), and becomes the trace's template.
  */
-import { ID_PREFIX_LENGTH, writeIdDigits, writeMessageId } from '../bus/ids.ts';
+import { writeMessageId } from '../bus/ids.ts';
 import type { TraceParent } from './traceparent.ts';
 import type { HopMessage, HopOutcome } from './types.ts';
 import { varintSize, type Wire } from './wire.ts';
@@ -54,8 +54,6 @@ export class HopTemplate {
   private readonly tag: string;
   private readonly kind: string;
   private readonly idLength: number;
-  /** Its message id was one this process made (nextId): it starts with the boot prefix. */
-  private readonly counted: boolean;
 
   private constructor(
     private readonly bytes: Buffer,
@@ -73,7 +71,6 @@ export class HopTemplate {
     this.tag = message.tag;
     this.kind = message.kind;
     this.idLength = message.id.length;
-    this.counted = message.idCount !== undefined;
   }
 
   /**
@@ -136,11 +133,7 @@ export class HopTemplate {
     const buf = w.buf;
     const idAt = begin + at.id + 1;
     if (m.idCount !== undefined) {
-      // The template's id made here too, of this length: its boot prefix is in place.
-      const written = this.counted
-        ? ID_PREFIX_LENGTH + writeIdDigits(m.idCount, buf, idAt + id.length)
-        : writeMessageId(m.idCount, buf, idAt);
-      if (written !== id.length) {
+      if (!writeMessageId(m.idCount, buf, idAt, id.length)) {
         w.pos = begin;
         return false;
       }
