@@ -50,14 +50,16 @@ export function writeMessageId(idCount: number, buf: Uint8Array, at: number, len
   // practice) a division by 36 is a multiplication.
   let p = at + length;
   let v = idCount;
-  while (v > 0x7fffffff && p > digitsAt) {
-    buf[--p] = DIGIT_CODES[v % 36]!;
-    v = Math.floor(v / 36);
+  while (p > digitsAt) {
+    if (v > 0x7fffffff) {
+      buf[--p] = DIGIT_CODES[v % 36]!;
+      v = Math.floor(v / 36);
+    } else {
+      const q = (v / 36) | 0;
+      buf[--p] = DIGIT_CODES[v - q * 36]!;
+      v = q;
+    }
+    if (v === 0) break;
   }
-  do {
-    const q = (v / 36) | 0;
-    buf[--p] = DIGIT_CODES[v - q * 36]!;
-    v = q;
-  } while (v > 0 && p > digitsAt);
   return v === 0 && p === digitsAt;
 }

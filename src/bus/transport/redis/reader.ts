@@ -228,21 +228,13 @@ export class StreamReader {
           this.#plain,
         );
         if (entries.length > 0) {
-          // A read's entries that went on this daemon's copy of their threads (or needed no state)
-          // make the next read plain; one that had to read its thread makes it a script's.
-          this.host.trusting(this.partition, entries.changes);
-          if (!this.#stopped || this.#finishing) this.dispatch(entries, false);
-          this.#plain = this.host.trusting(this.partition, undefined) === 0 || !entries.some(wantsState);
+          this.#dispatchRead(entries);
         } else {
           const entries = await this.#read(room, '>', true);
-          // What a blocking read found decides the next read too, as above: deliveries that had to
-          // read their threads would hold their outputs back past the next read, which would find
-          // nothing and block again.
-          if (entries.length > 0) {
-            this.host.trusting(this.partition, entries.changes);
-            if (!this.#stopped || this.#finishing) this.dispatch(entries, false);
-            this.#plain = this.host.trusting(this.partition, undefined) === 0 || !entries.some(wantsState);
-          }
+          // What a blocking read found decides the next read too: deliveries that had to read their
+          // threads would hold their outputs back past the next read, which would find nothing and
+          // block again.
+          if (entries.length > 0) this.#dispatchRead(entries);
         }
         failures = 0;
       } catch (error) {
@@ -261,6 +253,17 @@ export class StreamReader {
         await sleep(Math.min(50 * 2 ** Math.min(failures, 5), 1_000));
       }
     }
+  }
+
+  /**
+   * Dispatches a new read's entries, their partition's changes applied first. Entries that all went
+   * on this daemon's copy of their threads (or needed no state) make the next read plain; one that
+   * had to read its thread makes it a script's.
+   */
+  #dispatchRead(entries: PlainEntries): void {
+    this.host.trusting(this.partition, entries.changes);
+    if (!this.#stopped || this.#finishing) this.dispatch(entries, false);
+    this.#plain = this.host.trusting(this.partition, undefined) === 0 || !entries.some(wantsState);
   }
 
   /**
